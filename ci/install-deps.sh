@@ -1,0 +1,62 @@
+#!/bin/sh
+# Install (as root) or list (otherwise) the Debian packages netvm needs.
+# Idempotent: quick when everything is already present.
+set -eu
+
+# Host packages, by role.  Keep in step with docs/build.md.
+PKGS_BUILD="build-essential pkg-config ninja-build ccache dpkg-dev xz-utils zstd cpio git"
+PKGS_QEMU="libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev zlib1g-dev python3-venv"
+PKGS_BACKPORTS="meson python3-pycotap"
+PKGS_GUEST="busybox-static seabios qemu-system-data kmod"
+PKGS_TEST="check"
+
+want_missing() {
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || echo "$p"
+	done
+}
+
+SRC=/etc/apt/sources.list.d/netvm.sources
+need_sources=0
+[ -f "$SRC" ] || need_sources=1
+
+ABI_HDR=""
+missing="$(want_missing $PKGS_BUILD $PKGS_QEMU $PKGS_GUEST $PKGS_TEST | tr '\n' ' ')"
+meson_ok=0
+if command -v meson >/dev/null 2>&1; then
+	v="$(meson --version)"
+	case "$v" in 0.*|1.[0-4].*) ;; *) meson_ok=1 ;; esac
+fi
+pycotap_ok=0
+dpkg-query -W -f='${Status}\n' python3-pycotap 2>/dev/null | grep -q 'ok installed' && pycotap_ok=1
+
+if [ -z "$missing" ] && [ $meson_ok = 1 ] && [ $pycotap_ok = 1 ] && [ $need_sources = 0 ]; then
+	exit 0
+fi
+
+if [ "$(id -u)" != 0 ]; then
+	echo "netvm: missing packages: $missing meson(>=1.5) python3-pycotap" >&2
+	echo "netvm: as root, run: sh ci/install-deps.sh   (adds deb-src and bookworm-backports, then:)" >&2
+	echo "  apt-get install -y $missing && apt-get install -y -t bookworm-backports $PKGS_BACKPORTS" >&2
+	exit 1
+fi
+
+if [ $need_sources = 1 ]; then
+	echo "netvm: adding deb-src and bookworm-backports to apt ($SRC)"
+	cat > "$SRC" <<SOURCES
+Types: deb deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SOURCES
+fi
+echo "netvm: apt-get update"
+apt-get update -qq || { echo "netvm: apt-get update failed: is the Debian archive reachable?" >&2; exit 1; }
+export DEBIAN_FRONTEND=noninteractive
+if [ -n "$missing" ]; then
+	echo "netvm: installing $missing"
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+echo "netvm: installing from bookworm-backports: $PKGS_BACKPORTS"
+apt-get install -y -qq --no-install-recommends -t bookworm-backports $PKGS_BACKPORTS >/dev/null
