@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * netvm.ko: the "netvm" class, /dev/netvmN and its ioctls.
+ *
+ * Each NIC's struct device (class "netvm", name netvmN) is embedded in
+ * struct netvm_dev and carries its lifetime: every open file holds a
+ * reference, and the release callback frees the netvm_dev.  After the PCI
+ * device is removed, open files get -ENODEV from every ioctl.
+ */
+#include <linux/cdev.h>
+#include <linux/compat.h>
+#include <linux/device.h>
+#include <linux/fs.h>
+#include <linux/idr.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "netvm.h"
+
+static dev_t netvm_devt;
+static struct class *netvm_class;
+static DEFINE_IDA(netvm_ida);
+
+static int netvm_open(struct inode *inode, struct file *file)
+{
+	struct netvm_dev *nd = container_of(inode->i_cdev, struct netvm_dev,
+					    cdev);
+
+	get_device(&nd->dev);
+	file->private_data = nd;
+	return nonseekable_open(inode, file);
+}
+
+static int netvm_release(struct inode *inode, struct file *file)
+{
+	struct netvm_dev *nd = file->private_data;
+
+	put_device(&nd->dev);
+	return 0;
+}
+
+static int netvm_ioc_info(struct netvm_dev *nd, void __user *uarg)
+{
+	struct netvm_info info;
+	u32 eps = nd->layout.ep_count;
+
+	memset(&info, 0, sizeof(info));
+	info.abi_version = nd->abi_version;
+	info.fw_version = nd->fw_version;
+	info.node_id = nd->node_id;
+	info.link = netvm_rd(nd, NVM_REG_LINK);
+	info.sram_size = nd->sram_size;
+	info.max_endpoints = (eps && eps < LANAI_MAX_ENDPOINTS) ?
+			     eps : LANAI_MAX_ENDPOINTS;
+	info.raw_max_payload = nd->raw.max_payload;
+
+	if (copy_to_user(uarg, &info, sizeof(info)))
+		return -EFAULT;
+	return 0;
+}
+
+static int netvm_ioc_raw_send(struct netvm_dev *nd, void __user *uarg)
+{
+	struct netvm_raw_send req;
+	int i;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	for (i = 0; i < ARRAY_SIZE(req.reserved); i++)
+		if (req.reserved[i])
+			return -EINVAL;
+	if (!req.buf || !req.len || req.route_len > ARRAY_SIZE(req.route))
+		return -EINVAL;
+	if (req.len > nd->raw.max_payload)
+		return -EMSGSIZE;
+	return netvm_raw_send(nd, u64_to_user_ptr(req.buf), req.len,
+			      req.route_len, req.route);
+}
+
+static int netvm_ioc_raw_recv(struct netvm_dev *nd, void __user *uarg)
+{
+	struct netvm_raw_recv req;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved || !req.buf || !req.len)
+		return -EINVAL;
+
+	req.src_node = 0;
+	ret = netvm_raw_recv(nd, u64_to_user_ptr(req.buf), &req.len,
+			     &req.src_node, req.timeout_ms);
+	if (ret && ret != -EMSGSIZE)
+		return ret;
+	/* On -EMSGSIZE, len tells the caller the size it needs. */
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;
+	return ret;
+}
+
+static long netvm_ioctl(struct file *file, unsigned int cmd,
+			unsigned long arg)
+{
+	struct netvm_dev *nd = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	long ret;
+
+	switch (cmd) {
+	case NETVM_IOC_INFO:
+	case NETVM_IOC_RAW_SEND:
+	case NETVM_IOC_RAW_RECV:
+		break;
+	default:
+		return -ENOTTY;
+	}
+
+	down_read(&nd->lifetime);
+	if (READ_ONCE(nd->dead)) {
+		up_read(&nd->lifetime);
+		return -ENODEV;
+	}
+	switch (cmd) {
+	case NETVM_IOC_INFO:
+		ret = netvm_ioc_info(nd, uarg);
+		break;
+	case NETVM_IOC_RAW_SEND:
+		ret = netvm_ioc_raw_send(nd, uarg);
+		break;
+	default:
+		ret = netvm_ioc_raw_recv(nd, uarg);
+		break;
+	}
+	up_read(&nd->lifetime);
+	return ret;
+}
+
+static const struct file_operations netvm_fops = {
+	.owner = THIS_MODULE,
+	.open = netvm_open,
+	.release = netvm_release,
+	.unlocked_ioctl = netvm_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = no_llseek,
+};
+
+static void netvm_dev_release(struct device *dev)
+{
+	struct netvm_dev *nd = container_of(dev, struct netvm_dev, dev);
+
+	if (nd->index >= 0)
+		ida_free(&netvm_ida, nd->index);
+	kfree(nd);
+}
+
+/*
+ * Reserve an index and initialise the class device and cdev; nothing is
+ * visible until probe calls cdev_device_add().  On failure nd is freed;
+ * on success it is freed by netvm_chardev_del() (the last put_device()).
+ */
+int netvm_chardev_add(struct netvm_dev *nd)
+{
+	int ret;
+
+	ret = ida_alloc_max(&netvm_ida, NETVM_MAX_DEVS - 1, GFP_KERNEL);
+	if (ret < 0) {
+		kfree(nd);
+		return ret;
+	}
+	nd->index = ret;
+
+	device_initialize(&nd->dev);
+	nd->dev.class = netvm_class;
+	nd->dev.parent = &nd->pdev->dev;
+	nd->dev.devt = MKDEV(MAJOR(netvm_devt), nd->index);
+	nd->dev.groups = netvm_attr_groups;
+	nd->dev.release = netvm_dev_release;
+	ret = dev_set_name(&nd->dev, NETVM_DEV_PREFIX "%d", nd->index);
+	if (ret) {
+		put_device(&nd->dev);	/* frees nd and its index */
+		return ret;
+	}
+	cdev_init(&nd->cdev, &netvm_fops);
+	nd->cdev.owner = THIS_MODULE;
+	return 0;
+}
+
+/* Drop probe's reference; frees nd once no file holds it open. */
+void netvm_chardev_del(struct netvm_dev *nd)
+{
+	put_device(&nd->dev);
+}
+
+int netvm_chardev_init(void)
+{
+	int ret;
+
+	ret = alloc_chrdev_region(&netvm_devt, 0, NETVM_MAX_DEVS,
+				  NETVM_DRV_NAME);
+	if (ret)
+		return ret;
+	netvm_class = class_create(THIS_MODULE, NETVM_DRV_NAME);
+	if (IS_ERR(netvm_class)) {
+		unregister_chrdev_region(netvm_devt, NETVM_MAX_DEVS);
+		return PTR_ERR(netvm_class);
+	}
+	return 0;
+}
+
+void netvm_chardev_exit(void)
+{
+	class_destroy(netvm_class);
+	unregister_chrdev_region(netvm_devt, NETVM_MAX_DEVS);
+	ida_destroy(&netvm_ida);
+}

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * netvm.ko: the event queue and its interrupt.
+ *
+ * The device writes struct nvm_event entries into a coherent ring and
+ * flips the phase bit on every pass (1 on the first pass).  The IRQ
+ * handler of vector LANAI_MSIX_EVENTS first acknowledges the ISR cause
+ * bits (W1C) and then drains the ring, so an event queued in between
+ * raises a new interrupt rather than being missed.
+ */
+#include <linux/dma-mapping.h>
+#include <linux/interrupt.h>
+#include <linux/io.h>
+
+#include "netvm.h"
+
+int netvm_evq_init(struct netvm_dev *nd)
+{
+	size_t size = NETVM_EVQ_LEN * sizeof(struct nvm_event);
+
+	nd->evq = dma_alloc_coherent(&nd->pdev->dev, size, &nd->evq_dma,
+				     GFP_KERNEL);
+	if (!nd->evq)
+		return -ENOMEM;
+	nd->evq_len = NETVM_EVQ_LEN;
+	nd->evq_cons = 0;
+	nd->evq_phase = NVM_EV_F_PHASE;
+
+	netvm_wr(nd, NVM_REG_EVQ_LEN, 0);
+	netvm_wr(nd, NVM_REG_EVQ_BASE_LO, lower_32_bits(nd->evq_dma));
+	netvm_wr(nd, NVM_REG_EVQ_BASE_HI, upper_32_bits(nd->evq_dma));
+	netvm_wr(nd, NVM_REG_EVQ_CONS, 0);
+	netvm_wr(nd, NVM_REG_EVQ_LEN, nd->evq_len);
+	return 0;
+}
+
+/* Tell the device to stop writing events (before the ring is freed). */
+void netvm_evq_stop(struct netvm_dev *nd)
+{
+	netvm_wr(nd, NVM_REG_EVQ_LEN, 0);
+}
+
+void netvm_evq_free(struct netvm_dev *nd)
+{
+	if (!nd->evq)
+		return;
+	dma_free_coherent(&nd->pdev->dev,
+			  nd->evq_len * sizeof(struct nvm_event), nd->evq,
+			  nd->evq_dma);
+	nd->evq = NULL;
+}
+
+static const char * const netvm_error_names[] = {
+	[NVM_ERR_NONE] = "none",
+	[NVM_ERR_HOST_DMA] = "host DMA refused",
+	[NVM_ERR_SRAM_RANGE] = "SRAM range",
+	[NVM_ERR_DMA_CHAIN] = "DMA chain",
+	[NVM_ERR_BAD_DOORBELL] = "bad doorbell",
+	[NVM_ERR_BAD_PACKET] = "bad packet",
+	[NVM_ERR_EVQ] = "event queue write",
+};
+
+static void netvm_handle_event(struct netvm_dev *nd, const struct nvm_event *ev)
+{
+	struct device *dev = &nd->pdev->dev;
+	u32 data = le32_to_cpu((__force __le32)ev->data);
+	u64 arg = le64_to_cpu((__force __le64)ev->arg);
+
+	atomic64_inc(&nd->stats.events);
+	switch (ev->type) {
+	case NVM_EV_RAW_TX:
+		netvm_raw_tx_event(nd, data, arg);
+		break;
+	case NVM_EV_RAW_RX:
+		netvm_raw_rx_event(nd, data, arg);
+		break;
+	case NVM_EV_LINK:
+		WRITE_ONCE(nd->link, data);
+		dev_info_ratelimited(dev, "link %s\n",
+				     (data & NVM_LINK_UP) ? "up" : "down");
+		break;
+	case NVM_EV_ERROR:
+		atomic64_inc(&nd->stats.errors);
+		dev_warn_ratelimited(dev, "NIC error %u (%s), detail %#llx\n",
+				     data,
+				     data < ARRAY_SIZE(netvm_error_names) ?
+				     netvm_error_names[data] : "unknown",
+				     arg);
+		break;
+	case NVM_EV_FW_STATE:
+		WRITE_ONCE(nd->fw_state, data);
+		if (data == NVM_FW_FAULT)
+			dev_err_ratelimited(dev, "firmware fault\n");
+		break;
+	default:
+		atomic64_inc(&nd->stats.other_events);
+		break;
+	}
+}
+
+irqreturn_t netvm_evq_irq(int irq, void *data)
+{
+	struct netvm_dev *nd = data;
+	u32 mask = nd->evq_len - 1;
+	struct nvm_event *ev;
+	u32 isr, handled = 0;
+
+	isr = netvm_rd(nd, LANAI_REG_ISR);
+	if (isr & LANAI_ISR_HOST_W1C)
+		netvm_wr(nd, LANAI_REG_ISR, isr & LANAI_ISR_HOST_W1C);
+	if (isr & LANAI_ISR_LINK_DOWN)
+		WRITE_ONCE(nd->link, netvm_rd(nd, NVM_REG_LINK));
+
+	if (!nd->evq)
+		return isr ? IRQ_HANDLED : IRQ_NONE;
+
+	for (;;) {
+		ev = &nd->evq[nd->evq_cons & mask];
+		if ((READ_ONCE(ev->flags) & NVM_EV_F_PHASE) != nd->evq_phase)
+			break;
+		dma_rmb();	/* read the entry only after its phase */
+		netvm_handle_event(nd, ev);
+		handled++;
+		nd->evq_cons = (nd->evq_cons + 1) & mask;
+		if (nd->evq_cons == 0)
+			nd->evq_phase ^= NVM_EV_F_PHASE;
+	}
+
+	if (handled)
+		netvm_wr(nd, NVM_REG_EVQ_CONS, nd->evq_cons);
+	netvm_raw_rx_kick(nd);
+
+	return (isr || handled) ? IRQ_HANDLED : IRQ_NONE;
+}
