@@ -1,0 +1,233 @@
+#!/usr/bin/python3
+"""Guest test suite runner: boots a 2-node cluster of its own through the
+front door, checks real behaviour in the guests, always tears it down.
+
+    tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor)
+
+Output is TAP (meson's protocol: 'tap').  The cluster is named
+'t-guest-GROUP' so that a user's own cluster is never touched.
+Environment: NETVM (path of ./netvm, default: the repo's),
+NETVM_TEST_BOOT_TIMEOUT (seconds, default 300).
+"""
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NETVM = os.environ.get("NETVM", os.path.join(REPO, "netvm"))
+BOOT_TIMEOUT = os.environ.get("NETVM_TEST_BOOT_TIMEOUT", "300")
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def ok(self, cond, desc, diag=""):
+        self.n += 1
+        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, desc), flush=True)
+        if not cond:
+            self.failed += 1
+            for line in str(diag).splitlines():
+                print("# " + line, flush=True)
+        return cond
+
+    def note(self, msg):
+        for line in str(msg).splitlines():
+            print("# " + line, flush=True)
+
+
+T = Tap()
+CLUSTER = None
+
+
+def nv(*args, timeout=300, stdin=None):
+    """Runs ./netvm --cluster CLUSTER ARGS; returns (rc, stdout, stderr)."""
+    try:
+        r = subprocess.run([NETVM, "--cluster", CLUSTER] + list(args), input=stdin,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        return -1, e.stdout or b"", (e.stderr or b"") + b"\n(timed out)"
+    return r.returncode, r.stdout, r.stderr
+
+
+def sh(node, script, timeout=120):
+    rc, out, err = nv("run", str(node), "--", "sh", "-c", script, timeout=timeout)
+    return rc, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def diag(rc, out, err):
+    if isinstance(out, bytes):
+        out, err = out.decode(errors="replace"), err.decode(errors="replace")
+    return "exit %s\nstdout: %s\nstderr: %s" % (rc, out.strip(), err.strip())
+
+
+class Background:
+    """./netvm run in a thread (e.g. a server on node 1)."""
+
+    def __init__(self, node, argv, timeout=120):
+        self.result = None
+        self.t0 = time.monotonic()
+        self.th = threading.Thread(target=self._run, args=(node, argv, timeout), daemon=True)
+        self.th.start()
+
+    def _run(self, node, argv, timeout):
+        self.result = nv("run", str(node), "--", *argv, timeout=timeout)
+
+    def wait(self, timeout=150):
+        self.th.join(timeout)
+        return self.result if self.result is not None else (-1, b"", b"(still running)")
+
+
+# --- groups --------------------------------------------------------------
+
+def group_skeleton():
+    for n in (0, 1):
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/selftest")
+        T.ok(rc == 0 and out.strip() == "passed",
+             "node %d: netvm.ko bound, self-test passed" % n, diag(rc, out, err) +
+             "\n" + sh(n, "dmesg | grep -i netvm | tail -n 20")[1])
+        rc, out, err = nv("run", str(n), "--", "netvm-info")
+        T.ok(rc == 0, "node %d: netvm-info exits 0" % n, diag(rc, out, err))
+    ids = []
+    for n in (0, 1):
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/node_id")
+        ids.append(out.strip())
+        T.ok(rc == 0 and out.strip() == str(n), "node %d: sysfs node_id is %d (as up assigned)" % (n, n),
+             diag(rc, out, err))
+    T.ok(len(set(ids)) == 2, "node ids differ", "ids: %s" % ids)
+    for n in (0, 1):
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/link_state")
+        T.ok(rc == 0 and out.strip() == "up", "node %d: link is up" % n, diag(rc, out, err))
+
+    def raw_exchange(src, dst, count, size):
+        echo = Background(dst, ["netvm-raw", "echo", str(count)])
+        time.sleep(1.5)  # let the echo side open its endpoint
+        rc, out, err = nv("run", str(src), "--", "netvm-raw", "ping", str(count), str(size), timeout=150)
+        erc, eout, eerr = echo.wait()
+        T.ok(rc == 0 and erc == 0,
+             "%d frames of %d bytes: node %d -> node %d -> node %d, bytes verified"
+             % (count, size, src, dst, src),
+             "ping: " + diag(rc, out, err) + "\necho: " + diag(erc, eout, eerr))
+
+    for size in (1, 64, 1500, 4096):
+        raw_exchange(0, 1, 5, size)
+    raw_exchange(1, 0, 3, 4096)
+
+    rc, out, err = nv("reload-driver", timeout=300)
+    T.ok(rc == 0, "reload-driver succeeds on both nodes", diag(rc, out, err))
+    for n in (0, 1):
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/selftest")
+        T.ok(rc == 0 and out.strip() == "passed", "node %d: self-test passed after reload" % n,
+             diag(rc, out, err))
+    raw_exchange(0, 1, 3, 256)
+
+
+def group_frontdoor():
+    rc, out, err = nv("run", "0", "--", "sh", "-c", "exit 7")
+    T.ok(rc == 7, "run returns the command's exit status (7)", diag(rc, out, err))
+    rc, out, err = nv("run", "1", "--", "sh", "-c", "echo to-out; echo to-err >&2")
+    T.ok(rc == 0 and out == b"to-out\n" and err == b"to-err\n",
+         "run keeps stdout and stderr apart", diag(rc, out, err))
+    rc, out, err = nv("run", "0", "--", "sh", "-c", "kill -TERM $$")
+    T.ok(rc == 128 + signal.SIGTERM, "a command killed by SIGTERM gives 143", diag(rc, out, err))
+    rc, out, err = nv("run", "0", "--", "no-such-command")
+    T.ok(rc == 127, "a missing command gives 127", diag(rc, out, err))
+
+    # streaming: the first line must reach the host well before the end
+    p = subprocess.Popen([NETVM, "--cluster", CLUSTER, "run", "0", "--", "sh", "-c",
+                          "echo first; sleep 3; echo second"], stdout=subprocess.PIPE)
+    t0 = time.monotonic()
+    first = p.stdout.readline()
+    t_first = time.monotonic() - t0
+    rest = p.stdout.read()
+    p.wait()
+    t_all = time.monotonic() - t0
+    T.ok(first == b"first\n" and rest == b"second\n" and t_all - t_first > 2.0,
+         "run streams output live (first line %.1f s before the end)" % (t_all - t_first),
+         "first=%r rest=%r t_first=%.2f t_all=%.2f" % (first, rest, t_first, t_all))
+
+    # concurrent sessions on one node
+    bg = Background(1, ["sh", "-c", "sleep 4; echo bg-done"])
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    r0 = nv("run", "0", "--", "true")
+    r1 = nv("run", "1", "--", "echo", "fg")
+    t_fg = time.monotonic() - t0
+    brc, bout, berr = bg.wait()
+    T.ok(r0[0] == 0 and r1[0] == 0 and r1[1] == b"fg\n" and t_fg < 3.5,
+         "commands run while another runs on the same node (%.1f s)" % t_fg,
+         "r0=%s r1=%s" % (r0, r1))
+    T.ok(brc == 0 and bout == b"bg-done\n", "the background command completes", diag(brc, bout, berr))
+
+    rc, out, err = nv("run", "-i", "1", "--", "sh", "-c", "wc -c", stdin=b"x" * 100000)
+    T.ok(rc == 0 and out.strip() == b"100000", "run -i forwards stdin", diag(rc, out, err))
+    rc, out, err = nv("run", "0", "--", "sh", "-c", "echo $NETVM_NODE; hostname")
+    T.ok(rc == 0 and out == b"0\nnode0\n", "node 0 knows it is node 0", diag(rc, out, err))
+    rc, out, err = nv("run", "1", "--", "sh", "-c", "echo $NETVM_NODE; test -x /netvm/netvm")
+    T.ok(rc == 0 and out == b"1\n", "node 1 knows it is node 1 and sees the repo at /netvm",
+         diag(rc, out, err))
+
+    rc, out, err = nv("run", "5", "--", "true")
+    T.ok(rc != 0 and err.count(b"\n") == 1 and b"no node 5" in err,
+         "a node that does not exist: one-line error", diag(rc, out, err))
+    rc, out, err = nv("up", "-n", "2")
+    T.ok(rc != 0 and b"already up" in err, "up on a running cluster is refused", diag(rc, out, err))
+    rc, out, err = nv("status")
+    lines = out.decode().splitlines()
+    T.ok(rc == 0 and sum(1 for l in lines if " yes " in l) == 2, "status: both nodes alive and ready",
+         diag(rc, out, err))
+    rc, out, err = nv("logs", "0")
+    T.ok(rc == 0 and b"node 0 ready" in out, "logs shows node 0's serial console", diag(rc, out[-300:], err))
+
+
+GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor}
+
+
+def qemu_pids(cluster):
+    r = subprocess.run(["pgrep", "-f", "netvm-%s-node" % cluster], stdout=subprocess.PIPE, text=True)
+    return r.stdout.split()
+
+
+def main():
+    global CLUSTER
+    if len(sys.argv) != 2 or sys.argv[1] not in GROUPS:
+        print("usage: run-guest-tests.py %s" % "|".join(GROUPS), file=sys.stderr)
+        return 2
+    group = sys.argv[1]
+    CLUSTER = "t-guest-" + group
+
+    def on_signal(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    nv("down")  # leftovers of an interrupted run
+    try:
+        t0 = time.monotonic()
+        rc, out, err = nv("up", "-n", "2", "--timeout", BOOT_TIMEOUT, timeout=int(BOOT_TIMEOUT) + 60)
+        if rc != 0:
+            print("Bail out! ./netvm up failed: %s" % err.decode(errors="replace").strip().replace("\n", " | "))
+            for n in (0, 1):
+                log = os.path.join(REPO, "build", "cluster", CLUSTER, "node%d.serial.log" % n)
+                if os.path.exists(log):
+                    T.note("--- node %d serial log (tail)" % n)
+                    T.note(b"\n".join(open(log, "rb").read().splitlines()[-25:]).decode(errors="replace"))
+            return 1
+        T.note("cluster up in %.1f s" % (time.monotonic() - t0))
+        GROUPS[group]()
+    finally:
+        rc, out, err = nv("down")
+        T.ok(rc == 0 and not qemu_pids(CLUSTER) and
+             not os.path.exists(os.path.join(REPO, "build", "cluster", CLUSTER)),
+             "down leaves no QEMU process and no state dir", diag(rc, out, err))
+        print("1..%d" % T.n, flush=True)
+    return 1 if T.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

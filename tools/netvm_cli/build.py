@@ -1,0 +1,196 @@
+"""`./netvm deps` and `./netvm build`: the build pipeline (docs/build.md).
+
+Steps, in order, each quick when its outputs are up to date:
+  deps    ci/install-deps.sh, kernel ABI resolution, linux-headers-ABI
+  qemu    qemu-device/build-qemu.sh          -> build/qemu/qemu-system-x86_64
+  kernel  apt-get download linux-image-ABI   -> build/kernel/{vmlinuz,root}
+  driver  make -C guest-driver KDIR=...      -> guest-driver/netvm.ko
+  meson   meson setup/compile build/meson    -> libraries, tools, tests, agent
+  image   images/mkimage.py                  -> build/image/initramfs.cpio.gz
+"""
+import glob
+import os
+import shutil
+import subprocess
+
+from .common import (BUILD, DOWNLOADS, DRIVER_DIR, DRIVER_KO, IMAGE_DIR, INITRAMFS,
+                     KERNEL_ABI_FILE, KERNEL_DIR, KERNEL_ROOT, LOGS, MESON_BUILD,
+                     PYTHON, REPO, VMLINUZ, AGENT_BIN, NetvmError, Timer, is_root,
+                     qemu_binary, rel, run, say)
+
+STEPS = ["deps", "qemu", "kernel", "driver", "meson", "image"]
+
+
+def kernel_abi(resolve=True):
+    """The guest kernel ABI (e.g. 6.1.0-56-amd64), resolved once from apt's
+    linux-image-amd64 and recorded in build/kernel/ABI."""
+    if os.path.exists(KERNEL_ABI_FILE):
+        with open(KERNEL_ABI_FILE) as f:
+            abi = f.read().strip()
+        if abi:
+            return abi
+    if not resolve:
+        raise NetvmError("no guest kernel yet: run ./netvm build")
+
+    def query():
+        r = subprocess.run(["apt-cache", "depends", "linux-image-amd64"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        for line in r.stdout.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == "Depends:" and parts[1].startswith("linux-image-"):
+                return parts[1][len("linux-image-"):]
+        return None
+
+    abi = query()
+    if not abi and is_root():
+        say("apt-get update (to resolve linux-image-amd64)")
+        subprocess.call(["apt-get", "update", "-qq"])
+        abi = query()
+    if not abi:
+        raise NetvmError("apt cannot resolve linux-image-amd64: run 'apt-get update' as root "
+                         "(and check that the Debian archive is reachable)")
+    os.makedirs(KERNEL_DIR, exist_ok=True)
+    with open(KERNEL_ABI_FILE, "w") as f:
+        f.write(abi + "\n")
+    say("guest kernel ABI: %s (recorded in %s)" % (abi, rel(KERNEL_ABI_FILE)))
+    return abi
+
+
+def headers_dir(abi):
+    return "/usr/src/linux-headers-" + abi
+
+
+def step_deps():
+    rc = subprocess.call(["sh", os.path.join(REPO, "ci", "install-deps.sh")],
+                         stdin=subprocess.DEVNULL)
+    if rc != 0:
+        raise NetvmError("installing host packages failed (see above); as root: sh ci/install-deps.sh")
+    abi = kernel_abi()
+    if not os.path.isdir(headers_dir(abi)):
+        pkg = "linux-headers-" + abi
+        if not is_root():
+            raise NetvmError("kernel headers missing: as root run: apt-get install %s" % pkg)
+        say("installing %s" % pkg)
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        rc = subprocess.call(["apt-get", "install", "-y", "-qq", "--no-install-recommends", pkg],
+                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        if rc != 0 or not os.path.isdir(headers_dir(abi)):
+            raise NetvmError("apt-get install %s failed: is the Debian archive reachable? "
+                             "(if that ABI is gone from the archive, remove %s and rebuild)"
+                             % (pkg, rel(KERNEL_ABI_FILE)))
+
+
+def step_qemu():
+    script = os.path.join(REPO, "qemu-device", "build-qemu.sh")
+    if not os.path.exists(script):
+        raise NetvmError("qemu-device/build-qemu.sh is missing")
+    rc = subprocess.call(["sh", script], stdin=subprocess.DEVNULL)
+    if rc != 0:
+        raise NetvmError("building QEMU failed (see above)")
+    if not os.access(qemu_binary(), os.X_OK):
+        raise NetvmError("QEMU build produced no %s" % rel(qemu_binary()))
+
+
+def step_kernel():
+    abi = kernel_abi()
+    pkg = "linux-image-" + abi
+    debs = sorted(glob.glob(os.path.join(DOWNLOADS, pkg + "_*_amd64.deb")))
+    if not debs:
+        say("downloading %s" % pkg)
+        os.makedirs(DOWNLOADS, exist_ok=True)
+        rc = run(["apt-get", "download", pkg], cwd=DOWNLOADS,
+                 log=os.path.join(LOGS, "kernel-download.log"))
+        debs = sorted(glob.glob(os.path.join(DOWNLOADS, pkg + "_*_amd64.deb")))
+        if rc != 0 or not debs:
+            raise NetvmError("apt-get download %s failed: is the Debian archive reachable? "
+                             "(if that ABI is gone from the archive, remove %s and rebuild)"
+                             % (pkg, rel(KERNEL_ABI_FILE)))
+    deb = debs[-1]
+    stamp = os.path.join(KERNEL_ROOT, ".netvm-deb")
+    current = open(stamp).read().strip() if os.path.exists(stamp) else ""
+    if current == os.path.basename(deb) and os.path.exists(VMLINUZ):
+        return "up to date"
+    say("extracting %s" % os.path.basename(deb))
+    shutil.rmtree(KERNEL_ROOT, ignore_errors=True)
+    os.makedirs(KERNEL_ROOT)
+    if subprocess.call(["dpkg-deb", "-x", deb, KERNEL_ROOT]) != 0:
+        raise NetvmError("dpkg-deb -x %s failed" % rel(deb))
+    # The package has no modules.dep (made at install time): make it here.
+    if subprocess.call(["depmod", "-b", KERNEL_ROOT, abi]) != 0:
+        raise NetvmError("depmod -b %s %s failed" % (rel(KERNEL_ROOT), abi))
+    shutil.copyfile(os.path.join(KERNEL_ROOT, "boot", "vmlinuz-" + abi), VMLINUZ)
+    with open(stamp, "w") as f:
+        f.write(os.path.basename(deb) + "\n")
+    return "vmlinuz %s" % abi
+
+
+def step_driver():
+    if not any(os.path.exists(os.path.join(DRIVER_DIR, f)) for f in ("Makefile", "Kbuild")):
+        raise NetvmError("guest-driver/Makefile is missing: the driver cannot be built")
+    abi = kernel_abi()
+    kdir = headers_dir(abi)
+    if not os.path.isdir(kdir):
+        raise NetvmError("%s missing: run ./netvm deps" % kdir)
+    rc = run(["make", "-C", DRIVER_DIR, "KDIR=" + kdir],
+             log=os.path.join(LOGS, "driver.log"))
+    if rc != 0:
+        raise NetvmError("building guest-driver/netvm.ko failed (log: %s)"
+                         % rel(os.path.join(LOGS, "driver.log")))
+    if not os.path.exists(DRIVER_KO):
+        raise NetvmError("make -C guest-driver produced no netvm.ko")
+
+
+def step_meson():
+    log = os.path.join(LOGS, "meson.log")
+    if not os.path.exists(os.path.join(MESON_BUILD, "build.ninja")):
+        say("meson setup %s" % rel(MESON_BUILD))
+        args = ["meson", "setup", MESON_BUILD, REPO]
+        if os.path.isdir(MESON_BUILD):
+            args.append("--wipe")
+        if run(args, log=log) != 0:
+            raise NetvmError("meson setup failed (log: %s)" % rel(log))
+    if run(["meson", "compile", "-C", MESON_BUILD], log=log) != 0:
+        raise NetvmError("meson compile failed (log: %s)" % rel(log))
+
+
+def step_image():
+    abi = kernel_abi(resolve=False)
+    if not os.path.exists(AGENT_BIN):
+        raise NetvmError("%s missing (meson build incomplete?)" % rel(AGENT_BIN))
+    cmd = [PYTHON, "-B", os.path.join(REPO, "images", "mkimage.py"),
+           "--kernel-root", KERNEL_ROOT, "--abi", abi, "--agent", AGENT_BIN,
+           "--libs-from", os.path.join(MESON_BUILD, "guest-lib"),
+           "--libs-from", os.path.join(MESON_BUILD, "tests", "guest"),
+           "--out", INITRAMFS]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise NetvmError("building the guest image failed (see above)")
+    return r.stdout.strip().replace("mkimage: ", "")
+
+
+STEP_FUNCS = {"deps": step_deps, "qemu": step_qemu, "kernel": step_kernel,
+              "driver": step_driver, "meson": step_meson, "image": step_image}
+
+
+def build(skip=()):
+    total = Timer()
+    for name in STEPS:
+        if name in skip:
+            say("[%s] skipped" % name)
+            continue
+        t = Timer()
+        say("[%s] ..." % name)
+        detail = STEP_FUNCS[name]()
+        say("[%s] done in %s%s" % (name, t, (": " + detail) if detail else ""))
+    say("build complete in %s" % total)
+
+
+def require_built():
+    """For commands that boot VMs: one line naming what to do."""
+    missing = [p for p in (qemu_binary(), VMLINUZ, INITRAMFS) if not os.path.exists(p)]
+    if missing:
+        raise NetvmError("%s missing: run ./netvm build first" % rel(missing[0]))
+
+
+__all__ = ["build", "STEPS", "step_deps", "step_driver", "kernel_abi", "require_built",
+           "BUILD", "IMAGE_DIR"]

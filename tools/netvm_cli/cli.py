@@ -1,0 +1,182 @@
+"""./netvm: command line (argparse) and the demo/test workflows."""
+import argparse
+import os
+import subprocess
+import sys
+import threading
+import time
+
+from . import build as buildmod
+from .cluster import Cluster, cluster_name
+from .common import MESON_BUILD, REPO, NetvmError, Timer, say
+
+DEFAULT_TIMEOUT = 180
+DEFAULT_MEM = 512
+
+EPILOG = """first steps:
+  ./netvm demo      build everything, boot 2 linked VMs, exchange frames, tear down
+  ./netvm test      build everything, run all test suites (meson test)
+
+cluster selection: --cluster NAME or NETVM_CLUSTER (default: 'default');
+state in build/cluster/NAME/.  See README.md and docs/."""
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="netvm", description="netvm front door: build, boot and test "
+                                "clusters of QEMU VMs with the emulated LANai/Myrinet NIC.",
+                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cluster", metavar="NAME", help="cluster to act on (default: $NETVM_CLUSTER or 'default')")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+
+    def cmd(name, help_, **kw):
+        sp = sub.add_parser(name, help=help_, description=help_, **kw)
+        sp.add_argument("--cluster", metavar="NAME", default=argparse.SUPPRESS,
+                        help="cluster to act on (default: $NETVM_CLUSTER or 'default')")
+        return sp
+
+    cmd("deps", "install the Debian packages and kernel headers the build needs (as root)")
+    sp = cmd("build", "build QEMU, the guest kernel and driver, the meson tree and the guest image")
+    sp.add_argument("--skip", metavar="STEP[,STEP]", default="",
+                    help="skip steps (development only): " + ",".join(buildmod.STEPS))
+    sp = cmd("up", "boot a cluster in the background and wait until every node is ready")
+    sp.add_argument("-n", "--nodes", type=int, default=2, help="number of nodes (default 2; max 2 for now)")
+    sp.add_argument("--accel", choices=("tcg", "kvm"), default="tcg", help="QEMU accelerator (default tcg)")
+    sp.add_argument("--mem", type=int, default=DEFAULT_MEM, metavar="MB", help="guest RAM (default %d)" % DEFAULT_MEM)
+    sp.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT, metavar="S",
+                    help="seconds to wait for all nodes (default %d)" % DEFAULT_TIMEOUT)
+    sp.add_argument("--qemu-arg", action="append", default=[], metavar="ARG",
+                    help="extra QEMU argument for every node (repeatable), e.g. --qemu-arg=-trace "
+                    "--qemu-arg='lanai_*'")
+    sp = cmd("run", "run a command in a node; streams its output, exits with its status",
+             usage="netvm run [-h] [-i] [-e NAME=VALUE] [-C DIR] [--timeout S] NODE -- CMD [ARG...]")
+    sp.add_argument("-i", "--stdin", action="store_true", help="forward the host's stdin (default: empty stdin)")
+    sp.add_argument("-e", "--env", action="append", default=[], metavar="NAME=VALUE", help="environment entry")
+    sp.add_argument("-C", "--cwd", metavar="DIR", help="working directory in the guest (default /)")
+    sp.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds")
+    sp.add_argument("node", metavar="NODE")
+    sp.add_argument("argv", nargs=argparse.REMAINDER, metavar="CMD")
+    sp = cmd("console", "interactive serial console of a node (Ctrl-] to leave)")
+    sp.add_argument("node", metavar="NODE")
+    cmd("status", "per node: pid, alive, ready (agent answers), link state")
+    cmd("reload-driver", "rebuild netvm.ko and reload it in every running node (no reboot)")
+    cmd("down", "stop the cluster: kill its VMs, remove its sockets and state dir")
+    sp = cmd("logs", "print a node's serial console log")
+    sp.add_argument("node", metavar="NODE")
+    sp.add_argument("-f", "--follow", action="store_true", help="keep printing while the node runs")
+    sp = cmd("demo", "build, boot 2 nodes, show the NICs exchanging frames, shut down")
+    sp.add_argument("--no-build", action="store_true", help="use what is built")
+    sp = cmd("test", "build, then run the test suites (meson test)")
+    sp.add_argument("--suite", action="append", default=[], metavar="SUITE",
+                    help="run only this suite (unit, qtest, guest); repeatable")
+    sp.add_argument("--no-build", action="store_true", help="use what is built")
+    sp.add_argument("meson_args", nargs="*", metavar="MESON_TEST_ARG",
+                    help="more arguments for meson test (after --)")
+    return p
+
+
+def main(argv):
+    p = parser()
+    args = p.parse_args(argv)
+    if not args.cmd:
+        p.print_help()
+        return 2
+    try:
+        return dispatch(args) or 0
+    except NetvmError as e:
+        print("netvm: error: %s" % e, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("netvm: interrupted", file=sys.stderr)
+        return 130
+
+
+def dispatch(a):
+    name = cluster_name(getattr(a, "cluster", None))
+    c = Cluster(name)
+    if a.cmd == "deps":
+        buildmod.step_deps()
+        say("dependencies are installed")
+    elif a.cmd == "build":
+        skip = set(s for s in a.skip.split(",") if s)
+        bad = skip - set(buildmod.STEPS)
+        if bad:
+            raise NetvmError("unknown build step(s): %s (steps: %s)" % (",".join(sorted(bad)), ",".join(buildmod.STEPS)))
+        buildmod.build(skip)
+    elif a.cmd == "up":
+        c.up(a.nodes, a.accel, a.mem, a.timeout, a.qemu_arg)
+    elif a.cmd == "down":
+        c.down()
+    elif a.cmd == "status":
+        return c.status()
+    elif a.cmd == "run":
+        argv = a.argv[1:] if a.argv[:1] == ["--"] else a.argv
+        if not argv:
+            raise NetvmError("run: no command given (usage: ./netvm run NODE -- CMD [ARG...])")
+        for e in a.env:
+            if "=" not in e:
+                raise NetvmError("run: -e wants NAME=VALUE, got %r" % e)
+        return c.run(a.node, argv, env=a.env, cwd=a.cwd, stdin=a.stdin, timeout=a.timeout)
+    elif a.cmd == "console":
+        return c.console(a.node)
+    elif a.cmd == "logs":
+        return c.logs(a.node, a.follow)
+    elif a.cmd == "reload-driver":
+        c.require_up()
+        say("[driver] rebuilding netvm.ko")
+        buildmod.step_driver()
+        c.reload_driver()
+    elif a.cmd == "demo":
+        # its own cluster, so that a user's 'default' one is left alone
+        return demo(Cluster(cluster_name(getattr(a, "cluster", None) or "demo")), a.no_build)
+    elif a.cmd == "test":
+        return test(a)
+    return 0
+
+
+def demo(c, no_build):
+    t = Timer()
+    if not no_build:
+        buildmod.build()
+    say("--- booting a 2-node cluster '%s' (NIC link: node 0 <-> node 1 over a unix socket)" % c.name)
+    c.up(2, "tcg", DEFAULT_MEM, DEFAULT_TIMEOUT)
+    try:
+        for n in (0, 1):
+            say("--- node %d: netvm-info" % n)
+            rc = c.run(n, ["netvm-info"], timeout=60)
+            if rc != 0:
+                raise NetvmError("netvm-info failed on node %d (exit %d)" % (n, rc))
+        count, size = 5, 64
+        say("--- raw frames: node 1 echoes, node 0 sends %d frames of %d bytes and checks the echoes" % (count, size))
+        echo = {}
+
+        def echo_server():
+            try:
+                echo["rc"] = c.run(1, ["netvm-raw", "echo", str(count)], timeout=120)
+            except NetvmError as e:
+                echo["err"] = str(e)
+
+        th = threading.Thread(target=echo_server, daemon=True)
+        th.start()
+        time.sleep(1.0)  # let the echo side open the device
+        rc = c.run(0, ["netvm-raw", "ping", str(count), str(size)], timeout=120)
+        th.join(130)
+        if rc != 0:
+            raise NetvmError("netvm-raw ping failed on node 0 (exit %d)" % rc)
+        if echo.get("rc") != 0:
+            raise NetvmError("netvm-raw echo failed on node 1 (%s)" % echo.get("err", "exit %s" % echo.get("rc")))
+        say("--- done: both NICs bound and self-tested; %d frames went 0 -> 1 -> 0 intact" % count)
+    finally:
+        c.down()
+    say("demo finished in %s" % t)
+    return 0
+
+
+def test(a):
+    if not a.no_build:
+        buildmod.build()
+    cmd = ["meson", "test", "-C", MESON_BUILD, "--print-errorlogs"]
+    for s in a.suite:
+        cmd += ["--suite", s]
+    cmd += a.meson_args
+    say("running: %s" % " ".join(cmd))
+    return subprocess.call(cmd, cwd=REPO, stdin=subprocess.DEVNULL)

@@ -1,0 +1,451 @@
+"""Clusters of QEMU VMs: up, down, status, run, console, logs, reload-driver.
+
+State of cluster NAME lives in build/cluster/NAME/ (docs/cluster.md):
+  cluster.json        nodes, pids, agent ports, accel, memory
+  nodeI.pid           QEMU's pidfile
+  nodeI.serial.log    everything the guest wrote on its serial console
+  nodeI.qemu.log      QEMU's own log (-D: guest errors, trace events)
+  nodeI.console       unix socket of the serial console (./netvm console)
+  nodeI.qmp           unix socket of the QMP monitor
+  link0.sock          the NIC link between node 0 (server) and node 1
+QEMU runs with the state dir as its working directory, so the socket paths
+are short relative names whatever the checkout's path.
+"""
+import errno
+import fcntl
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import termios
+import time
+import tty
+
+from . import agent
+from .build import require_built
+from .common import (CLUSTERS, DRIVER_KO, INITRAMFS, REPO, VMLINUZ, NetvmError, Timer,
+                     qemu_binary, rel, say, warn)
+
+AGENT_GUEST_PORT = 7777
+MAX_NODES = 2   # until the switch exists (a later issue)
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+
+
+def cluster_name(args_name):
+    name = args_name or os.environ.get("NETVM_CLUSTER") or "default"
+    if not NAME_RE.match(name):
+        raise NetvmError("bad cluster name %r: use letters, digits, '.', '_', '-'" % name)
+    return name
+
+
+class Cluster:
+    def __init__(self, name):
+        self.name = name
+        self.dir = os.path.join(CLUSTERS, name)
+        self.state_file = os.path.join(self.dir, "cluster.json")
+        self._lock_fd = None
+        self.state = None
+
+    # --- state ---------------------------------------------------------
+    def path(self, fn):
+        return os.path.join(self.dir, fn)
+
+    def load(self):
+        try:
+            with open(self.state_file) as f:
+                self.state = json.load(f)
+        except FileNotFoundError:
+            self.state = None
+        except (OSError, ValueError):
+            self.state = {"nodes": []}  # corrupt: treated as stale
+        return self.state
+
+    def save(self):
+        tmp = self.state_file + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.state, f, indent=1)
+        os.replace(tmp, self.state_file)
+
+    def lock(self):
+        """Serialises up/down/reload on one cluster (flock on the parent)."""
+        os.makedirs(CLUSTERS, exist_ok=True)
+        self._lock_fd = os.open(CLUSTERS, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+
+    def unlock(self):
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def require_up(self):
+        if not self.load():
+            raise NetvmError("cluster '%s' is not up: run ./netvm up%s" % (
+                self.name, "" if self.name == "default" else " (with --cluster %s)" % self.name))
+        return self.state
+
+    def node(self, n):
+        st = self.require_up()
+        nodes = st["nodes"]
+        try:
+            i = int(n)
+        except (TypeError, ValueError):
+            i = -1
+        if not 0 <= i < len(nodes):
+            raise NetvmError("no node %s in cluster '%s' (nodes: 0..%d)" % (n, self.name, len(nodes) - 1))
+        return nodes[i]
+
+    # --- processes -----------------------------------------------------
+    def vm_name(self, i):
+        return "netvm-%s-node%d" % (self.name, i)
+
+    def pid_alive(self, node):
+        """True if node's QEMU runs (the pid is ours, not recycled, not a zombie)."""
+        pid = node.get("pid")
+        if not pid:
+            return False
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                cmd = f.read().split(b"\0")
+            with open("/proc/%d/stat" % pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return False
+        if state in ("Z", "X"):
+            return False
+        return self.vm_name(node["id"]).encode() in cmd
+
+    def kill_all(self, nodes, grace=5.0):
+        alive = [n for n in nodes if self.pid_alive(n)]
+        for n in alive:
+            try:
+                os.kill(n["pid"], signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and any(self.pid_alive(n) for n in alive):
+            time.sleep(0.05)
+        for n in alive:
+            if self.pid_alive(n):
+                try:
+                    os.kill(n["pid"], signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(self.pid_alive(n) for n in alive):
+            time.sleep(0.05)
+        return [n["id"] for n in alive if self.pid_alive(n)]
+
+    def remove_dir(self, keep_logs=False):
+        if not os.path.isdir(self.dir):
+            return
+        if keep_logs:
+            for fn in os.listdir(self.dir):
+                if not fn.endswith(".log"):
+                    p = self.path(fn)
+                    if os.path.isdir(p) and not os.path.islink(p):
+                        shutil.rmtree(p, ignore_errors=True)
+                    else:
+                        try:
+                            os.unlink(p)
+                        except OSError:
+                            pass
+            return
+        shutil.rmtree(self.dir, ignore_errors=True)
+        try:
+            os.rmdir(CLUSTERS)  # only if empty
+        except OSError:
+            pass
+
+    def clean_stale(self):
+        """Removes the state of a cluster whose VMs are all dead.  Returns
+        the number of live nodes (0 if it cleaned)."""
+        st = self.load()
+        if st is None:
+            if os.path.isdir(self.dir):  # leftovers of a failed up
+                self.remove_dir()
+            return 0
+        live = [n for n in st.get("nodes", []) if self.pid_alive(n)]
+        if live:
+            return len(live)
+        say("removing stale cluster '%s' (its VMs are gone)" % self.name)
+        self.remove_dir()
+        return 0
+
+    # --- up ------------------------------------------------------------
+    def qemu_cmd(self, i, n, port, accel, mem, extra):
+        link_srv = "on" if i == 0 else "off"
+        cmd = [qemu_binary(), "-name", self.vm_name(i),
+               "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
+               "-nodefaults", "-no-user-config", "-display", "none",
+               "-M", "pc", "-m", str(mem), "-accel", accel, "-smp", "1",
+               "-kernel", VMLINUZ, "-initrd", INITRAMFS,
+               "-append", "console=ttyS0 quiet panic=-1 netvm.node=%d" % i,
+               "-no-reboot",
+               "-chardev", "socket,id=con,path=node%d.console,server=on,wait=off,"
+                           "logfile=node%d.serial.log" % (i, i),
+               "-serial", "chardev:con",
+               "-qmp", "unix:node%d.qmp,server=on,wait=off" % i,
+               # control plane: the guest agent, reached through a host port
+               "-netdev", "user,id=ctl,restrict=on,hostfwd=tcp:127.0.0.1:%d-:%d"
+                          % (port, AGENT_GUEST_PORT),
+               "-device", "virtio-net-pci,netdev=ctl,romfile=",
+               # the repository, read-only, at /netvm in the guest
+               "-fsdev", "local,id=share,path=%s,security_model=none,readonly=on" % REPO,
+               "-device", "virtio-9p-pci,fsdev=share,mount_tag=netvm",
+               # our NIC and its link to the other node
+               "-device", "lanai,netdev=link0,node-id=%d" % i,
+               "-netdev", "stream,id=link0,server=%s,addr.type=unix,addr.path=link0.sock"
+                          % link_srv,
+               "-d", "guest_errors", "-D", "node%d.qemu.log" % i,
+               "-pidfile", "node%d.pid" % i, "-daemonize"]
+        return cmd + list(extra)
+
+    def start_node(self, i, n, accel, mem, extra):
+        for attempt in range(3):
+            port = free_port()
+            cmd = self.qemu_cmd(i, n, port, accel, mem, extra)
+            r = subprocess.run(cmd, cwd=self.dir, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            msg = r.stdout.strip()
+            if r.returncode == 0:
+                with open(self.path("node%d.pid" % i)) as f:
+                    pid = int(f.read().strip())
+                return {"id": i, "pid": pid, "port": port}
+            if "host forwarding" in msg and attempt < 2:
+                continue  # someone took the port meanwhile
+            with open(self.path("node%d.qemu.log" % i), "a") as f:
+                f.write(" ".join(cmd) + "\n" + msg + "\n")
+            first = msg.splitlines()[-1] if msg else "exit status %d" % r.returncode
+            first = re.sub(r"^.*?qemu-system-x86_64: ", "", first)
+            if "Address already in use" in msg:
+                raise NetvmError("node %d: a socket path is in use (%s): another QEMU? try ./netvm down"
+                                 % (i, first))
+            raise NetvmError("node %d: QEMU failed to start: %s" % (i, first))
+        raise AssertionError
+
+    def up(self, n, accel, mem, timeout, extra=()):
+        if n < 1:
+            raise NetvmError("-n must be at least 1")
+        if n > MAX_NODES:
+            raise NetvmError("clusters of more than %d nodes need the switch, which does not "
+                             "exist yet: use -n 2" % MAX_NODES)
+        require_built()
+        if accel == "kvm" and not os.access("/dev/kvm", os.R_OK | os.W_OK):
+            raise NetvmError("--accel kvm: /dev/kvm is not usable here; use --accel tcg")
+        self.lock()
+        try:
+            if self.clean_stale():
+                raise NetvmError("cluster '%s' is already up (%d nodes): ./netvm down first, or "
+                                 "pick another --cluster" % (self.name, len(self.state["nodes"])))
+            os.makedirs(self.dir)
+            link = self.path("link0.sock")
+            if os.path.exists(link):
+                raise NetvmError("socket path in use: %s" % rel(link))
+            self.state = {"name": self.name, "n": n, "accel": accel, "mem": mem,
+                          "started": time.time(), "nodes": []}
+            self.save()
+            t = Timer()
+            say("starting %d node%s (cluster '%s', %s, %d MiB each)"
+                % (n, "s" if n > 1 else "", self.name, accel, mem))
+            try:
+                for i in range(n):
+                    self.state["nodes"].append(self.start_node(i, n, accel, mem, extra))
+                    self.save()
+                self.wait_ready(timeout)
+            except BaseException:
+                self.kill_all(self.state["nodes"])
+                self.remove_dir(keep_logs=True)
+                raise
+            say("cluster '%s' up: %d node%s ready in %s" % (self.name, n, "s" if n > 1 else "", t))
+        finally:
+            self.unlock()
+
+    def wait_ready(self, timeout):
+        deadline = time.monotonic() + timeout
+        pending = list(self.state["nodes"])
+        while pending:
+            for node in list(pending):
+                if not self.pid_alive(node):
+                    raise NetvmError("node %d: QEMU exited during boot (serial log: %s, QEMU log: %s)"
+                                     % (node["id"], rel(self.path("node%d.serial.log" % node["id"])),
+                                        rel(self.path("node%d.qemu.log" % node["id"]))))
+                greeting = agent.ping(node["port"], timeout=1.0)
+                if greeting:
+                    if "node=%d" % node["id"] not in greeting:
+                        raise NetvmError("node %d: agent answered as %r" % (node["id"], greeting))
+                    node["ready"] = True
+                    self.save()
+                    pending.remove(node)
+            if not pending:
+                break
+            if time.monotonic() > deadline:
+                ids = ", ".join(str(nd["id"]) for nd in pending)
+                raise NetvmError("node %s did not boot within %d s (serial log: %s)"
+                                 % (ids, timeout, rel(self.path("node%d.serial.log" % pending[0]["id"]))))
+            time.sleep(0.25)
+
+    # --- down ----------------------------------------------------------
+    def down(self):
+        self.lock()
+        try:
+            st = self.load()
+            if st is None:
+                if os.path.isdir(self.dir):
+                    self.remove_dir()
+                    say("cluster '%s': removed leftovers" % self.name)
+                else:
+                    say("cluster '%s' is not up" % self.name)
+                return
+            t = Timer()
+            left = self.kill_all(st.get("nodes", []))
+            if left:
+                raise NetvmError("could not stop node(s) %s" % left)
+            self.remove_dir()
+            say("cluster '%s' down (%d node%s stopped in %s)" % (
+                self.name, len(st.get("nodes", [])), "" if len(st.get("nodes", [])) == 1 else "s", t))
+        finally:
+            self.unlock()
+
+    # --- status --------------------------------------------------------
+    def status(self):
+        st = self.load()
+        if st is None:
+            say("cluster '%s' is not up" % self.name)
+            return 1
+        print("cluster '%s': %d node(s), %s, %d MiB, state in %s" % (
+            self.name, len(st["nodes"]), st.get("accel"), st.get("mem", 0), rel(self.dir)))
+        print("%-5s %-8s %-6s %-6s %-12s %s" % ("node", "pid", "alive", "ready", "link", "agent port"))
+        rc = 0
+        for node in st["nodes"]:
+            alive = self.pid_alive(node)
+            ready = bool(alive and agent.ping(node["port"], timeout=2.0))
+            link = "-"
+            if ready:
+                try:
+                    code, out, _ = agent.capture(node["port"], [
+                        "sh", "-c", "cat /sys/class/netvm/netvm0/link_state 2>/dev/null"], timeout=10)
+                    link = out.decode().strip() or "n/a"
+                except agent.AgentError:
+                    link = "?"
+            if not (alive and ready):
+                rc = 1
+            print("%-5d %-8d %-6s %-6s %-12s %d" % (node["id"], node["pid"], "yes" if alive else "NO",
+                                                   "yes" if ready else "no", link, node["port"]))
+        return rc
+
+    # --- run -----------------------------------------------------------
+    def run(self, n, argv, env=(), cwd=None, stdin=False, timeout=None):
+        node = self.node(n)
+        if not self.pid_alive(node):
+            raise NetvmError("node %d is not running (./netvm status)" % node["id"])
+        try:
+            return agent.run(node["port"], argv, env=env, cwd=cwd,
+                             stdin=sys.stdin.buffer if stdin else None, timeout=timeout)
+        except agent.AgentError as e:
+            raise NetvmError("node %d: %s" % (node["id"], e))
+
+    # --- reload-driver -------------------------------------------------
+    def reload_driver(self):
+        st = self.require_up()
+        if not os.path.exists(DRIVER_KO):
+            raise NetvmError("%s missing: run ./netvm build" % rel(DRIVER_KO))
+        script = ("if grep -q '^netvm ' /proc/modules; then rmmod netvm || exit 1; fi; "
+                  "insmod /netvm/guest-driver/netvm.ko || { dmesg | tail -n 5; exit 1; }")
+        failed = []
+        for node in st["nodes"]:
+            t = Timer()
+            try:
+                code, out, err = agent.capture(node["port"], ["sh", "-c", script], timeout=60)
+            except agent.AgentError as e:
+                raise NetvmError("node %d: %s" % (node["id"], e))
+            if code == 0:
+                say("node %d: netvm.ko reloaded (%s)" % (node["id"], t))
+            else:
+                failed.append(node["id"])
+                for line in (out + err).decode(errors="replace").splitlines():
+                    print("  node %d | %s" % (node["id"], line), file=sys.stderr)
+        if failed:
+            raise NetvmError("reloading netvm.ko failed on node(s) %s (see above)"
+                             % ", ".join(map(str, failed)))
+
+    # --- console, logs -------------------------------------------------
+    def console(self, n):
+        node = self.node(n)
+        if not self.pid_alive(node):
+            raise NetvmError("node %d is not running" % node["id"])
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(self.path("node%d.console" % node["id"]))
+        except OSError as e:
+            raise NetvmError("cannot connect to node %d's console: %s (another console open?)"
+                             % (node["id"], e.strerror))
+        interactive = os.isatty(0)
+        print("netvm: node %d console; press Ctrl-] to leave" % node["id"], file=sys.stderr)
+        old = None
+        if interactive:
+            old = termios.tcgetattr(0)
+            tty.setraw(0)
+        try:
+            s.sendall(b"\n" if interactive else b"")
+            stdin_open = True
+            while True:
+                fds = [s] + ([0] if stdin_open else [])
+                r, _, _ = select.select(fds, [], [])
+                if s in r:
+                    data = s.recv(65536)
+                    if not data:
+                        break
+                    os.write(1, data)
+                if 0 in r:
+                    data = os.read(0, 4096)
+                    if not data:
+                        stdin_open = False
+                        if not interactive:
+                            time.sleep(1.0)  # let the last command's output come
+                            break
+                        continue
+                    if b"\x1d" in data:
+                        data = data.split(b"\x1d")[0]
+                        if data:
+                            s.sendall(data)
+                        break
+                    s.sendall(data)
+        finally:
+            if old is not None:
+                termios.tcsetattr(0, termios.TCSADRAIN, old)
+            s.close()
+        print("\nnetvm: left node %d console" % node["id"], file=sys.stderr)
+        return 0
+
+    def logs(self, n, follow=False):
+        node = self.node(n)
+        path = self.path("node%d.serial.log" % node["id"])
+        try:
+            f = open(path, "rb")
+        except OSError:
+            raise NetvmError("no serial log for node %d (%s)" % (node["id"], rel(path)))
+        with f:
+            while True:
+                data = f.read()
+                if data:
+                    sys.stdout.buffer.write(data)
+                    sys.stdout.buffer.flush()
+                if not follow:
+                    break
+                if not self.pid_alive(node):
+                    break
+                time.sleep(0.3)
+        return 0
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port

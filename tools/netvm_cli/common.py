@@ -1,0 +1,96 @@
+"""Paths and small helpers shared by the netvm front door."""
+import os
+import subprocess
+import sys
+import time
+
+TOOLS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(TOOLS)
+BUILD = os.path.join(REPO, "build")
+
+# Outputs of `./netvm build` (see docs/build.md).
+QEMU_BUILD = os.path.join(BUILD, "qemu")
+KERNEL_DIR = os.path.join(BUILD, "kernel")
+KERNEL_ABI_FILE = os.path.join(KERNEL_DIR, "ABI")
+KERNEL_ROOT = os.path.join(KERNEL_DIR, "root")
+VMLINUZ = os.path.join(KERNEL_DIR, "vmlinuz")
+DOWNLOADS = os.path.join(BUILD, "downloads")
+MESON_BUILD = os.path.join(BUILD, "meson")
+IMAGE_DIR = os.path.join(BUILD, "image")
+INITRAMFS = os.path.join(IMAGE_DIR, "initramfs.cpio.gz")
+LOGS = os.path.join(BUILD, "logs")
+CLUSTERS = os.path.join(BUILD, "cluster")
+DRIVER_DIR = os.path.join(REPO, "guest-driver")
+DRIVER_KO = os.path.join(DRIVER_DIR, "netvm.ko")
+AGENT_BIN = os.path.join(MESON_BUILD, "images", "netvm-agent")
+
+PYTHON = "/usr/bin/python3"
+
+
+def qemu_binary():
+    """The QEMU to run: build/qemu/qemu-system-x86_64 (NETVM_QEMU overrides)."""
+    return os.environ.get("NETVM_QEMU") or os.path.join(QEMU_BUILD, "qemu-system-x86_64")
+
+
+class NetvmError(Exception):
+    """A failure reported to the user as one line, exit status 1."""
+
+
+def say(msg):
+    print("netvm: " + msg, flush=True)
+
+
+def warn(msg):
+    print("netvm: warning: " + msg, file=sys.stderr, flush=True)
+
+
+def rel(path):
+    """A path relative to the repository, for messages."""
+    try:
+        r = os.path.relpath(path, os.getcwd())
+    except ValueError:
+        return path
+    return r if not r.startswith("../..") else path
+
+
+def run(cmd, log=None, cwd=None, env=None):
+    """Runs cmd; with log, its output goes to that file and, on failure, the
+    last lines are shown.  Returns the exit status."""
+    if log is None:
+        return subprocess.call(cmd, cwd=cwd, env=env)
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    with open(log, "wb") as f:
+        rc = subprocess.call(cmd, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL)
+    if rc != 0:
+        show_tail(log, 40)
+    return rc
+
+
+def show_tail(path, n):
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().decode(errors="replace").splitlines()
+    except OSError:
+        return
+    if len(lines) > n:
+        print("... (%d lines; full log: %s)" % (len(lines), rel(path)), file=sys.stderr)
+    for line in lines[-n:]:
+        print("  | " + line, file=sys.stderr)
+    sys.stderr.flush()
+
+
+def is_root():
+    return os.geteuid() == 0
+
+
+class Timer:
+    def __init__(self):
+        self.t0 = time.monotonic()
+
+    def __str__(self):
+        return "%.1f s" % (time.monotonic() - self.t0)
+
+    @property
+    def secs(self):
+        return time.monotonic() - self.t0
