@@ -3,11 +3,14 @@
  * The event queue: why the device interrupted the host.
  *
  * A ring of struct nvm_event in host memory, set up with NVM_REG_EVQ_BASE_*
- * and NVM_REG_EVQ_LEN.  The device writes entries at NVM_REG_EVQ_PROD and
- * the host consumes them, writing its index to NVM_REG_EVQ_CONS.  Each
- * entry carries a phase bit that flips on every pass round the ring (it is
- * 1 on the first pass), so the host can tell new entries without reading a
- * register.  Every event also sets its cause bit in ISR; the host is
+ * (16-byte aligned) and NVM_REG_EVQ_LEN (a power of two, at most 65536;
+ * writing it restarts both counts at 0).  NVM_REG_EVQ_PROD and
+ * NVM_REG_EVQ_CONS are free-running 32-bit counts of entries written and
+ * consumed; entry n lives in slot n & (len - 1).  The host writes its count
+ * to EVQ_CONS after consuming.  Each entry carries a phase bit, 1 when
+ * (n / len) is even and 0 when odd, so the host can tell new entries from
+ * old without reading a register: expect phase 1 on the first pass round
+ * the ring, and flip the expectation at every wrap.  Every event also sets its cause bit in ISR; the host is
  * interrupted (MSI-X vector LANAI_MSIX_EVENTS) when ISR & EIMR goes from
  * zero to non-zero.  The host clears the bits it handled (W1C) and then
  * drains the ring, so an event that arrives in between interrupts again.
