@@ -13,6 +13,7 @@
 #include <linux/fs.h>
 #include <linux/idr.h>
 #include <linux/module.h>
+#include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -135,10 +136,25 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	return ret;
 }
 
+/* Readable when a raw frame is queued; hung up once the NIC is removed. */
+static __poll_t netvm_poll(struct file *file, poll_table *wait)
+{
+	struct netvm_dev *nd = file->private_data;
+	__poll_t mask = 0;
+
+	poll_wait(file, &nd->raw.rx_wq, wait);
+	if (READ_ONCE(nd->dead))
+		return EPOLLHUP | EPOLLERR;
+	if (READ_ONCE(nd->raw.rxq_count))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	return mask;
+}
+
 static const struct file_operations netvm_fops = {
 	.owner = THIS_MODULE,
 	.open = netvm_open,
 	.release = netvm_release,
+	.poll = netvm_poll,
 	.unlocked_ioctl = netvm_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = no_llseek,

@@ -391,11 +391,12 @@ int netvm_raw_recv(struct netvm_dev *nd, void __user *ubuf, u32 *len,
 
 		if (!timeout_ms)
 			return -EAGAIN;
-		if (time_after_eq(jiffies, deadline))
+		left = (long)(deadline - jiffies);
+		if (left <= 0)
 			return -ETIMEDOUT;
 		left = wait_event_interruptible_timeout(raw->rx_wq,
 							netvm_rxq_ready(nd),
-							deadline - jiffies);
+							left);
 		if (left < 0)
 			return -EINTR;
 		if (!left && !netvm_rxq_ready(nd))

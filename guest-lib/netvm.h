@@ -47,7 +47,8 @@ int netvm_open_path(const char *path, struct netvm **out);
 /* Close the handle (NULL is accepted).  Returns 0 or close(2)'s error. */
 int netvm_close(struct netvm *nv);
 
-/* The file descriptor behind the handle (for poll(2) in the future). */
+/* The file descriptor behind the handle: poll(2) gives POLLIN while a
+ * raw frame is queued.  -EINVAL for NULL. */
 int netvm_fd(const struct netvm *nv);
 
 /*

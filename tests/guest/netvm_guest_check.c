@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -146,6 +147,7 @@ static void check_recv_validation(struct netvm *nv, int fd,
 {
 	uint8_t buf[64], *big = malloc(info->raw_max_payload);
 	struct netvm_raw_recv req;
+	struct pollfd pfd;
 	size_t len;
 	int i, err;
 
@@ -157,6 +159,10 @@ static void check_recv_validation(struct netvm *nv, int fd,
 	err = netvm_raw_recv(nv, buf, sizeof(buf), &len, NULL, 0);
 	check(err == -EAGAIN, "RAW_RECV timeout 0 on an empty queue -> EAGAIN (%s)",
 	      netvm_strerror(err));
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	check(poll(&pfd, 1, 0) == 0, "poll on an empty queue: not readable");
 	err = netvm_raw_recv(nv, buf, sizeof(buf), &len, NULL, 50);
 	check(err == -ETIMEDOUT, "RAW_RECV timeout 50 ms -> ETIMEDOUT (%s)",
 	      netvm_strerror(err));
