@@ -138,6 +138,11 @@ class Cluster:
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and any(self.pid_alive(n) for n in alive):
             time.sleep(0.05)
+        # QEMU daemonized, so init is its parent: wait (a little) until init
+        # has reaped the zombies, so that no process entry is left behind.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(is_zombie(n["pid"]) for n in alive):
+            time.sleep(0.1)
         return [n["id"] for n in alive if self.pid_alive(n)]
 
     def remove_dir(self, keep_logs=False):
@@ -203,6 +208,9 @@ class Cluster:
                           % link_srv,
                "-d", "guest_errors", "-D", "node%d.qemu.log" % i,
                "-pidfile", "node%d.pid" % i, "-daemonize"]
+        if os.environ.get("NETVM_DEV_NO_LANAI"):  # TEMPORARY, until the device exists
+            k = cmd.index("lanai,netdev=link0,node-id=%d" % i)
+            del cmd[k - 1:k + 3]
         return cmd + list(extra)
 
     def start_node(self, i, n, accel, mem, extra):
@@ -391,11 +399,16 @@ class Cluster:
             old = termios.tcgetattr(0)
             tty.setraw(0)
         try:
-            s.sendall(b"\n" if interactive else b"")
+            s.sendall(b"\n")  # a fresh prompt
+            if not interactive:
+                time.sleep(0.5)  # let the shell settle before scripted input
             stdin_open = True
             while True:
                 fds = [s] + ([0] if stdin_open else [])
-                r, _, _ = select.select(fds, [], [])
+                # scripted input: leave 1 s after the output went quiet
+                r, _, _ = select.select(fds, [], [], None if stdin_open or interactive else 1.0)
+                if not r:
+                    break
                 if s in r:
                     data = s.recv(65536)
                     if not data:
@@ -405,9 +418,6 @@ class Cluster:
                     data = os.read(0, 4096)
                     if not data:
                         stdin_open = False
-                        if not interactive:
-                            time.sleep(1.0)  # let the last command's output come
-                            break
                         continue
                     if b"\x1d" in data:
                         data = data.split(b"\x1d")[0]
@@ -441,6 +451,14 @@ class Cluster:
                     break
                 time.sleep(0.3)
         return 0
+
+
+def is_zombie(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return False
 
 
 def free_port():
