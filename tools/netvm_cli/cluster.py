@@ -220,6 +220,13 @@ class Cluster:
             r = subprocess.run(cmd, cwd=self.dir, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             msg = r.stdout.strip()
+            if r.returncode != 0:
+                # daemonized QEMU reports start-up errors in its -D log
+                try:
+                    with open(self.path("node%d.qemu.log" % i), errors="replace") as f:
+                        msg = (msg + "\n" + f.read()).strip()
+                except OSError:
+                    pass
             if r.returncode == 0:
                 with open(self.path("node%d.pid" % i)) as f:
                     pid = int(f.read().strip())
@@ -228,8 +235,9 @@ class Cluster:
                 continue  # someone took the port meanwhile
             with open(self.path("node%d.qemu.log" % i), "a") as f:
                 f.write(" ".join(cmd) + "\n" + msg + "\n")
-            first = msg.splitlines()[-1] if msg else "exit status %d" % r.returncode
-            first = re.sub(r"^.*?qemu-system-x86_64: ", "", first)
+            errs = [l for l in msg.splitlines() if "qemu-system-x86_64:" in l or "qemu:" in l]
+            first = errs[-1] if errs else msg.splitlines()[-1] if msg else "exit status %d" % r.returncode
+            first = re.sub(r"^.*?(qemu-system-x86_64|qemu): ", "", first)
             if "Address already in use" in msg:
                 raise NetvmError("node %d: a socket path is in use (%s): another QEMU? try ./netvm down"
                                  % (i, first))
@@ -293,8 +301,8 @@ class Cluster:
                 break
             if time.monotonic() > deadline:
                 ids = ", ".join(str(nd["id"]) for nd in pending)
-                raise NetvmError("node %s did not boot within %d s (serial log: %s)"
-                                 % (ids, timeout, rel(self.path("node%d.serial.log" % pending[0]["id"]))))
+                raise NetvmError("node%s %s did not boot within %d s (serial log: %s)"
+                                 % ("s" if len(pending) > 1 else "", ids, timeout, rel(self.path("node%d.serial.log" % pending[0]["id"]))))
             time.sleep(0.25)
 
     # --- down ----------------------------------------------------------
