@@ -31,8 +31,11 @@ class Tap:
         print("%s %d - %s" % ("ok" if cond else "not ok", self.n, desc), flush=True)
         if not cond:
             self.failed += 1
+            # diagnostics on stderr: meson --print-errorlogs shows them
+            print("--- not ok %d - %s" % (self.n, desc), file=sys.stderr)
             for line in str(diag).splitlines():
-                print("# " + line, flush=True)
+                print("    " + line, file=sys.stderr)
+            sys.stderr.flush()
         return cond
 
     def note(self, msg):
@@ -92,6 +95,9 @@ def group_skeleton():
              "\n" + sh(n, "dmesg | grep -i netvm | tail -n 20")[1])
         rc, out, err = nv("run", str(n), "--", "netvm-info")
         T.ok(rc == 0, "node %d: netvm-info exits 0" % n, diag(rc, out, err))
+        rc, out, err = nv("run", str(n), "--", "netvm-guest-check")
+        T.ok(rc == 0, "node %d: netvm-guest-check (driver and library checks) passes" % n,
+             diag(rc, out, err))
     ids = []
     for n in (0, 1):
         rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/node_id")
@@ -211,12 +217,15 @@ def main():
         t0 = time.monotonic()
         rc, out, err = nv("up", "-n", "2", "--timeout", BOOT_TIMEOUT, timeout=int(BOOT_TIMEOUT) + 60)
         if rc != 0:
-            print("Bail out! ./netvm up failed: %s" % err.decode(errors="replace").strip().replace("\n", " | "))
+            msg = err.decode(errors="replace").strip()
+            print("Bail out! ./netvm up failed: %s" % msg.replace("\n", " | "), flush=True)
+            print("./netvm up failed: " + msg, file=sys.stderr)
             for n in (0, 1):
                 log = os.path.join(REPO, "build", "cluster", CLUSTER, "node%d.serial.log" % n)
                 if os.path.exists(log):
-                    T.note("--- node %d serial log (tail)" % n)
-                    T.note(b"\n".join(open(log, "rb").read().splitlines()[-25:]).decode(errors="replace"))
+                    print("--- node %d serial log (tail)" % n, file=sys.stderr)
+                    print(b"\n".join(open(log, "rb").read().splitlines()[-25:]).decode(errors="replace"),
+                          file=sys.stderr)
             return 1
         T.note("cluster up in %.1f s" % (time.monotonic() - t0))
         GROUPS[group]()
