@@ -1,0 +1,101 @@
+#!/bin/sh
+# Build qemu-system-x86_64 with the LANai device, from Debian's QEMU source.
+#
+#   qemu-device/build-qemu.sh [--force-configure]
+#
+# 1. fetch Debian's QEMU orig tarball (bookworm-backports) into
+#    build/downloads and check its SHA-256 against apt's Sources index;
+# 2. unpack it into build/qemu-src (once per tarball);
+# 3. overlay: symlink qemu-device/ as hw/misc/lanai and our qtest into
+#    tests/qtest, plus five one-line edits to QEMU's own build files;
+# 4. configure build/qemu for x86_64-softmmu only (once, or when the
+#    configure line changes) and build the emulator and our qtest.
+# Editing a file in qemu-device/ then rebuilds one object and relinks.
+set -eu
+
+REPO="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="$REPO/build"
+DL="$BUILD/downloads"
+SRC="$BUILD/qemu-src"
+OBJ="$BUILD/qemu"
+QEMU_SERIES="10.0"		# upstream series we build against
+
+say() { echo "build-qemu: $*"; }
+die() { echo "build-qemu: error: $*" >&2; exit 1; }
+
+mkdir -p "$DL"
+
+# --- 1. fetch -----------------------------------------------------------
+expected_sum() {
+	# "<sha256> <file>" for the newest qemu $QEMU_SERIES orig tarball apt knows
+	apt-cache showsrc qemu 2>/dev/null | awk -v s="qemu_$QEMU_SERIES" '
+		/^Checksums-Sha256:/ { f = 1; next }
+		/^[^ ]/ { f = 0 }
+		f && index($3, s) == 1 && $3 ~ /orig\.tar/ { print $1, $3 }' | sort -k2 -V | tail -n 1
+}
+line="$(expected_sum)"
+[ -n "$line" ] || die "apt knows no qemu $QEMU_SERIES source: run 'sh ci/install-deps.sh' as root (adds deb-src and bookworm-backports)"
+sum="${line%% *}"
+tarball="${line#* }"
+if [ ! -f "$DL/$tarball" ]; then
+	say "fetching Debian's QEMU source ($tarball)"
+	(cd "$DL" && apt-get source -qq --download-only --tar-only qemu/bookworm-backports >/dev/null 2>&1) ||
+		die "apt-get source qemu/bookworm-backports failed: is the Debian archive reachable?"
+fi
+if [ ! -f "$DL/$tarball.ok" ]; then
+	echo "$sum  $DL/$tarball" | sha256sum -c --quiet - ||
+		{ rm -f "$DL/$tarball"; die "$tarball: checksum mismatch, removed; run again"; }
+	touch "$DL/$tarball.ok"
+fi
+
+# --- 2. unpack ----------------------------------------------------------
+if [ "$(cat "$SRC/.netvm-tarball" 2>/dev/null || true)" != "$tarball" ]; then
+	say "unpacking $tarball"
+	rm -rf "$SRC" "$OBJ"
+	mkdir -p "$SRC"
+	tar -xJf "$DL/$tarball" -C "$SRC" --strip-components=1
+	echo "$tarball" > "$SRC/.netvm-tarball"
+fi
+
+# --- 3. overlay ---------------------------------------------------------
+# Each edit is one line, applied only if absent, so re-running is harmless.
+append_once() { # file line
+	grep -qxF "$2" "$1" || printf '%s\n' "$2" >> "$1"
+}
+ln -sfn "$REPO/qemu-device" "$SRC/hw/misc/lanai"
+ln -sfn "$REPO/tests/qtest/lanai-test.c" "$SRC/tests/qtest/lanai-test.c"
+append_once "$SRC/hw/misc/meson.build" "subdir('lanai')  # netvm"
+append_once "$SRC/hw/misc/Kconfig" "source lanai/Kconfig"
+grep -q "'hw/misc/lanai'," "$SRC/meson.build" ||
+	sed -i "s|^    'hw/misc',\$|    'hw/misc',\n    'hw/misc/lanai',  # netvm|" "$SRC/meson.build"
+# The +ds tarball ships no edk2 blobs; Debian's seabios and
+# qemu-system-data provide firmware at run time (-L).
+sed -i 's/^    unpack_edk2_blobs = bzip2.found()$/    unpack_edk2_blobs = false  # netvm/' "$SRC/meson.build"
+grep -q "'lanai-test'" "$SRC/tests/qtest/meson.build" ||
+	sed -i "s|^qtest_executables = {}\$|qtests_x86_64 += ['lanai-test']  # netvm\nqtest_executables = {}|" \
+		"$SRC/tests/qtest/meson.build"
+
+# --- 4. configure and build ---------------------------------------------
+CONFIGURE="--target-list=x86_64-softmmu --python=/usr/bin/python3 \
+--without-default-features --disable-docs --disable-install-blobs --enable-slirp --enable-attr --enable-virtfs \
+--enable-fdt=system --enable-tcg --enable-trace-backends=log"
+if [ "${1:-}" = "--force-configure" ] || [ ! -f "$OBJ/build.ninja" ] ||
+   [ "$(cat "$OBJ/.netvm-configure" 2>/dev/null || true)" != "$CONFIGURE" ]; then
+	say "configuring QEMU in $OBJ"
+	rm -rf "$OBJ"
+	mkdir -p "$OBJ"
+	# shellcheck disable=SC2086
+	(cd "$OBJ" && "$SRC/configure" $CONFIGURE > configure.log 2>&1) ||
+		{ tail -n 20 "$OBJ/configure.log" >&2; die "configure failed (log: $OBJ/configure.log)"; }
+	echo "$CONFIGURE" > "$OBJ/.netvm-configure"
+fi
+say "building qemu-system-x86_64 and the lanai qtest"
+ninja -C "$OBJ" qemu-system-x86_64 tests/qtest/lanai-test > "$OBJ/ninja.log" 2>&1 ||
+	{ grep -E 'error|Error|FAILED' "$OBJ/ninja.log" | head -n 30 >&2; die "build failed (log: $OBJ/ninja.log)"; }
+# QEMU's tree is not built with -Werror; our own files must be warning-free.
+if grep -E '(hw/misc/lanai|tests/qtest/lanai)[^ ]*: (warning|error)' "$OBJ/ninja.log" >&2; then
+	die "warnings in the lanai device or its qtest (log: $OBJ/ninja.log)"
+fi
+"$OBJ/qemu-system-x86_64" -device help 2>/dev/null | grep -q '"lanai"' ||
+	die "built QEMU has no lanai device"
+say "ok: $OBJ/qemu-system-x86_64"

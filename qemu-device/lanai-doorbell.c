@@ -1,0 +1,84 @@
+/*
+ * LANai: the doorbell BAR.  Any host write anywhere in it is captured as
+ * (offset, data) into a bounded FIFO that the firmware drains; the page of
+ * the offset names the endpoint.  A write to a full FIFO is refused,
+ * counted, flagged in DB_STATUS and reported by an event: never lost
+ * silently.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "lanai.h"
+#include "trace.h"
+
+static uint64_t lanai_doorbell_read(void *opaque, hwaddr off, unsigned size)
+{
+    LanaiState *s = opaque;
+
+    lanai_guest_error(s, "read of write-only doorbell 0x%" HWADDR_PRIx, off);
+    return 0;
+}
+
+static void lanai_doorbell_write(void *opaque, hwaddr off, uint64_t val,
+                                 unsigned size)
+{
+    LanaiState *s = opaque;
+    uint32_t tail;
+
+    if (s->db_count == LANAI_DB_DEPTH) {
+        s->db_overflows++;
+        trace_lanai_doorbell_overflow(off, val, s->db_overflows);
+        if (!s->db_overflow) {
+            /* one event per overflow episode; the count says how many */
+            struct nvm_event ev = {
+                .type = NVM_EV_DB_OVERFLOW,
+                .endpoint = off / LANAI_DOORBELL_PAGE,
+                .data = s->db_overflows,
+            };
+            s->db_overflow = true;
+            lanai_event_post(s, &ev);
+        }
+        return;
+    }
+    tail = (s->db_head + s->db_count) % LANAI_DB_DEPTH;
+    s->db[tail].offset = off;
+    s->db[tail].data = val;
+    s->db_count++;
+    trace_lanai_doorbell(off / LANAI_DOORBELL_PAGE, off, val, s->db_count);
+    lanai_fw_kick(s);
+}
+
+bool lanai_doorbell_pop(LanaiState *s, uint32_t *offset, uint32_t *data)
+{
+    if (!s->db_count) {
+        s->db_overflow = false;
+        return false;
+    }
+    *offset = s->db[s->db_head].offset;
+    *data = s->db[s->db_head].data;
+    s->db_head = (s->db_head + 1) % LANAI_DB_DEPTH;
+    s->db_count--;
+    return true;
+}
+
+void lanai_doorbell_reset(LanaiState *s)
+{
+    s->db_head = 0;
+    s->db_count = 0;
+    s->db_overflows = 0;
+    s->db_overflow = false;
+}
+
+const MemoryRegionOps lanai_doorbell_ops = {
+    .read = lanai_doorbell_read,
+    .write = lanai_doorbell_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};

@@ -1,0 +1,138 @@
+/*
+ * LANai: the firmware runtime.  Binds the firmware library's chip
+ * interface (firmware-interp/fw_chip.h) to this device's SRAM, engines,
+ * doorbell FIFO and event queue, and runs the firmware from a bottom half
+ * whenever something happened.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "lanai.h"
+#include "trace.h"
+
+static void chip_host_dma_start(void *chip, uint32_t desc)
+{
+    lanai_hdma_start(chip, desc);
+}
+
+static void chip_send_start(void *chip, uint32_t off, uint32_t len)
+{
+    lanai_send_start(chip, off, len);
+}
+
+static void chip_recv_setup(void *chip, uint32_t ring, uint32_t slots,
+                            uint32_t slot_size)
+{
+    lanai_recv_setup(chip, ring, slots, slot_size);
+}
+
+static void chip_recv_kick(void *chip)
+{
+    lanai_recv_kick(chip);
+}
+
+static bool chip_doorbell_pop(void *chip, uint32_t *offset, uint32_t *data)
+{
+    return lanai_doorbell_pop(chip, offset, data);
+}
+
+static void chip_event_post(void *chip, const struct nvm_event *ev)
+{
+    lanai_event_post(chip, ev);
+}
+
+static uint32_t chip_isr_read(void *chip)
+{
+    LanaiState *s = chip;
+
+    return s->isr;
+}
+
+static void chip_isr_clear(void *chip, uint32_t bits)
+{
+    LanaiState *s = chip;
+
+    s->isr &= ~bits;
+    lanai_update_irq(s);
+}
+
+static void chip_set_state(void *chip, enum nvm_fw_state state,
+                           uint32_t fw_version, uint32_t layout_off)
+{
+    LanaiState *s = chip;
+
+    s->fw_state = state;
+    s->fw_version = fw_version;
+    s->layout_off = layout_off;
+}
+
+static uint32_t chip_link_state(void *chip)
+{
+    return lanai_link_state(chip);
+}
+
+static void chip_trace(void *chip, const char *what, uint32_t a, uint32_t b)
+{
+    trace_lanai_fw(what, a, b);
+}
+
+static const struct fw_chip_ops lanai_chip_ops = {
+    .host_dma_start = chip_host_dma_start,
+    .send_start = chip_send_start,
+    .recv_setup = chip_recv_setup,
+    .recv_kick = chip_recv_kick,
+    .doorbell_pop = chip_doorbell_pop,
+    .event_post = chip_event_post,
+    .isr_read = chip_isr_read,
+    .isr_clear = chip_isr_clear,
+    .set_state = chip_set_state,
+    .link_state = chip_link_state,
+    .trace = chip_trace,
+};
+
+void lanai_fw_init(LanaiState *s)
+{
+    s->chip.sram = memory_region_get_ram_ptr(&s->sram);
+    s->chip.sram_size = s->sram_size;
+    s->chip.node_id = s->node_id;
+    s->chip.ops = &lanai_chip_ops;
+    s->chip.opaque = s;
+    fw_init(&s->fw, &s->chip);
+}
+
+void lanai_fw_kick(LanaiState *s)
+{
+    qemu_bh_schedule(s->fw_bh);
+}
+
+/* CPUC.RUN decides whether the firmware boots, halts or runs. */
+void lanai_fw_bh(void *opaque)
+{
+    LanaiState *s = opaque;
+
+    if (!(s->cpuc & LANAI_CPUC_RUN)) {
+        fw_halt(&s->fw);
+        return;
+    }
+    if (s->fw.state == NVM_FW_HALTED) {
+        fw_boot(&s->fw);
+    }
+    fw_run(&s->fw);
+}
+
+/* CPUC.RESET and device reset: firmware and engines back to power-on. */
+void lanai_fw_reset(LanaiState *s)
+{
+    fw_halt(&s->fw);
+    fw_init(&s->fw, &s->chip);
+    s->fw_state = NVM_FW_HALTED;
+    s->fw_version = 0;
+    s->layout_off = 0;
+    s->cpuc = 0;
+    s->isr &= ~(LANAI_ISR_WAKE0 | LANAI_ISR_SEND | LANAI_ISR_RECV |
+                LANAI_ISR_BUFF);
+    lanai_hdma_reset(s);
+    lanai_wire_reset(s);
+    lanai_doorbell_reset(s);
+    lanai_update_irq(s);
+}

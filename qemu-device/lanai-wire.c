@@ -1,0 +1,223 @@
+/*
+ * LANai: the two wire DMA engines and the link.
+ *
+ * The link is a QEMU netdev (e.g. -netdev stream between two QEMU
+ * processes, or to netvm-switch).  Send: one frame from SRAM, CRC-32
+ * appended, handed to the net layer asynchronously; the engine stays busy
+ * until the peer takes it, so a slow receiver slows the sender.  Receive:
+ * frames land in the firmware's ring of SRAM slots; when the next slot is
+ * not free, can_receive says no and QEMU stops reading the link, so frames
+ * wait in the sender rather than being dropped.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/timer.h"
+#include "lanai.h"
+#include "trace.h"
+
+uint32_t lanai_link_state(LanaiState *s)
+{
+    NetClientState *nc = qemu_get_queue(s->nic);
+
+    if (!(s->myrinet & LANAI_MYRINET_NRES_EN) || nc->link_down ||
+        !nc->peer || nc->peer->link_down) {
+        return 0;
+    }
+    return NVM_LINK_UP;
+}
+
+static void lanai_link_check(LanaiState *s)
+{
+    uint32_t link = lanai_link_state(s);
+
+    if (link != s->link) {
+        struct nvm_event ev = { .type = NVM_EV_LINK, .data = link };
+
+        trace_lanai_link(link);
+        s->link = link;
+        lanai_event_post(s, &ev);
+        if (link) {
+            qemu_flush_queued_packets(qemu_get_queue(s->nic));
+        }
+    }
+}
+
+/*
+ * The stream netdev changes link_down without calling link_status_changed,
+ * so the link is also watched by a slow virtual-clock timer.
+ */
+void lanai_link_timer(void *opaque)
+{
+    LanaiState *s = opaque;
+
+    lanai_link_check(s);
+    timer_mod(s->link_timer, qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) +
+              LANAI_LINK_POLL_MS);
+}
+
+static void lanai_link_status_changed(NetClientState *nc)
+{
+    lanai_link_check(qemu_get_nic_opaque(nc));
+}
+
+/* ---- send-wire engine ---- */
+
+static void lanai_send_done(LanaiState *s)
+{
+    s->send_busy = false;
+    s->send_queued = false;
+    lanai_set_isr(s, LANAI_ISR_SEND);
+    lanai_fw_kick(s);
+}
+
+static void lanai_send_sent(NetClientState *nc, ssize_t len)
+{
+    LanaiState *s = qemu_get_nic_opaque(nc);
+
+    if (s->send_queued) {
+        trace_lanai_send_sent(len);
+        lanai_send_done(s);
+    }
+}
+
+void lanai_send_bh(void *opaque)
+{
+    LanaiState *s = opaque;
+    uint8_t *sram = memory_region_get_ram_ptr(&s->sram);
+    uint8_t frame[NVM_FRAME_MAX + NVM_PKT_CRC_LEN];
+    uint32_t len = s->send_len;
+    ssize_t ret;
+
+    if (!s->send_busy || s->send_queued) {
+        return;
+    }
+    memcpy(frame, sram + s->send_off, len);
+    if (s->myrinet & LANAI_MYRINET_CRC32_EN) {
+        uint32_t crc = fw_crc32(0, frame, len);
+
+        stl_be_p(frame + len, crc);
+        len += NVM_PKT_CRC_LEN;
+    }
+    trace_lanai_send(s->send_off, len);
+    s->send_queued = true;
+    ret = qemu_send_packet_async(qemu_get_queue(s->nic), frame, len,
+                                 lanai_send_sent);
+    if (ret != 0) {
+        /* taken at once (or dropped because the link is down) */
+        lanai_send_done(s);
+    }
+}
+
+void lanai_send_start(LanaiState *s, uint32_t off, uint32_t len)
+{
+    if (s->send_busy || !len || len > NVM_FRAME_MAX ||
+        off > s->sram_size || len > s->sram_size - off) {
+        trace_lanai_fw("send_refused", off, len);
+        lanai_set_isr(s, LANAI_ISR_SEND);
+        lanai_fw_kick(s);
+        return;
+    }
+    s->send_busy = true;
+    s->send_off = off;
+    s->send_len = len;
+    qemu_bh_schedule(s->send_bh);
+}
+
+/* ---- receive-wire engine ---- */
+
+static uint8_t *lanai_rx_slot(LanaiState *s, uint32_t idx)
+{
+    return (uint8_t *)memory_region_get_ram_ptr(&s->sram) + s->rx_ring +
+           idx * s->rx_slot_size;
+}
+
+static bool lanai_can_receive(NetClientState *nc)
+{
+    LanaiState *s = qemu_get_nic_opaque(nc);
+
+    if (!s->rx_enabled || !(s->cpuc & LANAI_CPUC_RUN)) {
+        return false;
+    }
+    return ldl_le_p(lanai_rx_slot(s, s->rx_next)) == FW_RX_SLOT_EMPTY;
+}
+
+static ssize_t lanai_receive(NetClientState *nc, const uint8_t *buf,
+                             size_t size)
+{
+    LanaiState *s = qemu_get_nic_opaque(nc);
+    uint32_t max = s->rx_slot_size - sizeof(struct fw_rx_slot);
+    uint8_t *slot;
+    size_t len = size;
+
+    if (!lanai_can_receive(nc)) {
+        lanai_set_isr(s, LANAI_ISR_BUFF);
+        return 0;   /* QEMU queues it and stops reading the link */
+    }
+    if (s->myrinet & LANAI_MYRINET_CRC32_EN) {
+        if (size < NVM_PKT_CRC_LEN ||
+            fw_crc32(0, buf, size - NVM_PKT_CRC_LEN) !=
+            ldl_be_p(buf + size - NVM_PKT_CRC_LEN)) {
+            s->rx_crc_errors++;
+            trace_lanai_recv_drop("crc", size);
+            return size;
+        }
+        len -= NVM_PKT_CRC_LEN;
+    }
+    if (len > max) {
+        s->rx_oversize++;
+        trace_lanai_recv_drop("oversize", size);
+        return size;
+    }
+    slot = lanai_rx_slot(s, s->rx_next);
+    memcpy(slot + sizeof(struct fw_rx_slot), buf, len);
+    stl_le_p(slot + 4, len);
+    smp_wmb();
+    stl_le_p(slot, FW_RX_SLOT_FULL);
+    trace_lanai_recv(s->rx_next, len);
+    s->rx_next = (s->rx_next + 1) % s->rx_slots;
+    lanai_set_isr(s, LANAI_ISR_RECV);
+    lanai_fw_kick(s);
+    return size;
+}
+
+void lanai_recv_setup(LanaiState *s, uint32_t ring, uint32_t slots,
+                      uint32_t slot_size)
+{
+    if (!slots || slot_size <= sizeof(struct fw_rx_slot) ||
+        ring > s->sram_size ||
+        (uint64_t)slots * slot_size > s->sram_size - ring) {
+        trace_lanai_fw("recv_setup_refused", ring, slots);
+        s->rx_enabled = false;
+        return;
+    }
+    s->rx_ring = ring;
+    s->rx_slots = slots;
+    s->rx_slot_size = slot_size;
+    s->rx_next = 0;
+    s->rx_enabled = true;
+    lanai_recv_kick(s);
+}
+
+void lanai_recv_kick(LanaiState *s)
+{
+    if (lanai_can_receive(qemu_get_queue(s->nic))) {
+        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    }
+}
+
+void lanai_wire_reset(LanaiState *s)
+{
+    s->send_busy = false;
+    s->send_queued = false;
+    s->rx_enabled = false;
+    s->rx_next = 0;
+}
+
+NetClientInfo lanai_net_info = {
+    .type = NET_CLIENT_DRIVER_NIC,
+    .size = sizeof(NICState),
+    .can_receive = lanai_can_receive,
+    .receive = lanai_receive,
+    .link_status_changed = lanai_link_status_changed,
+};

@@ -1,0 +1,160 @@
+/*
+ * LANai: an emulated Myrinet LANai 9 NIC running netvm's firmware.
+ * Internal interfaces between the device's files.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_MISC_LANAI_H
+#define HW_MISC_LANAI_H
+
+#include "hw/pci/pci_device.h"
+#include "net/net.h"
+#include "qom/object.h"
+
+#include "netvm/lanai_regs.h"
+#include "netvm/lanai_sram.h"
+#include "netvm/lanai_event.h"
+#include "netvm/packet.h"
+#include "fw.h"
+
+#define TYPE_LANAI "lanai"
+OBJECT_DECLARE_SIMPLE_TYPE(LanaiState, LANAI)
+
+#define LANAI_DB_DEPTH          256   /* doorbell FIFO entries */
+#define LANAI_EV_BACKLOG        256   /* events held while the ring is full */
+#define LANAI_DMA_MAX_CHAIN     1024  /* longer chains are loops */
+#define LANAI_LINK_POLL_MS      20
+
+typedef struct LanaiDoorbell {
+    uint32_t offset;
+    uint32_t data;
+} LanaiDoorbell;
+
+struct LanaiState {
+    PCIDevice parent_obj;
+
+    MemoryRegion regs;
+    MemoryRegion sram;
+    MemoryRegion doorbell;
+    NICState *nic;
+    NICConf conf;
+
+    /* properties */
+    uint32_t sram_size;
+    uint32_t node_id;
+
+    /* LANai special registers and host interface registers */
+    uint32_t isr;
+    uint32_t eimr;
+    uint32_t cpuc;
+    uint32_t myrinet;
+    uint32_t led;
+    uint32_t scratch;
+    uint32_t errors;          /* guest errors logged */
+    int64_t rtc_base_ns;
+    bool irq_level;           /* ISR & EIMR was non-zero at last update */
+    uint32_t link;            /* NVM_LINK_* as last reported */
+    QEMUTimer *link_timer;
+
+    /* firmware-published state */
+    uint32_t fw_state;
+    uint32_t fw_version;
+    uint32_t layout_off;
+
+    /* event queue (lanai-events.c) */
+    uint64_t evq_base;
+    uint32_t evq_len;
+    uint32_t evq_prod;
+    uint32_t evq_cons;
+    uint32_t evq_lost;
+    struct nvm_event backlog[LANAI_EV_BACKLOG];
+    uint32_t backlog_head;
+    uint32_t backlog_count;
+
+    /* doorbell FIFO (lanai-doorbell.c) */
+    LanaiDoorbell db[LANAI_DB_DEPTH];
+    uint32_t db_head;
+    uint32_t db_count;
+    uint32_t db_overflows;
+    bool db_overflow;
+
+    /* host DMA engine (lanai-hostdma.c) */
+    bool hdma_busy;
+    uint32_t hdma_desc;
+    QEMUBH *hdma_bh;
+
+    /* send-wire engine (lanai-wire.c) */
+    bool send_busy;           /* started, not yet taken by the link */
+    bool send_queued;         /* handed to the net layer, awaiting sent_cb */
+    uint32_t send_off;
+    uint32_t send_len;
+    QEMUBH *send_bh;
+
+    /* receive-wire engine (lanai-wire.c) */
+    bool rx_enabled;
+    uint32_t rx_ring;
+    uint32_t rx_slots;
+    uint32_t rx_slot_size;
+    uint32_t rx_next;
+    uint32_t rx_crc_errors;
+    uint32_t rx_oversize;
+
+    /* self-test engine (lanai-selftest.c) */
+    uint64_t st_addr;
+    uint32_t st_len;
+    uint32_t st_seed;
+    uint32_t st_cmd;
+    uint32_t st_status;
+    QEMUBH *st_bh;
+
+    /* firmware (lanai-fw.c) */
+    struct fw fw;
+    struct fw_chip chip;
+    QEMUBH *fw_bh;
+};
+
+/* lanai-regs.c */
+extern const MemoryRegionOps lanai_regs_ops;
+void lanai_regs_reset(LanaiState *s);
+void lanai_guest_error(LanaiState *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+/* lanai-events.c */
+void lanai_update_irq(LanaiState *s);
+void lanai_set_isr(LanaiState *s, uint32_t bits);
+void lanai_event_post(LanaiState *s, const struct nvm_event *ev);
+void lanai_evq_flush(LanaiState *s);
+void lanai_evq_reset(LanaiState *s);
+
+/* lanai-doorbell.c */
+extern const MemoryRegionOps lanai_doorbell_ops;
+bool lanai_doorbell_pop(LanaiState *s, uint32_t *offset, uint32_t *data);
+void lanai_doorbell_reset(LanaiState *s);
+
+/* lanai-hostdma.c */
+void lanai_hdma_start(LanaiState *s, uint32_t desc);
+void lanai_hdma_bh(void *opaque);
+void lanai_hdma_reset(LanaiState *s);
+
+/* lanai-wire.c */
+extern NetClientInfo lanai_net_info;
+void lanai_send_start(LanaiState *s, uint32_t off, uint32_t len);
+void lanai_send_bh(void *opaque);
+void lanai_recv_setup(LanaiState *s, uint32_t ring, uint32_t slots,
+                      uint32_t slot_size);
+void lanai_recv_kick(LanaiState *s);
+uint32_t lanai_link_state(LanaiState *s);
+void lanai_link_timer(void *opaque);
+void lanai_wire_reset(LanaiState *s);
+
+/* lanai-selftest.c */
+void lanai_selftest_start(LanaiState *s, uint32_t cmd);
+void lanai_selftest_bh(void *opaque);
+void lanai_selftest_reset(LanaiState *s);
+
+/* lanai-fw.c */
+void lanai_fw_init(LanaiState *s);
+void lanai_fw_kick(LanaiState *s);
+void lanai_fw_bh(void *opaque);
+void lanai_fw_reset(LanaiState *s);
+
+#endif
