@@ -158,7 +158,7 @@ struct netvm_dev {
 	struct nvm_event *evq;
 	dma_addr_t evq_dma;
 	u32 evq_len;
-	u32 evq_cons;
+	u32 evq_cons;		/* free-running; entry = cons & (len - 1) */
 	u8 evq_phase;
 
 	u32 node_id;

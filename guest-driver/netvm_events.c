@@ -7,6 +7,9 @@
  * handler of vector LANAI_MSIX_EVENTS first acknowledges the ISR cause
  * bits (W1C) and then drains the ring, so an event queued in between
  * raises a new interrupt rather than being missed.
+ *
+ * Like the device's producer index, the consumer index written to
+ * NVM_REG_EVQ_CONS runs freely (mod 2^32); entry = index & (len - 1).
  */
 #include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
@@ -121,8 +124,8 @@ irqreturn_t netvm_evq_irq(int irq, void *data)
 		dma_rmb();	/* read the entry only after its phase */
 		netvm_handle_event(nd, ev);
 		handled++;
-		nd->evq_cons = (nd->evq_cons + 1) & mask;
-		if (nd->evq_cons == 0)
+		nd->evq_cons++;		/* free-running, like the device's */
+		if (!(nd->evq_cons & mask))
 			nd->evq_phase ^= NVM_EV_F_PHASE;
 	}
 
