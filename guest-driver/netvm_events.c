@@ -32,8 +32,9 @@ int netvm_evq_init(struct netvm_dev *nd)
 	netvm_wr(nd, NVM_REG_EVQ_LEN, 0);
 	netvm_wr(nd, NVM_REG_EVQ_BASE_LO, lower_32_bits(nd->evq_dma));
 	netvm_wr(nd, NVM_REG_EVQ_BASE_HI, upper_32_bits(nd->evq_dma));
-	netvm_wr(nd, NVM_REG_EVQ_CONS, 0);
+	/* Writing LEN resets the device's indices; CONS is only valid after. */
 	netvm_wr(nd, NVM_REG_EVQ_LEN, nd->evq_len);
+	netvm_wr(nd, NVM_REG_EVQ_CONS, 0);
 	return 0;
 }
 
