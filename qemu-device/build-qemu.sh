@@ -78,7 +78,8 @@ grep -q "'lanai-test'" "$SRC/tests/qtest/meson.build" ||
 # --- 4. configure and build ---------------------------------------------
 CONFIGURE="--target-list=x86_64-softmmu --python=/usr/bin/python3 \
 --without-default-features --disable-docs --disable-install-blobs --enable-slirp --enable-attr --enable-virtfs \
---enable-fdt=system --enable-tcg --enable-trace-backends=log"
+--enable-fdt=system --enable-tcg --enable-trace-backends=log \
+--firmwarepath=/usr/share/seabios:/usr/share/qemu"
 if [ "${1:-}" = "--force-configure" ] || [ ! -f "$OBJ/build.ninja" ] ||
    [ "$(cat "$OBJ/.netvm-configure" 2>/dev/null || true)" != "$CONFIGURE" ]; then
 	say "configuring QEMU in $OBJ"
@@ -98,4 +99,10 @@ if grep -E '(hw/misc/lanai|tests/qtest/lanai)[^ ]*: (warning|error)' "$OBJ/ninja
 fi
 "$OBJ/qemu-system-x86_64" -device help 2>/dev/null | grep -q '"lanai"' ||
 	die "built QEMU has no lanai device"
+# Run from the build tree, QEMU looks for the firmware path inside
+# qemu-bundle/: point those directories at Debian's.
+mkdir -p "$OBJ/qemu-bundle/usr/share"
+for d in seabios qemu; do
+	[ -e "$OBJ/qemu-bundle/usr/share/$d" ] || ln -s "/usr/share/$d" "$OBJ/qemu-bundle/usr/share/$d"
+done
 say "ok: $OBJ/qemu-system-x86_64"

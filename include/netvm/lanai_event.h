@@ -21,7 +21,7 @@
 #ifndef NETVM_LANAI_EVENT_H
 #define NETVM_LANAI_EVENT_H
 
-#include "netvm/abi_types.h"
+#include "abi_types.h"
 
 struct nvm_event {
 	uint8_t type;		/* enum nvm_event_type */

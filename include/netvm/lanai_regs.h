@@ -14,7 +14,7 @@
 #ifndef NETVM_LANAI_REGS_H
 #define NETVM_LANAI_REGS_H
 
-#include "netvm/abi_types.h"
+#include "abi_types.h"
 
 /* PCI identity: a vendor/device pair that no in-tree Linux driver binds. */
 #define LANAI_PCI_VENDOR_ID	0x14c1	/* Myricom */

@@ -12,7 +12,7 @@
 #ifndef NETVM_LANAI_SRAM_H
 #define NETVM_LANAI_SRAM_H
 
-#include "netvm/abi_types.h"
+#include "abi_types.h"
 
 #define NVM_LAYOUT_MAGIC	0x4f59414cu	/* "LAYO" */
 #define NVM_LAYOUT_VERSION	1

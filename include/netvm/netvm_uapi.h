@@ -6,7 +6,7 @@
 #ifndef NETVM_UAPI_H
 #define NETVM_UAPI_H
 
-#include "netvm/abi_types.h"
+#include "abi_types.h"
 #ifdef __KERNEL__
 #include <linux/ioctl.h>
 #else

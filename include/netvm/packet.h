@@ -16,7 +16,7 @@
 #ifndef NETVM_PACKET_H
 #define NETVM_PACKET_H
 
-#include "netvm/abi_types.h"
+#include "abi_types.h"
 
 #define NVM_ROUTE_MAX		8
 #define NVM_ROUTE_BYTE		0x80	/* MSB marks a route byte */

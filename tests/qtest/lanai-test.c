@@ -1,0 +1,611 @@
+/*
+ * QTest for the LANai device (-device lanai): registers, self-test DMA
+ * and interrupts, doorbell capture, event queue, firmware boot, raw frames
+ * between two QEMU processes, and hostile guest input.
+ *
+ * Built inside QEMU's tree (symlinked to tests/qtest/ by build-qemu.sh)
+ * and run by netvm's meson suite "qtest".
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "libqtest.h"
+#include "libqos/libqos-pc.h"
+#include "libqos/pci.h"
+#include "hw/pci/pci_regs.h"
+
+#include "../../hw/misc/lanai/include/netvm/lanai_regs.h"
+#include "../../hw/misc/lanai/include/netvm/lanai_sram.h"
+#include "../../hw/misc/lanai/include/netvm/lanai_event.h"
+
+#define EVQ_LEN     64
+#define WAIT_US     (5 * G_USEC_PER_SEC)
+
+typedef struct Lanai {
+    QOSState *qs;
+    QPCIDevice *dev;
+    QPCIBar regs, sram, db;
+    uint64_t regs_size, sram_size, db_size;
+    uint64_t evq;           /* guest address of the event ring */
+    uint32_t evq_seen;      /* events consumed */
+    uint64_t msix_addr[LANAI_MSIX_COUNT];
+} Lanai;
+
+static void save_fn(QPCIDevice *dev, int devfn, void *data)
+{
+    QPCIDevice **pdev = data;
+
+    *pdev = dev;
+}
+
+static Lanai *lanai_boot(const char *extra)
+{
+    Lanai *l = g_new0(Lanai, 1);
+
+    l->qs = qtest_pc_boot("-nodefaults -device lanai%s", extra ? extra : "");
+    qpci_device_foreach(l->qs->pcibus, LANAI_PCI_VENDOR_ID,
+                        LANAI_PCI_DEVICE_ID, save_fn, &l->dev);
+    g_assert(l->dev);
+    qpci_device_enable(l->dev);
+    l->regs = qpci_iomap(l->dev, LANAI_BAR_REGS, &l->regs_size);
+    l->sram = qpci_iomap(l->dev, LANAI_BAR_SRAM, &l->sram_size);
+    l->db = qpci_iomap(l->dev, LANAI_BAR_DOORBELL, &l->db_size);
+    return l;
+}
+
+static void lanai_free(Lanai *l)
+{
+    g_free(l->dev);
+    qtest_shutdown(l->qs);
+    g_free(l);
+}
+
+static QTestState *qts(Lanai *l)
+{
+    return l->qs->qts;
+}
+
+static uint32_t rd(Lanai *l, uint32_t off)
+{
+    return qpci_io_readl(l->dev, l->regs, off);
+}
+
+static void wr(Lanai *l, uint32_t off, uint32_t val)
+{
+    qpci_io_writel(l->dev, l->regs, off, val);
+}
+
+static uint32_t sram_rd(Lanai *l, uint32_t off)
+{
+    return qpci_io_readl(l->dev, l->sram, off);
+}
+
+static void sram_wr(Lanai *l, uint32_t off, uint32_t val)
+{
+    qpci_io_writel(l->dev, l->sram, off, val);
+}
+
+/* Route each MSI-X vector's message to a guest word we can poll. */
+static void lanai_msix_setup(Lanai *l)
+{
+    qpci_msix_enable(l->dev);
+    for (int i = 0; i < LANAI_MSIX_COUNT; i++) {
+        uint64_t off = l->dev->msix_table_off + i * PCI_MSIX_ENTRY_SIZE;
+
+        l->msix_addr[i] = guest_alloc(&l->qs->alloc, 4);
+        qtest_writel(qts(l), l->msix_addr[i], 0);
+        qpci_io_writel(l->dev, l->dev->msix_table_bar,
+                       off + PCI_MSIX_ENTRY_LOWER_ADDR, l->msix_addr[i]);
+        qpci_io_writel(l->dev, l->dev->msix_table_bar,
+                       off + PCI_MSIX_ENTRY_UPPER_ADDR, l->msix_addr[i] >> 32);
+        qpci_io_writel(l->dev, l->dev->msix_table_bar,
+                       off + PCI_MSIX_ENTRY_DATA, 0x100 + i);
+        qpci_io_writel(l->dev, l->dev->msix_table_bar,
+                       off + PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
+    }
+}
+
+/* True (and re-armed) if vector v fired since the last call. */
+static bool lanai_msix_fired(Lanai *l, int v)
+{
+    if (qtest_readl(qts(l), l->msix_addr[v]) != 0x100u + v) {
+        return false;
+    }
+    qtest_writel(qts(l), l->msix_addr[v], 0);
+    return true;
+}
+
+#define WAIT_FOR(cond) ({                                               \
+    gint64 deadline_ = g_get_monotonic_time() + WAIT_US;                \
+    bool ok_;                                                           \
+    while (!(ok_ = (cond)) && g_get_monotonic_time() < deadline_) {     \
+        g_usleep(1000);                                                 \
+    }                                                                   \
+    ok_;                                                                \
+})
+
+static void lanai_evq_setup(Lanai *l)
+{
+    l->evq = guest_alloc(&l->qs->alloc, EVQ_LEN * sizeof(struct nvm_event));
+    g_assert_cmphex(l->evq & 15, ==, 0);
+    qtest_memset(qts(l), l->evq, 0, EVQ_LEN * sizeof(struct nvm_event));
+    wr(l, NVM_REG_EVQ_BASE_LO, l->evq);
+    wr(l, NVM_REG_EVQ_BASE_HI, l->evq >> 32);
+    wr(l, NVM_REG_EVQ_LEN, EVQ_LEN);
+    l->evq_seen = 0;
+}
+
+/* Next event if one is there (phase bit protocol), else false. */
+static bool lanai_event_next(Lanai *l, struct nvm_event *ev)
+{
+    uint32_t n = l->evq_seen;
+    uint8_t want = ((n / EVQ_LEN) & 1) ? 0 : NVM_EV_F_PHASE;
+
+    qtest_memread(qts(l), l->evq + (n % EVQ_LEN) * sizeof(*ev), ev,
+                  sizeof(*ev));
+    if ((ev->flags & NVM_EV_F_PHASE) != want || ev->type == NVM_EV_NONE) {
+        return false;
+    }
+    l->evq_seen++;
+    wr(l, NVM_REG_EVQ_CONS, l->evq_seen);
+    return true;
+}
+
+/* Wait for an event of this type, skipping others. */
+static struct nvm_event lanai_event_wait(Lanai *l, uint8_t type)
+{
+    struct nvm_event ev = { 0 };
+
+    g_assert_true(WAIT_FOR(lanai_event_next(l, &ev) && ev.type == type));
+    return ev;
+}
+
+static void lanai_fw_start(Lanai *l)
+{
+    lanai_evq_setup(l);
+    wr(l, LANAI_REG_EIMR, LANAI_ISR_HOST_W1C);
+    wr(l, LANAI_REG_CPUC, LANAI_CPUC_RUN);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_FW_STATE) == NVM_FW_READY));
+}
+
+static void read_layout(Lanai *l, struct nvm_sram_layout *lay)
+{
+    qpci_memread(l->dev, l->sram, rd(l, NVM_REG_LAYOUT_OFF), lay,
+                 sizeof(*lay));
+    g_assert_cmphex(lay->magic, ==, NVM_LAYOUT_MAGIC);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_bars(void)
+{
+    Lanai *l = lanai_boot(",sram-size=1048576");
+
+    g_assert_cmpuint(l->regs_size, ==, LANAI_REGS_SIZE);
+    g_assert_cmpuint(l->sram_size, ==, 1024 * 1024);
+    g_assert_cmpuint(l->db_size, ==, LANAI_DOORBELL_SIZE);
+    g_assert_cmphex(qpci_config_readw(l->dev, PCI_VENDOR_ID), ==,
+                    LANAI_PCI_VENDOR_ID);
+    g_assert_cmphex(qpci_config_readw(l->dev, PCI_DEVICE_ID), ==,
+                    LANAI_PCI_DEVICE_ID);
+    g_assert_cmphex(qpci_find_capability(l->dev, PCI_CAP_ID_MSIX, 0), !=, 0);
+    lanai_free(l);
+}
+
+static void test_reset_values(void)
+{
+    Lanai *l = lanai_boot(",node-id=5");
+
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    g_assert_cmphex(rd(l, NVM_REG_VERSION), ==, NVM_ABI_VERSION);
+    g_assert_cmpuint(rd(l, NVM_REG_NODE_ID), ==, 5);
+    g_assert_cmpuint(rd(l, NVM_REG_SRAM_SIZE), ==, LANAI_SRAM_DEFAULT);
+    g_assert_cmphex(rd(l, LANAI_REG_ISR), ==, 0);
+    g_assert_cmphex(rd(l, LANAI_REG_EIMR), ==, 0);
+    g_assert_cmphex(rd(l, LANAI_REG_CPUC), ==, 0);
+    g_assert_cmphex(rd(l, LANAI_REG_MYRINET), ==,
+                    LANAI_MYRINET_NRES_EN | LANAI_MYRINET_CRC32_EN);
+    g_assert_cmphex(rd(l, LANAI_REG_LED), ==, 0);
+    g_assert_cmphex(rd(l, LANAI_REG_IT0), ==, 0);
+    g_assert_cmpuint(rd(l, NVM_REG_FW_STATE), ==, NVM_FW_HALTED);
+    g_assert_cmphex(rd(l, NVM_REG_FW_VERSION), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_LINK), ==, 0);     /* no netdev */
+    g_assert_cmphex(rd(l, NVM_REG_EVQ_LEN), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_EVQ_PROD), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_DB_STATUS), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_DB_OVERFLOWS), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_ST_STATUS), ==, NVM_ST_STATUS_IDLE);
+    g_assert_cmphex(rd(l, NVM_REG_SCRATCH), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_EVQ_LOST), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_ERRORS), ==, 0);
+    lanai_free(l);
+}
+
+static void test_access_rules(void)
+{
+    Lanai *l = lanai_boot(",node-id=3");
+    uint32_t rtc0, rtc1;
+
+    wr(l, NVM_REG_SCRATCH, 0xdeadbeef);
+    g_assert_cmphex(rd(l, NVM_REG_SCRATCH), ==, 0xdeadbeef);
+    wr(l, LANAI_REG_EIMR, 0x00ff0000);
+    g_assert_cmphex(rd(l, LANAI_REG_EIMR), ==, 0x00ff0000);
+
+    /* read-only registers keep their value; each write is an error */
+    wr(l, NVM_REG_ID, 0);
+    wr(l, NVM_REG_NODE_ID, 9);
+    wr(l, NVM_REG_FW_STATE, NVM_FW_READY);
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    g_assert_cmpuint(rd(l, NVM_REG_NODE_ID), ==, 3);
+    g_assert_cmpuint(rd(l, NVM_REG_FW_STATE), ==, NVM_FW_HALTED);
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, 3);
+
+    /* unassigned offsets read 0 and are errors too */
+    g_assert_cmphex(rd(l, 0x7fc), ==, 0);
+    wr(l, 0x7fc, 1);
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, 5);
+
+    /* firmware-owned ISR bits cannot be cleared by the host */
+    wr(l, LANAI_REG_ISR, LANAI_ISR_WAKE0);
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, 6);
+
+    /* bad event queue set-up is refused */
+    wr(l, NVM_REG_EVQ_LEN, 3);
+    g_assert_cmphex(rd(l, NVM_REG_EVQ_LEN), ==, 0);
+    wr(l, NVM_REG_EVQ_CONS, 1);
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, 8);
+
+    /* the RTC runs on the virtual clock: 500 ns per tick */
+    rtc0 = rd(l, LANAI_REG_RTC);
+    qtest_clock_step(qts(l), 1000 * 1000);
+    rtc1 = rd(l, LANAI_REG_RTC);
+    g_assert_cmpuint(rtc1 - rtc0, ==, 2000);
+
+    /* doorbell reads are refused and read 0 */
+    g_assert_cmphex(qpci_io_readl(l->dev, l->db, 0), ==, 0);
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, 9);
+    lanai_free(l);
+}
+
+static void test_selftest_dma(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    uint64_t buf = guest_alloc(&l->qs->alloc, NVM_ST_MAX_LEN);
+    g_autofree uint8_t *data = g_malloc(NVM_ST_MAX_LEN);
+    const uint32_t seed = 0x1234abcd;
+
+    qtest_memset(qts(l), buf, 0x5a, NVM_ST_MAX_LEN);
+    wr(l, NVM_REG_ST_ADDR_LO, buf);
+    wr(l, NVM_REG_ST_ADDR_HI, buf >> 32);
+    wr(l, NVM_REG_ST_LEN, NVM_ST_MAX_LEN);
+    wr(l, NVM_REG_ST_SEED, seed);
+    wr(l, NVM_REG_ST_CMD, NVM_ST_CMD_FILL);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_ST_STATUS) == NVM_ST_STATUS_DONE));
+    qtest_memread(qts(l), buf, data, NVM_ST_MAX_LEN);
+    for (int i = 0; i < NVM_ST_MAX_LEN; i++) {
+        g_assert_cmphex(data[i], ==, nvm_st_pattern(seed, i));
+    }
+
+    wr(l, NVM_REG_ST_CMD, NVM_ST_CMD_INVERT);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_ST_STATUS) == NVM_ST_STATUS_DONE));
+    qtest_memread(qts(l), buf, data, NVM_ST_MAX_LEN);
+    for (int i = 0; i < NVM_ST_MAX_LEN; i++) {
+        g_assert_cmphex(data[i], ==, (uint8_t)~nvm_st_pattern(seed, i));
+    }
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, 0);
+    lanai_free(l);
+}
+
+static void test_selftest_irq(void)
+{
+    Lanai *l = lanai_boot(NULL);
+
+    lanai_msix_setup(l);
+    wr(l, NVM_REG_ST_IRQ, LANAI_MSIX_SELFTEST);
+    g_assert_true(WAIT_FOR(lanai_msix_fired(l, LANAI_MSIX_SELFTEST)));
+    g_assert_false(lanai_msix_fired(l, LANAI_MSIX_EVENTS));
+    wr(l, NVM_REG_ST_IRQ, LANAI_MSIX_EVENTS);
+    g_assert_true(WAIT_FOR(lanai_msix_fired(l, LANAI_MSIX_EVENTS)));
+    wr(l, NVM_REG_ST_IRQ, 7);      /* no such vector */
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, 1);
+    lanai_free(l);
+}
+
+/* DMA the guest cannot have meant: refused, logged, QEMU keeps running. */
+static void test_selftest_hostile(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    const uint64_t bad[] = {
+        0xfffffffffffff000ull,      /* beyond any address space */
+        0x00007ffffffff000ull,      /* unmapped */
+    };
+
+    for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
+        wr(l, NVM_REG_ST_ADDR_LO, bad[i]);
+        wr(l, NVM_REG_ST_ADDR_HI, bad[i] >> 32);
+        wr(l, NVM_REG_ST_LEN, 64);
+        wr(l, NVM_REG_ST_CMD, NVM_ST_CMD_FILL);
+        g_assert_true(WAIT_FOR(rd(l, NVM_REG_ST_STATUS) ==
+                               NVM_ST_STATUS_ERROR));
+    }
+    /* DMA aimed at the device's own registers (the re-entrancy case) */
+    wr(l, NVM_REG_ST_ADDR_LO, l->regs.addr);
+    wr(l, NVM_REG_ST_ADDR_HI, 0);
+    wr(l, NVM_REG_ST_CMD, NVM_ST_CMD_INVERT);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_ST_STATUS) != NVM_ST_STATUS_BUSY));
+
+    /* zero and huge lengths, unknown commands: refused at once */
+    wr(l, NVM_REG_ST_LEN, 0);
+    wr(l, NVM_REG_ST_CMD, NVM_ST_CMD_FILL);
+    g_assert_cmpuint(rd(l, NVM_REG_ST_STATUS), ==, NVM_ST_STATUS_ERROR);
+    wr(l, NVM_REG_ST_LEN, 0x10000000);
+    wr(l, NVM_REG_ST_CMD, NVM_ST_CMD_FILL);
+    g_assert_cmpuint(rd(l, NVM_REG_ST_STATUS), ==, NVM_ST_STATUS_ERROR);
+    wr(l, NVM_REG_ST_LEN, 16);
+    wr(l, NVM_REG_ST_CMD, 99);
+    g_assert_cmpuint(rd(l, NVM_REG_ST_STATUS), ==, NVM_ST_STATUS_ERROR);
+
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), >=, 5);
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);   /* alive */
+    lanai_free(l);
+}
+
+static void test_doorbell_fifo(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    struct nvm_event ev;
+    int i;
+
+    lanai_evq_setup(l);
+    /* firmware halted: nothing drains the FIFO */
+    for (i = 0; i < 10; i++) {
+        qpci_io_writel(l->dev, l->db, (i % 4) * LANAI_DOORBELL_PAGE + 8 * i,
+                       0x1000 + i);
+    }
+    g_assert_cmphex(rd(l, NVM_REG_DB_STATUS), ==, 10);
+    for (; i < 300; i++) {
+        qpci_io_writel(l->dev, l->db, 0, 0x1000 + i);
+    }
+    g_assert_cmphex(rd(l, NVM_REG_DB_STATUS), ==, 256 | NVM_DB_OVERFLOW);
+    g_assert_cmpuint(rd(l, NVM_REG_DB_OVERFLOWS), ==, 300 - 256);
+    ev = lanai_event_wait(l, NVM_EV_DB_OVERFLOW);
+    g_assert_cmpuint(ev.data, ==, 1);         /* one event per episode */
+    g_assert_false(lanai_event_next(l, &ev));
+
+    /* the firmware drains it; unknown words are reported, in order */
+    wr(l, LANAI_REG_CPUC, LANAI_CPUC_RUN);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_DB_STATUS) == 0));
+    ev = lanai_event_wait(l, NVM_EV_FW_STATE);
+    g_assert_cmpuint(ev.data, ==, NVM_FW_READY);
+    for (i = 0; i < 10; i++) {
+        ev = lanai_event_wait(l, NVM_EV_ERROR);
+        g_assert_cmpuint(ev.data, ==, NVM_ERR_BAD_DOORBELL);
+        g_assert_cmpuint(ev.endpoint, ==, i % 4);
+        g_assert_cmphex(ev.arg, ==,
+                        ((uint64_t)((i % 4) * LANAI_DOORBELL_PAGE + 8 * i)
+                         << 32) | (0x1000 + i));
+    }
+    lanai_free(l);
+}
+
+static void test_firmware_boot(void)
+{
+    Lanai *l = lanai_boot(",node-id=7");
+    struct nvm_sram_layout lay;
+    struct nvm_event ev;
+
+    lanai_msix_setup(l);
+    lanai_fw_start(l);
+    g_assert_cmphex(rd(l, NVM_REG_FW_VERSION), !=, 0);
+    read_layout(l, &lay);
+    g_assert_cmpuint(lay.version, ==, NVM_LAYOUT_VERSION);
+    g_assert_cmpuint(lay.sram_size, ==, LANAI_SRAM_DEFAULT);
+    g_assert_cmphex(lay.fw_version, ==, rd(l, NVM_REG_FW_VERSION));
+    g_assert_cmpuint(lay.raw_tx_len, >, 0);
+    g_assert_cmpuint(lay.raw_max_payload, ==, 4096);
+    g_assert_cmpuint(lay.raw_tx_ring + lay.raw_tx_len *
+                     sizeof(struct nvm_raw_desc), <=, lay.sram_size);
+
+    ev = lanai_event_wait(l, NVM_EV_FW_STATE);
+    g_assert_cmpuint(ev.data, ==, NVM_FW_READY);
+    g_assert_true(ev.flags & NVM_EV_F_PHASE);
+    g_assert_true(WAIT_FOR(lanai_msix_fired(l, LANAI_MSIX_EVENTS)));
+    g_assert_cmphex(rd(l, LANAI_REG_ISR) & LANAI_ISR_EV_FW, !=, 0);
+
+    /* coalescing: no new interrupt until the host clears ISR */
+    wr(l, LANAI_REG_CPUC, 0);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_FW_STATE) == NVM_FW_HALTED));
+    wr(l, LANAI_REG_ISR, LANAI_ISR_HOST_W1C);
+    g_assert_cmphex(rd(l, LANAI_REG_ISR), ==, 0);
+    wr(l, LANAI_REG_CPUC, LANAI_CPUC_RUN);
+    ev = lanai_event_wait(l, NVM_EV_FW_STATE);
+    g_assert_true(WAIT_FOR(lanai_msix_fired(l, LANAI_MSIX_EVENTS)));
+
+    /* soft reset: firmware halted, layout gone from the registers */
+    wr(l, LANAI_REG_CPUC, LANAI_CPUC_RESET);
+    g_assert_cmpuint(rd(l, NVM_REG_FW_STATE), ==, NVM_FW_HALTED);
+    g_assert_cmphex(rd(l, LANAI_REG_CPUC), ==, 0);
+    lanai_free(l);
+}
+
+/* The event ring fills, events wait in order, nothing is lost. */
+static void test_event_ring_full(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    struct nvm_event ev;
+    const int n = EVQ_LEN + 20;
+    int i;
+
+    lanai_fw_start(l);
+    lanai_event_wait(l, NVM_EV_FW_STATE);
+    for (i = 0; i < n; i++) {
+        qpci_io_writel(l->dev, l->db, 0, 0xbad00000 + i);
+    }
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_EVQ_PROD) - l->evq_seen == EVQ_LEN));
+    for (i = 0; i < n; i++) {
+        ev = lanai_event_wait(l, NVM_EV_ERROR);
+        g_assert_cmphex(ev.arg & 0xffffffff, ==, 0xbad00000 + i);
+    }
+    g_assert_false(lanai_event_next(l, &ev));
+    g_assert_cmpuint(rd(l, NVM_REG_EVQ_LOST), ==, 0);
+    lanai_free(l);
+}
+
+/* ---- two QEMU processes linked back to back ---- */
+
+static void raw_post_rx(Lanai *l, const struct nvm_sram_layout *lay,
+                        unsigned idx, uint64_t buf, uint32_t len)
+{
+    uint32_t d = lay->raw_rx_ring + idx * sizeof(struct nvm_raw_desc);
+
+    sram_wr(l, d + 0, buf);
+    sram_wr(l, d + 4, buf >> 32);
+    sram_wr(l, d + 8, len);
+    sram_wr(l, d + 12, NVM_RAW_OWN);
+    qpci_io_writel(l->dev, l->db, 0, NVM_DB_RAW_RX);
+}
+
+static void raw_send(Lanai *l, const struct nvm_sram_layout *lay,
+                     unsigned idx, uint64_t buf, uint32_t len)
+{
+    uint32_t d = lay->raw_tx_ring + idx * sizeof(struct nvm_raw_desc);
+
+    sram_wr(l, d + 0, buf);
+    sram_wr(l, d + 4, buf >> 32);
+    sram_wr(l, d + 8, len);
+    sram_wr(l, d + 16, 0);
+    sram_wr(l, d + 12, NVM_RAW_OWN);  /* flags, route_len 0, status 0 */
+    qpci_io_writel(l->dev, l->db, 0, NVM_DB_RAW_TX);
+}
+
+static void link_pair(Lanai **a, Lanai **b)
+{
+    int sv[2];
+    g_autofree char *ea = NULL, *eb = NULL;
+
+    g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), ==, 0);
+    ea = g_strdup_printf(",netdev=l0,node-id=1 -netdev stream,id=l0,"
+                         "addr.type=fd,addr.str=%d", sv[0]);
+    eb = g_strdup_printf(",netdev=l0,node-id=2 -netdev stream,id=l0,"
+                         "addr.type=fd,addr.str=%d", sv[1]);
+    *a = lanai_boot(ea);
+    *b = lanai_boot(eb);
+    close(sv[0]);
+    close(sv[1]);
+}
+
+static void test_raw_frames(void)
+{
+    Lanai *a, *b;
+    struct nvm_sram_layout la, lb;
+    const uint32_t sizes[] = { 1, 2, 63, 64, 1000, 4095, 4096 };
+    uint64_t tx, rx;
+    g_autofree uint8_t *pat = g_malloc(4096);
+    g_autofree uint8_t *got = g_malloc(4096);
+    struct nvm_event ev;
+
+    link_pair(&a, &b);
+    g_assert_cmphex(rd(a, NVM_REG_LINK), ==, NVM_LINK_UP);
+    g_assert_cmphex(rd(b, NVM_REG_LINK), ==, NVM_LINK_UP);
+    lanai_fw_start(a);
+    lanai_fw_start(b);
+    read_layout(a, &la);
+    read_layout(b, &lb);
+    tx = guest_alloc(&a->qs->alloc, 4096);
+    rx = guest_alloc(&b->qs->alloc, 4096);
+
+    for (unsigned i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        uint32_t n = sizes[i];
+        uint32_t d = lb.raw_rx_ring + (i % lb.raw_rx_len) *
+                     sizeof(struct nvm_raw_desc);
+
+        for (uint32_t k = 0; k < n; k++) {
+            pat[k] = (uint8_t)(k * 7 + i * 131);
+        }
+        qtest_memwrite(qts(a), tx, pat, n);
+        qtest_memset(qts(b), rx, 0, 4096);
+        raw_post_rx(b, &lb, i % lb.raw_rx_len, rx, 4096);
+        raw_send(a, &la, i % la.raw_tx_len, tx, n);
+
+        ev = lanai_event_wait(a, NVM_EV_RAW_TX);
+        g_assert_cmpuint(ev.data, ==, i % la.raw_tx_len);
+        g_assert_cmpuint(ev.arg, ==, NVM_RAW_OK);
+        ev = lanai_event_wait(b, NVM_EV_RAW_RX);
+        g_assert_cmpuint(ev.data, ==, i % lb.raw_rx_len);
+        g_assert_cmpuint(ev.arg, ==, (1ull << 32) | n);  /* from node 1 */
+        g_assert_cmpuint(sram_rd(b, d + 8), ==, n);
+        g_assert_cmphex(sram_rd(b, d + 12) & NVM_RAW_OWN, ==, 0);
+        qtest_memread(qts(b), rx, got, 4096);
+        g_assert_cmpmem(got, n, pat, n);
+        for (uint32_t k = n; k < 4096; k++) {
+            g_assert_cmphex(got[k], ==, 0);   /* nothing past the frame */
+        }
+    }
+    lanai_free(b);
+    lanai_free(a);
+}
+
+/* A frame with no host buffer waits in SRAM; a bad tx address fails. */
+static void test_raw_errors(void)
+{
+    Lanai *a, *b;
+    struct nvm_sram_layout la, lb;
+    uint64_t tx, rx;
+    struct nvm_event ev;
+    uint8_t got[8];
+
+    link_pair(&a, &b);
+    lanai_fw_start(a);
+    lanai_fw_start(b);
+    read_layout(a, &la);
+    read_layout(b, &lb);
+    tx = guest_alloc(&a->qs->alloc, 4096);
+    rx = guest_alloc(&b->qs->alloc, 4096);
+    qtest_memwrite(qts(a), tx, "netvm!!", 8);
+
+    /* unmapped host address: error completion and an error event */
+    raw_send(a, &la, 0, 0x00007ffffffff000ull, 64);
+    ev = lanai_event_wait(a, NVM_EV_ERROR);
+    g_assert_cmpuint(ev.data, ==, NVM_ERR_HOST_DMA);
+    ev = lanai_event_wait(a, NVM_EV_RAW_TX);
+    g_assert_cmpuint(ev.arg, ==, NVM_RAW_ERR_DMA);
+    /* zero and oversized lengths */
+    raw_send(a, &la, 1, tx, 0);
+    ev = lanai_event_wait(a, NVM_EV_RAW_TX);
+    g_assert_cmpuint(ev.arg, ==, NVM_RAW_ERR_LEN);
+    raw_send(a, &la, 2, tx, 4097);
+    ev = lanai_event_wait(a, NVM_EV_RAW_TX);
+    g_assert_cmpuint(ev.arg, ==, NVM_RAW_ERR_LEN);
+
+    /* sent before the receiver posted a buffer: it waits, then arrives */
+    raw_send(a, &la, 3, tx, 8);
+    ev = lanai_event_wait(a, NVM_EV_RAW_TX);
+    g_assert_cmpuint(ev.arg, ==, NVM_RAW_OK);
+    g_assert_false(lanai_event_next(b, &ev) && ev.type == NVM_EV_RAW_RX);
+    raw_post_rx(b, &lb, 0, rx, 4096);
+    ev = lanai_event_wait(b, NVM_EV_RAW_RX);
+    g_assert_cmpuint(ev.arg & 0xffffffff, ==, 8);
+    qtest_memread(qts(b), rx, got, 8);
+    g_assert_cmpmem(got, 8, "netvm!!", 8);
+
+    g_assert_cmphex(rd(a, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    lanai_free(b);
+    lanai_free(a);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/lanai/bars", test_bars);
+    qtest_add_func("/lanai/reset-values", test_reset_values);
+    qtest_add_func("/lanai/access-rules", test_access_rules);
+    qtest_add_func("/lanai/selftest/dma", test_selftest_dma);
+    qtest_add_func("/lanai/selftest/irq", test_selftest_irq);
+    qtest_add_func("/lanai/selftest/hostile", test_selftest_hostile);
+    qtest_add_func("/lanai/doorbell/fifo", test_doorbell_fifo);
+    qtest_add_func("/lanai/firmware/boot", test_firmware_boot);
+    qtest_add_func("/lanai/events/ring-full", test_event_ring_full);
+    qtest_add_func("/lanai/raw/frames", test_raw_frames);
+    qtest_add_func("/lanai/raw/errors", test_raw_errors);
+    return g_test_run();
+}
