@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* A simulated LANai chip for firmware unit tests (see sim_chip.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_chip.h"
+#include "netvm/packet.h"
+
+static struct sim_chip *S(void *chip)
+{
+	return chip;
+}
+
+static void c_host_dma_start(void *chip, uint32_t desc)
+{
+	S(chip)->hdma_pending = true;
+	S(chip)->hdma_desc = desc;
+}
+
+static void c_send_start(void *chip, uint32_t off, uint32_t len)
+{
+	S(chip)->send_pending = true;
+	S(chip)->send_off = off;
+	S(chip)->send_len = len;
+}
+
+static void c_recv_setup(void *chip, uint32_t ring, uint32_t slots,
+			 uint32_t slot_size)
+{
+	struct sim_chip *s = chip;
+
+	s->rx_ring = ring;
+	s->rx_slots = slots;
+	s->rx_slot_size = slot_size;
+	s->rx_next = 0;
+	s->rx_enabled = true;
+}
+
+static void c_recv_kick(void *chip)
+{
+	(void)chip;	/* sim_settle retries the wire on every pass */
+}
+
+static bool c_doorbell_pop(void *chip, uint32_t *off, uint32_t *data)
+{
+	struct sim_chip *s = chip;
+
+	if (!s->db_count)
+		return false;
+	*off = s->db_off[s->db_head];
+	*data = s->db_data[s->db_head];
+	s->db_head = (s->db_head + 1) % 256;
+	s->db_count--;
+	return true;
+}
+
+static void c_event_post(void *chip, const struct nvm_event *ev)
+{
+	struct sim_chip *s = chip;
+
+	if (s->nevents < SIM_EVENTS_MAX)
+		s->events[s->nevents++] = *ev;
+}
+
+static uint32_t c_isr_read(void *chip)
+{
+	return S(chip)->isr;
+}
+
+static void c_isr_clear(void *chip, uint32_t bits)
+{
+	S(chip)->isr &= ~bits;
+}
+
+static void c_set_state(void *chip, enum nvm_fw_state st, uint32_t v,
+			uint32_t layout)
+{
+	(void)v;
+	(void)layout;
+	S(chip)->state = st;
+}
+
+static uint32_t c_link_state(void *chip)
+{
+	return S(chip)->link;
+}
+
+static void c_trace(void *chip, const char *what, uint32_t a, uint32_t b)
+{
+	(void)chip;
+	(void)what;
+	(void)a;
+	(void)b;
+}
+
+static const struct fw_chip_ops sim_ops = {
+	.host_dma_start = c_host_dma_start,
+	.send_start = c_send_start,
+	.recv_setup = c_recv_setup,
+	.recv_kick = c_recv_kick,
+	.doorbell_pop = c_doorbell_pop,
+	.event_post = c_event_post,
+	.isr_read = c_isr_read,
+	.isr_clear = c_isr_clear,
+	.set_state = c_set_state,
+	.link_state = c_link_state,
+	.trace = c_trace,
+};
+
+void sim_init(struct sim_chip *s, uint16_t node, uint32_t sram_size)
+{
+	memset(s, 0, sizeof(*s));
+	s->chip.sram = calloc(1, sram_size);
+	s->chip.sram_size = sram_size;
+	s->chip.node_id = node;
+	s->chip.ops = &sim_ops;
+	s->chip.opaque = s;
+	s->host = calloc(1, SIM_HOST_SIZE);
+	fw_init(&s->fw, &s->chip);
+}
+
+void sim_free(struct sim_chip *s)
+{
+	while (s->wire_count) {
+		free(s->wire[s->wire_head]);
+		s->wire_head = (s->wire_head + 1) % SIM_WIRE_MAX;
+		s->wire_count--;
+	}
+	free(s->chip.sram);
+	free(s->host);
+}
+
+void sim_connect(struct sim_chip *a, struct sim_chip *b)
+{
+	a->peer = b;
+	b->peer = a;
+	a->link = NVM_LINK_UP;
+	b->link = NVM_LINK_UP;
+}
+
+void sim_boot(struct sim_chip *s)
+{
+	fw_boot(&s->fw);
+}
+
+void sim_doorbell(struct sim_chip *s, uint32_t off, uint32_t data)
+{
+	uint32_t tail = (s->db_head + s->db_count) % 256;
+
+	s->db_off[tail] = off;
+	s->db_data[tail] = data;
+	s->db_count++;
+}
+
+uint8_t *sim_host(struct sim_chip *s, uint64_t addr)
+{
+	return s->host + (addr - SIM_HOST_BASE);
+}
+
+const struct nvm_sram_layout *sim_layout(struct sim_chip *s)
+{
+	return &s->fw.layout;
+}
+
+static bool host_range_ok(uint64_t addr, uint32_t len)
+{
+	return addr >= SIM_HOST_BASE && len <= SIM_HOST_SIZE &&
+	       addr - SIM_HOST_BASE <= SIM_HOST_SIZE - len;
+}
+
+static bool step_hdma(struct sim_chip *s)
+{
+	struct lanai_dma_desc d;
+	uint64_t host;
+
+	if (!s->hdma_pending)
+		return false;
+	memcpy(&d, s->chip.sram + s->hdma_desc, sizeof(d));
+	host = (uint64_t)d.eah << 32 | d.eal;
+	if (!fw_sram_range_ok(&s->chip, d.lar, d.len)) {
+		d.status = NVM_DMA_ST_ERR_SRAM;
+	} else if (!host_range_ok(host, d.len)) {
+		struct nvm_event ev = { .type = NVM_EV_ERROR,
+					.data = NVM_ERR_HOST_DMA, .arg = host };
+
+		c_event_post(s, &ev);
+		d.status = NVM_DMA_ST_ERR_HOST;
+	} else {
+		if (d.next & LANAI_DMA_E2L)
+			memcpy(s->chip.sram + d.lar, sim_host(s, host), d.len);
+		else
+			memcpy(sim_host(s, host), s->chip.sram + d.lar, d.len);
+		d.status = NVM_DMA_ST_DONE;
+	}
+	memcpy(s->chip.sram + s->hdma_desc, &d, sizeof(d));
+	s->hdma_pending = false;
+	s->isr |= LANAI_ISR_WAKE0;
+	return true;
+}
+
+static bool step_send(struct sim_chip *s)
+{
+	struct sim_frame *f;
+	uint32_t crc;
+
+	if (!s->send_pending || s->wire_count == SIM_WIRE_MAX)
+		return false;	/* a full wire back-pressures the sender */
+	f = malloc(sizeof(*f));
+	memcpy(f->data, s->chip.sram + s->send_off, s->send_len);
+	crc = fw_crc32(0, f->data, s->send_len);
+	f->data[s->send_len + 0] = crc >> 24;
+	f->data[s->send_len + 1] = crc >> 16;
+	f->data[s->send_len + 2] = crc >> 8;
+	f->data[s->send_len + 3] = crc;
+	f->len = s->send_len + NVM_PKT_CRC_LEN;
+	if (s->corrupt_next > 0) {
+		/* corrupt the header but fix the CRC: a malformed packet */
+		f->data[s->corrupt_next - 1] ^= 0x40;
+		crc = fw_crc32(0, f->data, f->len - 4);
+		f->data[f->len - 4] = crc >> 24;
+		f->data[f->len - 3] = crc >> 16;
+		f->data[f->len - 2] = crc >> 8;
+		f->data[f->len - 1] = crc;
+		s->corrupt_next = 0;
+	}
+	s->wire[(s->wire_head + s->wire_count) % SIM_WIRE_MAX] = f;
+	s->wire_count++;
+	s->send_pending = false;
+	s->isr |= LANAI_ISR_SEND;
+	return true;
+}
+
+/* Deliver frames from s's wire into its peer's receive slots. */
+static bool step_wire(struct sim_chip *s)
+{
+	struct sim_chip *p = s->peer;
+	struct sim_frame *f;
+	uint8_t *slot;
+	uint32_t len, crc;
+	bool moved = false;
+
+	while (p && s->wire_count && p->rx_enabled) {
+		uint32_t soff = p->rx_ring + p->rx_next * p->rx_slot_size;
+
+		slot = p->chip.sram + soff;
+		if (fw_sram_rd32(&p->chip, soff) != FW_RX_SLOT_EMPTY)
+			break;	/* receiver full: the frame waits on the wire */
+		f = s->wire[s->wire_head];
+		s->wire_head = (s->wire_head + 1) % SIM_WIRE_MAX;
+		s->wire_count--;
+		len = f->len - NVM_PKT_CRC_LEN;
+		crc = (uint32_t)f->data[len] << 24 | f->data[len + 1] << 16 |
+		      f->data[len + 2] << 8 | f->data[len + 3];
+		if (crc == fw_crc32(0, f->data, len)) {
+			memcpy(slot + sizeof(struct fw_rx_slot), f->data, len);
+			fw_sram_wr32(&p->chip, soff + 4, len);
+			fw_sram_wr32(&p->chip, soff, FW_RX_SLOT_FULL);
+			p->rx_next = (p->rx_next + 1) % p->rx_slots;
+			p->isr |= LANAI_ISR_RECV;
+		}
+		free(f);
+		moved = true;
+	}
+	return moved;
+}
+
+int sim_settle(struct sim_chip *a, struct sim_chip *b)
+{
+	struct sim_chip *chips[2] = { a, b };
+	int steps = 0;
+	bool moved;
+
+	do {
+		moved = false;
+		for (int i = 0; i < 2; i++) {
+			struct sim_chip *s = chips[i];
+
+			if (!s)
+				continue;
+			fw_run(&s->fw);
+			moved |= step_hdma(s);
+			moved |= step_send(s);
+			moved |= step_wire(s);
+		}
+		steps++;
+	} while (moved && steps < 100000);
+	return steps;
+}
+
+int sim_count_events(struct sim_chip *s, uint8_t type, int64_t data)
+{
+	int n = 0;
+
+	for (uint32_t i = 0; i < s->nevents; i++)
+		if (s->events[i].type == type &&
+		    (data < 0 || s->events[i].data == (uint32_t)data))
+			n++;
+	return n;
+}
+
+const struct nvm_event *sim_last_event(struct sim_chip *s, uint8_t type)
+{
+	for (uint32_t i = s->nevents; i-- > 0;)
+		if (s->events[i].type == type)
+			return &s->events[i];
+	return NULL;
+}
