@@ -7,6 +7,8 @@
 set -eu
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 which="$1"
+# checkpatch judges some rules by path (tests/ may use g_assert_cmp*)
+cd "$REPO"
 
 case "$which" in
 qemu)
@@ -41,8 +43,6 @@ kernel)
 	;;
 esac
 
-# checkpatch judges some rules by path (tests/ may use g_assert_cmp*)
-cd "$REPO"
 bad=0
 for f in $files; do
 	# shellcheck disable=SC2086
