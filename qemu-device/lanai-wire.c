@@ -172,7 +172,7 @@ static ssize_t lanai_receive(NetClientState *nc, const uint8_t *buf,
     slot = lanai_rx_slot(s, s->rx_next);
     memcpy(slot + sizeof(struct fw_rx_slot), buf, len);
     stl_le_p(slot + 4, len);
-    smp_wmb();
+    smp_wmb();      /* vCPUs poll the slot state: data before FULL */
     stl_le_p(slot, FW_RX_SLOT_FULL);
     trace_lanai_recv(s->rx_next, len);
     s->rx_next = (s->rx_next + 1) % s->rx_slots;
