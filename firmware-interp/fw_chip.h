@@ -68,6 +68,10 @@ struct fw_chip_ops {
 	void (*set_state)(void *chip, enum nvm_fw_state state,
 			  uint32_t fw_version, uint32_t layout_off);
 
+	/* Interval timer which (0..2): set ISR.TIME<which> after delay_ns of
+	 * virtual time; 0 cancels.  The LANai's IT0/IT1/IT2. */
+	void (*timer_arm)(void *chip, unsigned int which, uint64_t delay_ns);
+
 	/* Link state (NVM_LINK_*). */
 	uint32_t (*link_state)(void *chip);
 

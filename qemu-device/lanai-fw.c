@@ -66,6 +66,11 @@ static void chip_set_state(void *chip, enum nvm_fw_state state,
     s->layout_off = layout_off;
 }
 
+static void chip_timer_arm(void *chip, unsigned int which, uint64_t delay_ns)
+{
+    lanai_timer_arm(chip, which, delay_ns);
+}
+
 static uint32_t chip_link_state(void *chip)
 {
     return lanai_link_state(chip);
@@ -86,6 +91,7 @@ static const struct fw_chip_ops lanai_chip_ops = {
     .isr_read = chip_isr_read,
     .isr_clear = chip_isr_clear,
     .set_state = chip_set_state,
+    .timer_arm = chip_timer_arm,
     .link_state = chip_link_state,
     .trace = chip_trace,
 };
@@ -133,6 +139,7 @@ void lanai_fw_reset(LanaiState *s)
                 LANAI_ISR_BUFF);
     lanai_hdma_reset(s);
     lanai_wire_reset(s);
+    lanai_timers_reset(s);
     lanai_doorbell_reset(s);
     lanai_update_irq(s);
 }

@@ -103,6 +103,7 @@ void lanai_hdma_bh(void *opaque)
         lanai_hdma_error(s, NVM_ERR_DMA_CHAIN, s->hdma_desc);
     }
     s->hdma_busy = false;
+    s->hdma_chains++;
     trace_lanai_hdma_done(s->hdma_desc, n);
     lanai_set_isr(s, LANAI_ISR_WAKE0);
     lanai_fw_kick(s);
@@ -124,4 +125,5 @@ void lanai_hdma_reset(LanaiState *s)
 {
     s->hdma_busy = false;
     s->hdma_desc = 0;
+    s->hdma_chains = 0;
 }

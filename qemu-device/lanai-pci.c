@@ -75,6 +75,7 @@ static void lanai_realize(PCIDevice *pci, Error **errp)
                                      &dev->mem_reentrancy_guard);
     s->st_bh = qemu_bh_new_guarded(lanai_selftest_bh, s,
                                    &dev->mem_reentrancy_guard);
+    lanai_timers_init(s);
     s->link_timer = timer_new_ms(QEMU_CLOCK_VIRTUAL, lanai_link_timer, s);
     timer_mod(s->link_timer, qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) +
               LANAI_LINK_POLL_MS);
@@ -87,6 +88,7 @@ static void lanai_exit(PCIDevice *pci)
     LanaiState *s = LANAI(pci);
 
     timer_free(s->link_timer);
+    lanai_timers_free(s);
     qemu_bh_delete(s->fw_bh);
     qemu_bh_delete(s->hdma_bh);
     qemu_bh_delete(s->send_bh);
@@ -123,6 +125,7 @@ static int lanai_post_load(void *opaque, int version_id)
     if (s->st_status == NVM_ST_STATUS_BUSY) {
         qemu_bh_schedule(s->st_bh);
     }
+    lanai_timers_post_load(s);
     lanai_fw_kick(s);
     return 0;
 }
@@ -197,6 +200,7 @@ static const VMStateDescription vmstate_lanai = {
         VMSTATE_INT64(rtc_base_ns, LanaiState),
         VMSTATE_BOOL(irq_level, LanaiState),
         VMSTATE_UINT32(link, LanaiState),
+        VMSTATE_INT64_ARRAY(it_deadline, LanaiState, 3),
         VMSTATE_UINT32(fw_state, LanaiState),
         VMSTATE_UINT32(fw_version, LanaiState),
         VMSTATE_UINT32(layout_off, LanaiState),
@@ -217,14 +221,17 @@ static const VMStateDescription vmstate_lanai = {
         VMSTATE_BOOL(db_overflow, LanaiState),
         VMSTATE_BOOL(hdma_busy, LanaiState),
         VMSTATE_UINT32(hdma_desc, LanaiState),
+        VMSTATE_UINT32(hdma_chains, LanaiState),
         VMSTATE_BOOL(send_busy, LanaiState),
         VMSTATE_UINT32(send_off, LanaiState),
         VMSTATE_UINT32(send_len, LanaiState),
+        VMSTATE_UINT32(send_count, LanaiState),
         VMSTATE_BOOL(rx_enabled, LanaiState),
         VMSTATE_UINT32(rx_ring, LanaiState),
         VMSTATE_UINT32(rx_slots, LanaiState),
         VMSTATE_UINT32(rx_slot_size, LanaiState),
         VMSTATE_UINT32(rx_next, LanaiState),
+        VMSTATE_UINT32(rx_count, LanaiState),
         VMSTATE_UINT32(rx_crc_errors, LanaiState),
         VMSTATE_UINT32(rx_oversize, LanaiState),
         VMSTATE_UINT64(st_addr, LanaiState),

@@ -59,7 +59,25 @@ static const LanaiReg lanai_regs[LANAI_REGS_SIZE / 4] = {
     REG(NVM_REG_SCRATCH, "SCRATCH", REG_RW),
     REG(NVM_REG_EVQ_LOST, "EVQ_LOST", REG_RO),
     REG(NVM_REG_ERRORS, "ERRORS", REG_RO),
+    REG(NVM_REG_HDMA_DESC, "HDMA_DESC", REG_RW),
+    REG(NVM_REG_HDMA_STATUS, "HDMA_STATUS", REG_RO),
+    REG(NVM_REG_SEND_OFF, "SEND_OFF", REG_RW),
+    REG(NVM_REG_SEND_LEN, "SEND_LEN", REG_RW),
+    REG(NVM_REG_SEND_CTRL, "SEND_CTRL", REG_RW),
+    REG(NVM_REG_SEND_COUNT, "SEND_COUNT", REG_RO),
+    REG(NVM_REG_RECV_RING, "RECV_RING", REG_RW),
+    REG(NVM_REG_RECV_SLOTS, "RECV_SLOTS", REG_RW),
+    REG(NVM_REG_RECV_SLOT_SIZE, "RECV_SLOT_SIZE", REG_RW),
+    REG(NVM_REG_RECV_CTRL, "RECV_CTRL", REG_RW),
+    REG(NVM_REG_RECV_COUNT, "RECV_COUNT", REG_RO),
+    REG(NVM_REG_RECV_DROPS, "RECV_DROPS", REG_RO),
 };
+
+/* Engine registers the host may only set while the firmware is halted. */
+static bool lanai_reg_engine_owned(hwaddr off)
+{
+    return off >= NVM_REG_HDMA_DESC && off <= NVM_REG_RECV_DROPS;
+}
 
 void lanai_guest_error(LanaiState *s, const char *fmt, ...)
 {
@@ -93,6 +111,12 @@ static uint32_t lanai_reg_value(LanaiState *s, hwaddr off)
         return s->isr;
     case LANAI_REG_EIMR:
         return s->eimr;
+    case LANAI_REG_IT0:
+        return lanai_timer_ticks(s, 0);
+    case LANAI_REG_IT1:
+        return lanai_timer_ticks(s, 1);
+    case LANAI_REG_IT2:
+        return lanai_timer_ticks(s, 2);
     case LANAI_REG_RTC:
         return (qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) - s->rtc_base_ns) / 500;
     case LANAI_REG_CPUC:
@@ -149,8 +173,32 @@ static uint32_t lanai_reg_value(LanaiState *s, hwaddr off)
         return s->evq_lost;
     case NVM_REG_ERRORS:
         return s->errors;
+    case NVM_REG_HDMA_DESC:
+        return s->hdma_desc;
+    case NVM_REG_HDMA_STATUS:
+        return (s->hdma_busy ? NVM_ENG_BUSY : 0) | s->hdma_chains << 16;
+    case NVM_REG_SEND_OFF:
+        return s->send_off;
+    case NVM_REG_SEND_LEN:
+        return s->send_len;
+    case NVM_REG_SEND_CTRL:
+        return s->send_busy ? NVM_ENG_BUSY : 0;
+    case NVM_REG_SEND_COUNT:
+        return s->send_count;
+    case NVM_REG_RECV_RING:
+        return s->rx_ring;
+    case NVM_REG_RECV_SLOTS:
+        return s->rx_slots;
+    case NVM_REG_RECV_SLOT_SIZE:
+        return s->rx_slot_size;
+    case NVM_REG_RECV_CTRL:
+        return (s->rx_enabled ? NVM_ENG_BUSY : 0) | s->rx_next << 16;
+    case NVM_REG_RECV_COUNT:
+        return s->rx_count;
+    case NVM_REG_RECV_DROPS:
+        return s->rx_crc_errors + s->rx_oversize;
     default:
-        return 0;   /* IT0-2 and ST_IRQ read as zero */
+        return 0;   /* ST_IRQ reads as zero */
     }
 }
 
@@ -222,6 +270,12 @@ static void lanai_reg_write(void *opaque, hwaddr off, uint64_t val64,
         return;
     }
 
+    if (lanai_reg_engine_owned(off) && (s->cpuc & LANAI_CPUC_RUN)) {
+        lanai_guest_error(s, "%s: the engines belong to the running firmware",
+                          r->name);
+        return;
+    }
+
     switch (off) {
     case LANAI_REG_ISR:
         if (val & ~LANAI_ISR_HOST_W1C) {
@@ -285,6 +339,38 @@ static void lanai_reg_write(void *opaque, hwaddr off, uint64_t val64,
         break;
     case NVM_REG_SCRATCH:
         s->scratch = val;
+        break;
+    case NVM_REG_HDMA_DESC:
+        lanai_hdma_start(s, val);
+        break;
+    case NVM_REG_SEND_OFF:
+        s->send_off = val;
+        break;
+    case NVM_REG_SEND_LEN:
+        s->send_len = val;
+        break;
+    case NVM_REG_SEND_CTRL:
+        if (val == 1) {
+            lanai_send_start(s, s->send_off, s->send_len);
+        }
+        break;
+    case NVM_REG_RECV_RING:
+        s->rx_ring = val;
+        break;
+    case NVM_REG_RECV_SLOTS:
+        s->rx_slots = val;
+        break;
+    case NVM_REG_RECV_SLOT_SIZE:
+        s->rx_slot_size = val;
+        break;
+    case NVM_REG_RECV_CTRL:
+        if (val == NVM_RECV_CTRL_START) {
+            lanai_recv_setup(s, s->rx_ring, s->rx_slots, s->rx_slot_size);
+        } else if (val == NVM_RECV_CTRL_RETRY) {
+            lanai_recv_kick(s);
+        } else {
+            lanai_recv_stop(s);
+        }
         break;
     }
 }

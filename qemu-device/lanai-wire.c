@@ -66,6 +66,7 @@ static void lanai_link_status_changed(NetClientState *nc)
 static void lanai_send_done(LanaiState *s)
 {
     s->send_busy = false;
+    s->send_count++;
     s->send_queued = false;
     lanai_set_isr(s, LANAI_ISR_SEND);
     lanai_fw_kick(s);
@@ -111,9 +112,13 @@ void lanai_send_bh(void *opaque)
 
 void lanai_send_start(LanaiState *s, uint32_t off, uint32_t len)
 {
-    if (s->send_busy || !len || len > NVM_FRAME_MAX ||
-        off > s->sram_size || len > s->sram_size - off) {
-        trace_lanai_fw("send_refused", off, len);
+    if (s->send_busy) {
+        trace_lanai_fw("send_busy", off, len);
+        return;
+    }
+    if (!len || len > NVM_FRAME_MAX || off > s->sram_size ||
+        len > s->sram_size - off) {
+        lanai_guest_error(s, "send of SRAM 0x%x len %u refused", off, len);
         lanai_set_isr(s, LANAI_ISR_SEND);
         lanai_fw_kick(s);
         return;
@@ -136,7 +141,7 @@ static bool lanai_can_receive(NetClientState *nc)
 {
     LanaiState *s = qemu_get_nic_opaque(nc);
 
-    if (!s->rx_enabled || !(s->cpuc & LANAI_CPUC_RUN)) {
+    if (!s->rx_enabled) {
         return false;
     }
     return ldl_le_p(lanai_rx_slot(s, s->rx_next)) == FW_RX_SLOT_EMPTY;
@@ -175,6 +180,7 @@ static ssize_t lanai_receive(NetClientState *nc, const uint8_t *buf,
     smp_wmb();      /* vCPUs poll the slot state: data before FULL */
     stl_le_p(slot, FW_RX_SLOT_FULL);
     trace_lanai_recv(s->rx_next, len);
+    s->rx_count++;
     s->rx_next = (s->rx_next + 1) % s->rx_slots;
     lanai_set_isr(s, LANAI_ISR_RECV);
     lanai_fw_kick(s);
@@ -184,10 +190,11 @@ static ssize_t lanai_receive(NetClientState *nc, const uint8_t *buf,
 void lanai_recv_setup(LanaiState *s, uint32_t ring, uint32_t slots,
                       uint32_t slot_size)
 {
-    if (!slots || slot_size <= sizeof(struct fw_rx_slot) ||
-        ring > s->sram_size ||
+    if (!slots || slot_size <= sizeof(struct fw_rx_slot) || (ring & 3) ||
+        (slot_size & 3) || ring > s->sram_size ||
         (uint64_t)slots * slot_size > s->sram_size - ring) {
-        trace_lanai_fw("recv_setup_refused", ring, slots);
+        lanai_guest_error(s, "receive ring 0x%x, %u slots of %u: refused",
+                          ring, slots, slot_size);
         s->rx_enabled = false;
         return;
     }
@@ -206,8 +213,17 @@ void lanai_recv_kick(LanaiState *s)
     }
 }
 
+void lanai_recv_stop(LanaiState *s)
+{
+    s->rx_enabled = false;
+}
+
 void lanai_wire_reset(LanaiState *s)
 {
+    s->send_count = 0;
+    s->rx_count = 0;
+    s->rx_crc_errors = 0;
+    s->rx_oversize = 0;
     s->send_busy = false;
     s->send_queued = false;
     s->rx_enabled = false;

@@ -54,6 +54,8 @@ struct LanaiState {
     int64_t rtc_base_ns;
     bool irq_level;           /* ISR & EIMR was non-zero at last update */
     uint32_t link;            /* NVM_LINK_* as last reported */
+    QEMUTimer *it_timer[3];   /* interval timers IT0-IT2 */
+    int64_t it_deadline[3];   /* virtual ns, 0 = not armed */
     QEMUTimer *link_timer;
 
     /* firmware-published state */
@@ -81,6 +83,7 @@ struct LanaiState {
     /* host DMA engine (lanai-hostdma.c) */
     bool hdma_busy;
     uint32_t hdma_desc;
+    uint32_t hdma_chains;
     QEMUBH *hdma_bh;
 
     /* send-wire engine (lanai-wire.c) */
@@ -88,6 +91,7 @@ struct LanaiState {
     bool send_queued;         /* handed to the net layer, awaiting sent_cb */
     uint32_t send_off;
     uint32_t send_len;
+    uint32_t send_count;
     QEMUBH *send_bh;
 
     /* receive-wire engine (lanai-wire.c) */
@@ -96,6 +100,7 @@ struct LanaiState {
     uint32_t rx_slots;
     uint32_t rx_slot_size;
     uint32_t rx_next;
+    uint32_t rx_count;
     uint32_t rx_crc_errors;
     uint32_t rx_oversize;
 
@@ -142,9 +147,18 @@ void lanai_send_bh(void *opaque);
 void lanai_recv_setup(LanaiState *s, uint32_t ring, uint32_t slots,
                       uint32_t slot_size);
 void lanai_recv_kick(LanaiState *s);
+void lanai_recv_stop(LanaiState *s);
 uint32_t lanai_link_state(LanaiState *s);
 void lanai_link_timer(void *opaque);
 void lanai_wire_reset(LanaiState *s);
+
+/* lanai-timers.c */
+void lanai_timers_init(LanaiState *s);
+void lanai_timers_free(LanaiState *s);
+void lanai_timer_arm(LanaiState *s, unsigned which, uint64_t delay_ns);
+uint32_t lanai_timer_ticks(LanaiState *s, unsigned which);
+void lanai_timers_reset(LanaiState *s);
+void lanai_timers_post_load(LanaiState *s);
 
 /* lanai-selftest.c */
 void lanai_selftest_start(LanaiState *s, uint32_t cmd);

@@ -115,6 +115,31 @@
 #define NVM_REG_EVQ_LOST	0x260	/* RO: events dropped (must stay 0) */
 #define NVM_REG_ERRORS		0x264	/* RO: guest errors logged */
 
+/*
+ * Engine registers (debug port).  Reads always show the engine's state.
+ * Writes that start an engine are accepted only while the firmware is
+ * halted (CPUC.RUN clear): the firmware owns the engines while it runs.
+ * This lets tests and driver developers drive each engine on its own.
+ */
+#define NVM_REG_HDMA_DESC	0x300	/* RW: SRAM offset of the chain; write starts it */
+#define NVM_REG_HDMA_STATUS	0x304	/* RO: bit 0 busy, bits 16-31 chains run */
+#define NVM_REG_SEND_OFF	0x310	/* RW: SRAM offset of the frame */
+#define NVM_REG_SEND_LEN	0x314	/* RW: frame bytes (CRC appended) */
+#define NVM_REG_SEND_CTRL	0x318	/* W 1: send; R: bit 0 busy */
+#define NVM_REG_SEND_COUNT	0x31c	/* RO: frames sent */
+#define NVM_REG_RECV_RING	0x320	/* RW: SRAM offset of the slot ring */
+#define NVM_REG_RECV_SLOTS	0x324	/* RW: slots */
+#define NVM_REG_RECV_SLOT_SIZE	0x328	/* RW: bytes per slot, header included */
+#define NVM_REG_RECV_CTRL	0x32c	/* W 1: (re)start at slot 0, 2: retry, 0: stop;
+					 * R: bit 0 on, bits 16-31 next slot */
+#define NVM_REG_RECV_COUNT	0x330	/* RO: frames received into slots */
+#define NVM_REG_RECV_DROPS	0x334	/* RO: frames dropped (CRC, oversize) */
+
+#define NVM_ENG_BUSY		NVM_BIT(0)
+#define NVM_RECV_CTRL_STOP	0
+#define NVM_RECV_CTRL_START	1
+#define NVM_RECV_CTRL_RETRY	2
+
 #define NVM_ID_MAGIC		0x4e564d4cu	/* "LMVN" little-endian: 'L','M','V','N' */
 #define NVM_ABI_VERSION		0x00010000u	/* major.minor, 16 bits each */
 

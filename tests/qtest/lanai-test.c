@@ -152,13 +152,17 @@ static bool lanai_event_next(Lanai *l, struct nvm_event *ev)
 }
 
 /* Wait for an event of this type, skipping others. */
-static struct nvm_event lanai_event_wait(Lanai *l, uint8_t type)
+static struct nvm_event lanai_event_wait_at(Lanai *l, uint8_t type, int line)
 {
     struct nvm_event ev = { 0 };
 
-    g_assert_true(WAIT_FOR(lanai_event_next(l, &ev) && ev.type == type));
+    if (!WAIT_FOR(lanai_event_next(l, &ev) && ev.type == type)) {
+        g_error("line %d: no event of type %u (last seen: type %u data 0x%x)",
+                line, type, ev.type, ev.data);
+    }
     return ev;
 }
+#define lanai_event_wait(l, type) lanai_event_wait_at(l, type, __LINE__)
 
 static void lanai_fw_start(Lanai *l)
 {
@@ -451,6 +455,252 @@ static void test_event_ring_full(void)
     lanai_free(l);
 }
 
+
+/* ---- the engines on their own, through the debug port ---- */
+
+static void put_desc(Lanai *l, uint32_t off, uint32_t next, uint32_t len,
+                     uint32_t lar, uint64_t host)
+{
+    struct lanai_dma_desc d = {
+        .next = next, .len = len, .lar = lar,
+        .eah = host >> 32, .eal = (uint32_t)host,
+    };
+
+    qpci_memwrite(l->dev, l->sram, off, &d, sizeof(d));
+}
+
+static struct lanai_dma_desc get_desc(Lanai *l, uint32_t off)
+{
+    struct lanai_dma_desc d;
+
+    qpci_memread(l->dev, l->sram, off, &d, sizeof(d));
+    return d;
+}
+
+static void hdma_run(Lanai *l, uint32_t desc)
+{
+    uint32_t chains = rd(l, NVM_REG_HDMA_STATUS) >> 16;
+
+    wr(l, LANAI_REG_ISR, 0);
+    wr(l, NVM_REG_HDMA_DESC, desc);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_HDMA_STATUS) >> 16 == chains + 1));
+    g_assert_cmphex(rd(l, NVM_REG_HDMA_STATUS) & NVM_ENG_BUSY, ==, 0);
+    g_assert_cmphex(rd(l, LANAI_REG_ISR) & LANAI_ISR_WAKE0, !=, 0);
+}
+
+static uint16_t ones_sum(const uint8_t *p, uint32_t n)
+{
+    uint32_t sum = 0;
+
+    for (uint32_t i = 0; i < n; i += 2) {
+        sum += (uint32_t)p[i] << 8 | (i + 1 < n ? p[i + 1] : 0);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return sum;
+}
+
+/* A chain of three descriptors, both directions, checked byte for byte. */
+static void test_hdma_chain(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    uint64_t a = guest_alloc(&l->qs->alloc, 4096);
+    uint64_t b = guest_alloc(&l->qs->alloc, 4096);
+    uint64_t c = guest_alloc(&l->qs->alloc, 64);
+    uint8_t pat[3000], got[3000], one;
+
+    for (unsigned i = 0; i < sizeof(pat); i++) {
+        pat[i] = (uint8_t)(i * 13 + 5);
+    }
+    qtest_memwrite(qts(l), a, pat, sizeof(pat));
+    qtest_memset(qts(l), b, 0, sizeof(pat));
+    qtest_writeb(qts(l), c, 0xa5);
+
+    put_desc(l, 0x1000, 0x1020 | LANAI_DMA_E2L, sizeof(pat), 0x4001, a);
+    put_desc(l, 0x1020, 0x1040 | LANAI_DMA_L2E, sizeof(pat), 0x4001, b);
+    put_desc(l, 0x1040, LANAI_DMA_E2L | LANAI_DMA_TERMINAL | LANAI_DMA_WAKE,
+             1, 0x5003, c);
+    hdma_run(l, 0x1000);
+
+    g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_DONE);
+    g_assert_cmpuint(get_desc(l, 0x1020).status, ==, NVM_DMA_ST_DONE);
+    g_assert_cmpuint(get_desc(l, 0x1040).status, ==, NVM_DMA_ST_DONE);
+    g_assert_cmphex(get_desc(l, 0x1000).csum[0], ==,
+                    ones_sum(pat, sizeof(pat)));
+    qtest_memread(qts(l), b, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), pat, sizeof(pat));
+    qpci_memread(l->dev, l->sram, 0x4001, got, sizeof(pat));
+    g_assert_cmpmem(got, sizeof(pat), pat, sizeof(pat));
+    qpci_memread(l->dev, l->sram, 0x5003, &one, 1);
+    g_assert_cmphex(one, ==, 0xa5);
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, 0);
+    lanai_free(l);
+}
+
+/* Chains a guest (or a buggy firmware) should not build. */
+static void test_hdma_hostile(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    uint64_t a = guest_alloc(&l->qs->alloc, 4096);
+    struct nvm_event ev;
+
+    lanai_evq_setup(l);
+
+    /* a loop: ends after 1024 descriptors with an error, WAKE0 set */
+    put_desc(l, 0x1000, 0x1000 | LANAI_DMA_E2L, 16, 0x4000, a);
+    hdma_run(l, 0x1000);
+    ev = lanai_event_wait(l, NVM_EV_ERROR);
+    g_assert_cmpuint(ev.data, ==, NVM_ERR_DMA_CHAIN);
+
+    /* misaligned and out-of-SRAM descriptor addresses */
+    hdma_run(l, 0x1004);
+    ev = lanai_event_wait(l, NVM_EV_ERROR);
+    g_assert_cmpuint(ev.data, ==, NVM_ERR_SRAM_RANGE);
+    hdma_run(l, 0xfffffff8);
+    ev = lanai_event_wait(l, NVM_EV_ERROR);
+    g_assert_cmpuint(ev.data, ==, NVM_ERR_SRAM_RANGE);
+
+    /* an SRAM range past the end, and a huge length */
+    put_desc(l, 0x1000, LANAI_DMA_E2L | LANAI_DMA_TERMINAL, 64,
+             LANAI_SRAM_DEFAULT - 32, a);
+    hdma_run(l, 0x1000);
+    g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_ERR_SRAM);
+    put_desc(l, 0x1000, LANAI_DMA_L2E | LANAI_DMA_TERMINAL, 0xfffffff0, 0, a);
+    hdma_run(l, 0x1000);
+    g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_ERR_SRAM);
+
+    /* unmapped host memory, both directions: error status and event */
+    put_desc(l, 0x1000, LANAI_DMA_E2L | LANAI_DMA_TERMINAL, 64, 0x4000,
+             0x00007ffffffff000ull);
+    hdma_run(l, 0x1000);
+    g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_ERR_HOST);
+    put_desc(l, 0x1000, LANAI_DMA_L2E | LANAI_DMA_TERMINAL, 64, 0x4000,
+             0xfffffffffffff000ull);
+    hdma_run(l, 0x1000);
+    g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_ERR_HOST);
+    do {
+        ev = lanai_event_wait(l, NVM_EV_ERROR);
+    } while (ev.data != NVM_ERR_HOST_DMA);
+
+    /* the chain stops at the first error: the second stays pending */
+    put_desc(l, 0x1000, 0x1020 | LANAI_DMA_E2L, 64, 0x4000, 0x10ull << 40);
+    put_desc(l, 0x1020, LANAI_DMA_E2L | LANAI_DMA_TERMINAL, 64, 0x4000, a);
+    hdma_run(l, 0x1000);
+    g_assert_cmpuint(get_desc(l, 0x1020).status, ==, NVM_DMA_ST_PENDING);
+
+    /* a zero length completes */
+    put_desc(l, 0x1000, LANAI_DMA_E2L | LANAI_DMA_TERMINAL, 0, 0, a);
+    hdma_run(l, 0x1000);
+    g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_DONE);
+
+    /* the engines belong to the firmware while it runs */
+    wr(l, LANAI_REG_CPUC, LANAI_CPUC_RUN);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_FW_STATE) == NVM_FW_READY));
+    {
+        uint32_t errs = rd(l, NVM_REG_ERRORS);
+
+        wr(l, NVM_REG_HDMA_DESC, 0x1000);
+        wr(l, NVM_REG_SEND_CTRL, 1);
+        g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, errs + 2);
+    }
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    lanai_free(l);
+}
+
+static void link_pair(Lanai **a, Lanai **b);
+
+#define SLOT_SIZE   4352
+
+static void recv_start(Lanai *l, uint32_t ring, uint32_t slots)
+{
+    for (uint32_t i = 0; i < slots; i++) {
+        sram_wr(l, ring + i * SLOT_SIZE, 0);
+    }
+    wr(l, NVM_REG_RECV_RING, ring);
+    wr(l, NVM_REG_RECV_SLOTS, slots);
+    wr(l, NVM_REG_RECV_SLOT_SIZE, SLOT_SIZE);
+    wr(l, NVM_REG_RECV_CTRL, NVM_RECV_CTRL_START);
+    g_assert_cmphex(rd(l, NVM_REG_RECV_CTRL) & NVM_ENG_BUSY, !=, 0);
+}
+
+static void send_frame(Lanai *l, uint32_t off, const uint8_t *f, uint32_t n)
+{
+    uint32_t sent = rd(l, NVM_REG_SEND_COUNT);
+
+    qpci_memwrite(l->dev, l->sram, off, f, n);
+    wr(l, NVM_REG_SEND_OFF, off);
+    wr(l, NVM_REG_SEND_LEN, n);
+    wr(l, NVM_REG_SEND_CTRL, 1);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_SEND_COUNT) == sent + 1));
+}
+
+static void check_slot(Lanai *l, uint32_t slot, const uint8_t *f, uint32_t n)
+{
+    uint8_t got[256];
+
+    g_assert_cmpuint(sram_rd(l, slot), ==, 1);      /* FULL */
+    g_assert_cmpuint(sram_rd(l, slot + 4), ==, n);
+    qpci_memread(l->dev, l->sram, slot + 8, got, n);
+    g_assert_cmpmem(got, n, f, n);
+}
+
+/* Send-wire and receive-wire engines alone, with back-pressure and CRC. */
+static void test_wire_engines(void)
+{
+    Lanai *a, *b;
+    uint8_t f[8][200];
+    const uint32_t ring = 0x10000;
+
+    for (int k = 0; k < 8; k++) {
+        for (int i = 0; i < 200; i++) {
+            f[k][i] = (uint8_t)(k * 31 + i);
+        }
+    }
+    link_pair(&a, &b);
+    recv_start(b, ring, 2);
+
+    send_frame(a, 0x2000, f[0], 100);
+    g_assert_true(WAIT_FOR(rd(b, NVM_REG_RECV_COUNT) == 1));
+    check_slot(b, ring, f[0], 100);
+    g_assert_cmphex(rd(b, LANAI_REG_ISR) & LANAI_ISR_RECV, !=, 0);
+
+    /* fill the ring; further frames wait on the link, not dropped */
+    for (int k = 1; k < 6; k++) {
+        send_frame(a, 0x2000, f[k], 150 + k);
+    }
+    g_assert_true(WAIT_FOR(rd(b, NVM_REG_RECV_COUNT) == 2));
+    g_usleep(100 * 1000);
+    g_assert_cmpuint(rd(b, NVM_REG_RECV_COUNT), ==, 2);
+    check_slot(b, ring + SLOT_SIZE, f[1], 151);
+    for (int k = 2; k < 6; k++) {
+        uint32_t slot = ring + (k % 2) * SLOT_SIZE;
+
+        /* free the slot that will be filled next */
+        sram_wr(b, slot, 0);
+        wr(b, NVM_REG_RECV_CTRL, NVM_RECV_CTRL_RETRY);
+        g_assert_true(WAIT_FOR(rd(b, NVM_REG_RECV_COUNT) == (uint32_t)k + 1));
+        check_slot(b, slot, f[k], 150 + k);
+    }
+    g_assert_cmpuint(rd(b, NVM_REG_RECV_DROPS), ==, 0);
+
+    /* a frame without its CRC is dropped and counted */
+    sram_wr(b, ring, 0);
+    sram_wr(b, ring + SLOT_SIZE, 0);
+    wr(b, NVM_REG_RECV_CTRL, NVM_RECV_CTRL_START);
+    wr(a, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);
+    send_frame(a, 0x2000, f[6], 64);
+    g_assert_true(WAIT_FOR(rd(b, NVM_REG_RECV_DROPS) == 1));
+    g_assert_cmpuint(rd(b, NVM_REG_RECV_COUNT), ==, 6);
+
+    /* a bad ring set-up is refused */
+    wr(b, NVM_REG_RECV_RING, LANAI_SRAM_DEFAULT - 8);
+    wr(b, NVM_REG_RECV_CTRL, NVM_RECV_CTRL_START);
+    g_assert_cmphex(rd(b, NVM_REG_RECV_CTRL) & NVM_ENG_BUSY, ==, 0);
+    lanai_free(b);
+    lanai_free(a);
+}
+
 /* ---- two QEMU processes linked back to back ---- */
 
 static void raw_post_rx(Lanai *l, const struct nvm_sram_layout *lay,
@@ -593,6 +843,71 @@ static void test_raw_errors(void)
     lanai_free(a);
 }
 
+
+/* Reset the receiver in the middle of a stream: both stay usable. */
+static void test_reset_mid_transfer(void)
+{
+    Lanai *a, *b;
+    struct nvm_sram_layout la, lb;
+    uint64_t tx, rx;
+    struct nvm_event ev;
+    uint8_t got[16];
+
+    link_pair(&a, &b);
+    lanai_fw_start(a);
+    lanai_fw_start(b);
+    read_layout(a, &la);
+    read_layout(b, &lb);
+    tx = guest_alloc(&a->qs->alloc, 4096);
+    rx = guest_alloc(&b->qs->alloc, 4096);
+    qtest_memwrite(qts(a), tx, "after the reset", 16);
+
+    /* a full tx ring toward a receiver that posts nothing */
+    for (unsigned i = 0; i < la.raw_tx_len; i++) {
+        raw_send(a, &la, i, tx, 1024);
+    }
+    g_assert_true(WAIT_FOR(rd(b, NVM_REG_RECV_COUNT) >= 1));
+    wr(b, LANAI_REG_CPUC, LANAI_CPUC_RESET);
+    g_assert_cmpuint(rd(b, NVM_REG_FW_STATE), ==, NVM_FW_HALTED);
+    for (unsigned i = 0; i < la.raw_tx_len; i++) {
+        ev = lanai_event_wait(a, NVM_EV_RAW_TX);
+        g_assert_cmpuint(ev.arg, ==, NVM_RAW_OK);
+    }
+
+    /* QEMU's own reset of the sender, mid-stream */
+    qtest_qmp_assert_success(qts(a), "{'execute': 'system_reset'}");
+    /* PCI reset too: the BARs and bus mastering must be set up again */
+    qpci_device_enable(a->dev);
+    a->regs = qpci_iomap(a->dev, LANAI_BAR_REGS, NULL);
+    a->sram = qpci_iomap(a->dev, LANAI_BAR_SRAM, NULL);
+    a->db = qpci_iomap(a->dev, LANAI_BAR_DOORBELL, NULL);
+    g_assert_cmpuint(rd(a, NVM_REG_FW_STATE), ==, NVM_FW_HALTED);
+    g_assert_cmpuint(rd(a, NVM_REG_EVQ_LEN), ==, 0);
+
+    /* both come back and carry a frame end to end */
+    lanai_fw_start(b);
+    lanai_fw_start(a);
+    for (unsigned i = 0; i < lb.raw_rx_len; i++) {
+        raw_post_rx(b, &lb, i, rx, 4096);
+    }
+    /* frames sent before the reset may still be queued on the link */
+    for (unsigned i = 0; ; i++) {
+        qtest_memset(qts(b), rx, 0, 16);
+        raw_send(a, &la, i % la.raw_tx_len, tx, 16);
+        lanai_event_wait(a, NVM_EV_RAW_TX);
+        ev = lanai_event_wait(b, NVM_EV_RAW_RX);
+        raw_post_rx(b, &lb, ev.data, rx, 4096);
+        qtest_memread(qts(b), rx, got, 16);
+        if ((ev.arg & 0xffffffff) == 16) {
+            break;
+        }
+        g_assert_cmpuint(i, <, 64);
+    }
+    g_assert_cmpmem(got, 16, "after the reset", 16);
+    lanai_free(b);
+    lanai_free(a);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -607,5 +922,9 @@ int main(int argc, char **argv)
     qtest_add_func("/lanai/events/ring-full", test_event_ring_full);
     qtest_add_func("/lanai/raw/frames", test_raw_frames);
     qtest_add_func("/lanai/raw/errors", test_raw_errors);
+    qtest_add_func("/lanai/engines/hdma-chain", test_hdma_chain);
+    qtest_add_func("/lanai/engines/hdma-hostile", test_hdma_hostile);
+    qtest_add_func("/lanai/engines/wire", test_wire_engines);
+    qtest_add_func("/lanai/reset/mid-transfer", test_reset_mid_transfer);
     return g_test_run();
 }

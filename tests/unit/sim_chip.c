@@ -80,6 +80,12 @@ static void c_set_state(void *chip, enum nvm_fw_state st, uint32_t v,
 	S(chip)->state = st;
 }
 
+static void c_timer_arm(void *chip, unsigned int which, uint64_t delay_ns)
+{
+	if (which < 3)
+		S(chip)->timer_ns[which] = delay_ns;
+}
+
 static uint32_t c_link_state(void *chip)
 {
 	return S(chip)->link;
@@ -103,6 +109,7 @@ static const struct fw_chip_ops sim_ops = {
 	.isr_read = c_isr_read,
 	.isr_clear = c_isr_clear,
 	.set_state = c_set_state,
+	.timer_arm = c_timer_arm,
 	.link_state = c_link_state,
 	.trace = c_trace,
 };

@@ -50,6 +50,7 @@ struct sim_chip {
 	/* fault injection on frames this chip sends */
 	int corrupt_next;		/* flip a byte of the next frame (after CRC) */
 	uint32_t state;
+	uint64_t timer_ns[3];		/* armed interval timers (0 = off) */
 };
 
 void sim_init(struct sim_chip *s, uint16_t node, uint32_t sram_size);
