@@ -214,9 +214,15 @@ static void run_command(int sock, char **argv, const char *cwd)
 		return;
 	}
 	if (pid == 0) {
+		sigset_t none;
+
 		setsid();
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGCHLD, SIG_DFL);
+		/* /init started us in the background, with SIGINT and SIGQUIT
+		 * ignored: give the command default dispositions. */
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		dup2(err[1], 2);
