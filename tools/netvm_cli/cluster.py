@@ -208,9 +208,6 @@ class Cluster:
                           % link_srv,
                "-d", "guest_errors", "-D", "node%d.qemu.log" % i,
                "-pidfile", "node%d.pid" % i, "-daemonize"]
-        if os.environ.get("NETVM_DEV_NO_LANAI"):  # TEMPORARY, until the device exists
-            k = cmd.index("lanai,netdev=link0,node-id=%d" % i)
-            del cmd[k - 1:k + 3]
         return cmd + list(extra)
 
     def start_node(self, i, n, accel, mem, extra):
