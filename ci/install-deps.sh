@@ -4,7 +4,7 @@
 set -eu
 
 # Host packages, by role.  Keep in step with docs/build.md.
-PKGS_BUILD="build-essential pkg-config ninja-build ccache dpkg-dev xz-utils zstd cpio git"
+PKGS_BUILD="build-essential pkg-config ninja-build ccache dpkg-dev xz-utils zstd cpio git python3"
 PKGS_QEMU="libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libattr1-dev libcap-ng-dev zlib1g-dev python3-venv"
 PKGS_BACKPORTS="meson python3-pycotap"
 PKGS_GUEST="busybox-static seabios qemu-system-data kmod"

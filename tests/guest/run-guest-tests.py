@@ -194,8 +194,18 @@ GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor}
 
 
 def qemu_pids(cluster):
-    r = subprocess.run(["pgrep", "-f", "netvm-%s-node" % cluster], stdout=subprocess.PIPE, text=True)
-    return r.stdout.split()
+    """Processes (zombies included) whose command line names the cluster."""
+    tag = ("netvm-%s-node" % cluster).encode()
+    pids = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    if tag in f.read():
+                        pids.append(pid)
+            except OSError:
+                pass
+    return pids
 
 
 def main():
