@@ -1,6 +1,7 @@
 """./netvm: command line (argparse) and the demo/test workflows."""
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -74,7 +75,14 @@ def parser():
     return p
 
 
+def _terminate(signum, frame):
+    # unwinds like Ctrl-C, so that a half-started cluster is torn down
+    raise SystemExit(128 + signum)
+
+
 def main(argv):
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGHUP, _terminate)
     p = parser()
     args = p.parse_args(argv)
     if not args.cmd:

@@ -438,7 +438,10 @@ class Cluster:
         return 0
 
     def logs(self, n, follow=False):
-        node = self.node(n)
+        if self.load() is None and os.path.exists(self.path("node%s.serial.log" % n)):
+            node = {"id": int(n)}  # the logs a failed `up` left for reading
+        else:
+            node = self.node(n)
         path = self.path("node%d.serial.log" % node["id"])
         try:
             f = open(path, "rb")
