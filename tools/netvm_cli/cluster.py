@@ -235,6 +235,8 @@ class Cluster:
             errs = [l for l in msg.splitlines() if "qemu-system-x86_64:" in l or "qemu:" in l]
             first = errs[-1] if errs else msg.splitlines()[-1] if msg else "exit status %d" % r.returncode
             first = re.sub(r"^.*?(qemu-system-x86_64|qemu): ", "", first)
+            if "invalid accelerator" in first:
+                first += " (this QEMU lacks it: use --accel tcg)"
             if "Address already in use" in msg:
                 raise NetvmError("node %d: a socket path is in use (%s): another QEMU? try ./netvm down"
                                  % (i, first))
