@@ -15,6 +15,10 @@ class AgentError(Exception):
     pass
 
 
+class OutputClosed(Exception):
+    """The host's stdout/stderr was closed while the command ran."""
+
+
 def _send(sock, ftype, payload=b""):
     if isinstance(payload, str):
         payload = payload.encode()
@@ -106,13 +110,18 @@ def run(port, argv, env=(), cwd=None, stdin=None, out=None, err=None, timeout=No
                 raise AgentError("connection to the guest agent lost: %s" % e)
             if ftype is None:
                 raise AgentError("the guest agent closed the connection (guest down?)")
-            if ftype == "o":
-                out.write(data)
-                out.flush()
-            elif ftype == "r":
-                err.write(data)
-                err.flush()
-            elif ftype == "f":
+            try:
+                if ftype == "o":
+                    out.write(data)
+                    out.flush()
+                elif ftype == "r":
+                    err.write(data)
+                    err.flush()
+            except BrokenPipeError:
+                # nobody reads our output any more (e.g. `| head`): closing
+                # the connection makes the agent kill the command
+                raise OutputClosed()
+            if ftype == "f":
                 err.write(b"netvm-agent: " + data + b"\n")
                 err.flush()
             elif ftype == "x":

@@ -7,6 +7,7 @@ import sys
 import threading
 import time
 
+from . import agent
 from . import build as buildmod
 from .cluster import Cluster, cluster_name
 from .common import MESON_BUILD, REPO, NetvmError, Timer, say
@@ -96,6 +97,12 @@ def main(argv):
     except KeyboardInterrupt:
         print("netvm: interrupted", file=sys.stderr)
         return 130
+    except (BrokenPipeError, agent.OutputClosed):
+        # like a shell command killed by SIGPIPE; keep Python from
+        # complaining about the closed stdout at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
 
 
 def dispatch(a):
