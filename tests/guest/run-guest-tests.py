@@ -188,6 +188,25 @@ def group_frontdoor():
          diag(rc, out, err))
     rc, out, err = nv("logs", "0")
     T.ok(rc == 0 and b"node 0 ready" in out, "logs shows node 0's serial console", diag(rc, out[-300:], err))
+    p = subprocess.Popen("'%s' --cluster %s run 0 -- yes | head -n 3" % (NETVM, CLUSTER), shell=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = p.communicate(timeout=60)
+    rc, _, _ = sh(0, "sleep 0.5; ps | grep -c '[y]es$'")
+    T.ok(out == b"y\ny\ny\n" and err == b"" and rc != 0,
+         "run | head: the command is stopped, no traceback", diag(p.returncode, out[-100:], err))
+
+    # a second cluster that cannot boot in time leaves no process behind
+    other = CLUSTER + "-late"
+    r = subprocess.run([NETVM, "--cluster", other, "up", "-n", "1", "--timeout", "1"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    T.ok(r.returncode != 0 and r.stderr.count(b"\n") == 1 and b"did not boot within 1 s" in r.stderr
+         and not qemu_pids(other), "up past its time limit: one-line error, no QEMU left",
+         diag(r.returncode, r.stdout, r.stderr))
+    r = subprocess.run([NETVM, "--cluster", other, "down"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    T.ok(r.returncode == 0 and not os.path.exists(os.path.join(REPO, "build", "cluster", other)),
+         "down removes what the failed up left", diag(r.returncode, r.stdout, r.stderr))
+    rc, out, err = nv("up", "-n", "3")
+    T.ok(rc != 0 and b"switch" in err, "up -n 3 is refused until the switch exists", diag(rc, out, err))
 
 
 GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor}
