@@ -16,7 +16,7 @@ import subprocess
 from .common import (BUILD, DOWNLOADS, DRIVER_DIR, DRIVER_KO, IMAGE_DIR, INITRAMFS,
                      KERNEL_ABI_FILE, KERNEL_DIR, KERNEL_ROOT, LOGS, MESON_BUILD,
                      PYTHON, REPO, VMLINUZ, AGENT_BIN, NetvmError, Timer, is_root,
-                     qemu_binary, rel, run, say)
+                     qemu_binary, rel, run, say, show_tail)
 
 STEPS = ["deps", "qemu", "kernel", "driver", "meson", "image"]
 
@@ -149,8 +149,19 @@ def step_meson():
             args.append("--wipe")
         if run(args, log=log) != 0:
             raise NetvmError("meson setup failed (log: %s)" % rel(log))
-    if run(["meson", "compile", "-C", MESON_BUILD], log=log) != 0:
-        raise NetvmError("meson compile failed (log: %s)" % rel(log))
+    if run(["meson", "compile", "-C", MESON_BUILD], log=log, tail=False) != 0:
+        with open(log, errors="replace") as f:
+            text = f.read()
+        if "--wipe" in text or "incompatible" in text:
+            # a build dir made by another meson version: start it afresh
+            say("meson setup --wipe %s (stale build directory)" % rel(MESON_BUILD))
+            if run(["meson", "setup", "--wipe", MESON_BUILD, REPO], log=log) != 0:
+                raise NetvmError("meson setup --wipe failed (log: %s)" % rel(log))
+            if run(["meson", "compile", "-C", MESON_BUILD], log=log) != 0:
+                raise NetvmError("meson compile failed (log: %s)" % rel(log))
+        else:
+            show_tail(log, 40)
+            raise NetvmError("meson compile failed (log: %s)" % rel(log))
 
 
 def step_image():

@@ -53,7 +53,7 @@ def rel(path):
     return r if not r.startswith("../..") else path
 
 
-def run(cmd, log=None, cwd=None, env=None):
+def run(cmd, log=None, cwd=None, env=None, tail=True):
     """Runs cmd; with log, its output goes to that file and, on failure, the
     last lines are shown.  Returns the exit status."""
     if log is None:
@@ -62,7 +62,7 @@ def run(cmd, log=None, cwd=None, env=None):
     with open(log, "wb") as f:
         rc = subprocess.call(cmd, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL)
-    if rc != 0:
+    if rc != 0 and tail:
         show_tail(log, 40)
     return rc
 
