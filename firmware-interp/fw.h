@@ -2,19 +2,27 @@
 /*
  * netvm firmware: public entry points for the chip that hosts it.
  *
- * Version 1 is the raw-frame program: it brings the chip up, publishes the
- * SRAM layout, and moves raw frames host -> SRAM -> wire -> SRAM -> host
- * through all three DMA engines.  NetVM's protocol builds on it.
+ * Two programs share the chip's engines through fw_queue.c:
+ *  - raw frames (fw_raw.c): link bring-up and tests, host -> SRAM -> wire
+ *    -> SRAM -> host through all three DMA engines;
+ *  - NetVM (fw_nv_*.c): endpoints, command queues, remote write, read and
+ *    atomics, notifications, the shadow page table, the bounce buffer, and
+ *    reliable delivery over per-node sequence windows.
  *
- * All state lives in struct fw as fixed-width integers so the device can
- * save and restore it (VMState) along with SRAM.
+ * All state lives in struct fw as fixed-width integers and arrays (no
+ * pointers but the chip binding), so the device saves and restores it as
+ * one block, next to SRAM.
  */
 #ifndef NETVM_FW_H
 #define NETVM_FW_H
 
-#include "fw_chip.h"
+#include <stddef.h>
 
-#define FW_VERSION		0x00010000u	/* raw-frame program 1.0 */
+#include "fw_chip.h"
+#include "fw_queue.h"
+#include "fw_nv.h"
+
+#define FW_VERSION		0x00020000u	/* 2.0: raw frames + NetVM */
 
 /* Firmware counters, published in SRAM at layout.counters. */
 enum fw_counter {
@@ -27,11 +35,32 @@ enum fw_counter {
 	FW_CNT_RX_BAD_FRAME,
 	FW_CNT_RX_MISROUTED,
 	FW_CNT_HOST_DMA_ERR,
+	/* NetVM */
+	FW_CNT_CMD_WRITE,
+	FW_CNT_CMD_READ,
+	FW_CNT_CMD_ATOMIC,
+	FW_CNT_CMD_FENCE,
+	FW_CNT_CMD_BAD,
+	FW_CNT_TX_BYTES,
+	FW_CNT_RX_BYTES,
+	FW_CNT_FRAGMENTS,
+	FW_CNT_PAGE_MISS,
+	FW_CNT_RESTARTS,
+	FW_CNT_BOUNCES,
+	FW_CNT_RETRANSMITS,
+	FW_CNT_DUPLICATES,
+	FW_CNT_OUT_OF_WINDOW,
+	FW_CNT_CREDIT_STALLS,
+	FW_CNT_KEY_FAILURES,
+	FW_CNT_NOTIFICATIONS,
+	FW_CNT_ACKS_SENT,
+	FW_CNT_PEER_RESETS,
+	FW_CNT_ERR_COMPLETIONS,
 	FW_CNT_MAX
 };
 extern const char *const fw_counter_names[FW_CNT_MAX];
 
-/* Explicit state enums; names for tracing are in fw_state_names.c. */
+/* Explicit state enums; names for tracing are in fw_names.c. */
 enum fw_tx_state {
 	FW_TX_IDLE,		/* waiting for an owned tx descriptor */
 	FW_TX_FETCH,		/* host DMA: payload host -> staging */
@@ -39,54 +68,74 @@ enum fw_tx_state {
 	FW_TX_STATE_COUNT
 };
 
-enum fw_rx_state {
-	FW_RX_IDLE,		/* waiting for a full wire slot */
-	FW_RX_DELIVER,		/* host DMA: slot payload -> host buffer */
-	FW_RX_STATE_COUNT
-};
-
-enum fw_hdma_owner {
-	FW_HDMA_NONE,
-	FW_HDMA_TX,
-	FW_HDMA_RX,
-	FW_HDMA_OWNER_COUNT
-};
-
 extern const char *const fw_tx_state_names[FW_TX_STATE_COUNT];
-extern const char *const fw_rx_state_names[FW_RX_STATE_COUNT];
+
+/* What a receive handler did with the frame in the current slot. */
+enum fw_rx_verdict {
+	FW_RX_RELEASE,		/* done: free the slot */
+	FW_RX_WAIT,		/* cannot take it yet: keep it, retry later */
+	FW_RX_HOLD,		/* a job still reads the slot; fw_rx_release later */
+};
 
 struct fw {
 	struct fw_chip *chip;		/* not saved: rebound on load */
+	/* everything below is saved as one block (see FW_SAVED_OFFSET) */
 	uint32_t state;			/* enum nvm_fw_state */
 	uint32_t layout_off;
-	struct nvm_sram_layout layout;	/* host-visible copy lives in SRAM */
-	uint32_t hdma_owner;		/* enum fw_hdma_owner */
-	uint32_t desc_tx, desc_rx;	/* SRAM offsets of our DMA descriptors */
+	struct nvm_sram_layout layout;	/* the host-visible copy is in SRAM */
+	struct fw_queues q;
+	/* receive path */
+	uint32_t rx_slot;		/* next wire slot */
+	uint32_t rx_held;		/* 1 while a job reads the current slot */
+	/* raw program */
 	uint32_t tx_state, tx_idx, tx_next, tx_frame_len;
-	uint32_t rx_state, rx_idx, rx_next, rx_slot, rx_len, rx_src;
+	uint32_t rx_next, rx_idx, rx_len, rx_src;
 	uint32_t counters[FW_CNT_MAX];
+	/* NetVM program */
+	struct fw_nv nv;
 };
+#define FW_SAVED_OFFSET		offsetof(struct fw, state)
+#define FW_SAVED_SIZE		(sizeof(struct fw) - FW_SAVED_OFFSET)
 
 void fw_init(struct fw *fw, struct fw_chip *chip);
 void fw_boot(struct fw *fw);	/* CPUC.RUN 0 -> 1 */
 void fw_halt(struct fw *fw);	/* CPUC.RUN 1 -> 0 or chip reset */
 void fw_run(struct fw *fw);	/* something happened: make progress */
 
+/* fw_rx.c: the receive dispatcher */
+bool fw_rx_step(struct fw *fw);
+void fw_rx_release(struct fw *fw);
+uint32_t fw_rx_slot_off(struct fw *fw);
+
 /* fw_raw.c */
 bool fw_raw_tx_step(struct fw *fw);
-bool fw_raw_rx_step(struct fw *fw);
-void fw_raw_hdma_done(struct fw *fw, uint32_t owner);
-void fw_raw_send_done(struct fw *fw);
+enum fw_rx_verdict fw_raw_rx(struct fw *fw, uint32_t data, uint32_t len,
+			     uint32_t src);
 
 /* fw_core.c helpers shared by programs */
 void fw_post(struct fw *fw, uint8_t type, uint16_t ep, uint32_t data,
 	     uint64_t arg);
 void fw_count(struct fw *fw, enum fw_counter c);
-void fw_hdma(struct fw *fw, uint32_t owner, uint32_t desc, uint32_t flags,
-	     uint32_t len, uint32_t sram, uint64_t host);
-uint32_t fw_hdma_status(struct fw *fw, uint32_t desc);
+void fw_count_n(struct fw *fw, enum fw_counter c, uint32_t n);
+void fw_trace(struct fw *fw, const char *what, uint32_t a, uint32_t b);
 
 /* fw_crc32.c: the chip's CRC-32 unit (IEEE 802.3 polynomial) */
 uint32_t fw_crc32(uint32_t crc, const uint8_t *buf, uint32_t len);
+
+/* big-endian helpers for the wire */
+static inline uint16_t fw_be16(uint16_t v)
+{
+	return __builtin_bswap16(v);
+}
+
+static inline uint32_t fw_be32(uint32_t v)
+{
+	return __builtin_bswap32(v);
+}
+
+static inline uint64_t fw_be64(uint64_t v)
+{
+	return __builtin_bswap64(v);
+}
 
 #endif /* NETVM_FW_H */

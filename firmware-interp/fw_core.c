@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Firmware core: boot (SRAM layout), the main loop, and the helpers every
- * program uses (events, counters, host DMA descriptors).
+ * program uses.
  */
 #include <string.h>
 
@@ -12,10 +12,9 @@
 #error "the firmware accesses little-endian SRAM structures directly"
 #endif
 
-/* SRAM map of firmware 1.0 (the host learns it from the layout). */
+/* SRAM map of firmware 2.0 (the host learns it from the layout). */
 #define L_LAYOUT	0x0000u
 #define L_COUNTERS	0x0080u
-#define L_DMA_DESCS	0x0200u
 #define L_RAW_TX	0x0400u
 #define L_RAW_RX	0x0600u
 #define L_RAW_ENTRIES	16u
@@ -24,17 +23,29 @@
 #define L_WIRE_RX	0x3000u
 #define L_WIRE_SLOTS	8u
 #define L_WIRE_SLOT	4352u	/* header + NVM_FRAME_MAX, rounded up */
-#define L_END		(L_WIRE_RX + L_WIRE_SLOTS * L_WIRE_SLOT)
+#define L_DMA_DESCS	0xc000u
+#define L_DMA_SIZE	(FW_HDMA_SLOTS * FW_HDMA_DESCS * 32u)
+#define L_SCRATCH	(L_DMA_DESCS + L_DMA_SIZE)
+#define L_ACKBUF	(L_SCRATCH + FW_HDMA_SLOTS * FW_NV_SCRATCH)
+#define L_RAW_END	(L_ACKBUF + FW_NV_NODES * FW_NV_ACKBUF)
+#define L_TXBUF		0x20000u
+#define L_EP_BASE	(L_TXBUF + FW_NV_TXBUFS * FW_NV_TXBUF_SIZE)
+#define L_NV_END	(L_EP_BASE + FW_NV_EPS * NVM_EP_STRIDE)
 
-_Static_assert(L_COUNTERS + FW_CNT_MAX * 4 <= L_DMA_DESCS, "counters fit");
+_Static_assert(L_COUNTERS + FW_CNT_MAX * 4 <= L_RAW_TX, "counters fit");
 _Static_assert(L_RAW_TX + L_RAW_ENTRIES * sizeof(struct nvm_raw_desc) <=
 	       L_RAW_RX, "raw tx ring fits");
 _Static_assert(L_RAW_RX + L_RAW_ENTRIES * sizeof(struct nvm_raw_desc) <=
 	       L_STAGING, "raw rx ring fits");
+_Static_assert(L_WIRE_RX + L_WIRE_SLOTS * L_WIRE_SLOT <= L_DMA_DESCS,
+	       "wire slots fit");
 _Static_assert(sizeof(struct fw_rx_slot) + NVM_FRAME_MAX <= L_WIRE_SLOT,
 	       "a frame fits a wire slot");
 _Static_assert(NVM_FRAME_MAX <= L_STAGING_SIZE, "a frame fits staging");
-_Static_assert(L_END <= LANAI_SRAM_MIN, "layout fits the smallest SRAM");
+_Static_assert(NVM_FRAME_MAX <= FW_NV_TXBUF_SIZE, "a frame fits a tx buffer");
+_Static_assert(L_RAW_END <= L_TXBUF, "private areas fit");
+_Static_assert(L_RAW_END <= LANAI_SRAM_MIN, "raw frames fit the smallest SRAM");
+_Static_assert(L_EP_BASE % NVM_EP_STRIDE == 0, "endpoints are page aligned");
 
 void fw_init(struct fw *fw, struct fw_chip *chip)
 {
@@ -48,6 +59,16 @@ void fw_count(struct fw *fw, enum fw_counter c)
 	fw->counters[c]++;
 }
 
+void fw_count_n(struct fw *fw, enum fw_counter c, uint32_t n)
+{
+	fw->counters[c] += n;
+}
+
+void fw_trace(struct fw *fw, const char *what, uint32_t a, uint32_t b)
+{
+	fw->chip->ops->trace(fw->chip->opaque, what, a, b);
+}
+
 void fw_post(struct fw *fw, uint8_t type, uint16_t ep, uint32_t data,
 	     uint64_t arg)
 {
@@ -58,51 +79,20 @@ void fw_post(struct fw *fw, uint8_t type, uint16_t ep, uint32_t data,
 	fw->chip->ops->event_post(fw->chip->opaque, &ev);
 }
 
-/* Build one terminal descriptor at desc and start the host DMA engine. */
-void fw_hdma(struct fw *fw, uint32_t owner, uint32_t desc, uint32_t flags,
-	     uint32_t len, uint32_t sram, uint64_t host)
-{
-	struct lanai_dma_desc d = {
-		.next = flags | LANAI_DMA_TERMINAL | LANAI_DMA_WAKE,
-		.len = len,
-		.lar = sram,
-		.eah = (uint32_t)(host >> 32),
-		.eal = (uint32_t)host,
-		.status = NVM_DMA_ST_PENDING,
-	};
-
-	memcpy(fw->chip->sram + desc, &d, sizeof(d));
-	fw->hdma_owner = owner;
-	fw->chip->ops->host_dma_start(fw->chip->opaque, desc);
-}
-
-uint32_t fw_hdma_status(struct fw *fw, uint32_t desc)
-{
-	return fw_sram_rd32(fw->chip,
-			    desc + offsetof(struct lanai_dma_desc, status));
-}
-
 static void fw_set_state(struct fw *fw, enum nvm_fw_state st)
 {
 	fw->state = st;
 	fw->chip->ops->set_state(fw->chip->opaque, st,
 				 st == NVM_FW_HALTED ? 0 : FW_VERSION,
 				 fw->layout_off);
-	fw->chip->ops->trace(fw->chip->opaque, "state", st, 0);
+	fw_trace(fw, "state", st, 0);
 }
 
-void fw_boot(struct fw *fw)
+static void fw_layout(struct fw *fw)
 {
 	struct fw_chip *c = fw->chip;
 	struct nvm_sram_layout *l = &fw->layout;
-	uint32_t i;
 
-	if (fw->state != NVM_FW_HALTED)
-		return;
-	fw_set_state(fw, NVM_FW_BOOTING);
-
-	/* Firmware-private regions start clean; the host's raw rings too. */
-	memset(c->sram, 0, L_END);
 	memset(l, 0, sizeof(*l));
 	l->version = NVM_LAYOUT_VERSION;
 	l->sram_size = c->sram_size;
@@ -111,7 +101,7 @@ void fw_boot(struct fw *fw)
 	l->raw_tx_len = L_RAW_ENTRIES;
 	l->raw_rx_ring = L_RAW_RX;
 	l->raw_rx_len = L_RAW_ENTRIES;
-	l->raw_max_payload = NVM_PKT_MAX_PAYLOAD;
+	l->raw_max_payload = NVM_RAW_MAX_PAYLOAD;
 	l->wire_rx_ring = L_WIRE_RX;
 	l->wire_rx_slots = L_WIRE_SLOTS;
 	l->wire_rx_slot_size = L_WIRE_SLOT;
@@ -119,25 +109,59 @@ void fw_boot(struct fw *fw)
 	l->staging_size = L_STAGING_SIZE;
 	l->counters = L_COUNTERS;
 	l->counters_len = FW_CNT_MAX;
+	l->dma_descs = L_DMA_DESCS;
+	if (c->sram_size >= L_NV_END) {
+		/* room for NetVM: endpoints and retransmission buffers;
+		 * the page tables follow once the kernel configures them */
+		l->txbuf = L_TXBUF;
+		l->txbuf_count = FW_NV_TXBUFS;
+		l->txbuf_size = FW_NV_TXBUF_SIZE;
+		l->ep_base = L_EP_BASE;
+		l->ep_count = FW_NV_EPS;
+		l->ep_stride = NVM_EP_STRIDE;
+		l->tables_end = L_NV_END;
+	}
+}
+
+/* The scratch area of a host DMA job slot (small host writes). */
+uint32_t fw_scratch_off(struct fw *fw, int slot);
+uint32_t fw_scratch_off(struct fw *fw, int slot)
+{
+	(void)fw;
+	return L_SCRATCH + (uint32_t)slot * FW_NV_SCRATCH;
+}
+
+uint32_t fw_ackbuf_off(struct fw *fw, uint32_t node);
+uint32_t fw_ackbuf_off(struct fw *fw, uint32_t node)
+{
+	(void)fw;
+	return L_ACKBUF + node * FW_NV_ACKBUF;
+}
+
+void fw_boot(struct fw *fw)
+{
+	struct fw_chip *c = fw->chip;
+	struct fw_chip *chip = fw->chip;
+
+	if (fw->state != NVM_FW_HALTED)
+		return;
+	fw_init(fw, chip);
+	fw_set_state(fw, NVM_FW_BOOTING);
+
+	/* Firmware-private regions and the host's rings start clean. */
+	memset(c->sram, 0, c->sram_size >= L_NV_END ? L_NV_END : L_RAW_END);
+	fw_layout(fw);
 	fw->layout_off = L_LAYOUT;
-	memcpy(c->sram + L_LAYOUT, l, sizeof(*l));
+	memcpy(c->sram + L_LAYOUT, &fw->layout, sizeof(fw->layout));
 	/* magic last: a host that sees it sees a complete layout */
 	fw_sram_wr32(c, L_LAYOUT, NVM_LAYOUT_MAGIC);
-	l->magic = NVM_LAYOUT_MAGIC;
+	fw->layout.magic = NVM_LAYOUT_MAGIC;
 
-	fw->desc_tx = L_DMA_DESCS;
-	fw->desc_rx = L_DMA_DESCS + sizeof(struct lanai_dma_desc);
-	fw->hdma_owner = FW_HDMA_NONE;
-	fw->tx_state = FW_TX_IDLE;
-	fw->tx_next = 0;
-	fw->rx_state = FW_RX_IDLE;
-	fw->rx_next = 0;
-	fw->rx_slot = 0;
-	for (i = 0; i < FW_CNT_MAX; i++)
-		fw->counters[i] = 0;
 	c->ops->isr_clear(c->opaque, LANAI_ISR_WAKE0 | LANAI_ISR_SEND |
-			  LANAI_ISR_RECV | LANAI_ISR_BUFF);
+			  LANAI_ISR_RECV | LANAI_ISR_BUFF | LANAI_ISR_TIME0 |
+			  LANAI_ISR_TIME1);
 	c->ops->recv_setup(c->opaque, L_WIRE_RX, L_WIRE_SLOTS, L_WIRE_SLOT);
+	fw_nv_boot(fw);
 
 	fw_set_state(fw, NVM_FW_READY);
 	fw_post(fw, NVM_EV_FW_STATE, 0, NVM_FW_READY, FW_VERSION);
@@ -147,28 +171,33 @@ void fw_halt(struct fw *fw)
 {
 	if (fw->state == NVM_FW_HALTED)
 		return;
-	fw->hdma_owner = FW_HDMA_NONE;
+	fw->chip->ops->timer_arm(fw->chip->opaque, 0, 0);
+	fw->chip->ops->timer_arm(fw->chip->opaque, 1, 0);
+	fw_queues_reset(fw);
 	fw->tx_state = FW_TX_IDLE;
-	fw->rx_state = FW_RX_IDLE;
 	fw_set_state(fw, NVM_FW_HALTED);
 }
 
 static void fw_doorbells(struct fw *fw)
 {
 	struct fw_chip *c = fw->chip;
-	uint32_t off, data;
+	uint32_t off, data, ep;
 
 	while (c->ops->doorbell_pop(c->opaque, &off, &data)) {
 		fw_count(fw, FW_CNT_DOORBELLS);
+		ep = off / LANAI_DOORBELL_PAGE;
 		/* The raw rings are scanned on every pass, so the two raw
 		 * doorbells need no action beyond waking us. */
-		if (off / LANAI_DOORBELL_PAGE == 0 &&
-		    (data == NVM_DB_RAW_TX || data == NVM_DB_RAW_RX))
+		if (ep == 0 && (data == NVM_DB_RAW_TX || data == NVM_DB_RAW_RX))
 			continue;
+		if (ep < FW_NV_EPS && fw->nv.ep[ep].open) {
+			fw_nv_doorbell(fw, off, data);
+			continue;
+		}
 		fw_count(fw, FW_CNT_BAD_DOORBELLS);
-		c->ops->trace(c->opaque, "bad_doorbell", off, data);
-		fw_post(fw, NVM_EV_ERROR, (uint16_t)(off / LANAI_DOORBELL_PAGE),
-			NVM_ERR_BAD_DOORBELL, (uint64_t)off << 32 | data);
+		fw_trace(fw, "bad_doorbell", off, data);
+		fw_post(fw, NVM_EV_ERROR, (uint16_t)ep, NVM_ERR_BAD_DOORBELL,
+			(uint64_t)off << 32 | data);
 	}
 }
 
@@ -183,29 +212,30 @@ void fw_run(struct fw *fw)
 	struct fw_chip *c = fw->chip;
 	uint32_t isr;
 	bool progress;
+	int rounds = 0;
 
 	if (fw->state != NVM_FW_READY)
 		return;
 
 	isr = c->ops->isr_read(c->opaque);
-	if (isr & LANAI_ISR_WAKE0) {
-		uint32_t owner = fw->hdma_owner;
-
-		c->ops->isr_clear(c->opaque, LANAI_ISR_WAKE0);
-		fw->hdma_owner = FW_HDMA_NONE;
-		fw_raw_hdma_done(fw, owner);
-	}
-	if (isr & LANAI_ISR_SEND) {
-		c->ops->isr_clear(c->opaque, LANAI_ISR_SEND);
-		fw_raw_send_done(fw);
-	}
-	if (isr & (LANAI_ISR_RECV | LANAI_ISR_BUFF))
-		c->ops->isr_clear(c->opaque, LANAI_ISR_RECV | LANAI_ISR_BUFF);
+	c->ops->isr_clear(c->opaque, isr & (LANAI_ISR_WAKE0 | LANAI_ISR_SEND |
+					    LANAI_ISR_RECV | LANAI_ISR_BUFF |
+					    LANAI_ISR_TIME0 | LANAI_ISR_TIME1));
+	if (isr & LANAI_ISR_WAKE0)
+		fw_queues_hdma_done(fw);
+	if (isr & LANAI_ISR_SEND)
+		fw_queues_send_done(fw);
+	if (isr & LANAI_ISR_TIME0)
+		fw_nv_tick(fw);
+	if (isr & LANAI_ISR_TIME1)
+		fw_nv_ack_timer(fw);
 
 	fw_doorbells(fw);
 	do {
 		progress = fw_raw_tx_step(fw);
-		progress |= fw_raw_rx_step(fw);
-	} while (progress);
+		progress |= fw_rx_step(fw);
+		progress |= fw_nv_cmd_step(fw);
+	} while (progress && ++rounds < 1000);
+	fw_nv_arm_timer(fw);
 	fw_publish_counters(fw);
 }

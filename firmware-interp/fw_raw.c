@@ -5,11 +5,11 @@
  *
  * Transmit: an owned descriptor in the raw tx ring is fetched by host DMA
  * into the staging buffer behind a route and a packet header, then the
- * send-wire engine puts it on the link.  Receive: the receive-wire engine
- * fills a wire slot; the firmware checks the packet, waits for an owned
- * host buffer in the raw rx ring and host-DMAs the payload there.  A frame
- * waits in its wire slot while no host buffer is posted, so a receiver
- * that is not keeping up back-pressures the link instead of dropping.
+ * send-wire engine puts it on the link.  Receive: the dispatcher hands us
+ * a RAW packet in a wire slot; we wait for an owned host buffer in the raw
+ * rx ring and host-DMA the payload there.  A frame waits in its wire slot
+ * while no host buffer is posted, so a receiver that is not keeping up
+ * back-pressures the link instead of dropping.
  */
 #include <stddef.h>
 #include <string.h>
@@ -82,8 +82,9 @@ bool fw_raw_tx_step(struct fw *fw)
 	struct nvm_pkt_hdr h;
 	uint32_t stage = fw->layout.staging;
 	uint8_t st;
+	int job;
 
-	if (fw->tx_state != FW_TX_IDLE || fw->hdma_owner != FW_HDMA_NONE)
+	if (fw->tx_state != FW_TX_IDLE)
 		return false;
 	raw_desc_read(fw, raw_desc_off(fw->layout.raw_tx_ring, fw->tx_next), &d);
 	if (!(d.flags & NVM_RAW_OWN))
@@ -92,35 +93,49 @@ bool fw_raw_tx_step(struct fw *fw)
 	fw->tx_idx = fw->tx_next;
 	st = tx_check(fw, &d);
 	if (st != NVM_RAW_OK) {
-		c->ops->trace(c->opaque, "raw_tx_refused", fw->tx_idx, st);
+		fw_trace(fw, "raw_tx_refused", fw->tx_idx, st);
 		tx_complete(fw, st);
 		return true;
 	}
+	job = fw_hdma_alloc(fw, FW_JOB_RAW_TX, fw->tx_idx);
+	if (job < 0)
+		return false;
 
 	memcpy(c->sram + stage, d.route, d.route_len);
 	h.type = NVM_PKT_RAW;
 	h.version = NVM_PKT_VERSION;
-	h.src_node = __builtin_bswap16(c->node_id);
+	h.src_node = fw_be16(c->node_id);
 	h.dst_node = 0xffff;
-	h.len = __builtin_bswap16((uint16_t)d.len);
+	h.len = fw_be16((uint16_t)d.len);
 	memcpy(c->sram + stage + d.route_len, &h, sizeof(h));
 	fw->tx_frame_len = d.route_len + sizeof(h) + d.len;
 	fw->tx_state = FW_TX_FETCH;
-	fw_hdma(fw, FW_HDMA_TX, fw->desc_tx, LANAI_DMA_E2L, d.len,
-		stage + d.route_len + sizeof(h), d.host_addr);
+	fw_hdma_add(fw, job, LANAI_DMA_E2L, d.len,
+		    stage + d.route_len + sizeof(h), d.host_addr);
+	fw_hdma_submit(fw, job);
 	return true;
 }
 
-static void rx_release_slot(struct fw *fw)
+void fw_raw_tx_fetched(struct fw *fw, uint32_t arg, uint32_t status)
 {
-	struct fw_chip *c = fw->chip;
-	uint32_t slot = fw->layout.wire_rx_ring +
-			fw->rx_slot * fw->layout.wire_rx_slot_size;
+	(void)arg;
+	if (fw->tx_state != FW_TX_FETCH)
+		return;
+	if (status != NVM_DMA_ST_DONE) {
+		tx_complete(fw, NVM_RAW_ERR_DMA);
+		return;
+	}
+	fw->tx_state = FW_TX_SEND;
+	if (!fw_send_submit(fw, FW_SEND_RAW, fw->tx_idx, fw->layout.staging,
+			    fw->tx_frame_len))
+		tx_complete(fw, NVM_RAW_ERR_LINK);
+}
 
-	fw_sram_wr32(c, slot, FW_RX_SLOT_EMPTY);
-	fw->rx_slot = (fw->rx_slot + 1) % fw->layout.wire_rx_slots;
-	fw->rx_state = FW_RX_IDLE;
-	c->ops->recv_kick(c->opaque);
+void fw_raw_sent(struct fw *fw, uint32_t arg)
+{
+	(void)arg;
+	if (fw->tx_state == FW_TX_SEND)
+		tx_complete(fw, NVM_RAW_OK);
 }
 
 static void rx_complete(struct fw *fw, uint8_t status, uint32_t len)
@@ -138,99 +153,35 @@ static void rx_complete(struct fw *fw, uint8_t status, uint32_t len)
 	fw->rx_next = (fw->rx_idx + 1) % fw->layout.raw_rx_len;
 }
 
-/* Validate the frame in the current wire slot; payload length or -1. */
-static int32_t rx_parse(struct fw *fw, uint32_t slot, uint32_t *src)
+enum fw_rx_verdict fw_raw_rx(struct fw *fw, uint32_t data, uint32_t len,
+			     uint32_t src)
 {
-	struct fw_chip *c = fw->chip;
-	uint32_t len = fw_sram_rd32(c, slot + 4);
-	struct nvm_pkt_hdr h;
-	uint32_t max = fw->layout.wire_rx_slot_size - sizeof(struct fw_rx_slot);
-
-	if (len < sizeof(h) || len > max) {
-		fw_count(fw, FW_CNT_RX_BAD_FRAME);
-		return -1;
-	}
-	memcpy(&h, c->sram + slot + sizeof(struct fw_rx_slot), sizeof(h));
-	if (h.type & NVM_ROUTE_BYTE) {
-		/* a route byte left over: the frame was sent to the wrong port */
-		fw_count(fw, FW_CNT_RX_MISROUTED);
-		return -1;
-	}
-	if (h.type != NVM_PKT_RAW || h.version != NVM_PKT_VERSION ||
-	    __builtin_bswap16(h.len) != len - sizeof(h)) {
-		fw_count(fw, FW_CNT_RX_BAD_FRAME);
-		return -1;
-	}
-	*src = __builtin_bswap16(h.src_node);
-	return (int32_t)(len - sizeof(h));
-}
-
-bool fw_raw_rx_step(struct fw *fw)
-{
-	struct fw_chip *c = fw->chip;
-	uint32_t slot = fw->layout.wire_rx_ring +
-			fw->rx_slot * fw->layout.wire_rx_slot_size;
 	struct nvm_raw_desc d;
-	int32_t plen;
-	uint32_t src = 0;
-
-	if (fw->rx_state != FW_RX_IDLE || fw->hdma_owner != FW_HDMA_NONE)
-		return false;
-	if (fw_sram_rd32(c, slot) != FW_RX_SLOT_FULL)
-		return false;
-
-	plen = rx_parse(fw, slot, &src);
-	if (plen < 0) {
-		c->ops->trace(c->opaque, "rx_drop", fw->rx_slot,
-			      fw_sram_rd32(c, slot + 4));
-		rx_release_slot(fw);
-		return true;
-	}
+	int job;
 
 	raw_desc_read(fw, raw_desc_off(fw->layout.raw_rx_ring, fw->rx_next), &d);
 	if (!(d.flags & NVM_RAW_OWN))
-		return false;	/* no host buffer: the frame waits in SRAM */
+		return FW_RX_WAIT;	/* no host buffer: the frame waits in SRAM */
 
 	fw->rx_idx = fw->rx_next;
 	fw->rx_src = src;
-	fw->rx_len = (uint32_t)plen;
-	if ((uint32_t)plen > d.len) {
-		rx_complete(fw, NVM_RAW_ERR_LEN, (uint32_t)plen);
-		rx_release_slot(fw);
-		return true;
+	fw->rx_len = len;
+	if (len > d.len) {
+		rx_complete(fw, NVM_RAW_ERR_LEN, len);
+		return FW_RX_RELEASE;
 	}
-	fw->rx_state = FW_RX_DELIVER;
-	fw_hdma(fw, FW_HDMA_RX, fw->desc_rx, LANAI_DMA_L2E, (uint32_t)plen,
-		slot + sizeof(struct fw_rx_slot) + sizeof(struct nvm_pkt_hdr),
-		d.host_addr);
-	return true;
+	job = fw_hdma_alloc(fw, FW_JOB_RAW_RX, fw->rx_idx);
+	if (job < 0)
+		return FW_RX_WAIT;
+	fw_hdma_add(fw, job, LANAI_DMA_L2E, len, data, d.host_addr);
+	fw_hdma_submit(fw, job);
+	return FW_RX_HOLD;
 }
 
-void fw_raw_hdma_done(struct fw *fw, uint32_t owner)
+void fw_raw_rx_delivered(struct fw *fw, uint32_t arg, uint32_t status)
 {
-	struct fw_chip *c = fw->chip;
-
-	if (owner == FW_HDMA_TX && fw->tx_state == FW_TX_FETCH) {
-		if (fw_hdma_status(fw, fw->desc_tx) != NVM_DMA_ST_DONE) {
-			fw_count(fw, FW_CNT_HOST_DMA_ERR);
-			tx_complete(fw, NVM_RAW_ERR_DMA);
-			return;
-		}
-		fw->tx_state = FW_TX_SEND;
-		c->ops->send_start(c->opaque, fw->layout.staging,
-				   fw->tx_frame_len);
-	} else if (owner == FW_HDMA_RX && fw->rx_state == FW_RX_DELIVER) {
-		bool ok = fw_hdma_status(fw, fw->desc_rx) == NVM_DMA_ST_DONE;
-
-		if (!ok)
-			fw_count(fw, FW_CNT_HOST_DMA_ERR);
-		rx_complete(fw, ok ? NVM_RAW_OK : NVM_RAW_ERR_DMA, fw->rx_len);
-		rx_release_slot(fw);
-	}
-}
-
-void fw_raw_send_done(struct fw *fw)
-{
-	if (fw->tx_state == FW_TX_SEND)
-		tx_complete(fw, NVM_RAW_OK);
+	(void)arg;
+	rx_complete(fw, status == NVM_DMA_ST_DONE ? NVM_RAW_OK : NVM_RAW_ERR_DMA,
+		    fw->rx_len);
+	fw_rx_release(fw);
 }

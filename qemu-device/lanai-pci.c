@@ -155,37 +155,24 @@ static const VMStateDescription vmstate_lanai_doorbell = {
     },
 };
 
+/*
+ * The firmware keeps all its state in struct fw as plain integers and
+ * arrays (no pointers past the chip binding), so it travels as one block.
+ */
 static const VMStateDescription vmstate_lanai_fw = {
     .name = "lanai/firmware",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .fields = (const VMStateField[]) {
-        VMSTATE_UINT32(state, struct fw),
-        VMSTATE_UINT32(layout_off, struct fw),
-        VMSTATE_BUFFER_UNSAFE(layout, struct fw, 0,
-                              sizeof(struct nvm_sram_layout)),
-        VMSTATE_UINT32(hdma_owner, struct fw),
-        VMSTATE_UINT32(desc_tx, struct fw),
-        VMSTATE_UINT32(desc_rx, struct fw),
-        VMSTATE_UINT32(tx_state, struct fw),
-        VMSTATE_UINT32(tx_idx, struct fw),
-        VMSTATE_UINT32(tx_next, struct fw),
-        VMSTATE_UINT32(tx_frame_len, struct fw),
-        VMSTATE_UINT32(rx_state, struct fw),
-        VMSTATE_UINT32(rx_idx, struct fw),
-        VMSTATE_UINT32(rx_next, struct fw),
-        VMSTATE_UINT32(rx_slot, struct fw),
-        VMSTATE_UINT32(rx_len, struct fw),
-        VMSTATE_UINT32(rx_src, struct fw),
-        VMSTATE_UINT32_ARRAY(counters, struct fw, FW_CNT_MAX),
+        VMSTATE_BUFFER_UNSAFE(state, struct fw, 0, FW_SAVED_SIZE),
         VMSTATE_END_OF_LIST()
     },
 };
 
 static const VMStateDescription vmstate_lanai = {
     .name = TYPE_LANAI,
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .post_load = lanai_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, LanaiState),
@@ -239,7 +226,7 @@ static const VMStateDescription vmstate_lanai = {
         VMSTATE_UINT32(st_seed, LanaiState),
         VMSTATE_UINT32(st_cmd, LanaiState),
         VMSTATE_UINT32(st_status, LanaiState),
-        VMSTATE_STRUCT(fw, LanaiState, 1, vmstate_lanai_fw, struct fw),
+        VMSTATE_STRUCT(fw, LanaiState, 2, vmstate_lanai_fw, struct fw),
         VMSTATE_END_OF_LIST()
     },
 };

@@ -36,11 +36,25 @@ struct nvm_sram_layout {
 	uint32_t staging_size;
 	uint32_t counters;	/* offset of uint32_t counters[counters_len] */
 	uint32_t counters_len;
-	/* endpoints (NetVM command queues; filled in by later firmware) */
+	/* NetVM: endpoints (struct layout in netvm/netvm_fw.h) */
 	uint32_t ep_base;
 	uint32_t ep_count;
 	uint32_t ep_stride;
-	uint32_t reserved[13];
+	/* NetVM: retransmission buffers (firmware-private) */
+	uint32_t txbuf;
+	uint32_t txbuf_count;
+	uint32_t txbuf_size;
+	/* NetVM: shadow page table and PMAP, sized by NVM_KOP_CONFIG; 0 until */
+	uint32_t pt;		/* uint32_t[pt_rows][NVM_PT_WAYS] */
+	uint32_t pt_rows;
+	uint32_t pmap;		/* struct nvm_pmap_entry[max_ppn] */
+	uint32_t pmap_lock;	/* uint8_t[max_ppn]: NI sets and clears */
+	uint32_t pmap_hdirty;	/* uint8_t[max_ppn]: host writes */
+	uint32_t pmap_ndirty;	/* uint8_t[max_ppn]: NI writes */
+	uint32_t pmap_flags;	/* uint8_t[max_ppn]: host writes (NVM_PMAP_RO) */
+	uint32_t max_ppn;
+	uint32_t tables_end;	/* first byte after the tables */
+	uint32_t dma_descs;	/* firmware-private host DMA descriptors */
 };
 NVM_ABI_ASSERT(sizeof(struct nvm_sram_layout) == 128, "layout size");
 

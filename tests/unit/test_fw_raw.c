@@ -82,7 +82,7 @@ START_TEST(test_boot_layout)
 	ck_assert_mem_eq(&in_sram, l, sizeof(in_sram));
 	ck_assert_uint_eq(l->sram_size, LANAI_SRAM_MIN);
 	ck_assert_uint_eq(l->fw_version, FW_VERSION);
-	ck_assert_uint_eq(l->raw_max_payload, NVM_PKT_MAX_PAYLOAD);
+	ck_assert_uint_eq(l->raw_max_payload, NVM_RAW_MAX_PAYLOAD);
 	ck_assert_uint_eq(a.state, NVM_FW_READY);
 	ck_assert_int_eq(sim_count_events(&a, NVM_EV_FW_STATE, NVM_FW_READY), 1);
 	/* regions do not overlap and fit the chip */
@@ -98,11 +98,11 @@ START_TEST(test_every_size)
 	struct sim_chip *src = _i ? &b : &a, *dst = _i ? &a : &b;
 	uint32_t frame = 0;
 
-	for (uint32_t n = 1; n <= NVM_PKT_MAX_PAYLOAD; n += (n < 300 ? 1 : 97)) {
+	for (uint32_t n = 1; n <= NVM_RAW_MAX_PAYLOAD; n += (n < 300 ? 1 : 97)) {
 		for (uint32_t i = 0; i < n; i++)
 			sim_host(src, TX_BUF)[i] = pattern(frame, i);
-		memset(sim_host(dst, RX_BUF), 0xee, NVM_PKT_MAX_PAYLOAD + 16);
-		post_rx(dst, frame, RX_BUF, NVM_PKT_MAX_PAYLOAD);
+		memset(sim_host(dst, RX_BUF), 0xee, NVM_RAW_MAX_PAYLOAD + 16);
+		post_rx(dst, frame, RX_BUF, NVM_RAW_MAX_PAYLOAD);
 		send(src, frame, TX_BUF, n, NULL, 0);
 		sim_settle(&a, &b);
 
@@ -175,7 +175,7 @@ START_TEST(test_tx_errors)
 	send(&a, 1, TX_BUF, 0, NULL, 0);
 	sim_settle(&a, &b);
 	ck_assert_uint_eq(sim_last_event(&a, NVM_EV_RAW_TX)->arg, NVM_RAW_ERR_LEN);
-	send(&a, 2, TX_BUF, NVM_PKT_MAX_PAYLOAD + 1, NULL, 0);
+	send(&a, 2, TX_BUF, NVM_RAW_MAX_PAYLOAD + 1, NULL, 0);
 	sim_settle(&a, &b);
 	ck_assert_uint_eq(sim_last_event(&a, NVM_EV_RAW_TX)->arg, NVM_RAW_ERR_LEN);
 	send(&a, 3, TX_BUF, 8, bad_route, 2);
@@ -263,8 +263,12 @@ START_TEST(test_name_tables)
 		ck_assert_ptr_nonnull(fw_counter_names[i]);
 	for (int i = 0; i < FW_TX_STATE_COUNT; i++)
 		ck_assert_ptr_nonnull(fw_tx_state_names[i]);
-	for (int i = 0; i < FW_RX_STATE_COUNT; i++)
-		ck_assert_ptr_nonnull(fw_rx_state_names[i]);
+	for (int i = 0; i < FW_OP_STATE_COUNT; i++)
+		ck_assert_ptr_nonnull(fw_op_state_names[i]);
+	for (int i = 0; i < FW_PEND_STATE_COUNT; i++)
+		ck_assert_ptr_nonnull(fw_pend_state_names[i]);
+	for (int i = 1; i < FW_JOB_COUNT; i++)
+		ck_assert_ptr_nonnull(fw_job_names[i]);
 }
 END_TEST
 

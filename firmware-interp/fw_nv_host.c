@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Small writes into host memory (shadow counters, error records, atomic
+ * replies, notification queue entries), and notification delivery.
+ *
+ * Notifications 1..1023 count events: the NI increments sig[n] in the
+ * endpoint's SRAM; the process acknowledges in ack[n].  When sig becomes
+ * ack + 1 (the first unacknowledged event) the NI also queues n in the
+ * endpoint's notification queue, and interrupts if n is armed and the
+ * sender did not ask for no interrupt: later events coalesce into it.
+ * Numbers from 1024 are one-shot: each queues an entry, none is stored in
+ * the NI; they interrupt when arm[0] (the endpoint's one-shot arm) is set.
+ */
+#include <string.h>
+
+#include "fw.h"
+
+uint32_t fw_scratch_off(struct fw *fw, int slot);
+
+bool fw_nv_host_write(struct fw *fw, uint64_t addr, const void *data,
+		      uint32_t len)
+{
+	int job;
+
+	if (len > FW_NV_SCRATCH)
+		return false;
+	job = fw_hdma_alloc(fw, FW_JOB_NV_HOSTWRITE, 0);
+	if (job < 0) {
+		fw_trace(fw, "host_write_lost", (uint32_t)addr, len);
+		return false;
+	}
+	memcpy(fw->chip->sram + fw_scratch_off(fw, job), data, len);
+	fw_hdma_add(fw, job, LANAI_DMA_L2E, len, fw_scratch_off(fw, job), addr);
+	fw_hdma_submit(fw, job);
+	return true;
+}
+
+void fw_nv_notify_deliver(struct fw *fw, uint32_t port, uint32_t notify,
+			  uint32_t src_node, uint32_t src_port,
+			  uint32_t flags)
+{
+	struct fw_nv_ep *e;
+	uint32_t base, sig, ack;
+	bool queue, irq;
+
+	if (port >= FW_NV_EPS || !fw->nv.ep[port].open || !notify)
+		return;
+	e = &fw->nv.ep[port];
+	base = fw->layout.ep_base + port * NVM_EP_STRIDE;
+	fw_count(fw, FW_CNT_NOTIFICATIONS);
+	if (notify < NVM_NOTF_COUNTING) {
+		sig = fw_sram_rd32(fw->chip, base + NVM_EP_SIG + notify * 4) + 1;
+		fw_sram_wr32(fw->chip, base + NVM_EP_SIG + notify * 4, sig);
+		ack = fw_sram_rd32(fw->chip, base + NVM_EP_ACK + notify * 4);
+		queue = sig == ack + 1;
+		irq = queue && fw->chip->sram[base + NVM_EP_ARM + notify];
+	} else {
+		queue = true;
+		irq = fw->chip->sram[base + NVM_EP_ARM];
+	}
+	if (flags & NVM_CF_NOINTR)
+		irq = false;
+	if (queue && e->notf_ring && e->notf_len) {
+		struct nvm_notf_entry n = {
+			.notify = notify,
+			.src_node = (uint16_t)src_node,
+			.src_port = (uint16_t)src_port,
+			.phase = ((e->notf_prod / e->notf_len) & 1) ? 0 : 1,
+		};
+
+		fw_nv_host_write(fw, e->notf_ring +
+				 (uint64_t)(e->notf_prod % e->notf_len) * sizeof(n),
+				 &n, sizeof(n));
+		e->notf_prod++;
+	}
+	if (irq)
+		fw_post(fw, NVM_EV_NOTIFY, (uint16_t)port, notify,
+			(uint64_t)src_node << 16 | src_port);
+}

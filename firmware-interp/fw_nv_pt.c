@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The shadow page table, from the NI's side (NetVM's lockPage/unlockPage).
+ *
+ * The host alone writes the table: rows of up to NVM_PT_WAYS PPNs at the
+ * row it computes with nvm_pt_hash(), and per-PPN PMAP entries (tag = port
+ * and VPN, key) written before the PPN.  The NI only reads them, and owns
+ * the per-page lock count and NI dirty bit.
+ *
+ * lockPage races the host's unmapPPN by a two-word protocol: the NI raises
+ * the lock, then (after a full fence) checks the tag; the host clears the
+ * tag, then (after a full fence) checks the lock, and puts the tag back if
+ * the page was locked.  Either the NI sees the cleared tag and backs off,
+ * or the host sees the lock and waits: never both proceed.
+ *
+ * Every value read from SRAM is range-checked: the host can write any of
+ * it, and a bad table must fail a lookup, never the emulator.
+ */
+#include <string.h>
+
+#include "fw.h"
+
+static bool tables_ready(struct fw *fw)
+{
+	return fw->nv.configured && fw->layout.pt_rows && fw->layout.max_ppn;
+}
+
+int64_t fw_nv_pt_lock(struct fw *fw, uint32_t port, uint64_t va, uint32_t hash)
+{
+	struct nvm_sram_layout *l = &fw->layout;
+	uint8_t *sram = fw->chip->sram;
+	uint64_t tag = nvm_pt_tag(port, va >> NVM_PAGE_SHIFT);
+
+	if (!tables_ready(fw) || hash >= l->pt_rows)
+		return -1;
+	for (uint32_t w = 0; w < NVM_PT_WAYS; w++) {
+		uint32_t ppn = fw_sram_rd32(fw->chip, l->pt +
+					    (hash * NVM_PT_WAYS + w) * 4);
+		struct nvm_pmap_entry e;
+
+		if (ppn == 0)
+			break;			/* end of the row */
+		if (ppn >= l->max_ppn)
+			continue;
+		if (sram[l->pmap_lock + ppn] == 0xff)
+			continue;		/* lock count saturated */
+		sram[l->pmap_lock + ppn]++;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		memcpy(&e, sram + l->pmap + ppn * sizeof(e), sizeof(e));
+		if (e.tag == tag && tag)
+			return ppn;
+		sram[l->pmap_lock + ppn]--;
+	}
+	return -1;
+}
+
+void fw_nv_pt_unlock(struct fw *fw, uint32_t ppn, bool dirty)
+{
+	struct nvm_sram_layout *l = &fw->layout;
+	uint8_t *sram = fw->chip->sram;
+
+	if (!tables_ready(fw) || ppn >= l->max_ppn)
+		return;
+	if (dirty)	/* unlockPageDirty: NI bit := host bit (equal = dirty) */
+		sram[l->pmap_ndirty + ppn] = sram[l->pmap_hdirty + ppn];
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (sram[l->pmap_lock + ppn])
+		sram[l->pmap_lock + ppn]--;
+}
+
+bool fw_nv_pt_key_ok(struct fw *fw, uint32_t ppn, uint64_t key)
+{
+	struct nvm_pmap_entry e;
+
+	memcpy(&e, fw->chip->sram + fw->layout.pmap + ppn * sizeof(e),
+	       sizeof(e));
+	return e.key == key;
+}
+
+bool fw_nv_pt_read_only(struct fw *fw, uint32_t ppn)
+{
+	return fw->chip->sram[fw->layout.pmap_flags + ppn] & NVM_PMAP_RO;
+}

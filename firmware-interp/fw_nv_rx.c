@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * NetVM reception: the per-packet-type handler table, the receive side of
+ * the sequence windows, the bounce path, and the work owed to peers
+ * (remote reads and atomics to serve, responses to send).
+ *
+ * Receive window, per peer: lsn is the lowest sequence number not yet
+ * complete; `seen` and `complete` are bitmaps of [lsn, lsn + FW_NV_WIN).
+ * Data is delivered on arrival, in any order; a notification is delivered
+ * only when lsn passes its entry, so notifications keep the sender's order.
+ * Duplicates (below lsn or already seen) are dropped and re-acknowledged.
+ */
+#include <string.h>
+
+#include "fw.h"
+
+const char *const fw_pend_state_names[FW_PEND_STATE_COUNT] = {
+	[FW_PEND_FREE] = "free",
+	[FW_PEND_NEW] = "new",
+	[FW_PEND_MISS] = "miss",
+	[FW_PEND_BUSY] = "busy",
+	[FW_PEND_RESPOND] = "respond",
+	[FW_PEND_BOUNCED] = "bounced",
+};
+
+static void hdr_to_host(struct nvm_net_hdr *h)
+{
+	h->src_port = fw_be16(h->src_port);
+	h->dst_port = fw_be16(h->dst_port);
+	h->status = fw_be16(h->status);
+	h->src_epoch = fw_be32(h->src_epoch);
+	h->dst_epoch = fw_be32(h->dst_epoch);
+	h->seq = fw_be32(h->seq);
+	h->ack = fw_be32(h->ack);
+	h->req = fw_be32(h->req);
+	h->notify = fw_be32(h->notify);
+	h->va = fw_be64(h->va);
+	h->key = fw_be64(h->key);
+	h->hash = fw_be32(h->hash);
+	h->atomic_op = fw_be32(h->atomic_op);
+	for (int i = 0; i < 3; i++)
+		h->arg[i] = fw_be32(h->arg[i]);
+	h->len = fw_be32(h->len);
+}
+
+int fw_nv_pend_alloc(struct fw *fw)
+{
+	for (int i = 0; i < FW_NV_PENDING; i++)
+		if (fw->nv.pending[i].state == FW_PEND_FREE)
+			return i;
+	return -1;
+}
+
+static struct fw_nv_pending *pend_new(struct fw *fw, uint32_t src,
+				      const struct nvm_net_hdr *h,
+				      uint32_t state, uint32_t status)
+{
+	int i = fw_nv_pend_alloc(fw);
+	struct fw_nv_pending *pd;
+
+	if (i < 0)
+		return NULL;
+	pd = &fw->nv.pending[i];
+	memset(pd, 0, sizeof(*pd));
+	pd->state = state;
+	pd->src_node = src;
+	pd->status = status;
+	pd->h = *h;
+	return pd;
+}
+
+/* ---- window ---- */
+
+void fw_nv_entry_complete(struct fw *fw, uint32_t node, uint32_t seq)
+{
+	struct fw_nv_peer *p = &fw->nv.peer[node];
+	uint32_t off = seq - p->lsn;
+
+	if (off >= FW_NV_WIN)
+		return;
+	p->complete |= 1ull << off;
+	while (p->complete & 1) {
+		uint32_t e = p->lsn % FW_NV_WIN;
+
+		if (p->notf[e]) {
+			fw_nv_notify_deliver(fw, p->notf_port[e], p->notf[e], node,
+					     p->notf_flags[e] >> 8,
+					     p->notf_flags[e] & 0xff);
+			p->notf[e] = 0;
+		}
+		p->complete >>= 1;
+		p->seen >>= 1;
+		p->lsn++;
+	}
+	if (p->lsn - p->acked >= FW_NV_WIN / 2)
+		fw_nv_send_ack(fw, node);	/* a half window: ack at once */
+	else if (p->lsn != p->acked)
+		p->ack_due = 1;
+}
+
+/* ---- requests ---- */
+
+static bool port_ok(struct fw *fw, const struct nvm_net_hdr *h)
+{
+	return h->dst_port < FW_NV_EPS && fw->nv.ep[h->dst_port].open &&
+	       (h->dst_port != NVM_EP_KERNEL ||
+		fw->nv.ep[NVM_EP_KERNEL].shadow);
+}
+
+/* Physical addressing: only between the kernels' endpoints. */
+static bool phys_ok(const struct nvm_net_hdr *h)
+{
+	return h->src_port == NVM_EP_KERNEL && h->dst_port == NVM_EP_KERNEL;
+}
+
+static uint32_t page_check(const struct nvm_net_hdr *h, uint32_t len)
+{
+	if (len > NVM_PAGE_SIZE ||
+	    (h->va & (NVM_PAGE_SIZE - 1)) + len > NVM_PAGE_SIZE)
+		return NVM_ST_BAD_CMD;
+	return NVM_ST_OK;
+}
+
+/* Translate and lock the target page of a request: >= 0 address,
+ * -1 missing, -2 refused (status set). */
+static int64_t target(struct fw *fw, const struct nvm_net_hdr *h, bool write,
+		      uint32_t *ppn, uint32_t *status)
+{
+	int64_t p;
+
+	*ppn = 0;
+	if (h->flags & NVM_CF_PHYS) {
+		if (!phys_ok(h)) {
+			*status = NVM_ST_PERM;
+			return -2;
+		}
+		return (int64_t)h->va;
+	}
+	p = fw_nv_pt_lock(fw, h->dst_port, h->va, h->hash);
+	if (p < 0)
+		return -1;
+	*ppn = (uint32_t)p + 1;
+	if (!fw_nv_pt_key_ok(fw, (uint32_t)p, h->key)) {
+		fw_count(fw, FW_CNT_KEY_FAILURES);
+		*status = NVM_ST_BAD_KEY;
+	} else if (write && fw_nv_pt_read_only(fw, (uint32_t)p)) {
+		*status = NVM_ST_READ_ONLY;
+	} else {
+		return (int64_t)(((uint64_t)p << NVM_PAGE_SHIFT) |
+				 (h->va & (NVM_PAGE_SIZE - 1)));
+	}
+	fw_nv_pt_unlock(fw, (uint32_t)p, false);
+	*ppn = 0;
+	return -2;
+}
+
+static enum fw_rx_verdict rx_write(struct fw *fw, uint32_t src,
+				   struct nvm_net_hdr *h, uint32_t data,
+				   uint32_t len)
+{
+	struct fw_nv_peer *p = &fw->nv.peer[src];
+	struct fw_nv_pending *pd;
+	uint32_t st = NVM_ST_OK, ppn;
+	int64_t addr = 0;
+	int job;
+
+	if (fw_nv_pend_alloc(fw) < 0 || fw_hdma_free_slots(fw) < 2)
+		return FW_RX_WAIT;
+	if (!port_ok(fw, h))
+		st = NVM_ST_NO_PORT;
+	else if (len != h->len || page_check(h, len))
+		st = NVM_ST_BAD_CMD;
+	else if (len)
+		addr = target(fw, h, true, &ppn, &st);
+	if (st != NVM_ST_OK) {
+		pend_new(fw, src, h, FW_PEND_RESPOND, st);
+		fw_nv_entry_complete(fw, src, h->seq);
+		return FW_RX_RELEASE;
+	}
+	if (h->flags & NVM_CF_NOTIFY) {
+		p->notf[h->seq % FW_NV_WIN] = h->notify;
+		p->notf_port[h->seq % FW_NV_WIN] = h->dst_port;
+		p->notf_flags[h->seq % FW_NV_WIN] = (uint16_t)(h->src_port << 8 |
+							       h->flags);
+	}
+	if (len == 0) {		/* a notification alone */
+		pend_new(fw, src, h, FW_PEND_RESPOND, NVM_ST_OK);
+		fw_nv_entry_complete(fw, src, h->seq);
+		return FW_RX_RELEASE;
+	}
+	if (addr == -1) {
+		/* page not resident: the whole packet goes to the bounce buffer */
+		uint64_t slot = (uint64_t)src * FW_NV_WIN + h->seq % FW_NV_WIN;
+
+		if (src >= fw->nv.max_nodes || slot >= fw->nv.bounce_slots) {
+			pend_new(fw, src, h, FW_PEND_RESPOND, NVM_ST_BAD_ADDR);
+			p->notf[h->seq % FW_NV_WIN] = 0;
+			fw_nv_entry_complete(fw, src, h->seq);
+			return FW_RX_RELEASE;
+		}
+		pd = pend_new(fw, src, h, FW_PEND_BUSY, NVM_ST_OK);
+		job = fw_hdma_alloc(fw, FW_JOB_NV_BOUNCE,
+				    (uint32_t)(pd - fw->nv.pending));
+		fw_hdma_add(fw, job, LANAI_DMA_L2E,
+			    (uint32_t)sizeof(*h) + len, data - sizeof(*h),
+			    fw->nv.bounce_base + slot * NVM_BOUNCE_SLOT);
+		fw_hdma_submit(fw, job);
+		fw_count(fw, FW_CNT_BOUNCES);
+		return FW_RX_HOLD;
+	}
+	pd = pend_new(fw, src, h, FW_PEND_BUSY, NVM_ST_OK);
+	pd->ppn = ppn;
+	job = fw_hdma_alloc(fw, FW_JOB_NV_DELIVER,
+			    0x80000000u | (uint32_t)(pd - fw->nv.pending));
+	fw_hdma_add(fw, job, LANAI_DMA_L2E, len, data, (uint64_t)addr);
+	fw_hdma_submit(fw, job);
+	fw_count_n(fw, FW_CNT_RX_BYTES, len);
+	return FW_RX_HOLD;
+}
+
+/* Reads and atomics are copied into the pending table and served there. */
+static enum fw_rx_verdict rx_request(struct fw *fw, uint32_t src,
+				     struct nvm_net_hdr *h, uint32_t data,
+				     uint32_t len)
+{
+	(void)data;
+	(void)len;
+	if (!pend_new(fw, src, h, FW_PEND_NEW, NVM_ST_OK))
+		return FW_RX_WAIT;
+	fw_nv_entry_complete(fw, src, h->seq);
+	return FW_RX_RELEASE;
+}
+
+/* ---- responses to our own operations ---- */
+
+static enum fw_rx_verdict rx_response(struct fw *fw, uint32_t src,
+				      struct nvm_net_hdr *h, uint32_t data,
+				      uint32_t len)
+{
+	uint32_t ep, idx;
+	struct fw_nv_op *op = fw_nv_op_by_req(fw, h->req, &ep, &idx);
+
+	if (!op || op->cmd.dst_node != src || op->state != FW_OP_SENT) {
+		fw_trace(fw, "stale_response", src, h->req);
+	} else if (h->status != NVM_ST_OK) {
+		fw_nv_complete(fw, ep, idx, h->status);
+	} else if (h->op == NVM_NET_WRITE_RESP) {
+		fw_nv_complete(fw, ep, idx, NVM_ST_OK);
+	} else if (h->op == NVM_NET_READ_RESP) {
+		if (len != op->cmd.len) {
+			fw_nv_complete(fw, ep, idx, NVM_ST_BAD_CMD);
+		} else {
+			/* into the tx buffer; delivered from there (op_deliver) */
+			memcpy(fw->chip->sram + fw_nv_txbuf_off(fw, op->txbuf) +
+			       NVM_ROUTE_MAX + sizeof(struct nvm_pkt_hdr) +
+			       sizeof(*h), fw->chip->sram + data, len);
+			op->resp_len = len;
+			op->state = FW_OP_DELIVER;
+		}
+	} else if (h->op == NVM_NET_ATOMIC_RESP) {
+		struct nvm_atomic_reply r = {
+			.r = { h->arg[0], h->arg[1], h->arg[2] },
+			.seq = op->cmd.seq,
+		};
+
+		if (fw->nv.ep[ep].reply)
+			fw_nv_host_write(fw, fw->nv.ep[ep].reply, &r, sizeof(r));
+		fw_nv_complete(fw, ep, idx, NVM_ST_OK);
+	}
+	fw_nv_entry_complete(fw, src, h->seq);
+	return FW_RX_RELEASE;
+}
+
+typedef enum fw_rx_verdict (*fw_nv_rx_fn)(struct fw *fw, uint32_t src,
+					  struct nvm_net_hdr *h, uint32_t data,
+					  uint32_t len);
+
+static const struct {
+	const char *name;
+	fw_nv_rx_fn fn;
+} fw_nv_rx_table[NVM_NET_OP_COUNT] = {
+	[NVM_NET_WRITE] = { "write", rx_write },
+	[NVM_NET_WRITE_RESP] = { "write_resp", rx_response },
+	[NVM_NET_READ_REQ] = { "read_req", rx_request },
+	[NVM_NET_READ_RESP] = { "read_resp", rx_response },
+	[NVM_NET_ATOMIC_REQ] = { "atomic_req", rx_request },
+	[NVM_NET_ATOMIC_RESP] = { "atomic_resp", rx_response },
+};
+
+enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
+			    uint32_t src)
+{
+	struct nvm_net_hdr h;
+	struct fw_nv_peer *p;
+	enum fw_rx_verdict v;
+	uint32_t off;
+
+	if (!fw->nv.configured || len < sizeof(h) || src >= FW_NV_NODES ||
+	    src == fw->chip->node_id) {
+		fw_count(fw, FW_CNT_RX_BAD_FRAME);
+		return FW_RX_RELEASE;
+	}
+	memcpy(&h, fw->chip->sram + data, sizeof(h));
+	hdr_to_host(&h);
+	data += sizeof(h);
+	len -= sizeof(h);
+	p = &fw->nv.peer[src];
+
+	if (h.dst_epoch && h.dst_epoch != fw->nv.epoch) {
+		/* meant for this NIC before it restarted: tell the sender */
+		fw_trace(fw, "stale_epoch", src, h.dst_epoch);
+		if (!p->epoch)
+			p->epoch = h.src_epoch;
+		fw_nv_send_ack(fw, src);
+		return FW_RX_RELEASE;
+	}
+	if (!p->epoch)
+		p->epoch = h.src_epoch;
+	else if (h.src_epoch != p->epoch)
+		fw_nv_peer_reset(fw, src, h.src_epoch);
+
+	if (h.op >= NVM_NET_OP_COUNT || (h.op != NVM_NET_ACK &&
+					  !fw_nv_rx_table[h.op].fn)) {
+		fw_count(fw, FW_CNT_RX_BAD_FRAME);
+		return FW_RX_RELEASE;
+	}
+	if (h.dst_epoch)	/* acks from before the peer knew us mean nothing */
+		fw_nv_acked(fw, src, h.ack);
+	if (h.op == NVM_NET_ACK)
+		return FW_RX_RELEASE;
+
+	off = h.seq - p->lsn;
+	if (h.seq == 0 || off >= FW_NV_WIN || (p->seen >> off) & 1) {
+		fw_count(fw, (int32_t)(h.seq - p->lsn) < 0 || (off < FW_NV_WIN) ?
+			 FW_CNT_DUPLICATES : FW_CNT_OUT_OF_WINDOW);
+		fw_nv_send_ack(fw, src);
+		return FW_RX_RELEASE;
+	}
+	v = fw_nv_rx_table[h.op].fn(fw, src, &h, data, len);
+	if (v != FW_RX_WAIT)
+		p->seen |= 1ull << (h.seq - p->lsn);
+	return v;
+}
+
+/* ---- serving reads and atomics, sending responses ---- */
+
+static void respond(struct fw *fw, struct fw_nv_pending *pd, uint32_t tb,
+		    uint32_t payload)
+{
+	static const uint8_t resp_op[NVM_NET_OP_COUNT] = {
+		[NVM_NET_WRITE] = NVM_NET_WRITE_RESP,
+		[NVM_NET_READ_REQ] = NVM_NET_READ_RESP,
+		[NVM_NET_ATOMIC_REQ] = NVM_NET_ATOMIC_RESP,
+	};
+	struct nvm_net_hdr *h = fw_nv_txbuf_hdr(fw, tb);
+
+	fw_nv_hdr_init(fw, h, resp_op[pd->h.op], pd->src_node,
+		       pd->h.dst_port, pd->h.src_port);
+	h->status = fw_be16((uint16_t)pd->status);
+	h->req = fw_be32(pd->h.req);
+	for (int i = 0; i < 3; i++)
+		h->arg[i] = fw_be32(pd->r[i]);
+	h->len = fw_be32(payload);
+	fw_nv_send_seq(fw, pd->src_node, tb, payload);
+	fw_nv_txbuf_put(fw, tb, FW_TB_OP);
+	pd->state = FW_PEND_FREE;
+}
+
+static bool serve(struct fw *fw, uint32_t i)
+{
+	struct fw_nv_pending *pd = &fw->nv.pending[i];
+	struct nvm_net_hdr *h = &pd->h;
+	bool atomic = h->op == NVM_NET_ATOMIC_REQ;
+	uint32_t len = atomic ? fw_nv_atomic_words(h->atomic_op) * 4 : h->len;
+	uint32_t st = NVM_ST_OK, ppn, tb, data;
+	int64_t addr;
+	int job;
+
+	if (atomic && fw->nv.atomic_busy)
+		return false;	/* one atomic at a time keeps them atomic */
+	if (fw_hdma_free_slots(fw) < 2)
+		return false;
+	tb = fw_nv_txbuf_alloc(fw, FW_TB_OP);
+	if (!tb)
+		return false;
+	if (!port_ok(fw, h))
+		st = NVM_ST_NO_PORT;
+	else if (!len || page_check(h, len) || (atomic && (h->va & 3)))
+		st = NVM_ST_BAD_CMD;
+	if (st == NVM_ST_OK) {
+		addr = target(fw, h, atomic, &ppn, &st);
+		if (addr == -1) {
+			/* the page is missing: the kernel faults it in and
+			 * restarts us (NVM_KOP_RESTART) */
+			fw_nv_txbuf_put(fw, tb, FW_TB_OP);
+			pd->state = FW_PEND_MISS;
+			fw_count(fw, FW_CNT_PAGE_MISS);
+			fw_post(fw, NVM_EV_PAGE_MISS, h->dst_port,
+				0x80000000u | i, h->va);
+			return true;
+		}
+	}
+	if (st != NVM_ST_OK) {
+		pd->status = st;
+		respond(fw, pd, tb, 0);
+		return true;
+	}
+	pd->ppn = ppn;
+	pd->txbuf = tb;
+	data = fw_nv_txbuf_off(fw, tb) + NVM_ROUTE_MAX +
+	       sizeof(struct nvm_pkt_hdr) + sizeof(struct nvm_net_hdr);
+	job = fw_hdma_alloc(fw, atomic ? FW_JOB_NV_ATOMIC_IN :
+			    FW_JOB_NV_READ_FETCH, i);
+	fw_hdma_add(fw, job, LANAI_DMA_E2L, len, data, (uint64_t)addr);
+	pd->addr = (uint64_t)addr;	/* the atomic writes back there */
+	pd->state = FW_PEND_BUSY;
+	if (atomic)
+		fw->nv.atomic_busy = 1;
+	fw_hdma_submit(fw, job);
+	return true;
+}
+
+bool fw_nv_pend_step(struct fw *fw)
+{
+	bool progress = false;
+
+	for (uint32_t i = 0; i < FW_NV_PENDING; i++) {
+		struct fw_nv_pending *pd = &fw->nv.pending[i];
+
+		if (pd->state == FW_PEND_NEW) {
+			progress |= serve(fw, i);
+		} else if (pd->state == FW_PEND_RESPOND) {
+			uint32_t tb = fw_nv_txbuf_alloc(fw, FW_TB_OP);
+
+			if (!tb)
+				break;
+			respond(fw, pd, tb, 0);
+			progress = true;
+		}
+	}
+	return progress;
+}
+
+void fw_nv_retry_pending(struct fw *fw, uint32_t port)
+{
+	for (uint32_t i = 0; i < FW_NV_PENDING; i++) {
+		struct fw_nv_pending *pd = &fw->nv.pending[i];
+
+		if (pd->state == FW_PEND_MISS && pd->h.dst_port == port)
+			pd->state = FW_PEND_NEW;
+	}
+}
+
+void fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq)
+{
+	for (uint32_t i = 0; i < FW_NV_PENDING; i++) {
+		struct fw_nv_pending *pd = &fw->nv.pending[i];
+
+		if (pd->state == FW_PEND_BOUNCED && pd->src_node == node &&
+		    pd->h.seq == seq) {
+			fw->nv.peer[node].bounced--;
+			pd->state = FW_PEND_RESPOND;
+			pd->status = NVM_ST_OK;
+			fw_nv_entry_complete(fw, node, seq);
+			return;
+		}
+	}
+}
+
+/* Host DMA completions of the NetVM program. */
+void fw_nv_fetched(struct fw *fw, uint32_t req, uint32_t status);
+void fw_nv_delivered(struct fw *fw, uint32_t req, uint32_t status);
+
+void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
+		    uint32_t status)
+{
+	struct fw_nv_pending *pd;
+	uint32_t words;
+
+	switch (kind) {
+	case FW_JOB_NV_FETCH:
+		fw_nv_fetched(fw, arg, status);
+		return;
+	case FW_JOB_NV_DELIVER:
+		if (!(arg & 0x80000000u)) {
+			fw_nv_delivered(fw, arg, status);
+			return;
+		}
+		/* an incoming write reached its page */
+		pd = &fw->nv.pending[(arg & 0xffff) % FW_NV_PENDING];
+		if (pd->state != FW_PEND_BUSY)
+			return;
+		if (pd->ppn)
+			fw_nv_pt_unlock(fw, pd->ppn - 1, true);
+		pd->ppn = 0;
+		pd->status = status == NVM_DMA_ST_DONE ? NVM_ST_OK : NVM_ST_BAD_ADDR;
+		pd->state = FW_PEND_RESPOND;
+		fw_nv_entry_complete(fw, pd->src_node, pd->h.seq);
+		fw_rx_release(fw);
+		return;
+	case FW_JOB_NV_BOUNCE:
+		pd = &fw->nv.pending[arg % FW_NV_PENDING];
+		if (pd->state != FW_PEND_BUSY)
+			return;
+		if (status != NVM_DMA_ST_DONE) {
+			pd->status = NVM_ST_BAD_ADDR;
+			pd->state = FW_PEND_RESPOND;
+			fw_nv_entry_complete(fw, pd->src_node, pd->h.seq);
+		} else {
+			pd->state = FW_PEND_BOUNCED;
+			fw->nv.peer[pd->src_node].bounced++;
+			fw_post(fw, NVM_EV_BOUNCE, pd->h.dst_port, pd->src_node,
+				(uint64_t)pd->h.len << 32 | pd->h.seq);
+		}
+		fw_rx_release(fw);
+		return;
+	case FW_JOB_NV_READ_FETCH:
+		pd = &fw->nv.pending[arg % FW_NV_PENDING];
+		if (pd->state != FW_PEND_BUSY)
+			return;
+		if (pd->ppn)
+			fw_nv_pt_unlock(fw, pd->ppn - 1, false);
+		pd->ppn = 0;
+		pd->status = status == NVM_DMA_ST_DONE ? NVM_ST_OK : NVM_ST_BAD_ADDR;
+		memset(pd->r, 0, sizeof(pd->r));
+		respond(fw, pd, pd->txbuf, pd->status ? 0 : pd->h.len);
+		return;
+	case FW_JOB_NV_ATOMIC_IN: {
+		uint32_t w[NVM_WQ_WORDS], r[3] = { 0 }, off;
+		uint64_t addr;
+		int job;
+
+		pd = &fw->nv.pending[arg % FW_NV_PENDING];
+		if (pd->state != FW_PEND_BUSY)
+			return;
+		addr = pd->addr;
+		if (status != NVM_DMA_ST_DONE) {
+			if (pd->ppn)
+				fw_nv_pt_unlock(fw, pd->ppn - 1, false);
+			pd->ppn = 0;
+			fw->nv.atomic_busy = 0;
+			pd->status = NVM_ST_BAD_ADDR;
+			memset(pd->r, 0, sizeof(pd->r));
+			respond(fw, pd, pd->txbuf, 0);
+			return;
+		}
+		words = fw_nv_atomic_words(pd->h.atomic_op);
+		off = fw_nv_txbuf_off(fw, pd->txbuf) + NVM_ROUTE_MAX +
+		      sizeof(struct nvm_pkt_hdr) + sizeof(struct nvm_net_hdr);
+		memcpy(w, fw->chip->sram + off, words * 4);
+		fw_nv_atomic_apply(pd->h.atomic_op, w, pd->h.arg, r);
+		memcpy(fw->chip->sram + off, w, words * 4);
+		memcpy(pd->r, r, sizeof(r));
+		job = fw_hdma_alloc(fw, FW_JOB_NV_ATOMIC_OUT, arg);
+		if (job < 0) {
+			/* cannot happen: serve() kept a slot free */
+			fw->nv.atomic_busy = 0;
+			return;
+		}
+		fw_hdma_add(fw, job, LANAI_DMA_L2E, words * 4, off, addr);
+		fw_hdma_submit(fw, job);
+		return;
+	}
+	case FW_JOB_NV_ATOMIC_OUT:
+		pd = &fw->nv.pending[arg % FW_NV_PENDING];
+		fw->nv.atomic_busy = 0;
+		if (pd->state != FW_PEND_BUSY)
+			return;
+		if (pd->ppn)
+			fw_nv_pt_unlock(fw, pd->ppn - 1, true);
+		pd->ppn = 0;
+		pd->status = status == NVM_DMA_ST_DONE ? NVM_ST_OK : NVM_ST_BAD_ADDR;
+		respond(fw, pd, pd->txbuf, 0);
+		return;
+	case FW_JOB_NV_HOSTWRITE:
+		return;
+	default:
+		return;
+	}
+}

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * NetVM transmission: tx buffers, packet headers, per-peer sequence
+ * windows, acknowledgements and retransmission.
+ *
+ * Every request and response is a sequenced packet: it gets the next
+ * sequence number toward its peer when a window credit is free (at most
+ * FW_NV_WIN outstanding, one credit = one bounce-buffer entry at the
+ * receiver) and stays in its tx buffer until the peer acknowledges it.
+ * ACKs are cumulative, piggybacked on every packet and also sent on their
+ * own every half window or after a short delay.  Unacknowledged packets
+ * are resent after a timeout that doubles up to a cap; a peer silent for
+ * too long is marked dead and its operations fail with an error.  A change
+ * in the peer's boot epoch means it restarted: everything outstanding with
+ * it fails with NVM_ST_PEER_RESET and both windows start afresh.
+ */
+#include <string.h>
+
+#include "fw.h"
+
+uint32_t fw_ackbuf_off(struct fw *fw, uint32_t node);
+
+uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners)
+{
+	for (uint32_t i = 0; i < FW_NV_TXBUFS; i++) {
+		if (!fw->nv.txbuf_ref[i]) {
+			fw->nv.txbuf_ref[i] = owners;
+			fw->nv.txbuf_len[i] = 0;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+void fw_nv_txbuf_put(struct fw *fw, uint32_t tb, uint32_t owner)
+{
+	if (tb && tb <= FW_NV_TXBUFS)
+		fw->nv.txbuf_ref[tb - 1] &= ~owner;
+}
+
+uint32_t fw_nv_txbuf_off(struct fw *fw, uint32_t tb)
+{
+	return fw->layout.txbuf + (tb - 1) * FW_NV_TXBUF_SIZE;
+}
+
+/* Frames are built with the packet header at NVM_ROUTE_MAX, so any route
+ * fits in front of it. */
+struct nvm_net_hdr *fw_nv_txbuf_hdr(struct fw *fw, uint32_t tb)
+{
+	return (struct nvm_net_hdr *)(fw->chip->sram + fw_nv_txbuf_off(fw, tb) +
+				      NVM_ROUTE_MAX + sizeof(struct nvm_pkt_hdr));
+}
+
+void fw_nv_hdr_init(struct fw *fw, struct nvm_net_hdr *h, uint8_t op,
+		    uint32_t dst_node, uint32_t src_port, uint32_t dst_port)
+{
+	memset(h, 0, sizeof(*h));
+	h->op = op;
+	h->src_port = fw_be16((uint16_t)src_port);
+	h->dst_port = fw_be16((uint16_t)dst_port);
+	h->src_epoch = fw_be32(fw->nv.epoch);
+	(void)dst_node;
+}
+
+/* Stamp route, packet header and the current ack; returns (off, len). */
+static uint32_t frame_finish(struct fw *fw, uint32_t node, uint32_t base,
+			     uint32_t payload, uint32_t *off)
+{
+	struct fw_nv_peer *p = &fw->nv.peer[node];
+	uint8_t rl = fw->nv.route_len[node];
+	struct nvm_pkt_hdr ph = {
+		.type = NVM_PKT_NETVM,
+		.version = NVM_PKT_VERSION,
+		.src_node = fw_be16(fw->chip->node_id),
+		.dst_node = fw_be16((uint16_t)node),
+		.len = fw_be16((uint16_t)(sizeof(struct nvm_net_hdr) + payload)),
+	};
+	struct nvm_net_hdr *h = (struct nvm_net_hdr *)(fw->chip->sram + base +
+		NVM_ROUTE_MAX + sizeof(ph));
+
+	memcpy(fw->chip->sram + base + NVM_ROUTE_MAX - rl, fw->nv.route[node], rl);
+	memcpy(fw->chip->sram + base + NVM_ROUTE_MAX, &ph, sizeof(ph));
+	h->ack = fw_be32(p->lsn);
+	h->dst_epoch = fw_be32(p->epoch);
+	p->acked = p->lsn;
+	p->ack_due = 0;
+	*off = base + NVM_ROUTE_MAX - rl;
+	return rl + sizeof(ph) + sizeof(*h) + payload;
+}
+
+static void transmit(struct fw *fw, uint32_t node, uint32_t tb)
+{
+	uint32_t off, len;
+
+	len = frame_finish(fw, node, fw_nv_txbuf_off(fw, tb),
+			   fw->nv.txbuf_len[tb - 1], &off);
+	if (!fw_send_submit(fw, FW_SEND_NV, tb, off, len))
+		fw_trace(fw, "sendq_full", node, tb);	/* resent on timeout */
+}
+
+/* Move packets from the peer's wait queue onto the wire while credits last. */
+static bool drain_waitq(struct fw *fw, uint32_t node)
+{
+	struct fw_nv_peer *p = &fw->nv.peer[node];
+	bool moved = false;
+
+	while (p->wq_count && p->next_seq - p->una < FW_NV_WIN &&
+	       fw_sendq_room(fw) > 1) {
+		uint32_t tb = p->waitq[p->wq_head];
+		uint32_t seq = p->next_seq++;
+
+		p->wq_head = (p->wq_head + 1) % FW_NV_WAITQ;
+		p->wq_count--;
+		fw_nv_txbuf_hdr(fw, tb)->seq = fw_be32(seq);
+		p->txbuf[seq % FW_NV_WIN] = tb;
+		if (p->una == seq)
+			p->since_send = 0;
+		transmit(fw, node, tb);
+		moved = true;
+	}
+	if (p->wq_count && p->next_seq - p->una >= FW_NV_WIN)
+		fw_count(fw, FW_CNT_CREDIT_STALLS);
+	return moved;
+}
+
+void fw_nv_send_seq(struct fw *fw, uint32_t node, uint32_t tb,
+		    uint32_t data_len)
+{
+	struct fw_nv_peer *p = &fw->nv.peer[node];
+
+	fw->nv.txbuf_len[tb - 1] = data_len;
+	fw->nv.txbuf_ref[tb - 1] |= FW_TB_WIRE;
+	if (p->wq_count == FW_NV_WAITQ) {
+		/* cannot happen: the queue holds every tx buffer */
+		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
+		return;
+	}
+	p->waitq[(p->wq_head + p->wq_count) % FW_NV_WAITQ] = tb;
+	p->wq_count++;
+	drain_waitq(fw, node);
+}
+
+void fw_nv_send_ack(struct fw *fw, uint32_t node)
+{
+	uint32_t base = fw_ackbuf_off(fw, node), off, len;
+	struct nvm_net_hdr *h = (struct nvm_net_hdr *)(fw->chip->sram + base +
+		NVM_ROUTE_MAX + sizeof(struct nvm_pkt_hdr));
+
+	if (fw_sendq_room(fw) == 0)
+		return;		/* ack_due stays set; the timer retries */
+	fw_nv_hdr_init(fw, h, NVM_NET_ACK, node, 0, 0);
+	len = frame_finish(fw, node, base, 0, &off);
+	fw_count(fw, FW_CNT_ACKS_SENT);
+	fw_send_submit(fw, FW_SEND_NV, 0, off, len);
+}
+
+void fw_nv_sent(struct fw *fw, uint32_t arg)
+{
+	(void)fw;
+	(void)arg;	/* a tx buffer stays until its packet is acknowledged */
+}
+
+void fw_nv_acked(struct fw *fw, uint32_t node, uint32_t ack)
+{
+	struct fw_nv_peer *p = &fw->nv.peer[node];
+
+	/* only acks inside what we sent move the window */
+	if ((uint32_t)(ack - p->una) > p->next_seq - p->una)
+		return;
+	if (ack != p->una) {
+		p->idle_ticks = 0;
+		p->since_send = 0;
+		p->rto = FW_NV_RTO_TICKS;
+		p->dead = 0;
+	}
+	while (p->una != ack) {
+		uint32_t *tb = &p->txbuf[p->una % FW_NV_WIN];
+
+		fw_nv_txbuf_put(fw, *tb, FW_TB_WIRE);
+		*tb = 0;
+		p->una++;
+	}
+	drain_waitq(fw, node);
+}
+
+static void retransmit(struct fw *fw, uint32_t node)
+{
+	struct fw_nv_peer *p = &fw->nv.peer[node];
+
+	for (uint32_t s = p->una; s != p->next_seq; s++) {
+		uint32_t tb = p->txbuf[s % FW_NV_WIN];
+
+		if (!tb || fw_sendq_room(fw) < 2)
+			break;
+		fw_count(fw, FW_CNT_RETRANSMITS);
+		transmit(fw, node, tb);
+	}
+}
+
+void fw_nv_fail_peer_ops(struct fw *fw, uint32_t node, uint32_t status)
+{
+	for (uint32_t ep = 0; ep < FW_NV_EPS; ep++) {
+		struct fw_nv_ep *e = &fw->nv.ep[ep];
+
+		if (!e->open)
+			continue;
+		for (uint32_t i = 0; i < NVM_CMDQ_LEN; i++) {
+			struct fw_nv_op *op = &e->ops[i];
+
+			/* engines may still use the buffers of FETCH and
+			 * DELIVERING operations: those fail when they get back */
+			if (op->cmd.dst_node == node &&
+			    (op->state == FW_OP_READY || op->state == FW_OP_SENT ||
+			     op->state == FW_OP_NEW || op->state == FW_OP_DELIVER))
+				fw_nv_complete(fw, ep, i, status);
+		}
+	}
+}
+
+void fw_nv_tick(struct fw *fw)
+{
+	fw->nv.timer_armed = 0;
+	for (uint32_t n = 0; n < FW_NV_NODES; n++) {
+		struct fw_nv_peer *p = &fw->nv.peer[n];
+
+		if (p->una == p->next_seq)
+			continue;
+		p->idle_ticks++;
+		if (++p->since_send >= p->rto) {
+			retransmit(fw, n);
+			p->since_send = 0;
+			if (p->rto < FW_NV_RTO_MAX_TICKS)
+				p->rto *= 2;
+		}
+		if (p->idle_ticks >= FW_NV_GIVEUP_TICKS && !p->dead) {
+			p->dead = 1;
+			fw_trace(fw, "peer_dead", n, p->una);
+			fw_nv_fail_peer_ops(fw, n, NVM_ST_UNREACHABLE);
+		}
+	}
+}
+
+void fw_nv_arm_timer(struct fw *fw)
+{
+	bool need = false, ack = false;
+
+	for (uint32_t n = 0; n < FW_NV_NODES; n++) {
+		need |= fw->nv.peer[n].una != fw->nv.peer[n].next_seq;
+		ack |= fw->nv.peer[n].ack_due;
+	}
+	if (need && !fw->nv.timer_armed) {
+		fw->nv.timer_armed = 1;
+		fw->chip->ops->timer_arm(fw->chip->opaque, 0, FW_NV_TICK_NS);
+	}
+	if (ack && !fw->nv.ack_timer_armed) {
+		fw->nv.ack_timer_armed = 1;
+		fw->chip->ops->timer_arm(fw->chip->opaque, 1, FW_NV_ACK_DELAY_NS);
+	}
+}
+
+void fw_nv_ack_timer(struct fw *fw)
+{
+	fw->nv.ack_timer_armed = 0;
+	for (uint32_t n = 0; n < FW_NV_NODES; n++)
+		if (fw->nv.peer[n].ack_due)
+			fw_nv_send_ack(fw, n);
+}
+
+void fw_nv_peer_reset(struct fw *fw, uint32_t node, uint32_t epoch)
+{
+	struct fw_nv_peer *p = &fw->nv.peer[node];
+
+	fw_count(fw, FW_CNT_PEER_RESETS);
+	fw_trace(fw, "peer_reset", node, epoch);
+	fw_nv_fail_peer_ops(fw, node, NVM_ST_PEER_RESET);
+	for (uint32_t i = 0; i < FW_NV_WIN; i++)
+		fw_nv_txbuf_put(fw, p->txbuf[i], FW_TB_WIRE);
+	while (p->wq_count) {
+		fw_nv_txbuf_put(fw, p->waitq[p->wq_head], FW_TB_WIRE);
+		p->wq_head = (p->wq_head + 1) % FW_NV_WAITQ;
+		p->wq_count--;
+	}
+	for (uint32_t i = 0; i < FW_NV_PENDING; i++) {
+		struct fw_nv_pending *pd = &fw->nv.pending[i];
+
+		if (pd->state != FW_PEND_FREE && pd->state != FW_PEND_BUSY &&
+		    pd->src_node == node) {
+			fw_nv_txbuf_put(fw, pd->txbuf, FW_TB_OP);
+			if (pd->ppn)
+				fw_nv_pt_unlock(fw, pd->ppn - 1, false);
+			pd->state = FW_PEND_FREE;
+		}
+	}
+	memset(p, 0, sizeof(*p));
+	p->epoch = epoch;
+	p->next_seq = 1;
+	p->una = 1;
+	p->lsn = 1;
+	p->acked = 1;
+	p->rto = FW_NV_RTO_TICKS;
+}
