@@ -3,7 +3,8 @@
  * netvm-fabric-bench: throughput of a switch between two fake nodes.
  *   netvm-fabric-bench SRC_SOCK DST_SOCK ROUTE_HEX FRAMES BYTES
  * Sends FRAMES frames of BYTES payload bytes (plus route, header, CRC
- * placeholder) from SRC to DST and prints frames/s and MB/s.
+ * placeholder) from SRC to DST and prints frames/s and MB/s.  ROUTE_HEX is
+ * the whole route, e.g. 81 on one switch or 840181 through tree16.topo.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -19,7 +20,7 @@
 #include <glib.h>
 
 static long nframes;
-static size_t fsize;
+static size_t fsize, rlen;
 
 static int dial(const char *path)
 {
@@ -55,7 +56,7 @@ static void *receiver(void *arg)
 
 			memcpy(&len, buf + off, 4);
 			len = ntohl(len);
-			if (len != fsize - 1) {
+			if (len != fsize - rlen) {
 				fprintf(stderr, "receiver: bad length %u\n", len);
 				exit(1);
 			}
@@ -74,7 +75,7 @@ static void *receiver(void *arg)
 int main(int argc, char **argv)
 {
 	int s, d, batch = 16;
-	unsigned route;
+	uint8_t route[8];
 	size_t payload, rec;
 	uint8_t *buf;
 	pthread_t th;
@@ -86,10 +87,19 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
-	route = strtoul(argv[3], NULL, 16);
+	rlen = strlen(argv[3]) / 2;
+	if (rlen < 1 || rlen > 8 || strlen(argv[3]) % 2) {
+		fprintf(stderr, "bad route %s\n", argv[3]);
+		return 2;
+	}
+	for (size_t i = 0; i < rlen; i++) {
+		char h[3] = { argv[3][2 * i], argv[3][2 * i + 1], 0 };
+
+		route[i] = strtoul(h, NULL, 16) | 0x80;
+	}
 	nframes = atol(argv[4]);
 	payload = atol(argv[5]);
-	fsize = 1 + 8 + payload + 4;
+	fsize = rlen + 8 + payload + 4;
 	rec = 4 + fsize;
 	s = dial(argv[1]);
 	d = dial(argv[2]);
@@ -99,11 +109,11 @@ int main(int argc, char **argv)
 		uint32_t be = htonl(fsize);
 
 		memcpy(r, &be, 4);
-		r[4] = route;
-		r[5] = 1;	/* RAW */
-		r[6] = 1;	/* version */
-		r[11] = payload >> 8;
-		r[12] = payload;
+		memcpy(r + 4, route, rlen);
+		r[4 + rlen] = 1;	/* RAW */
+		r[5 + rlen] = 1;	/* version */
+		r[10 + rlen] = payload >> 8;
+		r[11 + rlen] = payload;
 	}
 	usleep(100000);	/* let the switch accept both */
 	pthread_create(&th, NULL, receiver, &d);
