@@ -918,8 +918,11 @@ void fab_link_set(Port *p, gboolean up)
 void fab_faults_set(Port *p, const FabFaults *f)
 {
 	p->faults = *f;
-	if (!f->reorder && p->reorder_slot)
-		reorder_flush(p);
+	if (!f->reorder && p->reorder_slot) {
+		if (p->reorder_timer)
+			g_source_remove(p->reorder_timer);
+		reorder_flush(p);	/* clears reorder_timer */
+	}
 	sched(p, W_DRAIN);
 }
 
