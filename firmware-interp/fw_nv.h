@@ -27,6 +27,14 @@ struct fw;
 #define FW_NV_ACKBUF		128	/* bytes of SRAM per peer for ACK frames */
 #define FW_NV_SCRATCH		64	/* bytes of SRAM per host-write job */
 #define FW_NV_WAITQ		FW_NV_TXBUFS	/* packets waiting for a credit */
+#define FW_NV_HWQ		512	/* small host writes waiting for the engine */
+#define FW_NV_HW_MAX		32	/* bytes in one small host write */
+
+struct fw_nv_hostwrite {
+	uint64_t addr;
+	uint32_t len;
+	uint8_t data[FW_NV_HW_MAX];
+};
 
 /* Retransmission: one tick of IT0, the ticks before a resend (doubling up
  * to the cap), and the ticks without progress before giving up. */
@@ -144,6 +152,10 @@ struct fw_nv {
 	struct fw_nv_ep ep[FW_NV_EPS];
 	struct fw_nv_peer peer[FW_NV_NODES];
 	struct fw_nv_pending pending[FW_NV_PENDING];
+	/* small host writes, in order (shadow counters, error records,
+	 * notification entries, atomic replies): never dropped */
+	struct fw_nv_hostwrite hwq[FW_NV_HWQ];
+	uint32_t hwq_head, hwq_count, hwq_lost;
 	/* atomic operand being processed: the one remote atomic in progress */
 	uint32_t atomic_busy, atomic_pend, atomic_words;
 };
@@ -197,6 +209,7 @@ void fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq);
 /* fw_nv_host.c: small writes to host memory */
 bool fw_nv_host_write(struct fw *fw, uint64_t addr, const void *data,
 		      uint32_t len);
+bool fw_nv_host_write_pump(struct fw *fw);
 void fw_nv_notify_deliver(struct fw *fw, uint32_t port, uint32_t notify,
 			  uint32_t src_node, uint32_t src_port,
 			  uint32_t flags);

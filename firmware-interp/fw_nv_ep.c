@@ -506,14 +506,30 @@ void fw_nv_delivered(struct fw *fw, uint32_t req, uint32_t status)
 		       NVM_ST_BAD_ADDR);
 }
 
-static bool op_step(struct fw *fw, uint32_t ep, uint32_t idx)
+/*
+ * One operation's next step.  in_order is false once an older operation of
+ * the endpoint has not been sent yet: requests take sequence numbers in
+ * the order they were issued, so a notification never overtakes the data
+ * written before it.
+ */
+static bool op_step(struct fw *fw, uint32_t ep, uint32_t idx, bool *in_order)
 {
 	struct fw_nv_op *op = &fw->nv.ep[ep].ops[idx];
+	bool progress;
 
 	switch (op->state) {
 	case FW_OP_NEW:
-		return op_start(fw, ep, idx);
+		progress = op_start(fw, ep, idx);
+		if (op->state != FW_OP_SENT && op->state != FW_OP_FREE)
+			*in_order = false;
+		return progress;
+	case FW_OP_MISS:
+	case FW_OP_FETCH:
+		*in_order = false;
+		return false;
 	case FW_OP_READY:
+		if (!*in_order)
+			return false;
 		return op_send(fw, ep, idx);
 	case FW_OP_DELIVER:
 		return op_deliver(fw, ep, idx);
@@ -534,10 +550,15 @@ bool fw_nv_cmd_step(struct fw *fw)
 			continue;
 		while (take_command(fw, ep))
 			progress = true;
-		for (uint32_t i = 0; i < NVM_CMDQ_LEN && e->inflight; i++)
-			progress |= op_step(fw, ep, i);
+		/* oldest first: slot consumed % LEN holds the oldest command */
+		bool in_order = true;
+
+		for (uint32_t k = 0; k < NVM_CMDQ_LEN && e->inflight; k++)
+			progress |= op_step(fw, ep, (e->consumed + k) % NVM_CMDQ_LEN,
+					    &in_order);
 	}
 	fw->nv.rr_ep = (fw->nv.rr_ep + 1) % FW_NV_EPS;
 	progress |= fw_nv_pend_step(fw);
+	progress |= fw_nv_host_write_pump(fw);
 	return progress;
 }

@@ -17,22 +17,51 @@
 
 uint32_t fw_scratch_off(struct fw *fw, int slot);
 
+/*
+ * Queue a small write into host memory.  Writes leave in the order queued
+ * (a notification entry never overtakes the data it announces), each as a
+ * host DMA job once a job slot is free; a few slots stay for the data path.
+ */
 bool fw_nv_host_write(struct fw *fw, uint64_t addr, const void *data,
 		      uint32_t len)
 {
-	int job;
+	struct fw_nv *nv = &fw->nv;
+	struct fw_nv_hostwrite *w;
 
-	if (len > FW_NV_SCRATCH)
-		return false;
-	job = fw_hdma_alloc(fw, FW_JOB_NV_HOSTWRITE, 0);
-	if (job < 0) {
+	if (len > FW_NV_HW_MAX || nv->hwq_count == FW_NV_HWQ) {
+		nv->hwq_lost++;
 		fw_trace(fw, "host_write_lost", (uint32_t)addr, len);
 		return false;
 	}
-	memcpy(fw->chip->sram + fw_scratch_off(fw, job), data, len);
-	fw_hdma_add(fw, job, LANAI_DMA_L2E, len, fw_scratch_off(fw, job), addr);
-	fw_hdma_submit(fw, job);
+	w = &nv->hwq[(nv->hwq_head + nv->hwq_count) % FW_NV_HWQ];
+	w->addr = addr;
+	w->len = len;
+	memcpy(w->data, data, len);
+	nv->hwq_count++;
+	fw_nv_host_write_pump(fw);
 	return true;
+}
+
+bool fw_nv_host_write_pump(struct fw *fw)
+{
+	struct fw_nv *nv = &fw->nv;
+	bool moved = false;
+
+	while (nv->hwq_count) {
+		struct fw_nv_hostwrite *w = &nv->hwq[nv->hwq_head];
+		int job = fw_hdma_alloc(fw, FW_JOB_NV_HOSTWRITE, 0);
+
+		if (job < 0)
+			break;
+		memcpy(fw->chip->sram + fw_scratch_off(fw, job), w->data, w->len);
+		fw_hdma_add(fw, job, LANAI_DMA_L2E, w->len,
+			    fw_scratch_off(fw, job), w->addr);
+		fw_hdma_submit(fw, job);
+		nv->hwq_head = (nv->hwq_head + 1) % FW_NV_HWQ;
+		nv->hwq_count--;
+		moved = true;
+	}
+	return moved;
 }
 
 void fw_nv_notify_deliver(struct fw *fw, uint32_t port, uint32_t notify,

@@ -336,9 +336,11 @@ enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
 		fw_nv_send_ack(fw, src);
 		return FW_RX_RELEASE;
 	}
+	/* mark it before the handler runs: completing it moves lsn */
+	p->seen |= 1ull << off;
 	v = fw_nv_rx_table[h.op].fn(fw, src, &h, data, len);
-	if (v != FW_RX_WAIT)
-		p->seen |= 1ull << (h.seq - p->lsn);
+	if (v == FW_RX_WAIT)
+		p->seen &= ~(1ull << off);	/* not taken: it will come again */
 	return v;
 }
 

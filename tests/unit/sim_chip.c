@@ -82,8 +82,28 @@ static void c_set_state(void *chip, enum nvm_fw_state st, uint32_t v,
 
 static void c_timer_arm(void *chip, unsigned int which, uint64_t delay_ns)
 {
+	struct sim_chip *s = chip;
+
 	if (which < 3)
-		S(chip)->timer_ns[which] = delay_ns;
+		s->timer_at[which] = delay_ns ? s->now_ns + delay_ns : 0;
+}
+
+static sim_idle_fn sim_idle;
+static void *sim_idle_ctx;
+
+void sim_set_idle(sim_idle_fn fn, void *ctx)
+{
+	sim_idle = fn;
+	sim_idle_ctx = ctx;
+}
+
+uint32_t sim_rand(struct sim_chip *s, uint32_t n)
+{
+	/* xorshift64*: deterministic per seed */
+	s->rng ^= s->rng >> 12;
+	s->rng ^= s->rng << 25;
+	s->rng ^= s->rng >> 27;
+	return (uint32_t)((s->rng * 2685821657736338717ull) >> 33) % n;
 }
 
 static uint32_t c_link_state(void *chip)
@@ -123,6 +143,7 @@ void sim_init(struct sim_chip *s, uint16_t node, uint32_t sram_size)
 	s->chip.ops = &sim_ops;
 	s->chip.opaque = s;
 	s->host = calloc(1, SIM_HOST_SIZE);
+	s->rng = 0x9e3779b97f4a7c15ull ^ node;
 	fw_init(&s->fw, &s->chip);
 }
 
@@ -177,29 +198,42 @@ static bool host_range_ok(uint64_t addr, uint32_t len)
 
 static bool step_hdma(struct sim_chip *s)
 {
-	struct lanai_dma_desc d;
-	uint64_t host;
+	uint32_t off;
 
 	if (!s->hdma_pending)
 		return false;
-	memcpy(&d, s->chip.sram + s->hdma_desc, sizeof(d));
-	host = (uint64_t)d.eah << 32 | d.eal;
-	if (!fw_sram_range_ok(&s->chip, d.lar, d.len)) {
-		d.status = NVM_DMA_ST_ERR_SRAM;
-	} else if (!host_range_ok(host, d.len)) {
-		struct nvm_event ev = { .type = NVM_EV_ERROR,
-					.data = NVM_ERR_HOST_DMA, .arg = host };
+	off = s->hdma_desc;
+	for (int n = 0; n < 1024; n++) {
+		struct lanai_dma_desc d;
+		uint64_t host;
 
-		c_event_post(s, &ev);
-		d.status = NVM_DMA_ST_ERR_HOST;
-	} else {
-		if (d.next & LANAI_DMA_E2L)
-			memcpy(s->chip.sram + d.lar, sim_host(s, host), d.len);
-		else
-			memcpy(sim_host(s, host), s->chip.sram + d.lar, d.len);
-		d.status = NVM_DMA_ST_DONE;
+		if ((off & 7) || !fw_sram_range_ok(&s->chip, off, sizeof(d)))
+			break;
+		memcpy(&d, s->chip.sram + off, sizeof(d));
+		host = (uint64_t)d.eah << 32 | d.eal;
+		if (!fw_sram_range_ok(&s->chip, d.lar, d.len)) {
+			d.status = NVM_DMA_ST_ERR_SRAM;
+		} else if (!host_range_ok(host, d.len)) {
+			struct nvm_event ev = { .type = NVM_EV_ERROR,
+						.data = NVM_ERR_HOST_DMA,
+						.arg = host };
+
+			c_event_post(s, &ev);
+			d.status = NVM_DMA_ST_ERR_HOST;
+		} else {
+			if (d.next & LANAI_DMA_E2L)
+				memcpy(s->chip.sram + d.lar, sim_host(s, host),
+				       d.len);
+			else
+				memcpy(sim_host(s, host), s->chip.sram + d.lar,
+				       d.len);
+			d.status = NVM_DMA_ST_DONE;
+		}
+		memcpy(s->chip.sram + off, &d, sizeof(d));
+		if (d.status != NVM_DMA_ST_DONE || (d.next & LANAI_DMA_TERMINAL))
+			break;
+		off = d.next & ~(uint32_t)LANAI_DMA_FLAGS;
 	}
-	memcpy(s->chip.sram + s->hdma_desc, &d, sizeof(d));
 	s->hdma_pending = false;
 	s->isr |= LANAI_ISR_WAKE0;
 	return true;
@@ -210,7 +244,7 @@ static bool step_send(struct sim_chip *s)
 	struct sim_frame *f;
 	uint32_t crc;
 
-	if (!s->send_pending || s->wire_count == SIM_WIRE_MAX)
+	if (!s->send_pending || s->wire_count + 2 >= SIM_WIRE_MAX)
 		return false;	/* a full wire back-pressures the sender */
 	f = malloc(sizeof(*f));
 	memcpy(f->data, s->chip.sram + s->send_off, s->send_len);
@@ -230,10 +264,36 @@ static bool step_send(struct sim_chip *s)
 		f->data[f->len - 1] = crc;
 		s->corrupt_next = 0;
 	}
-	s->wire[(s->wire_head + s->wire_count) % SIM_WIRE_MAX] = f;
-	s->wire_count++;
 	s->send_pending = false;
 	s->isr |= LANAI_ISR_SEND;
+	s->frames_sent++;
+	if (s->drop_pct && sim_rand(s, 100) < s->drop_pct) {
+		s->frames_dropped++;
+		free(f);
+		return true;
+	}
+	if (s->dup_pct && sim_rand(s, 100) < s->dup_pct &&
+	    s->wire_count + 1 < SIM_WIRE_MAX) {
+		struct sim_frame *d = malloc(sizeof(*d));
+
+		memcpy(d, f, sizeof(*d));
+		s->wire[(s->wire_head + s->wire_count) % SIM_WIRE_MAX] = d;
+		s->wire_count++;
+		s->frames_duped++;
+	}
+	s->wire[(s->wire_head + s->wire_count) % SIM_WIRE_MAX] = f;
+	s->wire_count++;
+	if (s->reorder_pct && s->wire_count >= 2 &&
+	    sim_rand(s, 100) < s->reorder_pct) {
+		/* swap the two newest frames */
+		uint32_t a = (s->wire_head + s->wire_count - 1) % SIM_WIRE_MAX;
+		uint32_t b = (s->wire_head + s->wire_count - 2) % SIM_WIRE_MAX;
+		struct sim_frame *t = s->wire[a];
+
+		s->wire[a] = s->wire[b];
+		s->wire[b] = t;
+		s->frames_reordered++;
+	}
 	return true;
 }
 
@@ -271,29 +331,81 @@ static bool step_wire(struct sim_chip *s)
 	return moved;
 }
 
+/* Fire the earliest armed timer of either chip; false if none. */
+static bool fire_timer(struct sim_chip **chips)
+{
+	struct sim_chip *best = NULL;
+	int which = -1;
+
+	for (int i = 0; i < 2; i++) {
+		if (!chips[i])
+			continue;
+		for (int t = 0; t < 3; t++) {
+			uint64_t at = chips[i]->timer_at[t];
+
+			if (at && (!best || at < best->timer_at[which])) {
+				best = chips[i];
+				which = t;
+			}
+		}
+	}
+	if (!best)
+		return false;
+	/* simulated time moves for both chips alike */
+	for (int i = 0; i < 2; i++)
+		if (chips[i] && chips[i]->now_ns < best->timer_at[which])
+			chips[i]->now_ns = best->timer_at[which];
+	best->timer_at[which] = 0;
+	best->isr |= which == 0 ? LANAI_ISR_TIME0 :
+		     which == 1 ? LANAI_ISR_TIME1 : LANAI_ISR_TIME2;
+	return true;
+}
+
+static bool step_once(struct sim_chip **chips)
+{
+	bool moved = false;
+
+	for (int i = 0; i < 2; i++) {
+		struct sim_chip *s = chips[i];
+
+		if (!s)
+			continue;
+		fw_run(&s->fw);
+		moved |= step_hdma(s);
+		moved |= step_send(s);
+		moved |= step_wire(s);
+	}
+	return moved;
+}
+
 int sim_settle(struct sim_chip *a, struct sim_chip *b)
 {
 	struct sim_chip *chips[2] = { a, b };
 	int steps = 0;
-	bool moved;
 
-	do {
-		moved = false;
-		for (int i = 0; i < 2; i++) {
-			struct sim_chip *s = chips[i];
-
-			if (!s)
-				continue;
-			fw_run(&s->fw);
-			moved |= step_hdma(s);
-			moved |= step_send(s);
-			moved |= step_wire(s);
-		}
+	while (steps < 2000000) {
 		steps++;
-	} while (moved && steps < 100000);
+		if (step_once(chips))
+			continue;
+		/* quiet: let the OS act, then time pass */
+		if (sim_idle && sim_idle(sim_idle_ctx))
+			continue;
+		/* a few more passes so the firmware sees what the OS did */
+		if (step_once(chips))
+			continue;
+		if (!fire_timer(chips))
+			break;
+	}
 	return steps;
 }
 
+void sim_run(struct sim_chip *a, struct sim_chip *b, int n)
+{
+	struct sim_chip *chips[2] = { a, b };
+
+	while (n-- > 0)
+		step_once(chips);
+}
 int sim_count_events(struct sim_chip *s, uint8_t type, int64_t data)
 {
 	int n = 0;

@@ -16,7 +16,7 @@
 #include "netvm/packet.h"
 
 #define SIM_HOST_BASE	0x100000ull	/* host "physical" addresses start here */
-#define SIM_HOST_SIZE	(1u << 20)
+#define SIM_HOST_SIZE	(16u << 20)
 #define SIM_EVENTS_MAX	4096
 #define SIM_WIRE_MAX	64		/* frames in flight on one wire */
 
@@ -49,8 +49,12 @@ struct sim_chip {
 	struct sim_chip *peer;
 	/* fault injection on frames this chip sends */
 	int corrupt_next;		/* flip a byte of the next frame (after CRC) */
+	unsigned drop_pct, dup_pct, reorder_pct;	/* per frame, seeded */
+	uint64_t rng;
+	uint64_t now_ns;		/* simulated time */
+	uint64_t timer_at[3];		/* absolute deadlines, 0 = off */
+	uint32_t frames_sent, frames_dropped, frames_duped, frames_reordered;
 	uint32_t state;
-	uint64_t timer_ns[3];		/* armed interval timers (0 = off) */
 };
 
 void sim_init(struct sim_chip *s, uint16_t node, uint32_t sram_size);
@@ -60,10 +64,17 @@ void sim_boot(struct sim_chip *s);
 void sim_doorbell(struct sim_chip *s, uint32_t off, uint32_t data);
 /* Run engines, wire and firmware until nothing moves; returns steps. */
 int sim_settle(struct sim_chip *a, struct sim_chip *b);
+/* Run n passes: engines, wire, firmware; no OS hook, no time passing. */
+void sim_run(struct sim_chip *a, struct sim_chip *b, int n);
 uint8_t *sim_host(struct sim_chip *s, uint64_t addr);
 const struct nvm_sram_layout *sim_layout(struct sim_chip *s);
 /* Count events of a type (and, if idx >= 0, with that data field). */
 int sim_count_events(struct sim_chip *s, uint8_t type, int64_t data);
+/* Hook run when a pass makes no progress (the simulated OS); true if it
+ * did something. */
+typedef bool (*sim_idle_fn)(void *ctx);
+void sim_set_idle(sim_idle_fn fn, void *ctx);
+uint32_t sim_rand(struct sim_chip *s, uint32_t n);
 const struct nvm_event *sim_last_event(struct sim_chip *s, uint8_t type);
 
 #endif

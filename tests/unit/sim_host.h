@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A simulated host OS and user library for NetVM firmware tests, on top of
+ * sim_chip: processes with virtual pages that may be resident or not, the
+ * kernel's side of the shadow page table (mapPage / unmapPPN), the kernel
+ * endpoint's control commands, page-miss restarts and bounce-buffer
+ * completion, and a small "library" that fragments transfers into
+ * page-granular commands as libnetvm does.
+ */
+#ifndef NETVM_SIM_HOST_H
+#define NETVM_SIM_HOST_H
+
+#include "sim_chip.h"
+
+#define SH_PAGES	1024		/* virtual pages the test processes use */
+#define SH_PT_ROWS	512
+#define SH_NOTFQ	256
+
+struct sh_page {
+	uint32_t used, port, ppn;	/* ppn 0 = not resident */
+	uint64_t va;			/* page address */
+	uint64_t key;
+	uint32_t ro;
+	uint8_t swap[NVM_PAGE_SIZE];	/* contents while not resident */
+};
+
+struct sim_host {
+	struct sim_chip *c;
+	uint32_t next_free_ppn;
+	uint8_t ppn_used[SIM_HOST_SIZE / NVM_PAGE_SIZE + SIM_HOST_BASE / NVM_PAGE_SIZE];
+	struct sh_page pages[SH_PAGES];
+	uint32_t row_count[SH_PT_ROWS];
+	uint64_t shadow[FW_NV_EPS], err_ring[FW_NV_EPS], reply[FW_NV_EPS];
+	uint64_t notf_ring[FW_NV_EPS];
+	uint32_t notf_cons[FW_NV_EPS];
+	uint32_t issued[FW_NV_EPS];
+	uint64_t bounce;
+	uint32_t events_seen;
+	uint32_t auto_fault;		/* 1: page misses fault the page in */
+	uint32_t misses, bounces_copied;
+};
+
+void sh_init(struct sim_host *h, struct sim_chip *c, uint32_t epoch);
+uint32_t sh_open(struct sim_host *h, uint32_t port);
+/* Give a process (port) pages [va, va+len) with key; resident or not. */
+void sh_alloc(struct sim_host *h, uint32_t port, uint64_t va, uint32_t len,
+	      uint64_t key, bool resident);
+void sh_set_ro(struct sim_host *h, uint32_t port, uint64_t va, bool ro);
+/* Page in/out with NetVM's protocol; page_out returns false if locked. */
+bool sh_page_in(struct sim_host *h, uint32_t port, uint64_t va);
+bool sh_page_out(struct sim_host *h, uint32_t port, uint64_t va);
+/* Byte access to a process's memory, resident or not. */
+uint8_t *sh_byte(struct sim_host *h, uint32_t port, uint64_t va);
+void sh_fill(struct sim_host *h, uint32_t port, uint64_t va, uint32_t len,
+	     uint32_t seed);
+bool sh_check(struct sim_host *h, uint32_t port, uint64_t va, uint32_t len,
+	      uint32_t seed);
+/* Issue one command on port (waits for a queue slot). */
+void sh_cmd(struct sim_host *h, uint32_t port, struct nvm_cmd *c);
+/* Library-style transfers: fragment at page boundaries on both sides. */
+uint32_t sh_write(struct sim_host *h, uint32_t port, uint16_t node,
+		  uint16_t rport, uint64_t local, uint64_t remote, uint32_t len,
+		  uint64_t rkey, uint8_t flags, uint32_t notify);
+uint32_t sh_read(struct sim_host *h, uint32_t port, uint16_t node,
+		 uint16_t rport, uint64_t local, uint64_t remote, uint32_t len,
+		 uint64_t rkey);
+void sh_atomic(struct sim_host *h, uint32_t port, uint16_t node, uint16_t rport,
+	       uint64_t remote, uint64_t rkey, uint32_t op, uint32_t a0,
+	       uint32_t a1);
+struct nvm_shadow sh_shadow(struct sim_host *h, uint32_t port);
+struct nvm_atomic_reply sh_reply(struct sim_host *h, uint32_t port);
+struct nvm_err_rec sh_err(struct sim_host *h, uint32_t port, uint32_t i);
+/* Notification queue: next entry or false; sig/ack/arm in SRAM. */
+bool sh_notf_next(struct sim_host *h, uint32_t port, struct nvm_notf_entry *e);
+uint32_t sh_sig(struct sim_host *h, uint32_t port, uint32_t n);
+void sh_ack(struct sim_host *h, uint32_t port, uint32_t n, uint32_t v);
+void sh_arm(struct sim_host *h, uint32_t port, uint32_t n, bool on);
+/* The OS's reaction to the chip's events (page misses, bounces). */
+bool sh_idle(void *ctx);
+/* Both hosts' OS hooks for sim_settle. */
+void sh_pair(struct sim_host *a, struct sim_host *b);
+
+#endif

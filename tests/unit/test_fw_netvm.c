@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * NetVM firmware unit tests: two firmware instances back to back over an
+ * in-memory wire, each with a simulated host (memory, page tables, OS).
+ * Every byte delivered is checked; faults on the wire are seeded.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_host.h"
+
+#define PA	1		/* process (port) on each node */
+#define PB	2
+#define KEY_A	0x1111222233334444ull
+#define KEY_B	0xaaaabbbbccccddddull
+#define SRC	0x10000000ull	/* process A's buffer */
+#define DST	0x20000000ull	/* process B's exported buffer */
+#define BUFLEN	(1u << 20)
+
+static struct sim_chip ca, cb;
+static struct sim_host ha, hb;
+
+static void settle(void)
+{
+	sim_settle(&ca, &cb);
+}
+
+static void setup_with(unsigned drop, unsigned dup, unsigned reorder)
+{
+	sim_init(&ca, 0, LANAI_SRAM_DEFAULT);
+	sim_init(&cb, 1, LANAI_SRAM_DEFAULT);
+	sim_connect(&ca, &cb);
+	ca.drop_pct = cb.drop_pct = drop;
+	ca.dup_pct = cb.dup_pct = dup;
+	ca.reorder_pct = cb.reorder_pct = reorder;
+	sim_boot(&ca);
+	sim_boot(&cb);
+	sh_pair(&ha, &hb);
+	sh_init(&ha, &ca, 0xa0a0a0a0);
+	sh_init(&hb, &cb, 0xb0b0b0b0);
+	settle();
+	ck_assert_uint_eq(ca.fw.nv.configured, 1);
+	ck_assert_uint_eq(cb.fw.nv.configured, 1);
+	sh_open(&ha, PA);
+	sh_open(&hb, PB);
+	sh_alloc(&ha, PA, SRC, BUFLEN, KEY_A, true);
+	sh_alloc(&hb, PB, DST, BUFLEN, KEY_B, true);
+	settle();
+}
+
+static void setup(void)
+{
+	setup_with(0, 0, 0);
+}
+
+static void teardown(void)
+{
+	sim_free(&ca);
+	sim_free(&cb);
+}
+
+/* Issue, then settle until port's completions reach the issued count. */
+static struct nvm_shadow finish(struct sim_host *h, uint32_t port)
+{
+	struct nvm_shadow s;
+
+	for (int i = 0; i < 50; i++) {
+		settle();
+		s = sh_shadow(h, port);
+		if (s.done == h->issued[port])
+			return s;
+	}
+	{
+		struct fw_nv_ep *e = &h->c->fw.nv.ep[port];
+
+		for (int i = 0; i < NVM_CMDQ_LEN; i++)
+			if (e->ops[i].state != FW_OP_FREE)
+				fprintf(stderr, "op %d: %s seq %u txbuf %u\n", i,
+					fw_op_state_names[e->ops[i].state],
+					e->ops[i].cmd.seq, e->ops[i].txbuf);
+		for (int n = 0; n < 2; n++) {
+			struct fw_nv_peer *p = &h->c->fw.nv.peer[n];
+
+			fprintf(stderr, "peer %d: next %u una %u wq %u lsn %u "
+				"seen %llx complete %llx\n", n, p->next_seq,
+				p->una, p->wq_count, p->lsn,
+				(unsigned long long)p->seen,
+				(unsigned long long)p->complete);
+		}
+		fprintf(stderr, "consumed %u produced %u inflight %u fence %u "
+			"missing %u rx_held %u hdma %u/%u sendq %u\n",
+			e->consumed, e->produced, e->inflight, e->fence,
+			e->missing, h->c->fw.rx_held, h->c->fw.q.hdma_count,
+			h->c->fw.q.hdma_running, h->c->fw.q.send_count);
+	}
+	ck_abort_msg("port %u: %u of %u commands done", port,
+		     sh_shadow(h, port).done, h->issued[port]);
+	return s;
+}
+
+START_TEST(test_config)
+{
+	struct nvm_shadow k = sh_shadow(&ha, NVM_EP_KERNEL);
+
+	ck_assert_uint_eq(k.errors, 0);
+	ck_assert_uint_eq(ca.fw.layout.max_ppn,
+			  (SIM_HOST_BASE + SIM_HOST_SIZE) / NVM_PAGE_SIZE);
+	ck_assert_uint_gt(ca.fw.layout.pt, ca.fw.layout.ep_base);
+	ck_assert_uint_le(ca.fw.layout.tables_end, LANAI_SRAM_DEFAULT);
+	ck_assert_uint_eq(ca.fw.nv.ep[PA].open, 1);
+}
+END_TEST
+
+/* Writes of every size up to a page at unaligned offsets, then large
+ * multi-page transfers, both directions: every byte checked. */
+START_TEST(test_write_sizes)
+{
+	uint32_t seed = 1;
+	uint32_t sizes[] = { 1, 2, 3, 7, 8, 63, 64, 95, 96, 97, 100, 255, 256,
+			     511, 1000, 2047, 2048, 4095, 4096, 4097, 8191,
+			     12288, 65536, 300001, BUFLEN - 8 };
+
+	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t n = sizes[i];
+		uint32_t so = (i * 37) % 4096, doff = (i * 1013) % 4096;
+
+		if (so + n > BUFLEN)
+			so = 0;
+		if (doff + n > BUFLEN)
+			doff = 0;
+		sh_fill(&ha, PA, SRC + so, n, seed);
+		sh_write(&ha, PA, 1, PB, SRC + so, DST + doff, n, KEY_B, 0, 0);
+		finish(&ha, PA);
+		ck_assert_msg(sh_check(&hb, PB, DST + doff, n, seed),
+			      "size %u at %u -> %u", n, so, doff);
+		ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
+		seed++;
+	}
+	/* and back the other way */
+	sh_alloc(&hb, PB, SRC, BUFLEN, KEY_B, true);
+	sh_alloc(&ha, PA, DST, BUFLEN, KEY_A, true);
+	sh_fill(&hb, PB, SRC + 5, 200000, 99);
+	sh_write(&hb, PB, 0, PA, SRC + 5, DST + 4001, 200000, KEY_A, 0, 0);
+	finish(&hb, PB);
+	ck_assert(sh_check(&ha, PA, DST + 4001, 200000, 99));
+}
+END_TEST
+
+/* Gather: three source fragments into one destination page. */
+START_TEST(test_gather)
+{
+	struct nvm_cmd c = {
+		.op = NVM_OP_WRITE, .dst_node = 1, .dst_port = PB, .nfrag = 3,
+		.len = 100 + 2000 + 7, .dst_va = DST + 1000, .dst_key = KEY_B,
+		.dst_hash = nvm_pt_hash(PB, DST >> 12, SH_PT_ROWS),
+	};
+	uint64_t f[3] = { SRC + 10, SRC + 8192 + 500, SRC + 3 * 4096 + 4000 };
+	uint32_t l[3] = { 100, 2000, 7 };
+	uint32_t off = 0;
+
+	for (int i = 0; i < 3; i++) {
+		sh_fill(&ha, PA, f[i], l[i], 40 + i);
+		c.src[i].va = f[i];
+		c.src[i].len = l[i];
+		c.src[i].key = KEY_A;
+		c.src[i].hash = nvm_pt_hash(PA, f[i] >> 12, SH_PT_ROWS);
+	}
+	sh_cmd(&ha, PA, &c);
+	finish(&ha, PA);
+	for (int i = 0; i < 3; i++) {
+		ck_assert(sh_check(&hb, PB, DST + 1000 + off, l[i], 40 + i));
+		off += l[i];
+	}
+	/* a gather whose lengths do not add up is refused */
+	c.len = 5;
+	sh_cmd(&ha, PA, &c);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 1);
+	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_BAD_CMD);
+}
+END_TEST
+
+START_TEST(test_read_sizes)
+{
+	uint32_t sizes[] = { 1, 4, 96, 97, 4095, 4096, 5000, 65536, BUFLEN / 2 };
+
+	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t n = sizes[i], ro = (i * 301) % 4096, lo = (i * 77) % 4096;
+
+		sh_fill(&hb, PB, DST + ro, n, 500 + i);
+		memset(sh_byte(&ha, PA, SRC + lo), 0, 1);
+		sh_read(&ha, PA, 1, PB, SRC + lo, DST + ro, n, KEY_B);
+		finish(&ha, PA);
+		ck_assert_msg(sh_check(&ha, PA, SRC + lo, n, 500 + i), "read %u", n);
+	}
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
+	ck_assert_uint_gt(ca.fw.counters[FW_CNT_CMD_READ], 0);
+}
+END_TEST
+
+START_TEST(test_atomics)
+{
+	uint32_t *w = (uint32_t *)sh_byte(&hb, PB, DST + 64);
+	struct nvm_atomic_reply r;
+
+	w[0] = 5;
+	sh_atomic(&ha, PA, 1, PB, DST + 64, KEY_B, NVM_AT_INC, 0, 0);
+	finish(&ha, PA);
+	r = sh_reply(&ha, PA);
+	ck_assert_uint_eq(r.r[0], 5);
+	ck_assert_uint_eq(w[0], 6);
+	sh_atomic(&ha, PA, 1, PB, DST + 64, KEY_B, NVM_AT_DEC, 0, 0);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_reply(&ha, PA).r[0], 6);
+	ck_assert_uint_eq(w[0], 5);
+	sh_atomic(&ha, PA, 1, PB, DST + 64, KEY_B, NVM_AT_SWAP, 77, 0);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_reply(&ha, PA).r[0], 5);
+	ck_assert_uint_eq(w[0], 77);
+	sh_atomic(&ha, PA, 1, PB, DST + 64, KEY_B, NVM_AT_CSWAP, 1, 2);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_reply(&ha, PA).r[0], 77);
+	ck_assert_uint_eq(w[0], 77);		/* no match, no swap */
+	sh_atomic(&ha, PA, 1, PB, DST + 64, KEY_B, NVM_AT_CSWAP, 77, 9);
+	finish(&ha, PA);
+	ck_assert_uint_eq(w[0], 9);
+	w[1] = 0;
+	sh_atomic(&ha, PA, 1, PB, DST + 68, KEY_B, NVM_AT_TAS, 0, 0);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_reply(&ha, PA).r[0], 0);
+	ck_assert_uint_eq(w[1], 1);
+	sh_atomic(&ha, PA, 1, PB, DST + 68, KEY_B, NVM_AT_TAS, 0, 0);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_reply(&ha, PA).r[0], 1);
+	/* unaligned operand and unknown op are refused */
+	sh_atomic(&ha, PA, 1, PB, DST + 66, KEY_B, NVM_AT_INC, 0, 0);
+	sh_atomic(&ha, PA, 1, PB, DST + 64, KEY_B, 99, 0, 0);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 2);
+}
+END_TEST
+
+/* Several endpoints increment one word at once: none lost. */
+START_TEST(test_atomic_contention)
+{
+	uint32_t *w = (uint32_t *)sh_byte(&hb, PB, DST + 128);
+	const uint32_t ports[] = { 3, 4, 5, 6 };
+
+	*w = 0;
+	for (int p = 0; p < 4; p++) {
+		sh_open(&ha, ports[p]);
+		sh_alloc(&ha, ports[p], SRC, 4096, KEY_A, true);
+	}
+	settle();
+	for (int i = 0; i < 50; i++)
+		for (int p = 0; p < 4; p++)
+			sh_atomic(&ha, ports[p], 1, PB, DST + 128, KEY_B,
+				  NVM_AT_INC, 0, 0);
+	for (int p = 0; p < 4; p++)
+		finish(&ha, ports[p]);
+	ck_assert_uint_eq(*w, 200);
+}
+END_TEST
+
+/* Wait queue and semaphore primitives, checked against NetVM's tables. */
+START_TEST(test_waitqueue)
+{
+	uint32_t *q = (uint32_t *)sh_byte(&hb, PB, DST + 256);
+	struct nvm_atomic_reply r;
+
+	q[0] = q[1] = NVM_WQ_EMPTY;
+	q[2] = q[3] = q[4] = 0;
+#define AT(op, a) do { sh_atomic(&ha, PA, 1, PB, DST + 256, KEY_B, op, a, 0); \
+		       finish(&ha, PA); r = sh_reply(&ha, PA); } while (0)
+	AT(NVM_AT_DEQUEUE, 0);
+	ck_assert_uint_eq(r.r[0], NVM_WQ_EMPTY);
+	ck_assert_uint_eq(r.r[1], (uint32_t)-1);
+	AT(NVM_AT_ENQUEUE, 10);
+	ck_assert_uint_eq(r.r[0], NVM_WQ_EMPTY);
+	AT(NVM_AT_ENQUEUE, 11);
+	ck_assert_uint_eq(r.r[0], 10);		/* old tail */
+	ck_assert_uint_eq(q[2], 2);
+	AT(NVM_AT_DEQUEUE, 0);
+	ck_assert_uint_eq(r.r[0], 10);
+	ck_assert_uint_eq(r.r[1], 1);
+	AT(NVM_AT_DEQUEUE, 0);			/* head not yet renamed */
+	ck_assert_uint_eq(r.r[0], NVM_WQ_EMPTY);
+	ck_assert_uint_eq(q[3], 1);		/* a pending wakeup */
+	AT(NVM_AT_NEWHEAD, 11);
+	ck_assert_uint_eq(r.r[0], 1);		/* wake your successor at once */
+	ck_assert_uint_eq(q[2], 0);
+	/* semaphore: S = 1 */
+	q[0] = q[1] = NVM_WQ_EMPTY;
+	q[2] = q[3] = 0;
+	q[4] = 1;
+	AT(NVM_AT_SEMP, 20);
+	ck_assert_uint_eq(r.r[1], 1);
+	ck_assert_uint_eq(q[4], 0);
+	AT(NVM_AT_SEMP, 21);			/* S = 0: queued */
+	ck_assert_uint_eq(r.r[0], NVM_WQ_EMPTY);
+	ck_assert_uint_eq(q[2], 1);
+	AT(NVM_AT_SEMV, 0);			/* wakes 21 */
+	ck_assert_uint_eq(r.r[0], 21);
+	AT(NVM_AT_SEMV, 0);			/* nobody waits: S = 1 */
+	ck_assert_uint_eq(r.r[2], 1);
+#undef AT
+}
+END_TEST
+
+/* Counting notifications coalesce; one-shots do not; order is kept. */
+START_TEST(test_notifications)
+{
+	struct nvm_notf_entry e;
+
+	sh_arm(&hb, PB, 7, true);
+	for (int i = 0; i < 5; i++)
+		sh_write(&ha, PA, 1, PB, SRC, DST, 8, KEY_B, NVM_CF_NOTIFY, 7);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_sig(&hb, PB, 7), 5);
+	ck_assert(sh_notf_next(&hb, PB, &e));		/* one entry: coalesced */
+	ck_assert_uint_eq(e.notify, 7);
+	ck_assert_uint_eq(e.src_node, 0);
+	ck_assert_uint_eq(e.src_port, PA);
+	ck_assert(!sh_notf_next(&hb, PB, &e));
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, 7), 1);
+	/* acknowledged up to the signal: the next one queues again */
+	sh_ack(&hb, PB, 7, 5);
+	sh_write(&ha, PA, 1, PB, SRC, DST, 8, KEY_B, NVM_CF_NOTIFY, 7);
+	finish(&ha, PA);
+	ck_assert(sh_notf_next(&hb, PB, &e));
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, 7), 2);
+	/* not armed: queued, no interrupt; NOINTR likewise */
+	sh_write(&ha, PA, 1, PB, SRC, DST, 8, KEY_B, NVM_CF_NOTIFY, 9);
+	sh_arm(&hb, PB, 10, true);
+	sh_write(&ha, PA, 1, PB, SRC, DST, 8, KEY_B,
+		 NVM_CF_NOTIFY | NVM_CF_NOINTR, 10);
+	finish(&ha, PA);
+	ck_assert(sh_notf_next(&hb, PB, &e) && e.notify == 9);
+	ck_assert(sh_notf_next(&hb, PB, &e) && e.notify == 10);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, 9), 0);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, 10), 0);
+	/* one-shots: every one queued, in the order sent */
+	for (uint32_t n = 0; n < 20; n++)
+		sh_write(&ha, PA, 1, PB, SRC, DST + n * 100, 100 + n * 300, KEY_B,
+			 NVM_CF_NOTIFY, 5000 + n);
+	finish(&ha, PA);
+	for (uint32_t n = 0; n < 20; n++) {
+		ck_assert(sh_notf_next(&hb, PB, &e));
+		ck_assert_uint_eq(e.notify, 5000 + n);
+	}
+	ck_assert(!sh_notf_next(&hb, PB, &e));
+}
+END_TEST
+
+/* A source page not resident: page-miss event, the OS maps it and
+ * restarts the command. */
+START_TEST(test_source_page_miss)
+{
+	sh_fill(&ha, PA, SRC + 3 * 4096, 3 * 4096, 7);
+	sh_page_out(&ha, PA, SRC + 4 * 4096);
+	sh_page_out(&ha, PA, SRC + 5 * 4096);
+	sh_write(&ha, PA, 1, PB, SRC + 3 * 4096, DST, 3 * 4096, KEY_B, 0, 0);
+	finish(&ha, PA);
+	ck_assert(sh_check(&hb, PB, DST, 3 * 4096, 7));
+	ck_assert_uint_eq(ha.misses, 2);
+	ck_assert_uint_ge(ca.fw.counters[FW_CNT_RESTARTS], 2);
+}
+END_TEST
+
+/* A destination page not resident: the message goes to the bounce buffer,
+ * the OS copies it in; the notification still comes after the data. */
+START_TEST(test_dest_bounce)
+{
+	struct nvm_notf_entry e;
+
+	sh_fill(&ha, PA, SRC, 3 * 4096, 8);
+	sh_page_out(&hb, PB, DST + 4096);
+	sh_write(&ha, PA, 1, PB, SRC, DST, 3 * 4096, KEY_B, NVM_CF_NOTIFY, 1500);
+	finish(&ha, PA);
+	ck_assert(sh_check(&hb, PB, DST, 3 * 4096, 8));
+	ck_assert_uint_eq(hb.bounces_copied, 1);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_BOUNCES], 1);
+	ck_assert(sh_notf_next(&hb, PB, &e) && e.notify == 1500);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
+}
+END_TEST
+
+/* A remote read of a page that is not resident restarts at the remote. */
+START_TEST(test_read_remote_miss)
+{
+	sh_fill(&hb, PB, DST + 8192, 4096, 9);
+	sh_page_out(&hb, PB, DST + 8192);
+	sh_read(&ha, PA, 1, PB, SRC, DST + 8192, 4096, KEY_B);
+	finish(&ha, PA);
+	ck_assert(sh_check(&ha, PA, SRC, 4096, 9));
+	ck_assert_uint_eq(hb.misses, 1);
+}
+END_TEST
+
+/* Keys checked at both ends; read-only pages; no such port. */
+START_TEST(test_protection)
+{
+	struct nvm_cmd c;
+	uint8_t before = *sh_byte(&hb, PB, DST + 10);
+
+	sh_fill(&ha, PA, SRC, 64, 3);
+	sh_write(&ha, PA, 1, PB, SRC, DST + 10, 200, KEY_B ^ 1, 0, 0);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_BAD_KEY);
+	ck_assert_uint_eq(*sh_byte(&hb, PB, DST + 10), before);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_KEY_FAILURES], 1);
+	/* a wrong key for the local page */
+	memset(&c, 0, sizeof(c));
+	c.op = NVM_OP_WRITE;
+	c.dst_node = 1;
+	c.dst_port = PB;
+	c.len = 200;
+	c.nfrag = 1;
+	c.dst_va = DST;
+	c.dst_key = KEY_B;
+	c.dst_hash = nvm_pt_hash(PB, DST >> 12, SH_PT_ROWS);
+	c.src[0].va = SRC;
+	c.src[0].len = 200;
+	c.src[0].key = 12345;
+	c.src[0].hash = nvm_pt_hash(PA, SRC >> 12, SH_PT_ROWS);
+	sh_cmd(&ha, PA, &c);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_err(&ha, PA, 1).status, NVM_ST_BAD_KEY);
+	/* read-only export */
+	sh_set_ro(&hb, PB, DST, true);
+	sh_write(&ha, PA, 1, PB, SRC, DST, 200, KEY_B, 0, 0);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_err(&ha, PA, 2).status, NVM_ST_READ_ONLY);
+	ck_assert_uint_eq(*sh_byte(&hb, PB, DST + 10), before);
+	/* reads of a read-only page are fine */
+	sh_read(&ha, PA, 1, PB, SRC, DST, 100, KEY_B);
+	/* no such port, unreachable node, physical from a user endpoint */
+	sh_write(&ha, PA, 1, 9, SRC, DST, 200, KEY_B, 0, 0);
+	sh_write(&ha, PA, 40, PB, SRC, DST, 200, KEY_B, 0, 0);
+	sh_write(&ha, PA, 1, PB, SRC, DST, 200, KEY_B, NVM_CF_PHYS, 0);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 6);
+	{
+		/* records come in completion order: local refusals first */
+		uint32_t seen = 0;
+
+		for (int i = 3; i < 6; i++)
+			seen |= 1u << sh_err(&ha, PA, i).status;
+		ck_assert_uint_eq(seen, 1u << NVM_ST_NO_PORT |
+				  1u << NVM_ST_UNREACHABLE | 1u << NVM_ST_PERM);
+	}
+}
+END_TEST
+
+/* The kernel's physical-address writeP / readP. */
+START_TEST(test_physical)
+{
+	uint64_t src = SIM_HOST_BASE + 12 * 4096 + 100;	/* kernel pages */
+	uint64_t dst = SIM_HOST_BASE + 14 * 4096 + 7;
+	struct nvm_cmd c = {
+		.op = NVM_OP_WRITE, .flags = NVM_CF_PHYS, .dst_node = 1,
+		.dst_port = 0, .len = 3000, .nfrag = 1, .dst_va = dst,
+	};
+
+	for (int i = 0; i < 3000; i++)
+		sim_host(&ca, src)[i] = (uint8_t)(i * 3);
+	c.src[0].va = src;
+	c.src[0].len = 3000;
+	sh_cmd(&ha, 0, &c);
+	finish(&ha, 0);
+	ck_assert_mem_eq(sim_host(&cb, dst), sim_host(&ca, src), 3000);
+	memset(&c, 0, sizeof(c));
+	c.op = NVM_OP_READ;
+	c.flags = NVM_CF_PHYS;
+	c.dst_node = 1;
+	c.len = 1000;
+	c.nfrag = 1;
+	c.dst_va = dst + 100;
+	c.src[0].va = src + 2000;
+	c.src[0].len = 1000;
+	memset(sim_host(&ca, src + 2000), 0, 1000);
+	sh_cmd(&ha, 0, &c);
+	finish(&ha, 0);
+	ck_assert_mem_eq(sim_host(&ca, src + 2000), sim_host(&cb, dst + 100), 1000);
+	ck_assert_uint_eq(sh_shadow(&ha, 0).errors, 0);
+}
+END_TEST
+
+/* More operations than the window: credit stalls, nothing lost. */
+START_TEST(test_window_exhaustion)
+{
+	const uint32_t ports[] = { PA, 3, 4, 5 };
+
+	for (int p = 1; p < 4; p++) {
+		sh_open(&ha, ports[p]);
+		sh_alloc(&ha, ports[p], SRC, 64 * 4096, KEY_A, true);
+	}
+	settle();
+	for (int p = 0; p < 4; p++)
+		sh_fill(&ha, ports[p], SRC, 64 * 4096, 60 + p);
+	/* the receiver stops taking frames: the window fills and stays full */
+	cb.rx_enabled = false;
+	for (int i = 0; i < 60; i++)
+		for (int p = 0; p < 4; p++)
+			sh_write(&ha, ports[p], 1, PB, SRC + i * 4096,
+				 DST + (p * 60 + i) * 4096 % BUFLEN, 4096, KEY_B,
+				 0, 0);
+	sim_run(&ca, &cb, 5000);
+	ck_assert_uint_eq(ca.fw.nv.peer[1].next_seq - ca.fw.nv.peer[1].una,
+			  FW_NV_WIN);
+	ck_assert_uint_gt(ca.fw.nv.peer[1].wq_count, 0);
+	ck_assert_uint_gt(ca.fw.counters[FW_CNT_CREDIT_STALLS], 0);
+	cb.rx_enabled = true;
+	for (int p = 0; p < 4; p++)
+		finish(&ha, ports[p]);
+	for (int p = 0; p < 4; p++) {
+		ck_assert_uint_eq(sh_shadow(&ha, ports[p]).errors, 0);
+		for (int i = 0; i < 60; i++) {
+			uint32_t d = (p * 60 + i) * 4096 % BUFLEN;
+
+			ck_assert(!memcmp(sh_byte(&hb, PB, DST + d),
+					  sh_byte(&ha, ports[p], SRC + i * 4096),
+					  4096));
+		}
+	}
+}
+END_TEST
+
+/* A wire that drops, duplicates and reorders: every byte verified,
+ * notifications exactly once and in order. */
+static void lossy_setup(void)
+{
+	setup_with(5, 5, 10);
+}
+
+START_TEST(test_lossy_wire)
+{
+	struct nvm_notf_entry e;
+	uint32_t seed = 200;
+
+	for (int round = 0; round < 30; round++) {
+		uint32_t n = 1 + (round * 7919) % 20000;
+
+		sh_fill(&ha, PA, SRC, n, seed + round);
+		sh_write(&ha, PA, 1, PB, SRC, DST + round * 100, n, KEY_B,
+			 NVM_CF_NOTIFY, 2000 + round);
+		finish(&ha, PA);
+		ck_assert_msg(sh_check(&hb, PB, DST + round * 100, n,
+				       seed + round), "round %d", round);
+		sh_fill(&hb, PB, DST + 200000, n, seed + 1000 + round);
+		sh_read(&ha, PA, 1, PB, SRC + 300000, DST + 200000, n, KEY_B);
+		finish(&ha, PA);
+		ck_assert(sh_check(&ha, PA, SRC + 300000, n, seed + 1000 + round));
+	}
+	for (int round = 0; round < 30; round++) {
+		ck_assert(sh_notf_next(&hb, PB, &e));
+		ck_assert_uint_eq(e.notify, 2000 + round);
+	}
+	ck_assert(!sh_notf_next(&hb, PB, &e));
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
+	ck_assert_uint_gt(ca.frames_dropped + cb.frames_dropped, 0);
+	ck_assert_uint_gt(ca.fw.counters[FW_CNT_RETRANSMITS] +
+			  cb.fw.counters[FW_CNT_RETRANSMITS], 0);
+	ck_assert_uint_gt(ca.fw.counters[FW_CNT_DUPLICATES] +
+			  cb.fw.counters[FW_CNT_DUPLICATES], 0);
+}
+END_TEST
+
+/* The peer restarts: outstanding operations fail, later ones work. */
+START_TEST(test_peer_reset)
+{
+	/* A knows B (and its epoch) from a first exchange */
+	sh_write(&ha, PA, 1, PB, SRC, DST, 64, KEY_B, 0, 0);
+	finish(&ha, PA);
+	/* B goes silent with A's writes in flight */
+	cb.drop_pct = 100;
+	ca.drop_pct = 100;
+	sh_fill(&ha, PA, SRC, 4096, 77);
+	sh_write(&ha, PA, 1, PB, SRC, DST, 4096, KEY_B, 0, 0);
+	sim_run(&ca, &cb, 2000);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).done, ha.issued[PA] - 1);
+	/* B reboots with a new epoch */
+	fw_halt(&cb.fw);
+	sim_boot(&cb);
+	sh_init(&hb, &cb, 0xb1b1b1b1);
+	ca.drop_pct = cb.drop_pct = 0;
+	settle();
+	sh_open(&hb, PB);
+	sh_alloc(&hb, PB, DST, 8192, KEY_B, true);
+	settle();
+	/* A learns of the reset from B's next packet: B writes to A */
+	sh_write(&hb, PB, 0, PA, DST, SRC + 8192, 16, KEY_A, 0, 0);
+	finish(&hb, PB);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_PEER_RESET);
+	ck_assert_uint_ge(ca.fw.counters[FW_CNT_PEER_RESETS], 1);
+	/* and the pair works again */
+	sh_write(&ha, PA, 1, PB, SRC, DST, 4096, KEY_B, 0, 0);
+	finish(&ha, PA);
+	ck_assert(sh_check(&hb, PB, DST, 4096, 77));
+}
+END_TEST
+
+static Suite *netvm_suite(void)
+{
+	Suite *s = suite_create("firmware-netvm");
+	TCase *tc;
+
+#define CASE(fn, fix, secs) do { tc = tcase_create(#fn + 5); \
+	tcase_set_timeout(tc, secs); \
+	tcase_add_checked_fixture(tc, fix, teardown); \
+	tcase_add_test(tc, fn); suite_add_tcase(s, tc); } while (0)
+	CASE(test_config, setup, 120);
+	CASE(test_write_sizes, setup, 120);
+	CASE(test_gather, setup, 120);
+	CASE(test_read_sizes, setup, 120);
+	CASE(test_atomics, setup, 120);
+	CASE(test_atomic_contention, setup, 120);
+	CASE(test_waitqueue, setup, 120);
+	CASE(test_notifications, setup, 120);
+	CASE(test_source_page_miss, setup, 120);
+	CASE(test_dest_bounce, setup, 120);
+	CASE(test_read_remote_miss, setup, 120);
+	CASE(test_protection, setup, 120);
+	CASE(test_physical, setup, 120);
+	CASE(test_window_exhaustion, setup, 120);
+	CASE(test_peer_reset, setup, 120);
+	CASE(test_lossy_wire, lossy_setup, 300);
+#undef CASE
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(netvm_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
