@@ -78,7 +78,7 @@ grep -q "'lanai-test'" "$SRC/tests/qtest/meson.build" ||
 # --- 4. configure and build ---------------------------------------------
 CONFIGURE="--target-list=x86_64-softmmu --python=/usr/bin/python3 \
 --without-default-features --disable-docs --disable-install-blobs --enable-slirp --enable-attr --enable-virtfs \
---enable-fdt=system --enable-tcg --enable-trace-backends=log \
+--enable-fdt=system --enable-tcg --enable-kvm --enable-trace-backends=log \
 --firmwarepath=/usr/share/seabios:/usr/share/qemu"
 if [ "${1:-}" = "--force-configure" ] || [ ! -f "$OBJ/build.ninja" ] ||
    [ "$(cat "$OBJ/.netvm-configure" 2>/dev/null || true)" != "$CONFIGURE" ]; then
