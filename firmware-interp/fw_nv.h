@@ -204,7 +204,8 @@ enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
 void fw_nv_entry_complete(struct fw *fw, uint32_t node, uint32_t seq);
 void fw_nv_retry_pending(struct fw *fw, uint32_t port);
 int fw_nv_pend_alloc(struct fw *fw);
-void fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq);
+bool fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq,
+		       uint32_t status);
 
 /* fw_nv_host.c: small writes to host memory */
 bool fw_nv_host_write(struct fw *fw, uint64_t addr, const void *data,

@@ -145,8 +145,8 @@ uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 	case NVM_KOP_CREDIT:
 		if (c->dst_node >= FW_NV_NODES)
 			return NVM_ST_BAD_CMD;
-		fw_nv_bounce_done(fw, c->dst_node, c->arg[0]);
-		return NVM_ST_OK;
+		return fw_nv_bounce_done(fw, c->dst_node, c->arg[0], c->arg[1]) ?
+		       NVM_ST_OK : NVM_ST_BAD_CMD;
 	case NVM_KOP_ROUTE:
 		if (c->dst_node >= FW_NV_NODES || c->arg[0] > NVM_ROUTE_MAX)
 			return NVM_ST_BAD_CMD;

@@ -453,7 +453,8 @@ void fw_nv_retry_pending(struct fw *fw, uint32_t port)
 	}
 }
 
-void fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq)
+bool fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq,
+		       uint32_t status)
 {
 	for (uint32_t i = 0; i < FW_NV_PENDING; i++) {
 		struct fw_nv_pending *pd = &fw->nv.pending[i];
@@ -462,11 +463,14 @@ void fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq)
 		    pd->h.seq == seq) {
 			fw->nv.peer[node].bounced--;
 			pd->state = FW_PEND_RESPOND;
-			pd->status = NVM_ST_OK;
+			pd->status = status;
+			if (status != NVM_ST_OK)	/* nothing to notify about */
+				fw->nv.peer[node].notf[seq % FW_NV_WIN] = 0;
 			fw_nv_entry_complete(fw, node, seq);
-			return;
+			return true;
 		}
 	}
+	return false;
 }
 
 /* Host DMA completions of the NetVM program. */

@@ -459,8 +459,20 @@ static bool handle_event(struct sim_host *h, const struct nvm_event *ev)
 		memcpy(&hd, pa(h, slot), sizeof(hd));
 		va = __builtin_bswap64(hd.va);
 		len = __builtin_bswap32(hd.len);
-		/* the paging thread: fault the page in, copy, return the credit */
-		sh_page_in(h, ev->endpoint, va);
+		/* the paging thread: fault the page in, copy, return the credit;
+		 * an address the process does not have fails the writer */
+		if (node >= MAX_NODES || len > NVM_PAGE_SIZE ||
+		    !sh_page_in(h, ev->endpoint, va) ||
+		    (va & (NVM_PAGE_SIZE - 1)) + len > NVM_PAGE_SIZE) {
+			struct nvm_cmd c = { .op = NVM_KOP_CREDIT,
+					     .dst_node = (uint16_t)node };
+
+			c.arg[0] = seq;
+			c.arg[1] = NVM_ST_BAD_ADDR;
+			h->bounces_refused++;
+			sh_cmd(h, NVM_EP_KERNEL, &c);
+			return true;
+		}
 		memcpy(sh_byte(h, ev->endpoint, va), pa(h, slot + sizeof(hd)), len);
 		h->bounces_copied++;
 		kcmd(h, NVM_KOP_CREDIT, (uint16_t)node, 0, seq, NULL, 0);

@@ -37,7 +37,7 @@ struct sim_host {
 	uint64_t bounce;
 	uint32_t events_seen;
 	uint32_t auto_fault;		/* 1: page misses fault the page in */
-	uint32_t misses, bounces_copied;
+	uint32_t misses, bounces_copied, bounces_refused;
 };
 
 void sh_init(struct sim_host *h, struct sim_chip *c, uint32_t epoch);

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libFuzzer target for the firmware's parsers: packets from the link and
+ * commands and doorbells from the host, fed into a configured NetVM chip
+ * (simulated host and peer, tests/unit/sim_*.c).  Built with AddressSanitizer
+ * and UBSan: any out-of-bounds access, overflow or hang is a finding.
+ *
+ * Input: a sequence of records  [kind:1][len:2 LE][bytes:len]
+ *   kind 0  a frame arriving on the link (header checks, NetVM parser)
+ *   kind 1  a command for endpoint (bytes[0] % 4) (command validation)
+ *   kind 2  a doorbell write: offset (4 bytes) and data (4 bytes)
+ *   kind 3  a raw descriptor pushed to the raw rings
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "sim_host.h"
+#include "netvm/packet.h"
+
+static struct sim_chip a, b;
+static struct sim_host ha, hb;
+
+static void setup(void)
+{
+	sim_init(&a, 0, LANAI_SRAM_DEFAULT);
+	sim_init(&b, 1, LANAI_SRAM_DEFAULT);
+	sim_connect(&a, &b);
+	sim_boot(&a);
+	sim_boot(&b);
+	sh_pair(&ha, &hb);
+	sh_init(&ha, &a, 0x1234);
+	sh_init(&hb, &b, 0x5678);
+	sim_settle(&a, &b);
+	for (uint32_t p = 1; p < 4; p++) {
+		sh_open(&ha, p);
+		sh_open(&hb, p);
+	}
+	sh_alloc(&hb, 1, 0x20000000ull, 8 * 4096, 0x42, true);
+	sh_alloc(&ha, 1, 0x10000000ull, 8 * 4096, 0x43, true);
+	sim_settle(&a, &b);
+}
+
+/* Put bytes into b's next receive slot, as the receive engine would. */
+static void inject_frame(const uint8_t *f, uint32_t len)
+{
+	uint32_t max = b.rx_slot_size - sizeof(struct fw_rx_slot);
+	uint32_t off = b.rx_ring + b.rx_next * b.rx_slot_size;
+
+	if (!b.rx_enabled || fw_sram_rd32(&b.chip, off) != FW_RX_SLOT_EMPTY)
+		return;
+	if (len > max)
+		len = max;
+	memcpy(b.chip.sram + off + sizeof(struct fw_rx_slot), f, len);
+	fw_sram_wr32(&b.chip, off + 4, len);
+	fw_sram_wr32(&b.chip, off, FW_RX_SLOT_FULL);
+	b.rx_next = (b.rx_next + 1) % b.rx_slots;
+	b.isr |= LANAI_ISR_RECV;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	size_t i = 0;
+
+	setup();
+	while (i + 3 <= size) {
+		uint8_t kind = data[i];
+		uint32_t len = data[i + 1] | data[i + 2] << 8;
+		const uint8_t *p = data + i + 3;
+
+		if (i + 3 + len > size)
+			len = (uint32_t)(size - i - 3);
+		i += 3 + len;
+		switch (kind % 4) {
+		case 0:
+			inject_frame(p, len);
+			break;
+		case 1: {
+			struct nvm_cmd c;
+			uint32_t port = len ? p[0] % 4 : 1;
+
+			struct nvm_ep_status st;
+			uint32_t base = a.fw.layout.ep_base + port * NVM_EP_STRIDE;
+
+			memset(&c, 0, sizeof(c));
+			memcpy(&c, p, len < sizeof(c) ? len : sizeof(c));
+			memcpy(&st, a.chip.sram + base + NVM_EP_STATUS, sizeof(st));
+			if (ha.issued[port] - st.consumed >= NVM_CMDQ_LEN)
+				break;	/* queue full: a real process would wait */
+			c.seq = ++ha.issued[port];
+			memcpy(a.chip.sram + base + NVM_EP_CMDQ +
+			       ((c.seq - 1) % NVM_CMDQ_LEN) * NVM_CMD_SIZE, &c,
+			       sizeof(c));
+			sim_doorbell(&a, port * LANAI_DOORBELL_PAGE, ha.issued[port]);
+			break;
+		}
+		case 2: {
+			uint32_t off = 0, val = 0;
+
+			memcpy(&off, p, len < 4 ? len : 4);
+			if (len > 4)
+				memcpy(&val, p + 4, len - 4 < 4 ? len - 4 : 4);
+			sim_doorbell(&a, off % LANAI_DOORBELL_SIZE, val);
+			break;
+		}
+		case 3: {
+			struct nvm_raw_desc d;
+			const struct nvm_sram_layout *l = &a.fw.layout;
+
+			memset(&d, 0, sizeof(d));
+			memcpy(&d, p, len < sizeof(d) ? len : sizeof(d));
+			memcpy(a.chip.sram + l->raw_tx_ring +
+			       (a.fw.tx_next % l->raw_tx_len) * sizeof(d), &d,
+			       sizeof(d));
+			sim_doorbell(&a, 0, NVM_DB_RAW_TX);
+			break;
+		}
+		}
+		/* bounded: the fuzzer must not wait for simulated timeouts */
+		sim_run(&a, &b, 200);
+		sh_idle(&ha);
+		sh_idle(&hb);
+	}
+	sim_run(&a, &b, 500);
+	sim_free(&a);
+	sim_free(&b);
+	return 0;
+}
