@@ -30,6 +30,8 @@
 #include <netvm/lanai_sram.h>
 #include <netvm/netvm_uapi.h>
 
+#include "netvm_nv.h"
+
 #define NETVM_DRV_NAME		"netvm"
 #define NETVM_MAX_DEVS		16
 #define NETVM_EVQ_LEN		256	/* event queue entries, power of two */
@@ -170,6 +172,7 @@ struct netvm_dev {
 	struct nvm_sram_layout layout;
 
 	struct netvm_raw raw;
+	struct netvm_nv nv;	/* NetVM kernel endpoint, netvm_nv.c */
 	struct netvm_stats stats;
 };
 

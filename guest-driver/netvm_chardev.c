@@ -111,6 +111,8 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_INFO:
 	case NETVM_IOC_RAW_SEND:
 	case NETVM_IOC_RAW_RECV:
+	case NETVM_IOC_KTEST:
+	case NETVM_IOC_KBENCH:
 		break;
 	default:
 		return -ENOTTY;
@@ -127,6 +129,12 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 		break;
 	case NETVM_IOC_RAW_SEND:
 		ret = netvm_ioc_raw_send(nd, uarg);
+		break;
+	case NETVM_IOC_KTEST:
+		ret = netvm_nv_ioc_ktest(nd, uarg);
+		break;
+	case NETVM_IOC_KBENCH:
+		ret = netvm_nv_ioc_kbench(nd, uarg);
 		break;
 	default:
 		ret = netvm_ioc_raw_recv(nd, uarg);

@@ -91,6 +91,11 @@ static void netvm_handle_event(struct netvm_dev *nd, const struct nvm_event *ev)
 				     netvm_error_names[data] : "unknown",
 				     arg);
 		break;
+	case NVM_EV_PAGE_MISS:
+	case NVM_EV_BOUNCE:
+	case NVM_EV_NOTIFY:
+		netvm_nv_event(nd, ev);
+		break;
 	case NVM_EV_FW_STATE:
 		WRITE_ONCE(nd->fw_state, data);
 		if (data == NVM_FW_FAULT)

@@ -79,6 +79,60 @@ static ssize_t fw_state_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(fw_state);
 
+/* NetVM: the kernel test window's physical (bus) address. */
+static ssize_t ktest_pa_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	struct netvm_dev *nd = to_netvm(dev);
+
+	if (!nd->nv.enabled)
+		return -ENODEV;
+	return sysfs_emit(buf, "0x%llx\n", (unsigned long long)nd->nv.ktest_dma);
+}
+static DEVICE_ATTR_RO(ktest_pa);
+
+static ssize_t nv_state_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	return sysfs_emit(buf, "%s\n", to_netvm(dev)->nv.enabled ? "on" : "off");
+}
+static DEVICE_ATTR_RO(nv_state);
+
+/* Names of the firmware's counters, in enum fw_counter order (fw_names.c). */
+static const char * const netvm_fw_counter_names[] = {
+	"doorbells", "bad_doorbells", "raw_tx", "raw_tx_err", "raw_rx",
+	"raw_rx_err", "rx_bad_frame", "rx_misrouted", "host_dma_err",
+	"cmd_write", "cmd_read", "cmd_atomic", "cmd_fence", "cmd_bad",
+	"tx_bytes", "rx_bytes", "fragments", "page_misses", "restarts",
+	"bounces", "retransmits", "duplicates", "out_of_window",
+	"credit_stalls", "key_failures", "notifications", "acks_sent",
+	"peer_resets", "error_completions",
+};
+
+/* One "name value" line per firmware counter (read from SRAM). */
+static ssize_t fw_counters_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct netvm_dev *nd = to_netvm(dev);
+	u32 off = nd->layout.counters, n = nd->layout.counters_len, i;
+	int len = 0;
+
+	if (!n || off > nd->sram_len || (nd->sram_len - off) / 4 < n)
+		return -ENODEV;
+	n = min_t(u32, n, 256);
+	for (i = 0; i < n; i++) {
+		u32 v = readl(nd->sram + off + i * 4);
+
+		if (i < ARRAY_SIZE(netvm_fw_counter_names))
+			len += sysfs_emit_at(buf, len, "%s %u\n",
+					     netvm_fw_counter_names[i], v);
+		else
+			len += sysfs_emit_at(buf, len, "counter%u %u\n", i, v);
+	}
+	return len;
+}
+static DEVICE_ATTR_RO(fw_counters);
+
 /* Counters: one show() for all, the attribute says which counter. */
 struct netvm_counter_attr {
 	struct device_attribute dattr;
@@ -114,6 +168,27 @@ static struct netvm_counter_attr netvm_counters[] = {
 	  offsetof(struct netvm_stats, other_events) },
 };
 
+/* NetVM events seen (handled by the next issue). */
+static ssize_t netvm_nv_counter_show(struct device *dev,
+				     struct device_attribute *attr, char *buf);
+static struct device_attribute netvm_nv_counters[] = {
+	__ATTR(nv_page_misses, 0444, netvm_nv_counter_show, NULL),
+	__ATTR(nv_bounces, 0444, netvm_nv_counter_show, NULL),
+	__ATTR(nv_notifications, 0444, netvm_nv_counter_show, NULL),
+};
+
+static ssize_t netvm_nv_counter_show(struct device *dev,
+				     struct device_attribute *attr, char *buf)
+{
+	struct netvm_nv *nv = &to_netvm(dev)->nv;
+	atomic64_t *c[] = { &nv->ev_page_miss, &nv->ev_bounce, &nv->ev_notify };
+	size_t i = attr - netvm_nv_counters;
+
+	if (i >= ARRAY_SIZE(c))
+		return -EINVAL;
+	return sysfs_emit(buf, "%lld\n", atomic64_read(c[i]));
+}
+
 static struct attribute *netvm_attrs[] = {
 	&dev_attr_node_id.attr,
 	&dev_attr_link_state.attr,
@@ -122,6 +197,12 @@ static struct attribute *netvm_attrs[] = {
 	&dev_attr_sram_size.attr,
 	&dev_attr_selftest.attr,
 	&dev_attr_fw_state.attr,
+	&dev_attr_ktest_pa.attr,
+	&dev_attr_nv_state.attr,
+	&dev_attr_fw_counters.attr,
+	&netvm_nv_counters[0].attr,
+	&netvm_nv_counters[1].attr,
+	&netvm_nv_counters[2].attr,
 	&netvm_counters[0].dattr.attr,
 	&netvm_counters[1].dattr.attr,
 	&netvm_counters[2].dattr.attr,

@@ -203,7 +203,7 @@ class Cluster:
                "-fsdev", "local,id=share,path=%s,security_model=none,readonly=on" % REPO,
                "-device", "virtio-9p-pci,fsdev=share,mount_tag=netvm",
                # our NIC and its link to the other node
-               "-device", "lanai,netdev=link0,node-id=%d" % i,
+               "-device", "lanai,netdev=link0,node-id=%d,sram-size=8388608" % i,
                "-netdev", "stream,id=link0,server=%s,addr.type=unix,addr.path=link0.sock"
                           % link_srv,
                "-d", "guest_errors", "-D", "node%d.qemu.log" % i,
