@@ -2,7 +2,7 @@
 """Guest test suite runner: boots a 2-node cluster of its own through the
 front door, checks real behaviour in the guests, always tears it down.
 
-    tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor)
+    tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys)
 
 Output is TAP (meson's protocol: 'tap').  The cluster is named
 't-guest-GROUP' so that a user's own cluster is never touched.
@@ -209,7 +209,116 @@ def group_frontdoor():
     T.ok(rc != 0 and b"switch" in err, "up -n 3 is refused until the switch exists", diag(rc, out, err))
 
 
-GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor}
+def group_netvm_phys():
+    """Kernel-side NetVM between the two guests: writeP, readP and atomics
+    by physical address on each node's 1 MiB test window."""
+    W = 1 << 20
+    pa = {}
+    for n in (0, 1):
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/nv_state; cat /sys/class/netvm/netvm0/ktest_pa")
+        lines = out.split()
+        ok = rc == 0 and len(lines) == 2 and lines[0] == "on" and lines[1].startswith("0x")
+        T.ok(ok, "node %d: NetVM on, ktest_pa %s" % (n, lines[1] if ok else "?"),
+             diag(rc, out, err) + "\n" + sh(n, "dmesg | grep -i netvm | tail -n 20")[1])
+        if not ok:
+            return
+        pa[n] = int(lines[1], 16)
+        rc, out, err = nv("run", str(n), "--", "netvm-ktest", "pa")
+        T.ok(rc == 0 and int(out.strip(), 16) == pa[n], "node %d: netvm-ktest pa agrees with sysfs" % n,
+             diag(rc, out, err))
+
+    def counters(n):
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/fw_counters")
+        return dict((l.split()[0], int(l.split()[1])) for l in out.splitlines() if len(l.split()) == 2)
+
+    before = {n: counters(n) for n in (0, 1)}
+
+    def kt(n, *args, timeout=120):
+        return nv("run", str(n), "--", "netvm-ktest", *[str(a) for a in args], timeout=timeout)
+
+    # sizes at varied offsets, local and remote unaligned, both directions
+    sizes = [1, 7, 64, 96, 97, 4095, 4096, 4097, 65536, W - 13]
+    for src, dst in ((0, 1), (1, 0)):
+        for i, size in enumerate(sizes):
+            loff = (i * 1237 + 3) % (W - size + 1)
+            roff = (i * 3571 + 5 + (size % 7)) % (W - size + 1)
+            seed = 1000 * (src + 1) + i
+            rc, out, err = kt(src, "write", dst, hex(pa[dst] + roff), loff, size, seed)
+            rc2, out2, err2 = kt(dst, "check", roff, size, seed)
+            T.ok(rc == 0 and rc2 == 0,
+                 "writeP %d B node %d (off %d) -> node %d (off %d): every byte verified"
+                 % (size, src, loff, dst, roff),
+                 "write: " + diag(rc, out, err) + "\ncheck: " + diag(rc2, out2, err2))
+        for i, size in enumerate(sizes):
+            roff = (i * 2749 + 11) % (W - size + 1)
+            loff = (i * 1951 + 1 + (size % 5)) % (W - size + 1)
+            seed = 5000 + 100 * src + i
+            rc0, out0, err0 = kt(dst, "fill", roff, size, seed)
+            rc, out, err = kt(src, "read", dst, hex(pa[dst] + roff), loff, size)
+            rc2, out2, err2 = kt(src, "check", loff, size, seed)
+            T.ok(rc0 == 0 and rc == 0 and rc2 == 0,
+                 "readP %d B node %d (off %d) <- node %d (off %d): every byte verified"
+                 % (size, src, loff, dst, roff),
+                 "fill: " + diag(rc0, out0, err0) + "\nread: " + diag(rc, out, err) +
+                 "\ncheck: " + diag(rc2, out2, err2))
+
+    # atomics on a word in node 1's window
+    word = hex(pa[1] + 0x80000 + 12)
+
+    def at(op, a0=0, a1=0):
+        rc, out, err = kt(0, "atomic", 1, word, op, a0, a1)
+        vals = [int(x) for x in out.split()] if rc == 0 else None
+        return vals, diag(rc, out, err)
+
+    r, d = at("swap", 0)
+    T.ok(r is not None, "atomic swap 0 (reset)", d)
+    r, d = at("tas")
+    T.ok(r is not None and r[0] == 0, "tas on 0: old was clear", d)
+    r, d = at("tas")
+    T.ok(r is not None and r[0] == 1, "tas again: was set", d)
+    r, d = at("swap", 5)
+    T.ok(r is not None and r[0] == 1, "swap 5: old 1", d)
+    rc, out, err = sh(0, "i=0; while [ $i -lt 100 ]; do netvm-ktest atomic 1 %s incr 0 0 || exit 1; "
+                      "i=$((i+1)); done | tail -n 1" % word, timeout=300)
+    T.ok(rc == 0 and out.split()[:1] == ["104"], "incr x100: last old value 104", diag(rc, out, err))
+    r, d = at("decr")
+    T.ok(r is not None and r[0] == 105, "decr: old 105", d)
+    r, d = at("cswap", 104, 777)
+    T.ok(r is not None and r[0] == 104, "cswap 104 -> 777 (match): old 104", d)
+    r, d = at("cswap", 104, 888)
+    T.ok(r is not None and r[0] == 777, "cswap 104 -> 888 (mismatch): old 777, unchanged", d)
+    r, d = at("swap", 1)
+    T.ok(r is not None and r[0] == 777, "swap 1: the word held 777", d)
+    r, d = at("swap", 0)
+    T.ok(r is not None and r[0] == 1, "swap 0: the word held 1", d)
+
+    # error path: a node that does not exist
+    t0 = time.monotonic()
+    rc, out, err = kt(0, "write", 5, hex(pa[1]), 0, 64, 1, timeout=60)
+    dt = time.monotonic() - t0
+    T.ok(rc == 1 and b"EHOSTUNREACH" in err and dt < 30,
+         "writeP to node 5 (no such node) fails with EHOSTUNREACH in %.1f s" % dt, diag(rc, out, err))
+    rc, out, err = kt(0, "write", 1, hex(pa[1]), 0, 64, 2)
+    rc2, out2, err2 = kt(1, "check", 0, 64, 2)
+    T.ok(rc == 0 and rc2 == 0, "node 0 -> node 1 still works after the failure",
+         diag(rc, out, err) + "\n" + diag(rc2, out2, err2))
+    rc, out, err = nv("run", "0", "--", "netvm-ktest", "write", "1", hex(pa[1]), str(W - 8), "16", "1")
+    T.ok(rc == 2 or (rc == 1 and b"EINVAL" in err), "a range outside the window is refused (EINVAL)",
+         diag(rc, out, err))
+
+    after = {n: counters(n) for n in (0, 1)}
+    for n in (0, 1):
+        b, a = before[n], after[n]
+        grew = all(a.get(k, 0) > b.get(k, 0) for k in ("cmd_write", "cmd_read", "tx_bytes", "rx_bytes"))
+        T.ok(grew, "node %d: fw_counters cmd_write, cmd_read, tx_bytes, rx_bytes increased" % n,
+             "before: %s\nafter: %s" % (b, a))
+    T.ok(after[0].get("cmd_atomic", 0) > before[0].get("cmd_atomic", 0) and
+         after[0].get("error_completions", 0) > before[0].get("error_completions", 0),
+         "node 0: cmd_atomic and error_completions increased", "after: %s" % after[0])
+
+
+GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
+          "netvm-phys": group_netvm_phys}
 
 
 def qemu_pids(cluster):

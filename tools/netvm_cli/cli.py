@@ -18,6 +18,7 @@ DEFAULT_MEM = 512
 EPILOG = """first steps:
   ./netvm demo      build everything, boot 2 linked VMs, exchange frames, tear down
   ./netvm test      build everything, run all test suites (meson test)
+  ./netvm bench     build, boot 2 nodes, kernel NetVM benchmark, shut down
 
 cluster selection: --cluster NAME or NETVM_CLUSTER (default: 'default');
 state in build/cluster/NAME/.  See README.md and docs/."""
@@ -67,6 +68,11 @@ def parser():
     sp.add_argument("-f", "--follow", action="store_true", help="keep printing while the node runs")
     sp = cmd("demo", "build, boot 2 nodes, show the NICs exchanging frames, shut down")
     sp.add_argument("--no-build", action="store_true", help="use what is built")
+    sp = cmd("bench", "build, boot 2 nodes ('bench'), run the kernel NetVM benchmark (writeP/readP), shut down")
+    sp.add_argument("--no-build", action="store_true", help="use what is built")
+    sp.add_argument("--csv", action="store_true", help="print CSV instead of a table")
+    sp.add_argument("--iterations", type=int, default=1000, metavar="N",
+                    help="round trips per size (default 1000; bandwidth runs scale with it)")
     sp = cmd("test", "build, then run the test suites (meson test)")
     sp.add_argument("--suite", action="append", default=[], metavar="SUITE",
                     help="run only this suite (unit, qtest, guest); repeatable")
@@ -143,6 +149,8 @@ def dispatch(a):
     elif a.cmd == "demo":
         # its own cluster, so that a user's 'default' one is left alone
         return demo(Cluster(cluster_name(getattr(a, "cluster", None) or "demo")), a.no_build)
+    elif a.cmd == "bench":
+        return bench(Cluster(cluster_name(getattr(a, "cluster", None) or "bench")), a)
     elif a.cmd == "test":
         return test(a)
     return 0
@@ -183,6 +191,30 @@ def demo(c, no_build):
     finally:
         c.down()
     say("demo finished in %s" % t)
+    return 0
+
+
+def bench(c, a):
+    """Kernel-side NetVM benchmark: node 0 writes to and reads from node 1's
+    test window by physical address (netvm-ktest bench)."""
+    if not a.no_build:
+        buildmod.build()
+    c.up(2, "tcg", DEFAULT_MEM, DEFAULT_TIMEOUT)
+    try:
+        code, out, err = agent.capture(c.node(1)["port"],
+                                       ["cat", "/sys/class/netvm/netvm0/ktest_pa"], timeout=60)
+        pa = out.decode(errors="replace").strip()
+        if code != 0 or not pa.startswith("0x"):
+            raise NetvmError("node 1 has no NetVM test window (%s)" %
+                             (err.decode(errors="replace").strip() or "exit %d" % code))
+        if not a.csv:
+            say("--- NetVM writeP/readP, node 0 -> node 1's window at %s" % pa)
+        argv = ["netvm-ktest"] + (["--csv"] if a.csv else []) + ["bench", "1", pa, str(a.iterations)]
+        rc = c.run(0, argv, timeout=1800)
+        if rc != 0:
+            raise NetvmError("netvm-ktest bench failed on node 0 (exit %d)" % rc)
+    finally:
+        c.down()
     return 0
 
 
