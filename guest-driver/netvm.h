@@ -88,6 +88,12 @@ struct netvm_rx_frame {
  * rx_read_mutex; the reader copies the head frame to user space without
  * holding rxq_lock (the producer never touches a counted slot) and then
  * advances rxq_head under rxq_lock.  Readers sleep on rx_wq.
+ *
+ * Nothing is dropped for a slow reader: when rxq is full the handler keeps
+ * the descriptor back (rx_def, in arrival order, under rxq_lock) instead
+ * of re-posting it, so the NIC holds later frames in SRAM and the link
+ * slows the sender; the reader that frees a queue entry moves the oldest
+ * held-back frame into rxq and re-posts its descriptor.
  */
 struct netvm_raw {
 	u32 tx_ring;		/* SRAM offsets and sizes, from the layout */
@@ -112,6 +118,14 @@ struct netvm_raw {
 	u32 rxq_head;
 	u32 rxq_count;
 	wait_queue_head_t rx_wq;
+	/* descriptors held back while rxq is full: rxq_lock */
+	struct {
+		u32 index;
+		u32 len;
+		u32 src_node;
+	} rx_def[NETVM_RAW_MAX_RING];
+	u32 rx_def_head;
+	u32 rx_def_count;
 };
 
 /* Counters, exported through sysfs.  Atomic: updated from IRQ context. */

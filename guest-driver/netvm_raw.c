@@ -9,8 +9,10 @@
  *
  * Every descriptor has its own coherent buffer of raw_max_payload bytes.
  * Received frames are copied into a bounded kernel queue (NETVM_RXQ_LEN
- * frames; further frames are counted as dropped) and the descriptor is
- * posted again at once, so the NIC never waits for a slow reader.
+ * frames) and the descriptor is posted again at once.  When the queue is
+ * full the descriptor is held back until a reader makes room, so a slow
+ * reader slows the sender (through the NIC and the link) and no frame is
+ * dropped.
  */
 #include <linux/dma-mapping.h>
 #include <linux/io.h>
@@ -200,6 +202,37 @@ void netvm_raw_tx_event(struct netvm_dev *nd, u32 index, u64 arg)
 	wake_up_all(&raw->tx_wq);
 }
 
+/*
+ * Process context, after a reader made room: move held-back frames into
+ * the queue, oldest first, and give their descriptors back to the NIC.
+ */
+static void netvm_raw_rx_undefer(struct netvm_dev *nd)
+{
+	struct netvm_raw *raw = &nd->raw;
+	struct netvm_rx_frame *f;
+	bool posted = false;
+	u32 idx;
+
+	spin_lock_irq(&raw->rxq_lock);
+	while (raw->rx_def_count && raw->rxq_count < NETVM_RXQ_LEN) {
+		idx = raw->rx_def[raw->rx_def_head].index;
+		f = &raw->rxq[(raw->rxq_head + raw->rxq_count) % NETVM_RXQ_LEN];
+		memcpy(f->data, raw->rx_bufs[idx].buf,
+		       raw->rx_def[raw->rx_def_head].len);
+		f->len = raw->rx_def[raw->rx_def_head].len;
+		f->src_node = raw->rx_def[raw->rx_def_head].src_node;
+		raw->rxq_count++;
+		raw->rx_def_head = (raw->rx_def_head + 1) % NETVM_RAW_MAX_RING;
+		raw->rx_def_count--;
+		atomic64_inc(&nd->stats.raw_rx);
+		netvm_rx_post(nd, idx);
+		posted = true;
+	}
+	spin_unlock_irq(&raw->rxq_lock);
+	if (posted)
+		netvm_ring_doorbell(nd, NVM_DB_RAW_RX);
+}
+
 /* IRQ context: the NIC filled rx descriptor @index. */
 void netvm_raw_rx_event(struct netvm_dev *nd, u32 index, u64 arg)
 {
@@ -221,10 +254,16 @@ void netvm_raw_rx_event(struct netvm_dev *nd, u32 index, u64 arg)
 	}
 
 	spin_lock(&raw->rxq_lock);
-	if (raw->rxq_count == NETVM_RXQ_LEN) {
+	if (raw->rxq_count == NETVM_RXQ_LEN || raw->rx_def_count) {
+		/* hold the descriptor back; a reader re-posts it */
+		u32 t = (raw->rx_def_head + raw->rx_def_count) % NETVM_RAW_MAX_RING;
+
+		raw->rx_def[t].index = index;
+		raw->rx_def[t].len = bytes;
+		raw->rx_def[t].src_node = src;
+		raw->rx_def_count++;
 		spin_unlock(&raw->rxq_lock);
-		atomic64_inc(&nd->stats.raw_rx_dropped);
-		goto repost;
+		return;
 	}
 	f = &raw->rxq[(raw->rxq_head + raw->rxq_count) % NETVM_RXQ_LEN];
 	memcpy(f->data, raw->rx_bufs[index].buf, bytes);
@@ -416,6 +455,7 @@ int netvm_raw_recv(struct netvm_dev *nd, void __user *ubuf, u32 *len,
 		raw->rxq_head = (raw->rxq_head + 1) % NETVM_RXQ_LEN;
 		raw->rxq_count--;
 		spin_unlock_irq(&raw->rxq_lock);
+		netvm_raw_rx_undefer(nd);
 		ret = 0;
 	}
 	mutex_unlock(&raw->rx_read_mutex);

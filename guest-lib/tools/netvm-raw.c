@@ -36,6 +36,8 @@ static void usage(FILE *f)
 		"usage: %s [-d INDEX] [-r ROUTE] COMMAND ...\n"
 		"  send N SIZE              send N frames of SIZE bytes\n"
 		"  recv N [TIMEOUT_MS]      receive N frames and verify their pattern\n"
+		"  sweep-send MAX           send one frame of every size 1..MAX\n"
+		"  sweep-recv MAX [TIMEOUT_MS] receive and verify a sweep\n"
 		"  echo N [TIMEOUT_MS]      receive N frames and send each back\n"
 		"  ping N SIZE [TIMEOUT_MS] send N frames, verify each echo, print RTT\n"
 		"  -d INDEX  use /dev/netvmINDEX (default 0)\n"
@@ -128,6 +130,71 @@ static int cmd_recv(struct netvm *nv, unsigned long n, size_t cap,
 	}
 	printf("received %lu frames, %lu bytes, from node %u, %lu bad\n",
 	       n, bytes, src, bad);
+	free(buf);
+	return bad ? 1 : 0;
+}
+
+/*
+ * Sweep: frame k (k = 1 .. max) is k bytes long and carries pattern k, so
+ * one run moves a frame of every size from 1 byte to the maximum.
+ */
+static int cmd_sweep_send(struct netvm *nv, size_t max)
+{
+	uint8_t *buf = malloc(max);
+	size_t k;
+	int err;
+
+	if (!buf) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return 1;
+	}
+	for (k = 1; k <= max; k++) {
+		netvm_pattern_fill(buf, k, (uint32_t)k);
+		err = netvm_raw_send(nv, buf, k, route, route_len);
+		if (err) {
+			fprintf(stderr, "%s: sweep: frame of %zu bytes: %s\n", prog,
+				k, netvm_strerror(err));
+			free(buf);
+			return 1;
+		}
+	}
+	printf("sent one frame of every size from 1 to %zu bytes\n", max);
+	free(buf);
+	return 0;
+}
+
+static int cmd_sweep_recv(struct netvm *nv, size_t max, size_t cap,
+			  unsigned int timeout_ms)
+{
+	uint8_t *buf = malloc(cap);
+	unsigned long bad = 0;
+	unsigned int src = 0;
+	size_t k, len;
+	long off;
+	int err;
+
+	if (!buf) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return 1;
+	}
+	for (k = 1; k <= max; k++) {
+		err = recv_one(nv, buf, cap, &len, &src, timeout_ms);
+		if (err) {
+			fprintf(stderr, "%s: sweep: waiting for the %zu-byte frame: %s\n",
+				prog, k, netvm_strerror(err));
+			free(buf);
+			return 1;
+		}
+		off = len == k ? netvm_pattern_check(buf, len, (uint32_t)k) : 0;
+		if (off >= 0) {
+			if (bad < 10)
+				fprintf(stderr, "%s: sweep: frame %zu: %zu bytes, first bad byte %ld\n",
+					prog, k, len, off);
+			bad++;
+		}
+	}
+	printf("received one frame of every size from 1 to %zu bytes from node %u, %lu bad\n",
+	       max, src, bad);
 	free(buf);
 	return bad ? 1 : 0;
 }
@@ -287,6 +354,20 @@ int main(int argc, char **argv)
 		if (nargs == 3 &&
 		    parse_count(argv[optind + 2], "timeout", 3600000, &timeout))
 			return 2;
+	} else if (!strcmp(cmd, "sweep-send") || !strcmp(cmd, "sweep-recv")) {
+		if (nargs < 1 || nargs > (cmd[6] == 'r' ? 2 : 1)) {
+			usage(stderr);
+			return 2;
+		}
+		if (parse_count(argv[optind], "largest frame", 1ul << 20, &size))
+			return 2;
+		if (!size) {
+			fprintf(stderr, "%s: MAX must be at least 1\n", prog);
+			return 2;
+		}
+		if (nargs == 2 &&
+		    parse_count(argv[optind + 1], "timeout", 3600000, &timeout))
+			return 2;
 	} else if (!strcmp(cmd, "recv") || !strcmp(cmd, "echo")) {
 		if (nargs < 1 || nargs > 2) {
 			usage(stderr);
@@ -322,6 +403,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (!strcmp(cmd, "sweep-send")) {
+		ret = cmd_sweep_send(nv, size);
+		netvm_close(nv);
+		return ret;
+	}
+	if (!strcmp(cmd, "sweep-recv")) {
+		ret = cmd_sweep_recv(nv, size, info.raw_max_payload,
+				     (unsigned int)timeout);
+		netvm_close(nv);
+		return ret;
+	}
 	switch (cmd[0]) {
 	case 's':
 		ret = cmd_send(nv, n, size);

@@ -9,6 +9,7 @@ import time
 
 from . import agent
 from . import build as buildmod
+from . import snapshot
 from .cluster import Cluster, cluster_name
 from .common import MESON_BUILD, REPO, NetvmError, Timer, say
 
@@ -63,6 +64,14 @@ def parser():
     cmd("status", "per node: pid, alive, ready (agent answers), link state")
     cmd("reload-driver", "rebuild netvm.ko and reload it in every running node (no reboot)")
     cmd("down", "stop the cluster: kill its VMs, remove its sockets and state dir")
+    sp = cmd("save", "save every node (QEMU migration to files) and stop the cluster")
+    sp.add_argument("--order", metavar="N[,N]", default="",
+                    help="stop nodes in this order, senders first (default 0,1,...)")
+    sp.add_argument("--drain", type=float, default=1.0, metavar="S",
+                    help="seconds between stopping two nodes, so the link drains (default 1)")
+    sp = cmd("restore", "start a saved cluster again from its files")
+    sp.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT, metavar="S",
+                    help="seconds to wait for all nodes (default %d)" % DEFAULT_TIMEOUT)
     sp = cmd("logs", "print a node's serial console log")
     sp.add_argument("node", metavar="NODE")
     sp.add_argument("-f", "--follow", action="store_true", help="keep printing while the node runs")
@@ -127,6 +136,11 @@ def dispatch(a):
         c.up(a.nodes, a.accel, a.mem, a.timeout, a.qemu_arg)
     elif a.cmd == "down":
         c.down()
+    elif a.cmd == "save":
+        order = [int(x) for x in a.order.split(",") if x.strip()]
+        snapshot.save(c, order, a.drain)
+    elif a.cmd == "restore":
+        snapshot.restore(c, a.timeout)
     elif a.cmd == "status":
         return c.status()
     elif a.cmd == "run":
