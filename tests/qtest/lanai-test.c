@@ -738,7 +738,11 @@ static void link_pair(Lanai **a, Lanai **b)
                          "addr.type=fd,addr.str=%d", sv[0]);
     eb = g_strdup_printf(",netdev=l0,node-id=2 -netdev stream,id=l0,"
                          "addr.type=fd,addr.str=%d", sv[1]);
+    /* each QEMU must inherit only its own end, or it keeps the link alive */
+    fcntl(sv[1], F_SETFD, FD_CLOEXEC);
     *a = lanai_boot(ea);
+    fcntl(sv[1], F_SETFD, 0);
+    fcntl(sv[0], F_SETFD, FD_CLOEXEC);
     *b = lanai_boot(eb);
     close(sv[0]);
     close(sv[1]);
@@ -844,6 +848,41 @@ static void test_raw_errors(void)
 }
 
 
+/* The link's far end goes away: a LINK event (down), and the raw path
+ * refuses to send. */
+static void test_link_event(void)
+{
+    Lanai *a, *b;
+    struct nvm_sram_layout la;
+    struct nvm_event ev;
+    uint64_t tx;
+
+    link_pair(&a, &b);
+    lanai_fw_start(a);
+    read_layout(a, &la);
+    tx = guest_alloc(&a->qs->alloc, 64);
+    g_assert_cmphex(rd(a, NVM_REG_LINK), ==, NVM_LINK_UP);
+    /* the link watch runs on the virtual clock: let it see the link up */
+    qtest_clock_step(qts(a), 50 * 1000 * 1000);
+    do {
+        ev = lanai_event_wait(a, NVM_EV_LINK);
+    } while (ev.data != NVM_LINK_UP);
+    lanai_free(b);
+    /* the link is watched on the virtual clock */
+    for (int i = 0; i < 100 && (rd(a, NVM_REG_LINK) & NVM_LINK_UP); i++) {
+        qtest_clock_step(qts(a), 20 * 1000 * 1000);
+    }
+    g_assert_cmphex(rd(a, NVM_REG_LINK), ==, 0);
+    qtest_clock_step(qts(a), 50 * 1000 * 1000);
+    ev = lanai_event_wait(a, NVM_EV_LINK);
+    g_assert_cmpuint(ev.data, ==, 0);
+    g_assert_cmphex(rd(a, LANAI_REG_ISR) & LANAI_ISR_LINK_DOWN, !=, 0);
+    raw_send(a, &la, 0, tx, 64);
+    ev = lanai_event_wait(a, NVM_EV_RAW_TX);
+    g_assert_cmpuint(ev.arg, ==, NVM_RAW_ERR_LINK);
+    lanai_free(a);
+}
+
 /* Reset the receiver in the middle of a stream: both stay usable. */
 static void test_reset_mid_transfer(void)
 {
@@ -926,5 +965,6 @@ int main(int argc, char **argv)
     qtest_add_func("/lanai/engines/hdma-hostile", test_hdma_hostile);
     qtest_add_func("/lanai/engines/wire", test_wire_engines);
     qtest_add_func("/lanai/reset/mid-transfer", test_reset_mid_transfer);
+    qtest_add_func("/lanai/events/link", test_link_event);
     return g_test_run();
 }
