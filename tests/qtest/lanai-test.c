@@ -848,8 +848,10 @@ static void test_raw_errors(void)
 }
 
 
-/* The link's far end goes away: a LINK event (down), and the raw path
- * refuses to send. */
+/*
+ * The link's far end goes away: a LINK event (down), and the raw path
+ * refuses to send.
+ */
 static void test_link_event(void)
 {
     Lanai *a, *b;
