@@ -39,7 +39,7 @@ struct fw_nv_hostwrite {
 /* Retransmission: one tick of IT0, the ticks before a resend (doubling up
  * to the cap), and the ticks without progress before giving up. */
 #define FW_NV_TICK_NS		2000000ull	/* 2 ms */
-#define FW_NV_RTO_TICKS		2
+#define FW_NV_RTO_TICKS		8	/* 16 ms: TCG guests under load are slow */
 #define FW_NV_RTO_MAX_TICKS	64
 #define FW_NV_GIVEUP_TICKS	3000		/* ~6 s without progress */
 #define FW_NV_ACK_DELAY_NS	200000ull	/* 200 us: delayed ACK (IT1) */

@@ -258,6 +258,9 @@ static bool take_command(struct fw *fw, uint32_t ep)
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	e->consumed++;
 	e->inflight++;
+	/* the slot is free again: tell the process through SRAM at once */
+	fw_sram_wr32(fw->chip, ep_off(fw, ep) + NVM_EP_STATUS +
+		     offsetof(struct nvm_ep_status, consumed), e->consumed);
 	memset(op->locked, 0, sizeof(op->locked));
 	op->txbuf = 0;
 	op->status = NVM_ST_OK;

@@ -148,6 +148,61 @@ START_TEST(test_write_sizes)
 }
 END_TEST
 
+/* Every size from 1 byte to a page and a bit, at offsets that move so
+ * every alignment on both sides comes up. */
+START_TEST(test_every_size)
+{
+	for (uint32_t n = 1; n <= 4200; n++) {
+		uint32_t so = (n * 13) % 4096, doff = (n * 29 + 7) % 4096;
+
+		sh_fill(&ha, PA, SRC + so, n, n);
+		sh_write(&ha, PA, 1, PB, SRC + so, DST + doff, n, KEY_B, 0, 0);
+		if (n % 64 == 0 || n == 4200)
+			finish(&ha, PA);
+		if (n % 64 == 0 || n == 4200)
+			ck_assert_msg(sh_check(&hb, PB, DST + doff, n, n), "size %u", n);
+	}
+	for (uint32_t n = 1; n <= 4200; n += 1 + n / 64) {
+		uint32_t lo = (n * 17) % 4096, ro = (n * 31 + 3) % 4096;
+
+		sh_fill(&hb, PB, DST + ro, n, n + 7);
+		sh_read(&ha, PA, 1, PB, SRC + lo, DST + ro, n, KEY_B);
+		finish(&ha, PA);
+		ck_assert_msg(sh_check(&ha, PA, SRC + lo, n, n + 7), "read %u", n);
+	}
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
+}
+END_TEST
+
+/* FENCE: commands after it start only once everything before it is done. */
+START_TEST(test_fence)
+{
+	struct nvm_cmd f = { .op = NVM_OP_FENCE };
+	uint32_t *w = (uint32_t *)sh_byte(&hb, PB, DST + 3 * 4096 + 512);
+	struct nvm_ep_status st;
+
+	sh_fill(&hb, PB, DST, 4096, 31);
+	*w = 0;
+	/* the peer stops taking frames: the read stays outstanding */
+	cb.rx_enabled = false;
+	sh_read(&ha, PA, 1, PB, SRC, DST, 4096, KEY_B);
+	sh_cmd(&ha, PA, &f);
+	sh_atomic(&ha, PA, 1, PB, DST + 3 * 4096 + 512, KEY_B, NVM_AT_INC, 0, 0);
+	sim_run(&ca, &cb, 3000);
+	memcpy(&st, ca.chip.sram + ca.fw.layout.ep_base + PA * NVM_EP_STRIDE +
+	       NVM_EP_STATUS, sizeof(st));
+	/* the read and the fence were taken; the atomic after the fence was not */
+	ck_assert_uint_eq(st.consumed, ha.issued[PA] - 1);
+	ck_assert_uint_eq(st.done, ha.issued[PA] - 3);
+	cb.rx_enabled = true;
+	finish(&ha, PA);
+	ck_assert(sh_check(&ha, PA, SRC, 4096, 31));
+	ck_assert_uint_eq(*w, 1);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_CMD_FENCE], 1);
+}
+END_TEST
+
 /* Gather: three source fragments into one destination page. */
 START_TEST(test_gather)
 {
@@ -614,6 +669,8 @@ static Suite *netvm_suite(void)
 	tcase_add_test(tc, fn); suite_add_tcase(s, tc); } while (0)
 	CASE(test_config, setup, 120);
 	CASE(test_write_sizes, setup, 120);
+	CASE(test_every_size, setup, 300);
+	CASE(test_fence, setup, 120);
 	CASE(test_gather, setup, 120);
 	CASE(test_read_sizes, setup, 120);
 	CASE(test_atomics, setup, 120);
