@@ -222,6 +222,18 @@ static void test_reset_values(void)
     g_assert_cmphex(rd(l, NVM_REG_SCRATCH), ==, 0);
     g_assert_cmphex(rd(l, NVM_REG_EVQ_LOST), ==, 0);
     g_assert_cmphex(rd(l, NVM_REG_ERRORS), ==, 0);
+    g_assert_cmphex(rd(l, LANAI_REG_IT1), ==, 0);
+    g_assert_cmphex(rd(l, LANAI_REG_IT2), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_LAYOUT_OFF), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_HDMA_DESC), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_HDMA_STATUS), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_SEND_CTRL), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_SEND_COUNT), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_RECV_CTRL), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_RECV_COUNT), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_RECV_DROPS), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_ST_LEN), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_ST_ADDR_LO), ==, 0);
     lanai_free(l);
 }
 

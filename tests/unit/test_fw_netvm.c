@@ -319,6 +319,59 @@ START_TEST(test_atomic_contention)
 }
 END_TEST
 
+/* Four endpoints enqueue at once: every id lands in the queue once, and
+ * the old tails handed back chain all of them (as the MCS-style wait
+ * queue needs).  Then semaphore P from all four against a count of 3. */
+START_TEST(test_extended_contention)
+{
+	uint32_t *q = (uint32_t *)sh_byte(&hb, PB, DST + 1024);
+	const uint32_t ports[] = { 3, 4, 5, 6 };
+	uint8_t seen_tail[4 * 30 + 1] = { 0 };
+	uint32_t empties = 0;
+
+	q[0] = q[1] = NVM_WQ_EMPTY;
+	q[2] = q[3] = q[4] = 0;
+	for (int p = 0; p < 4; p++)
+		sh_open(&ha, ports[p]);
+	settle();
+	for (int i = 0; i < 30; i++) {
+		for (int p = 0; p < 4; p++)
+			sh_atomic(&ha, ports[p], 1, PB, DST + 1024, KEY_B,
+				  NVM_AT_ENQUEUE, 1 + p * 30 + i, 0);
+		for (int p = 0; p < 4; p++) {
+			struct nvm_atomic_reply r;
+
+			finish(&ha, ports[p]);
+			r = sh_reply(&ha, ports[p]);
+			if (r.r[0] == NVM_WQ_EMPTY) {
+				empties++;
+			} else {
+				ck_assert_uint_le(r.r[0], 4 * 30);
+				ck_assert_uint_eq(seen_tail[r.r[0]], 0);
+				seen_tail[r.r[0]] = 1;
+			}
+		}
+	}
+	ck_assert_uint_eq(q[2], 120);		/* count */
+	ck_assert_uint_eq(empties, 1);		/* only the first saw EMPTY */
+	/* every id but the final tail was handed back exactly once */
+	for (uint32_t id = 1; id <= 120; id++)
+		ck_assert_uint_eq(seen_tail[id], id != q[1]);
+
+	/* semaphore with S = 3: exactly three P's pass, the rest queue */
+	q[0] = q[1] = NVM_WQ_EMPTY;
+	q[2] = q[3] = 0;
+	q[4] = 3;
+	for (int p = 0; p < 4; p++)
+		sh_atomic(&ha, ports[p], 1, PB, DST + 1024, KEY_B, NVM_AT_SEMP,
+			  100 + p, 0);
+	for (int p = 0; p < 4; p++)
+		finish(&ha, ports[p]);
+	ck_assert_uint_eq(q[4], 0);
+	ck_assert_uint_eq(q[2], 1);		/* one waiter */
+}
+END_TEST
+
 /* Wait queue and semaphore primitives, checked against NetVM's tables. */
 START_TEST(test_waitqueue)
 {
@@ -676,6 +729,7 @@ static Suite *netvm_suite(void)
 	CASE(test_atomics, setup, 120);
 	CASE(test_atomic_contention, setup, 120);
 	CASE(test_waitqueue, setup, 120);
+	CASE(test_extended_contention, setup, 120);
 	CASE(test_notifications, setup, 120);
 	CASE(test_source_page_miss, setup, 120);
 	CASE(test_dest_bounce, setup, 120);
