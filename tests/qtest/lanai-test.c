@@ -468,6 +468,61 @@ static void test_event_ring_full(void)
 }
 
 
+/*
+ * A guest gone mad: seeded random writes to every register, to SRAM
+ * (firmware-private areas included) and to the doorbells, with the
+ * firmware running and halted.  QEMU must stay up and the device usable.
+ */
+static void test_garbage_seed(uint32_t seed)
+{
+    Lanai *l = lanai_boot(NULL);
+    GRand *rng = g_rand_new_with_seed(seed);
+    uint64_t buf = guest_alloc(&l->qs->alloc, 4096);
+
+    lanai_fw_start(l);
+    for (int i = 0; i < 20000; i++) {
+        uint32_t v = g_rand_int(rng);
+        uint32_t what = g_rand_int_range(rng, 0, 10);
+
+        if (what < 3) {
+            uint32_t off = g_rand_int_range(rng, 0, LANAI_REGS_SIZE / 4) * 4;
+
+            if (off == LANAI_REG_CPUC && g_rand_boolean(rng)) {
+                v &= LANAI_CPUC_RUN;        /* mostly keep it running */
+            }
+            if (off == NVM_REG_EVQ_BASE_LO || off == NVM_REG_EVQ_BASE_HI ||
+                off == NVM_REG_ST_ADDR_LO || off == NVM_REG_ST_ADDR_HI) {
+                v = g_rand_boolean(rng) ? (uint32_t)buf : v;
+            }
+            wr(l, off, v);
+        } else if (what < 7) {
+            sram_wr(l, g_rand_int_range(rng, 0, 0x40000) * 4, v);
+        } else {
+            qpci_io_writel(l->dev, l->db,
+                           g_rand_int_range(rng, 0, LANAI_DOORBELL_SIZE / 4) * 4,
+                           g_rand_boolean(rng) ? NVM_DB_RAW_TX : v);
+        }
+        if (i % 100 == 0) {
+            qtest_clock_step(qts(l), 3 * 1000 * 1000);   /* timers too */
+        }
+    }
+    /* alive, and a clean restart of the firmware works */
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    wr(l, LANAI_REG_CPUC, LANAI_CPUC_RESET);
+    wr(l, LANAI_REG_ISR, LANAI_ISR_HOST_W1C);
+    lanai_fw_start(l);
+    g_assert_cmphex(rd(l, NVM_REG_FW_VERSION), !=, 0);
+    g_rand_free(rng);
+    lanai_free(l);
+}
+
+static void test_garbage(void)
+{
+    for (uint32_t seed = 1; seed <= 3; seed++) {
+        test_garbage_seed(0x1a2a0 + seed);
+    }
+}
+
 /* ---- the engines on their own, through the debug port ---- */
 
 static void put_desc(Lanai *l, uint32_t off, uint32_t next, uint32_t len,
@@ -980,5 +1035,6 @@ int main(int argc, char **argv)
     qtest_add_func("/lanai/engines/wire", test_wire_engines);
     qtest_add_func("/lanai/reset/mid-transfer", test_reset_mid_transfer);
     qtest_add_func("/lanai/events/link", test_link_event);
+    qtest_add_func("/lanai/hostile/garbage", test_garbage);
     return g_test_run();
 }
