@@ -498,8 +498,9 @@ static void test_garbage_seed(uint32_t seed)
         } else if (what < 7) {
             sram_wr(l, g_rand_int_range(rng, 0, 0x40000) * 4, v);
         } else {
-            qpci_io_writel(l->dev, l->db,
-                           g_rand_int_range(rng, 0, LANAI_DOORBELL_SIZE / 4) * 4,
+            uint32_t off = g_rand_int_range(rng, 0, LANAI_DOORBELL_SIZE / 4);
+
+            qpci_io_writel(l->dev, l->db, off * 4,
                            g_rand_boolean(rng) ? NVM_DB_RAW_TX : v);
         }
         if (i % 100 == 0) {
