@@ -169,6 +169,8 @@ void fw_nv_shadow(struct fw *fw, uint32_t ep);
 struct fw_nv_op *fw_nv_op_by_req(struct fw *fw, uint32_t req, uint32_t *ep,
 				 uint32_t *idx);
 uint32_t fw_nv_req_id(uint32_t ep, uint32_t idx, uint32_t seq);
+void fw_nv_fetched(struct fw *fw, uint32_t req, uint32_t status);
+void fw_nv_delivered(struct fw *fw, uint32_t req, uint32_t status);
 
 /* fw_nv_kernel.c: kernel control commands */
 uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c);

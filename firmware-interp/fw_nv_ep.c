@@ -36,6 +36,33 @@ uint32_t fw_nv_req_id(uint32_t ep, uint32_t idx, uint32_t seq)
 	return ep << 24 | idx << 16 | (seq & 0xffff);
 }
 
+/* The operation a job or a response names, if it is in @state. */
+static struct fw_nv_op *op_in_state(struct fw *fw, uint32_t req,
+				    uint32_t state, uint32_t *ep, uint32_t *idx)
+{
+	uint32_t e = req >> 24, i = (req >> 16) & 0xff;
+	struct fw_nv_op *op;
+
+	if (e >= FW_NV_EPS || i >= NVM_CMDQ_LEN)
+		return NULL;
+	op = &fw->nv.ep[e].ops[i];
+	if (op->state != state)
+		return NULL;
+	*ep = e;
+	*idx = i;
+	return op;
+}
+
+static void unlock_pages(struct fw *fw, struct fw_nv_op *op, bool dirty)
+{
+	for (uint32_t i = 0; i < NVM_FRAG_MAX; i++) {
+		if (op->locked[i]) {
+			fw_nv_pt_unlock(fw, op->locked[i] - 1, dirty);
+			op->locked[i] = 0;
+		}
+	}
+}
+
 struct fw_nv_op *fw_nv_op_by_req(struct fw *fw, uint32_t req, uint32_t *ep,
 				 uint32_t *idx)
 {
@@ -108,13 +135,7 @@ void fw_nv_complete(struct fw *fw, uint32_t ep, uint32_t idx, uint32_t status)
 	struct fw_nv_op *op = &e->ops[idx];
 	bool shadow = op->cmd.flags & NVM_CF_SHADOW;
 
-	for (uint32_t i = 0; i < NVM_FRAG_MAX; i++) {
-		if (op->locked[i]) {
-			fw_nv_pt_unlock(fw, op->locked[i] - 1,
-					op->cmd.op == NVM_OP_READ);
-			op->locked[i] = 0;
-		}
-	}
+	unlock_pages(fw, op, op->cmd.op == NVM_OP_READ);
 	if (op->txbuf) {
 		fw_nv_txbuf_put(fw, op->txbuf, FW_TB_OP);
 		op->txbuf = 0;
@@ -439,24 +460,15 @@ static bool op_send(struct fw *fw, uint32_t ep, uint32_t idx)
 }
 
 /* The fetch of a write's source pages finished. */
-void fw_nv_fetched(struct fw *fw, uint32_t req, uint32_t status);
 void fw_nv_fetched(struct fw *fw, uint32_t req, uint32_t status)
 {
-	uint32_t ep = req >> 24, idx = (req >> 16) & 0xff;
-	struct fw_nv_op *op;
+	uint32_t ep, idx;
+	struct fw_nv_op *op = op_in_state(fw, req, FW_OP_FETCH, &ep, &idx);
 
-	if (ep >= FW_NV_EPS || idx >= NVM_CMDQ_LEN)
-		return;
-	op = &fw->nv.ep[ep].ops[idx];
-	if (op->state != FW_OP_FETCH)
+	if (!op)
 		return;
 	/* the source pages are in the tx buffer: unlock them now */
-	for (uint32_t i = 0; i < NVM_FRAG_MAX; i++) {
-		if (op->locked[i]) {
-			fw_nv_pt_unlock(fw, op->locked[i] - 1, false);
-			op->locked[i] = 0;
-		}
-	}
+	unlock_pages(fw, op, false);
 	if (status != NVM_DMA_ST_DONE) {
 		fw_nv_complete(fw, ep, idx, NVM_ST_BAD_ADDR);
 		return;
@@ -493,16 +505,12 @@ static bool op_deliver(struct fw *fw, uint32_t ep, uint32_t idx)
 }
 
 /* The read's data reached the local page. */
-void fw_nv_delivered(struct fw *fw, uint32_t req, uint32_t status);
 void fw_nv_delivered(struct fw *fw, uint32_t req, uint32_t status)
 {
-	uint32_t ep = req >> 24, idx = (req >> 16) & 0xff;
-	struct fw_nv_op *op;
+	uint32_t ep, idx;
+	struct fw_nv_op *op = op_in_state(fw, req, FW_OP_DELIVERING, &ep, &idx);
 
-	if (ep >= FW_NV_EPS || idx >= NVM_CMDQ_LEN)
-		return;
-	op = &fw->nv.ep[ep].ops[idx];
-	if (op->state != FW_OP_DELIVERING)
+	if (!op)
 		return;
 	fw_count_n(fw, FW_CNT_RX_BYTES, op->resp_len);
 	fw_nv_complete(fw, ep, idx, status == NVM_DMA_ST_DONE ? NVM_ST_OK :

@@ -473,10 +473,6 @@ bool fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq,
 	return false;
 }
 
-/* Host DMA completions of the NetVM program. */
-void fw_nv_fetched(struct fw *fw, uint32_t req, uint32_t status);
-void fw_nv_delivered(struct fw *fw, uint32_t req, uint32_t status);
-
 void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
 		    uint32_t status)
 {

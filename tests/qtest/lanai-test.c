@@ -816,6 +816,19 @@ static void link_pair(Lanai **a, Lanai **b)
     close(sv[1]);
 }
 
+/* Two linked QEMUs, firmware running on both, a 4 KiB buffer on each. */
+static void raw_pair_up(Lanai **a, Lanai **b, struct nvm_sram_layout *la,
+                        struct nvm_sram_layout *lb, uint64_t *tx, uint64_t *rx)
+{
+    link_pair(a, b);
+    lanai_fw_start(*a);
+    lanai_fw_start(*b);
+    read_layout(*a, la);
+    read_layout(*b, lb);
+    *tx = guest_alloc(&(*a)->qs->alloc, 4096);
+    *rx = guest_alloc(&(*b)->qs->alloc, 4096);
+}
+
 static void test_raw_frames(void)
 {
     Lanai *a, *b;
@@ -876,13 +889,7 @@ static void test_raw_errors(void)
     struct nvm_event ev;
     uint8_t got[8];
 
-    link_pair(&a, &b);
-    lanai_fw_start(a);
-    lanai_fw_start(b);
-    read_layout(a, &la);
-    read_layout(b, &lb);
-    tx = guest_alloc(&a->qs->alloc, 4096);
-    rx = guest_alloc(&b->qs->alloc, 4096);
+    raw_pair_up(&a, &b, &la, &lb, &tx, &rx);
     qtest_memwrite(qts(a), tx, "netvm!!", 8);
 
     /* unmapped host address: error completion and an error event */
@@ -962,13 +969,7 @@ static void test_reset_mid_transfer(void)
     struct nvm_event ev;
     uint8_t got[16];
 
-    link_pair(&a, &b);
-    lanai_fw_start(a);
-    lanai_fw_start(b);
-    read_layout(a, &la);
-    read_layout(b, &lb);
-    tx = guest_alloc(&a->qs->alloc, 4096);
-    rx = guest_alloc(&b->qs->alloc, 4096);
+    raw_pair_up(&a, &b, &la, &lb, &tx, &rx);
     qtest_memwrite(qts(a), tx, "after the reset", 16);
 
     /* a full tx ring toward a receiver that posts nothing */
