@@ -711,6 +711,64 @@ START_TEST(test_peer_reset)
 }
 END_TEST
 
+/* Migration, firmware side: the saved block of struct fw plus SRAM is all
+ * the state there is.  Copy chip B into a fresh chip mid-transfer, the
+ * way QEMU restores it, and the transfer completes. */
+START_TEST(test_state_copy)
+{
+	static struct sim_chip nb;
+
+	sh_fill(&ha, PA, SRC, 65536, 91);
+	sh_write(&ha, PA, 1, PB, SRC, DST, 65536, KEY_B, NVM_CF_NOTIFY, 3000);
+	sim_run(&ca, &cb, 12);		/* some of it is on its way */
+	ck_assert_uint_lt(sh_shadow(&ha, PA).done, ha.issued[PA]);
+
+	sim_init(&nb, 1, LANAI_SRAM_DEFAULT);
+	memcpy(nb.chip.sram, cb.chip.sram, LANAI_SRAM_DEFAULT);
+	memcpy(nb.host, cb.host, SIM_HOST_SIZE);
+	memcpy((uint8_t *)&nb.fw + FW_SAVED_OFFSET,
+	       (uint8_t *)&cb.fw + FW_SAVED_OFFSET, FW_SAVED_SIZE);
+	/* the chip's own registers and engines, as the device's VMState has */
+	nb.isr = cb.isr;
+	nb.hdma_pending = cb.hdma_pending;
+	nb.hdma_desc = cb.hdma_desc;
+	nb.send_pending = cb.send_pending;
+	nb.send_off = cb.send_off;
+	nb.send_len = cb.send_len;
+	nb.rx_ring = cb.rx_ring;
+	nb.rx_slots = cb.rx_slots;
+	nb.rx_slot_size = cb.rx_slot_size;
+	nb.rx_next = cb.rx_next;
+	nb.rx_enabled = cb.rx_enabled;
+	memcpy(nb.timer_at, cb.timer_at, sizeof(nb.timer_at));
+	nb.now_ns = cb.now_ns;
+	nb.nevents = cb.nevents;
+	memcpy(nb.events, cb.events, sizeof(cb.events));
+	while (cb.wire_count) {		/* frames on the wire stay there */
+		nb.wire[(nb.wire_head + nb.wire_count) % SIM_WIRE_MAX] =
+			cb.wire[cb.wire_head];
+		cb.wire_head = (cb.wire_head + 1) % SIM_WIRE_MAX;
+		cb.wire_count--;
+		nb.wire_count++;
+	}
+	/* the old chip goes away; the new one takes its place (and its
+	 * buffers): rebind the pointers, as the device's post_load does */
+	sim_free(&cb);
+	memcpy(&cb, &nb, sizeof(cb));
+	cb.chip.opaque = &cb;
+	cb.fw.chip = &cb.chip;
+	sim_connect(&ca, &cb);
+	finish(&ha, PA);
+	ck_assert(sh_check(&hb, PB, DST, 65536, 91));
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
+	{
+		struct nvm_notf_entry e;
+
+		ck_assert(sh_notf_next(&hb, PB, &e) && e.notify == 3000);
+	}
+}
+END_TEST
+
 static Suite *netvm_suite(void)
 {
 	Suite *s = suite_create("firmware-netvm");
@@ -738,6 +796,7 @@ static Suite *netvm_suite(void)
 	CASE(test_physical, setup, 120);
 	CASE(test_window_exhaustion, setup, 120);
 	CASE(test_peer_reset, setup, 120);
+	CASE(test_state_copy, setup, 120);
 	CASE(test_lossy_wire, lossy_setup, 300);
 #undef CASE
 	return s;
