@@ -284,6 +284,27 @@ int nv_atomic_phys(struct netvm_dev *nd, u16 node, u64 remote_pa, u32 op,
 	return ret;
 }
 
+/*
+ * Issue one kernel control command (NVM_KOP_*) on the open endpoint and
+ * wait for it.  Caller holds nv->lock.
+ */
+int nv_kcmd_locked(struct netvm_dev *nd, struct nvm_cmd *c)
+{
+	struct netvm_nv *nv = &nd->nv;
+	unsigned long deadline = jiffies + msecs_to_jiffies(NETVM_FW_TIMEOUT_MS);
+	u32 first = nv->issued;
+	int ret, err;
+
+	if (!nv->enabled)
+		return -ENODEV;
+	c->flags |= NVM_CF_SHADOW;
+	nv_post(nv, c);
+	nv_ring(nv);
+	ret = nv_wait(nd, 0, deadline);
+	err = nv_collect_errors(nd, first, nv->issued);
+	return ret ? ret : err;
+}
+
 /* ---- bring-up ---- */
 
 /* A control command, before or after EP_OPEN: poll the SRAM status. */

@@ -21,6 +21,7 @@
 
 #include <netvm/lanai_event.h>
 #include <netvm/netvm_fw.h>
+#include <netvm/packet.h>
 
 struct netvm_dev;
 
@@ -28,6 +29,7 @@ struct netvm_dev;
 #define NETVM_NV_WIN		64	/* FW_NV_WIN: bounce slots per node */
 #define NETVM_NV_NOTF_LEN	256	/* notification ring entries */
 #define NETVM_NV_INFLIGHT	32	/* most commands in flight per caller */
+#define NETVM_NV_ROUTE_NODES	64	/* FW_NV_NODES: node ids with a route */
 #define NETVM_NV_TIMEOUT_MS	10000	/* > the firmware's ~6 s give-up */
 
 struct netvm_nv {
@@ -36,6 +38,9 @@ struct netvm_nv {
 	u32 issued;		/* commands written (free-running); lock */
 	u32 err_seen;		/* error records consumed; lock */
 	u32 epoch;
+	/* source routes given to the firmware (netvm_route.c); lock */
+	u8 route[NETVM_NV_ROUTE_NODES][NVM_ROUTE_MAX];
+	u8 route_len[NETVM_NV_ROUTE_NODES];
 	u32 max_ppn;
 	u32 pt_rows;
 
@@ -87,5 +92,11 @@ int nv_atomic_phys(struct netvm_dev *nd, u16 node, u64 remote_pa, u32 op,
  */
 int nv_xfer_phys(struct netvm_dev *nd, u8 op, u16 node, u64 local_pa,
 		 const void *local_va, u64 remote_pa, u32 len, u32 inflight);
+
+/* A kernel control command on the open endpoint; caller holds nv->lock. */
+int nv_kcmd_locked(struct netvm_dev *nd, struct nvm_cmd *c);
+
+/* netvm_route.c: the "routes" sysfs attribute (NVM_KOP_ROUTE). */
+extern struct device_attribute dev_attr_routes;
 
 #endif /* NETVM_NV_DRV_H */

@@ -200,6 +200,7 @@ static struct attribute *netvm_attrs[] = {
 	&dev_attr_ktest_pa.attr,
 	&dev_attr_nv_state.attr,
 	&dev_attr_fw_counters.attr,
+	&dev_attr_routes.attr,
 	&netvm_nv_counters[0].attr,
 	&netvm_nv_counters[1].attr,
 	&netvm_nv_counters[2].attr,

@@ -61,6 +61,21 @@ static void lanai_link_status_changed(NetClientState *nc)
     lanai_link_check(qemu_get_nic_opaque(nc));
 }
 
+/*
+ * Route bytes (MSB set) lead the frame; the CRC covers what follows them
+ * (header and payload, include/netvm/packet.h), so that a switch can strip
+ * route bytes without recomputing it.
+ */
+static size_t lanai_route_len(const uint8_t *buf, size_t len)
+{
+    size_t n = 0;
+
+    while (n < len && n < NVM_ROUTE_MAX && (buf[n] & NVM_ROUTE_BYTE)) {
+        n++;
+    }
+    return n;
+}
+
 /* ---- send-wire engine ---- */
 
 static void lanai_send_done(LanaiState *s)
@@ -95,7 +110,8 @@ void lanai_send_bh(void *opaque)
     }
     memcpy(frame, sram + s->send_off, len);
     if (s->myrinet & LANAI_MYRINET_CRC32_EN) {
-        uint32_t crc = fw_crc32(0, frame, len);
+        size_t rl = lanai_route_len(frame, len);
+        uint32_t crc = fw_crc32(0, frame + rl, len - rl);
 
         stl_be_p(frame + len, crc);
         len += NVM_PKT_CRC_LEN;
@@ -160,8 +176,12 @@ static ssize_t lanai_receive(NetClientState *nc, const uint8_t *buf,
         return 0;   /* QEMU queues it and stops reading the link */
     }
     if (s->myrinet & LANAI_MYRINET_CRC32_EN) {
+        /* route bytes left over (misrouted): the firmware drops it */
+        size_t rl = size < NVM_PKT_CRC_LEN ? 0 :
+                    lanai_route_len(buf, size - NVM_PKT_CRC_LEN);
+
         if (size < NVM_PKT_CRC_LEN ||
-            fw_crc32(0, buf, size - NVM_PKT_CRC_LEN) !=
+            fw_crc32(0, buf + rl, size - NVM_PKT_CRC_LEN - rl) !=
             ldl_be_p(buf + size - NVM_PKT_CRC_LEN)) {
             s->rx_crc_errors++;
             trace_lanai_recv_drop("crc", size);

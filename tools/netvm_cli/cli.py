@@ -9,6 +9,7 @@ import time
 
 from . import agent
 from . import build as buildmod
+from . import fabric
 from . import snapshot
 from .cluster import Cluster, cluster_name
 from .common import MESON_BUILD, REPO, NetvmError, Timer, say
@@ -43,7 +44,11 @@ def parser():
     sp.add_argument("--skip", metavar="STEP[,STEP]", default="",
                     help="skip steps (development only): " + ",".join(buildmod.STEPS))
     sp = cmd("up", "boot a cluster in the background and wait until every node is ready")
-    sp.add_argument("-n", "--nodes", type=int, default=2, help="number of nodes (default 2; max 2 for now)")
+    sp.add_argument("-n", "--nodes", type=int, default=2, help="number of nodes (default 2; max 8); more than 2 go through "
+                    "netvm-switch")
+    sp.add_argument("--topology", metavar="FILE",
+                    help="run netvm-switch with this topology file (fabric/topologies/) and connect "
+                    "node I where the file puts it (default for -n > 2: one N-port switch)")
     sp.add_argument("--accel", choices=("tcg", "kvm"), default="tcg", help="QEMU accelerator (default tcg)")
     sp.add_argument("--mem", type=int, default=DEFAULT_MEM, metavar="MB", help="guest RAM (default %d)" % DEFAULT_MEM)
     sp.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT, metavar="S",
@@ -61,7 +66,19 @@ def parser():
     sp.add_argument("argv", nargs=argparse.REMAINDER, metavar="CMD")
     sp = cmd("console", "interactive serial console of a node (Ctrl-] to leave)")
     sp.add_argument("node", metavar="NODE")
-    cmd("status", "per node: pid, alive, ready (agent answers), link state")
+    cmd("status", "per node: pid, alive, ready, link state, routes; the switch's per-port counters")
+    sp = cmd("fault", "inject faults on frames leaving a switch port (netvm-switch control socket)",
+             usage="netvm fault [-h] TARGET (drop=R dup=R reorder=R corrupt=R delay_ms=N... | clear)")
+    sp.add_argument("target", metavar="TARGET",
+                    help="a node id N (its port), SWITCH:PORT, nodeN, or 'all' (every used port)")
+    sp.add_argument("settings", nargs="+", metavar="SETTING",
+                    help="drop=R dup=R reorder=R corrupt=R (rates 0..1) delay_ms=N, or clear")
+    sp = cmd("link", "take the link of a node (or SWITCH:PORT) down or up; nothing is lost")
+    sp.add_argument("target", metavar="TARGET", help="a node id N, SWITCH:PORT or nodeN")
+    sp.add_argument("updown", choices=("down", "up"))
+    sp = cmd("capture", "pcap capture of the switch's traffic (tshark -X lua_script:fabric/netvm.lua -r FILE)")
+    sp.add_argument("action", choices=("start", "stop"))
+    sp.add_argument("file", nargs="?", metavar="FILE", help="capture file (start)")
     cmd("reload-driver", "rebuild netvm.ko and reload it in every running node (no reboot)")
     cmd("down", "stop the cluster: kill its VMs, remove its sockets and state dir")
     sp = cmd("save", "save every node (QEMU migration to files) and stop the cluster")
@@ -133,7 +150,7 @@ def dispatch(a):
             raise NetvmError("unknown build step(s): %s (steps: %s)" % (",".join(sorted(bad)), ",".join(buildmod.STEPS)))
         buildmod.build(skip)
     elif a.cmd == "up":
-        c.up(a.nodes, a.accel, a.mem, a.timeout, a.qemu_arg)
+        c.up(a.nodes, a.accel, a.mem, a.timeout, a.qemu_arg, topology=a.topology)
     elif a.cmd == "down":
         c.down()
     elif a.cmd == "save":
@@ -143,6 +160,12 @@ def dispatch(a):
         snapshot.restore(c, a.timeout)
     elif a.cmd == "status":
         return c.status()
+    elif a.cmd == "fault":
+        return fabric.cmd_fault(c, a.target, a.settings)
+    elif a.cmd == "link":
+        return fabric.cmd_link(c, a.target, a.updown)
+    elif a.cmd == "capture":
+        return fabric.cmd_capture(c, a.action, a.file)
     elif a.cmd == "run":
         argv = a.argv[1:] if a.argv[:1] == ["--"] else a.argv
         if not argv:

@@ -8,6 +8,8 @@ State of cluster NAME lives in build/cluster/NAME/ (docs/cluster.md):
   nodeI.console       unix socket of the serial console (./netvm console)
   nodeI.qmp           unix socket of the QMP monitor
   link0.sock          the NIC link between node 0 (server) and node 1
+With a switch (-n 3 or more, or --topology; tools/netvm_cli/fabric.py):
+  fabric.topo, routes.json, switch.log, control.sock, nodeI.sock
 QEMU runs with the state dir as its working directory, so the socket paths
 are short relative names whatever the checkout's path.
 """
@@ -27,12 +29,14 @@ import time
 import tty
 
 from . import agent
+from . import fabric
 from .build import require_built
 from .common import (CLUSTERS, DRIVER_KO, INITRAMFS, REPO, VMLINUZ, NetvmError, Timer,
                      qemu_binary, rel, say, warn)
 
 AGENT_GUEST_PORT = 7777
-MAX_NODES = 2   # until the switch exists (a later issue)
+MAX_NODES = 8   # 2 cores; the driver's bounce buffer has 8 partitions
+BACK_TO_BACK_MAX = 2
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
 
@@ -178,12 +182,17 @@ class Cluster:
         if live:
             return len(live)
         say("removing stale cluster '%s' (its VMs are gone)" % self.name)
+        fabric.stop_switch(self, st.get("fabric"))
         self.remove_dir()
         return 0
 
     # --- up ------------------------------------------------------------
     def qemu_cmd(self, i, n, port, accel, mem, extra):
-        link_srv = "on" if i == 0 else "off"
+        if (self.state or {}).get("fabric"):
+            # the switch listens; QEMU reconnects if it restarts
+            link = "server=off,addr.type=unix,addr.path=node%d.sock,reconnect-ms=500" % i
+        else:
+            link = "server=%s,addr.type=unix,addr.path=link0.sock" % ("on" if i == 0 else "off")
         cmd = [qemu_binary(), "-name", self.vm_name(i),
                "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
                "-nodefaults", "-no-user-config", "-display", "none",
@@ -204,8 +213,7 @@ class Cluster:
                "-device", "virtio-9p-pci,fsdev=share,mount_tag=netvm",
                # our NIC and its link to the other node
                "-device", "lanai,netdev=link0,node-id=%d,sram-size=8388608" % i,
-               "-netdev", "stream,id=link0,server=%s,addr.type=unix,addr.path=link0.sock"
-                          % link_srv,
+               "-netdev", "stream,id=link0," + link,
                "-d", "guest_errors", "-D", "node%d.qemu.log" % i,
                "-pidfile", "node%d.pid" % i, "-daemonize"]
         return cmd + list(extra)
@@ -243,13 +251,17 @@ class Cluster:
             raise NetvmError("node %d: QEMU failed to start: %s" % (i, first))
         raise AssertionError
 
-    def up(self, n, accel, mem, timeout, extra=()):
+    def up(self, n, accel, mem, timeout, extra=(), topology=None):
         if n < 1:
             raise NetvmError("-n must be at least 1")
         if n > MAX_NODES:
-            raise NetvmError("clusters of more than %d nodes need the switch, which does not "
-                             "exist yet: use -n 2" % MAX_NODES)
+            raise NetvmError("at most %d nodes (-n %d) on this machine" % (MAX_NODES, MAX_NODES))
+        if topology and not os.path.isfile(topology):
+            raise NetvmError("--topology %s: no such file" % topology)
+        use_switch = bool(topology) or n > BACK_TO_BACK_MAX
         require_built()
+        if use_switch:
+            fabric.switch_binary()
         if accel == "kvm" and not os.access("/dev/kvm", os.R_OK | os.W_OK):
             raise NetvmError("--accel kvm: /dev/kvm is not usable here; use --accel tcg")
         self.lock()
@@ -265,24 +277,36 @@ class Cluster:
                           "started": time.time(), "nodes": []}
             self.save()
             t = Timer()
-            say("starting %d node%s (cluster '%s', %s, %d MiB each)"
-                % (n, "s" if n > 1 else "", self.name, accel, mem))
             try:
+                if use_switch:
+                    self.state["fabric"] = fabric.start_switch(self, n, topology)
+                    self.save()
+                    say("netvm-switch up (%s, switches %s; control: %s)" % (
+                        self.state["fabric"]["topology"], ",".join(self.state["fabric"]["switches"]),
+                        rel(self.path("control.sock"))))
+                say("starting %d node%s (cluster '%s', %s, %d MiB each, %s)"
+                    % (n, "s" if n > 1 else "", self.name, accel, mem,
+                       "through the switch" if use_switch else "back to back" if n == 2 else "no link"))
                 for i in range(n):
                     self.state["nodes"].append(self.start_node(i, n, accel, mem, extra))
                     self.save()
-                self.wait_ready(timeout)
+                self.wait_ready(timeout, progress=True)
+                if use_switch:
+                    self.program_routes()
             except BaseException:
                 self.kill_all(self.state["nodes"])
+                fabric.stop_switch(self, self.state.get("fabric"))
                 self.remove_dir(keep_logs=True)
                 raise
             say("cluster '%s' up: %d node%s ready in %s" % (self.name, n, "s" if n > 1 else "", t))
         finally:
             self.unlock()
 
-    def wait_ready(self, timeout):
+    def wait_ready(self, timeout, progress=False):
         deadline = time.monotonic() + timeout
         pending = list(self.state["nodes"])
+        t0 = time.monotonic()
+        total = len(pending)
         while pending:
             for node in list(pending):
                 if not self.pid_alive(node):
@@ -296,6 +320,9 @@ class Cluster:
                     node["ready"] = True
                     self.save()
                     pending.remove(node)
+                    if progress:
+                        say("node %d ready after %.1f s (%d/%d)" % (
+                            node["id"], time.monotonic() - t0, total - len(pending), total))
             if not pending:
                 break
             if time.monotonic() > deadline:
@@ -303,6 +330,25 @@ class Cluster:
                 raise NetvmError("node%s %s did not boot within %d s (serial log: %s)"
                                  % ("s" if len(pending) > 1 else "", ids, timeout, rel(self.path("node%d.serial.log" % pending[0]["id"]))))
             time.sleep(0.25)
+
+    def program_routes(self):
+        """Writes every node's routes (netvm-switch --routes) into its
+        driver: /sys/class/netvm/netvm0/routes, one "DST HEX" line each."""
+        fab = self.state["fabric"]
+        for node in self.state["nodes"]:
+            lines = fabric.route_lines(fab, node["id"])
+            try:
+                code, out, err = agent.capture(node["port"], [
+                    "sh", "-c", "printf '%s' \"$1\" > " + fabric.SYSFS + "/routes", "sh", lines],
+                    timeout=60)
+            except agent.AgentError as e:
+                raise NetvmError("node %d: %s" % (node["id"], e))
+            if code != 0:
+                raise NetvmError("node %d: setting its routes failed: %s" % (
+                    node["id"], (out + err).decode(errors="replace").strip()))
+        say("routes programmed on %d node%s (%s)" % (
+            len(self.state["nodes"]), "s" if len(self.state["nodes"]) > 1 else "",
+            "%d routes each" % (len(self.state["nodes"]) - 1)))
 
     # --- down ----------------------------------------------------------
     def down(self):
@@ -320,6 +366,7 @@ class Cluster:
             left = self.kill_all(st.get("nodes", []))
             if left:
                 raise NetvmError("could not stop node(s) %s" % left)
+            fabric.stop_switch(self, st.get("fabric"))
             self.remove_dir()
             say("cluster '%s' down (%d node%s stopped in %s)" % (
                 self.name, len(st.get("nodes", [])), "" if len(st.get("nodes", [])) == 1 else "s", t))
@@ -334,23 +381,38 @@ class Cluster:
             return 1
         print("cluster '%s': %d node(s), %s, %d MiB, state in %s" % (
             self.name, len(st["nodes"]), st.get("accel"), st.get("mem", 0), rel(self.dir)))
-        print("%-5s %-8s %-6s %-6s %-12s %s" % ("node", "pid", "alive", "ready", "link", "agent port"))
+        fab = st.get("fabric")
+        if fab:
+            print("switch: pid %d, %s, topology %s, switches %s" % (
+                fab["pid"], "running" if fabric.switch_alive(self, fab) else "NOT RUNNING",
+                fab["topology"], ",".join(fab["switches"])))
+        print("%-5s %-8s %-6s %-6s %-8s %-11s %s" % ("node", "pid", "alive", "ready", "link",
+                                                    "agent port", "routes (dst:hex)"))
         rc = 0
         for node in st["nodes"]:
             alive = self.pid_alive(node)
             ready = bool(alive and agent.ping(node["port"], timeout=2.0))
-            link = "-"
+            link, routes = "-", "-"
             if ready:
                 try:
                     code, out, _ = agent.capture(node["port"], [
-                        "sh", "-c", "cat /sys/class/netvm/netvm0/link_state 2>/dev/null"], timeout=10)
-                    link = out.decode().strip() or "n/a"
+                        "sh", "-c", "cat /sys/class/netvm/netvm0/link_state 2>/dev/null; echo =; "
+                        "cat /sys/class/netvm/netvm0/routes 2>/dev/null"], timeout=10)
+                    a, _, b = out.decode().partition("=")
+                    link = a.strip() or "n/a"
+                    routes = " ".join(l.replace(" ", ":") for l in b.split("\n") if l.strip())
+                    routes = routes or ("none (back to back)" if not fab else "NONE")
                 except agent.AgentError:
                     link = "?"
             if not (alive and ready):
                 rc = 1
-            print("%-5d %-8d %-6s %-6s %-12s %d" % (node["id"], node["pid"], "yes" if alive else "NO",
-                                                   "yes" if ready else "no", link, node["port"]))
+            print("%-5d %-8d %-6s %-6s %-8s %-11d %s" % (node["id"], node["pid"], "yes" if alive else "NO",
+                                                        "yes" if ready else "no", link, node["port"], routes))
+        if fab and fabric.switch_alive(self, fab):
+            print()
+            fabric.print_ports(self)
+        elif fab:
+            rc = 1
         return rc
 
     # --- run -----------------------------------------------------------
@@ -387,6 +449,8 @@ class Cluster:
         if failed:
             raise NetvmError("reloading netvm.ko failed on node(s) %s (see above)"
                              % ", ".join(map(str, failed)))
+        if st.get("fabric"):
+            self.program_routes()  # the firmware restarted with an empty table
 
     # --- console, logs -------------------------------------------------
     def console(self, n):

@@ -16,6 +16,7 @@ import socket
 import time
 
 from . import agent
+from . import fabric
 from .common import NetvmError, Timer, say
 
 
@@ -122,6 +123,13 @@ def restore(c, timeout):
         if os.path.exists(c.path(sock)):
             os.unlink(c.path(sock))
     n = len(st["nodes"])
+    fab = st.get("fabric")
+    if fab and not fabric.switch_alive(c, fab):
+        topo_name = fab["topology"]
+        st["fabric"] = fabric.start_switch(c, n, "@reuse")
+        st["fabric"]["topology"] = topo_name
+        c.save()
+        say("netvm-switch started again")
     new = []
     for i in range(n):
         new.append(c.start_node(i, n, st["accel"], st["mem"], ["-incoming", "defer"]))
