@@ -256,7 +256,7 @@ def print_ports(c):
     print("%-8s %-10s %-12s" % ("port", "label", "state") + "".join("%9s" % s for s in short))
     for sw in ans["switches"]:
         for p in sw["ports"]:
-            print("%-8s %-10s %-12s" % ("%s:%d" % (sw["name"], p["port"]), p["label"][:10], p["state"])
+            print("%-8s %-10s %-12s" % ("%s:%d" % (sw["name"], p["port"]), p["label"].replace(" ", "-")[:10], p["state"])
                   + "".join("%9d" % p.get(k, 0) for k in COUNTERS))
             f = {k: v for k, v in p.get("faults", {}).items() if v}
             if f:

@@ -1,0 +1,368 @@
+#!/usr/bin/python3
+"""Guest tests of the fabric: 4 VMs through netvm-switch (./netvm up -n 4).
+
+    tests/guest/test_fabric.py switch   one 4-port switch: all-to-all writeP/readP,
+                                        capture read by tshark, faults on every port
+                                        during a stress run, a link down for 2 s,
+                                        a VM killed
+    tests/guest/test_fabric.py tree     fabric/topologies/tree4.topo (two leaves,
+                                        two spines, 3-byte routes): all-to-all
+
+TAP output (meson protocol 'tap').  The cluster is 't-fabric-GROUP'; it is
+always torn down, and the test checks that no QEMU, no switch and no socket
+is left.  Environment: NETVM (path of ./netvm), NETVM_TEST_BOOT_TIMEOUT.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NETVM = os.environ.get("NETVM", os.path.join(REPO, "netvm"))
+BOOT_TIMEOUT = os.environ.get("NETVM_TEST_BOOT_TIMEOUT", "300")
+N = 4
+KiB = 1024
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def ok(self, cond, desc, diag=""):
+        self.n += 1
+        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, desc), flush=True)
+        if not cond:
+            self.failed += 1
+            print("--- not ok %d - %s" % (self.n, desc), file=sys.stderr)
+            for line in str(diag).splitlines():
+                print("    " + line, file=sys.stderr)
+            sys.stderr.flush()
+        return cond
+
+    def note(self, msg):
+        for line in str(msg).splitlines():
+            print("# " + line, flush=True)
+
+
+T = Tap()
+CLUSTER = None
+
+
+def nv(*args, timeout=300):
+    try:
+        r = subprocess.run([NETVM, "--cluster", CLUSTER] + [str(a) for a in args],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        return -1, (e.stdout or b"").decode(errors="replace"), \
+            (e.stderr or b"").decode(errors="replace") + "\n(timed out)"
+    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+
+
+def sh(node, script, timeout=300):
+    return nv("run", node, "--", "sh", "-c", script, timeout=timeout)
+
+
+def diag(rc, out, err):
+    return "exit %s\nstdout: %s\nstderr: %s" % (rc, out.strip(), err.strip())
+
+
+def parallel(jobs):
+    """Runs {key: (node, script)} at once; returns {key: (rc, out, err)}."""
+    res = {}
+
+    def one(k, node, script):
+        res[k] = sh(node, script)
+
+    ths = [threading.Thread(target=one, args=(k, n, s)) for k, (n, s) in jobs.items()]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    return res
+
+
+def state_dir():
+    return os.path.join(REPO, "build", "cluster", CLUSTER)
+
+
+def cluster_state():
+    with open(os.path.join(state_dir(), "cluster.json")) as f:
+        return json.load(f)
+
+
+def counters(node):
+    rc, out, err = sh(node, "cat /sys/class/netvm/netvm0/fw_counters")
+    c = {}
+    for line in out.splitlines():
+        k, _, v = line.partition(" ")
+        if v.strip().isdigit():
+            c[k] = int(v)
+    return c
+
+
+def window_pas(nodes):
+    pa = {}
+    for n in nodes:
+        rc, out, err = nv("run", n, "--", "netvm-ktest", "pa")
+        ok = rc == 0 and out.strip().startswith("0x")
+        T.ok(ok, "node %d: NetVM on, test window at %s" % (n, out.strip() if ok else "?"),
+             diag(rc, out, err))
+        if not ok:
+            raise SystemExit(1)
+        pa[n] = int(out.strip(), 16)
+    return pa
+
+
+def all_to_all(pa, nodes, size=32 * KiB, tag=""):
+    """Every node writeP's to every other node's window (its own slot) and
+    readP's a region every other node filled; every byte verified."""
+    def seed(s, d):
+        return 1 + 16 * s + d
+    # writes: s's bytes land at s*64K in d's window
+    jobs = {s: (s, " && ".join(
+        "netvm-ktest write %d %#x %d %d %d" % (d, pa[d] + s * 64 * KiB, s * 64 * KiB, size, seed(s, d))
+        for d in nodes if d != s)) for s in nodes}
+    t0 = time.monotonic()
+    res = parallel(jobs)
+    dt = time.monotonic() - t0
+    T.ok(all(r[0] == 0 for r in res.values()),
+         "%sall-to-all writeP of %d KiB between %d nodes (%.1f s)" % (tag, size // KiB, len(nodes), dt),
+         "\n".join("node %d: %s" % (k, diag(*r)) for k, r in res.items()))
+    jobs = {d: (d, " && ".join("netvm-ktest check %d %d %d" % (s * 64 * KiB, size, seed(s, d))
+                               for s in nodes if s != d)) for d in nodes}
+    res = parallel(jobs)
+    T.ok(all(r[0] == 0 for r in res.values()), "%severy byte written arrived intact" % tag,
+         "\n".join("node %d: %s" % (k, diag(*r)) for k, r in res.items()))
+    # reads: d fills 512K with seed 100+d; s reads it into 576K + d*32K
+    res = parallel({d: (d, "netvm-ktest fill %d %d %d" % (512 * KiB, size, 100 + d)) for d in nodes})
+    T.ok(all(r[0] == 0 for r in res.values()), "%sfill the read regions" % tag,
+         "\n".join("node %d: %s" % (k, diag(*r)) for k, r in res.items()))
+    jobs = {s: (s, " && ".join(
+        "netvm-ktest read %d %#x %d %d && netvm-ktest check %d %d %d" % (
+            d, pa[d] + 512 * KiB, 576 * KiB + d * size, size, 576 * KiB + d * size, size, 100 + d)
+        for d in nodes if d != s)) for s in nodes}
+    t0 = time.monotonic()
+    res = parallel(jobs)
+    dt = time.monotonic() - t0
+    T.ok(all(r[0] == 0 for r in res.values()),
+         "%sall-to-all readP of %d KiB, every byte verified (%.1f s)" % (tag, size // KiB, dt),
+         "\n".join("node %d: %s" % (k, diag(*r)) for k, r in res.items()))
+
+
+def check_routes(expect_len):
+    rc, out, err = nv("status")
+    ok = rc == 0 and "switch: pid" in out and "running" in out
+    lines = [l for l in out.splitlines() if l[:1].isdigit() and " up " in l]
+    ok = ok and len(lines) == N
+    for l in lines:
+        routes = l.split()[6:]
+        ok = ok and len(routes) == N - 1 and all(len(r.split(":")[1]) in expect_len for r in routes)
+    T.ok(ok, "status: %d nodes, links up, %d routes each (%s-byte), switch running" % (
+        N, N - 1, "/".join(str(x // 2) for x in sorted(expect_len))), diag(rc, out, err))
+    return out
+
+
+def group_switch():
+    check_routes({2})
+    nodes = list(range(N))
+    pa = window_pas(nodes)
+    all_to_all(pa, nodes)
+
+    # --- capture of a short run, read by tshark with the dissector
+    tmp = tempfile.mkdtemp(prefix="netvm-cap-")
+    try:
+        cap = os.path.join(tmp, "run.pcap")
+        rc, out, err = nv("capture", "start", cap)
+        T.ok(rc == 0, "capture start", diag(rc, out, err))
+        rc1, out1, err1 = nv("run", 0, "--", "netvm-ktest", "write", 1, hex(pa[1]), 0, 8 * KiB, 9)
+        rc, out, err = nv("capture", "stop")
+        T.ok(rc == 0 and rc1 == 0, "a short writeP 0 -> 1 while capturing; capture stop",
+             diag(rc1, out1, err1) + "\n" + diag(rc, out, err))
+        if not shutil.which("tshark"):
+            T.ok(True, "# SKIP tshark not installed")
+        else:
+            r = subprocess.run(["tshark", "-X", "lua_script:" + os.path.join(REPO, "fabric", "netvm.lua"),
+                                "-r", cap, "-T", "fields", "-e", "netvm.port", "-e", "netvm.type",
+                                "-e", "netvm.src", "-e", "netvm.dst", "-e", "netvm.net.op",
+                                "-e", "netvm.crc.status"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+            rows = [l.split("\t") for l in r.stdout.splitlines() if l.strip()]
+            nvm = [x for x in rows if len(x) >= 6 and x[1] in ("2", "0x02")]
+            fwd = [x for x in nvm if x[2] == "0" and x[3] == "1"]
+            back = [x for x in nvm if x[2] == "1" and x[3] == "0"]
+            errs = [l for l in r.stderr.splitlines() if l.strip() and "running as user" not in l.lower()]
+            T.ok(r.returncode == 0 and not errs and fwd and back and all(x[5] == "1" for x in nvm),
+                 "tshark reads the capture without errors: %d frames, %d NetVM 0->1 (port 1), "
+                 "%d NetVM 1->0 (port 0), CRCs good" % (len(rows), len(fwd), len(back)),
+                 "rc %d\nstderr: %s\nfirst rows: %s" % (r.returncode, r.stderr.strip(), rows[:8]))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    # --- faults on every port during a stress run
+    before = {n: counters(n) for n in nodes}
+    rc, out, err = nv("fault", "all", "drop=0.01", "dup=0.02", "reorder=0.05")
+    T.ok(rc == 0 and out.count("s0:") == N, "fault all drop=0.01 dup=0.02 reorder=0.05 (every port)",
+         diag(rc, out, err))
+    size, rounds = 128 * KiB, 3
+    pairs = {0: 1, 1: 0, 2: 3, 3: 2}
+
+    def stress(s, d):
+        # s writes its pattern into d's window (a slot per writer, from
+        # 256 KiB up), reads it back into its own window at 832 KiB, compares
+        cmds = []
+        for i in range(rounds):
+            sd, rpa = 300 + 10 * s + i, pa[d] + 128 * KiB * (2 + s)
+            cmds.append("netvm-ktest write %d %#x 0 %d %d && netvm-ktest read %d %#x %d %d && "
+                        "netvm-ktest check %d %d %d" % (d, rpa, size, sd, d, rpa, 832 * KiB, size,
+                                                        832 * KiB, size, sd))
+        return " && ".join(cmds)
+
+    t0 = time.monotonic()
+    res = parallel({s: (s, stress(s, d)) for s, d in pairs.items()})
+    dt = time.monotonic() - t0
+    T.ok(all(r[0] == 0 for r in res.values()),
+         "under faults: %d x (writeP %d KiB, readP it back, verify) on 4 nodes at once (%.1f s)"
+         % (rounds, size // KiB, dt),
+         "\n".join("node %d: %s" % (k, diag(*r)) for k, r in res.items()))
+    rc, out, err = nv("status")
+    T.note("switch after the stress run:\n" + "\n".join(l for l in out.splitlines() if l.startswith("s0:")))
+    inj = {}
+    for l in out.splitlines():
+        f = l.split()
+        if l.startswith("s0:") and len(f) == 13:
+            for k, i in (("drop", 7), ("dup", 8), ("reorder", 9)):
+                inj[k] = inj.get(k, 0) + int(f[i])
+    T.ok(all(inj.get(k, 0) > 0 for k in ("drop", "dup", "reorder")),
+         "the switch dropped, duplicated and reordered frames (%s)" % inj, out)
+    after = {n: counters(n) for n in nodes}
+    grown = {k: sum(after[n].get(k, 0) - before[n].get(k, 0) for n in nodes)
+             for k in ("retransmits", "duplicates", "out_of_window")}
+    T.ok(grown["retransmits"] > 0 and grown["duplicates"] > 0,
+         "fw_counters: the firmware retransmitted (%d) and discarded duplicates (%d)"
+         % (grown["retransmits"], grown["duplicates"]), "before %s\nafter %s" % (before, after))
+    rc, out, err = nv("fault", "all", "clear")
+    T.ok(rc == 0, "fault all clear", diag(rc, out, err))
+
+    # --- link down for 2 s during a transfer: it completes, nothing lost
+    rc, out, err = nv("link", 1, "down")
+    T.ok(rc == 0, "link 1 down", diag(rc, out, err))
+    res = {}
+    th = threading.Thread(target=lambda: res.setdefault("w", sh(
+        0, "netvm-ktest write 1 %#x 0 %d 77 && echo written" % (pa[1] + 128 * KiB, 256 * KiB))))
+    t0 = time.monotonic()
+    th.start()
+    time.sleep(2.0)
+    done_early = "w" in res
+    rc, out, err = nv("link", 1, "up")
+    T.ok(rc == 0 and not done_early, "link 1 up after 2 s (the transfer was waiting)", diag(rc, out, err))
+    th.join(120)
+    dt = time.monotonic() - t0
+    rc, out, err = res.get("w", (-1, "", "no result"))
+    rc2, out2, err2 = nv("run", 1, "--", "netvm-ktest", "check", 128 * KiB, 256 * KiB, 77)
+    T.ok(rc == 0 and rc2 == 0, "writeP of 256 KiB across the outage completed in %.1f s, every byte "
+         "verified" % dt, diag(rc, out, err) + "\n" + diag(rc2, out2, err2))
+
+    # --- one VM killed: operations towards it fail in bounded time, the others work
+    st = cluster_state()
+    victim = st["nodes"][3]["pid"]
+    os.kill(victim, signal.SIGKILL)
+    t0 = time.monotonic()
+    rc, out, err = nv("run", 0, "--", "netvm-ktest", "write", 3, hex(pa[3]), 0, 4 * KiB, 5, timeout=60)
+    dt = time.monotonic() - t0
+    T.ok(rc == 1 and "EHOSTUNREACH" in err and dt < 20,
+         "node 3 killed: writeP 0 -> 3 fails with EHOSTUNREACH in %.1f s" % dt, diag(rc, out, err))
+    t0 = time.monotonic()
+    rc, out, err = nv("run", 1, "--", "netvm-ktest", "read", 3, hex(pa[3]), 0, 4 * KiB, timeout=60)
+    dt = time.monotonic() - t0
+    T.ok(rc == 1 and "EHOSTUNREACH" in err and dt < 20,
+         "readP 1 <- 3 fails with EHOSTUNREACH in %.1f s" % dt, diag(rc, out, err))
+    three = [0, 1, 2]
+    all_to_all(pa, three, size=16 * KiB, tag="after the kill: ")
+
+
+def group_tree():
+    out = check_routes({2, 6})
+    T.ok("l0,l1,s0,s1" in out, "the switch runs tree4.topo (l0,l1,s0,s1)", out)
+    nodes = list(range(N))
+    pa = window_pas(nodes)
+    all_to_all(pa, nodes)
+    rc, out, err = nv("status")
+    spine = [l for l in out.splitlines() if l.startswith(("s0:", "s1:"))]
+    T.ok(spine and all(int(l.split()[3]) > 0 for l in spine),
+         "traffic crossed both spines", "\n".join(spine))
+
+
+GROUPS = {"switch": (group_switch, []),
+          "tree": (group_tree, ["--topology", os.path.join(REPO, "fabric", "topologies", "tree4.topo")])}
+
+
+def leftovers():
+    """QEMU or netvm-switch processes of the cluster, and its state dir."""
+    tag = ("netvm-%s-node" % CLUSTER).encode()
+    sdir = state_dir().encode()
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    cmd = f.read()
+                with open("/proc/%s/stat" % pid) as f:
+                    zombie = f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+            except OSError:
+                continue
+            cwd = b""
+            try:
+                cwd = os.readlink("/proc/%s/cwd" % pid).encode()
+            except OSError:
+                pass
+            if not zombie and (tag in cmd or (b"netvm-switch" in cmd and cwd.startswith(sdir))):
+                found.append(pid)
+    if os.path.exists(state_dir()):
+        found.append(state_dir())
+    return found
+
+
+def main():
+    global CLUSTER
+    if len(sys.argv) != 2 or sys.argv[1] not in GROUPS:
+        print("usage: test_fabric.py %s" % "|".join(GROUPS), file=sys.stderr)
+        return 2
+    group = sys.argv[1]
+    CLUSTER = "t-fabric-" + group
+    fn, up_args = GROUPS[group]
+
+    def on_signal(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    nv("down")
+    try:
+        t0 = time.monotonic()
+        rc, out, err = nv("up", "-n", N, "--timeout", BOOT_TIMEOUT, *up_args,
+                          timeout=int(BOOT_TIMEOUT) + 60)
+        if rc != 0:
+            print("Bail out! ./netvm up -n %d failed: %s" % (N, err.strip().replace("\n", " | ")),
+                  flush=True)
+            print(out + err, file=sys.stderr)
+            return 1
+        T.note("cluster of %d up in %.1f s" % (N, time.monotonic() - t0))
+        fn()
+    finally:
+        rc, out, err = nv("down")
+        left = leftovers()
+        T.ok(rc == 0 and not left, "down leaves no QEMU, no switch, no socket or state dir",
+             diag(rc, out, err) + "\nleft: %s" % left)
+        print("1..%d" % T.n, flush=True)
+    return 1 if T.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
