@@ -127,19 +127,34 @@ def stop_switch(c, fab, grace=5.0):
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             return
-    deadline = time.monotonic() + grace
+    if not _wait_gone(pid, grace, zombie_ok=True):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    _wait_gone(pid, 10.0, zombie_ok=False)  # init reaps it, as daemonized QEMU
+
+
+def _wait_gone(pid, secs, zombie_ok):
+    """Until the switch has exited (zombie_ok) or is reaped, at most secs."""
+    deadline = time.monotonic() + secs
     while time.monotonic() < deadline:
         try:
             if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                return
+                return True
         except ChildProcessError:  # not our child (another ./netvm started it)
-            if not switch_alive(c, fab):
-                return
+            try:
+                with open("/proc/%d/stat" % pid) as f:
+                    zombie = f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+                with open("/proc/%d/cmdline" % pid, "rb") as f:
+                    if not zombie and b"fabric.topo" not in f.read():
+                        return True  # the pid was reused
+            except OSError:
+                return True
+            if zombie and zombie_ok:
+                return True
         time.sleep(0.05)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    return False
 
 
 def control(c, line, timeout=10.0):
