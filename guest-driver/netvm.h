@@ -31,6 +31,7 @@
 #include <netvm/netvm_uapi.h>
 
 #include "netvm_nv.h"
+#include "netvm_ep.h"
 
 #define NETVM_DRV_NAME		"netvm"
 #define NETVM_MAX_DEVS		16
@@ -187,6 +188,7 @@ struct netvm_dev {
 
 	struct netvm_raw raw;
 	struct netvm_nv nv;	/* NetVM kernel endpoint, netvm_nv.c */
+	struct netvm_eps eps;	/* NetVM user endpoints, netvm_ep.c */
 	struct netvm_stats stats;
 };
 

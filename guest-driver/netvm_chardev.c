@@ -27,16 +27,25 @@ static int netvm_open(struct inode *inode, struct file *file)
 {
 	struct netvm_dev *nd = container_of(inode->i_cdev, struct netvm_dev,
 					    cdev);
+	struct netvm_file *nf;
 
+	nf = kzalloc(sizeof(*nf), GFP_KERNEL);
+	if (!nf)
+		return -ENOMEM;
+	nf->nd = nd;
+	mutex_init(&nf->lock);
 	get_device(&nd->dev);
-	file->private_data = nd;
+	file->private_data = nf;
 	return nonseekable_open(inode, file);
 }
 
 static int netvm_release(struct inode *inode, struct file *file)
 {
-	struct netvm_dev *nd = file->private_data;
+	struct netvm_file *nf = file->private_data;
+	struct netvm_dev *nd = nf->nd;
 
+	netvm_ep_release(nf);	/* closes its endpoint, drops its exports */
+	kfree(nf);
 	put_device(&nd->dev);
 	return 0;
 }
@@ -103,11 +112,16 @@ static int netvm_ioc_raw_recv(struct netvm_dev *nd, void __user *uarg)
 static long netvm_ioctl(struct file *file, unsigned int cmd,
 			unsigned long arg)
 {
-	struct netvm_dev *nd = file->private_data;
+	struct netvm_file *nf = file->private_data;
+	struct netvm_dev *nd = nf->nd;
 	void __user *uarg = (void __user *)arg;
 	long ret;
 
 	switch (cmd) {
+	case NETVM_IOC_EP_OPEN:
+	case NETVM_IOC_EP_INFO:
+	case NETVM_IOC_EXPORT:
+	case NETVM_IOC_UNEXPORT:
 	case NETVM_IOC_INFO:
 	case NETVM_IOC_RAW_SEND:
 	case NETVM_IOC_RAW_RECV:
@@ -136,6 +150,12 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_KBENCH:
 		ret = netvm_nv_ioc_kbench(nd, uarg);
 		break;
+	case NETVM_IOC_EP_OPEN:
+	case NETVM_IOC_EP_INFO:
+	case NETVM_IOC_EXPORT:
+	case NETVM_IOC_UNEXPORT:
+		ret = netvm_ep_ioctl(nf, cmd, uarg);
+		break;
 	default:
 		ret = netvm_ioc_raw_recv(nd, uarg);
 		break;
@@ -144,13 +164,18 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	return ret;
 }
 
-/* Readable when a raw frame is queued; hung up once the NIC is removed. */
+/*
+ * Readable when a raw frame is queued or the file's endpoint has a new
+ * notification; hung up once the NIC is removed.
+ */
 static __poll_t netvm_poll(struct file *file, poll_table *wait)
 {
-	struct netvm_dev *nd = file->private_data;
+	struct netvm_file *nf = file->private_data;
+	struct netvm_dev *nd = nf->nd;
 	__poll_t mask = 0;
 
 	poll_wait(file, &nd->raw.rx_wq, wait);
+	mask |= netvm_ep_poll(nf, file, wait);
 	if (READ_ONCE(nd->dead))
 		return EPOLLHUP | EPOLLERR;
 	if (READ_ONCE(nd->raw.rxq_count))
@@ -158,11 +183,20 @@ static __poll_t netvm_poll(struct file *file, poll_table *wait)
 	return mask;
 }
 
+/* The endpoint's own memory only (netvm_ep.c). */
+static int netvm_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct netvm_file *nf = file->private_data;
+
+	return netvm_ep_mmap(nf, vma);
+}
+
 static const struct file_operations netvm_fops = {
 	.owner = THIS_MODULE,
 	.open = netvm_open,
 	.release = netvm_release,
 	.poll = netvm_poll,
+	.mmap = netvm_mmap,
 	.unlocked_ioctl = netvm_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = no_llseek,

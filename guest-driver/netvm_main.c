@@ -159,6 +159,7 @@ static void netvm_teardown(struct netvm_dev *nd)
 	netvm_free_irqs(nd);
 	pci_free_irq_vectors(nd->pdev);
 	netvm_raw_free(nd);
+	netvm_ep_free(nd);
 	netvm_nv_free(nd);
 	netvm_evq_free(nd);
 }
@@ -267,6 +268,9 @@ static int netvm_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	/* NetVM: off (logged) when the firmware or SRAM cannot have it */
 	ret = netvm_nv_init(nd);
+	if (ret)
+		goto err_teardown;
+	ret = netvm_ep_init(nd);
 	if (ret)
 		goto err_teardown;
 

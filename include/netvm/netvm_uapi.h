@@ -103,4 +103,68 @@ struct netvm_kbench {
 #define NETVM_IOC_KTEST		_IOWR(NETVM_IOC_MAGIC, 0x10, struct netvm_ktest)
 #define NETVM_IOC_KBENCH	_IOWR(NETVM_IOC_MAGIC, 0x11, struct netvm_kbench)
 
+/*
+ * User endpoints (NetVM).  NETVM_IOC_EP_OPEN gives this open file an
+ * endpoint (port 1..max_endpoints-1) and fills struct netvm_ep_info; a file
+ * without one keeps working for raw frames.  mmap() of the file then gives
+ * only this endpoint's own memory, at fixed offsets:
+ *   NETVM_EP_MMAP_SRAM: its 32 KiB SRAM region (command queue, ack, sig,
+ *                       arm, status; see netvm_fw.h), uncached;
+ *   NETVM_EP_MMAP_DB:   its doorbell page (write the issued count);
+ *   NETVM_EP_MMAP_HOST: its pinned host areas, host_size bytes: shadow
+ *                       counters, error ring, atomic reply, notification
+ *                       ring at the offsets given, and notf_cons, a
+ *                       uint32_t the process writes (notification entries
+ *                       consumed) so that poll() knows what is new.
+ * Closing the file (or the process exiting) closes the endpoint and
+ * drops its exports.  The mapping and the ioctls below are refused to any
+ * process but the one that opened the endpoint.
+ */
+#define NETVM_EP_MMAP_SRAM	0x0000u
+#define NETVM_EP_MMAP_DB	0x8000u
+#define NETVM_EP_MMAP_HOST	0x9000u
+
+struct netvm_ep_info {
+	uint32_t port;
+	uint32_t node_id;
+	uint32_t pt_rows;	/* for nvm_pt_hash() of this node's pages */
+	uint32_t notf_len;	/* notification ring entries */
+	uint32_t sram_size;	/* NVM_EP_STRIDE */
+	uint32_t db_size;	/* one page */
+	uint32_t host_size;	/* bytes at NETVM_EP_MMAP_HOST */
+	uint32_t shadow_off;	/* offsets into the host areas */
+	uint32_t err_off;	/* struct nvm_err_rec[err_len] */
+	uint32_t err_len;
+	uint32_t reply_off;	/* struct nvm_atomic_reply */
+	uint32_t notf_off;	/* struct nvm_notf_entry[notf_len] */
+	uint32_t notf_cons_off;	/* uint32_t written by the process */
+	uint32_t reserved[7];
+};
+
+/*
+ * Export [addr, addr + len) of the caller's address space (rounded out to
+ * pages) under a random 64-bit key.  Nothing is pinned: the driver keeps
+ * the NIC's page table in step with the process's (docs/driver.md).
+ */
+#define NETVM_EXPORT_RO		0x1	/* remote writes and atomics fail */
+
+struct netvm_export_req {
+	uint64_t addr;
+	uint64_t len;		/* bytes, at most 1 GiB */
+	uint32_t flags;		/* NETVM_EXPORT_* */
+	uint32_t reserved;
+	uint64_t key;		/* out */
+	char name[32];		/* NUL-terminated, for the (future) import */
+};
+
+struct netvm_unexport_req {
+	uint64_t addr;		/* as given to NETVM_IOC_EXPORT */
+	uint64_t reserved;
+};
+
+#define NETVM_IOC_EP_OPEN	_IOR(NETVM_IOC_MAGIC, 0x20, struct netvm_ep_info)
+#define NETVM_IOC_EP_INFO	_IOR(NETVM_IOC_MAGIC, 0x21, struct netvm_ep_info)
+#define NETVM_IOC_EXPORT	_IOWR(NETVM_IOC_MAGIC, 0x22, struct netvm_export_req)
+#define NETVM_IOC_UNEXPORT	_IOW(NETVM_IOC_MAGIC, 0x23, struct netvm_unexport_req)
+
 #endif /* NETVM_UAPI_H */

@@ -1,0 +1,942 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * netvm.ko: NetVM user endpoints, exports without pinning, and the
+ * shadow page table kept in step with each process's address space.
+ *
+ * An open file asks for an endpoint with NETVM_IOC_EP_OPEN: a free port,
+ * pinned coherent host areas (shadow counters, error ring, atomic reply,
+ * notification ring) and NVM_KOP_EP_OPEN.  mmap() gives the process its
+ * own SRAM region, doorbell page and host areas, nothing else.
+ *
+ * Exports register an mmu_interval_notifier over their range; nothing is
+ * pinned.  A translation (PMAP entry, then the PPN in its row) is installed
+ * when the NI misses (NVM_EV_PAGE_MISS), when a bounced write is copied
+ * (NVM_EV_BOUNCE), and for the pages already resident at export time.  It
+ * is found with hmm_range_fault() under the notifier's sequence and
+ * written under pt_lock only if no invalidation ran in between.  The
+ * invalidate callback removes translations with NetVM's unmapPPN protocol
+ * (clear the tag, full fence, look at the NI's lock; restore and retry
+ * while locked) and carries the NI's dirty bit to the page.
+ *
+ * Locking: see netvm_ep.h.
+ */
+#include <linux/delay.h>
+#include <linux/dma-mapping.h>
+#include <linux/highmem.h>
+#include <linux/hmm.h>
+#include <linux/io.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/random.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "netvm.h"
+
+#define EP_HOST_SHADOW		0
+#define EP_HOST_NOTF_CONS	32
+#define EP_HOST_REPLY		64
+#define EP_HOST_ERR		1024
+#define EP_HOST_NOTF		4096
+#define EP_UNMAP_TRIES		20000	/* ~1 s of 50 us waits */
+
+static_assert(EP_HOST_ERR + NVM_ERR_RING_LEN * sizeof(struct nvm_err_rec) <=
+	      EP_HOST_NOTF);
+static_assert(EP_HOST_NOTF + NETVM_EP_NOTF_LEN * sizeof(struct nvm_notf_entry)
+	      <= NETVM_EP_HOST_SIZE);
+
+/* ---- kernel control commands ---- */
+
+static int ep_kcmd(struct netvm_dev *nd, u8 op, u16 node, u16 port, u32 a0,
+		   u32 a1, const void *data, size_t len)
+{
+	struct nvm_cmd c;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.op = op;
+	c.dst_node = node;
+	c.dst_port = port;
+	c.arg[0] = a0;
+	c.arg[1] = a1;
+	if (data)
+		memcpy(c.inline_data, data, len);
+	mutex_lock(&nd->nv.lock);
+	ret = nv_kcmd_locked(nd, &c);
+	mutex_unlock(&nd->nv.lock);
+	return ret;
+}
+
+/* ---- the shadow page table in SRAM (pt_lock held) ---- */
+
+static void __iomem *pt_row(struct netvm_dev *nd, u32 row)
+{
+	return nd->sram + nd->layout.pt + row * NVM_PT_WAYS * 4;
+}
+
+static void __iomem *pmap_ent(struct netvm_dev *nd, u32 ppn)
+{
+	return nd->sram + nd->layout.pmap + ppn * sizeof(struct nvm_pmap_entry);
+}
+
+static u32 ep_row(struct netvm_dev *nd, u32 port, unsigned long va)
+{
+	return nvm_pt_hash(port, va >> PAGE_SHIFT, nd->eps.pt_rows);
+}
+
+/* Take @ppn out of @row: the last entry moves into the hole. */
+static void pt_row_remove(struct netvm_dev *nd, u32 row, u32 ppn)
+{
+	void __iomem *r = pt_row(nd, row);
+	int w, last = -1, at = -1;
+
+	for (w = 0; w < NVM_PT_WAYS; w++) {
+		u32 v = readl(r + w * 4);
+
+		if (!v)
+			break;
+		last = w;
+		if (v == ppn)
+			at = w;
+	}
+	if (at < 0)
+		return;
+	if (at != last)
+		writel(readl(r + last * 4), r + at * 4);
+	writel(0, r + last * 4);
+}
+
+/*
+ * NetVM's unmapPPN, then the bookkeeping: clear the tag (high word first:
+ * it holds the port, so the NI never sees a half-cleared tag match), full
+ * fence, look at the NI's lock; while it is held, put the tag back and
+ * wait (the NI holds a page only for one DMA).  Then the PPN leaves its
+ * row, the NI's dirty bit goes to the page (isPageDirty), and the records
+ * are cleared.
+ */
+static void pt_unmap(struct netvm_dev *nd, struct netvm_export *exp,
+		     unsigned long idx)
+{
+	struct netvm_eps *eps = &nd->eps;
+	const struct nvm_sram_layout *l = &nd->layout;
+	u32 ppn = exp->ppn[idx];
+	void __iomem *e = pmap_ent(nd, ppn);
+	unsigned int tries = 0;
+	u32 lo, hi;
+	u8 hd, ndb;
+
+	if (!ppn)
+		return;
+	if (!READ_ONCE(nd->dead)) {
+		lo = readl(e);
+		hi = readl(e + 4);
+		for (;;) {
+			writel(0, e + 4);
+			writel(0, e);
+			mb();	/* the tag cleared before we look at the lock */
+			if (!readb(nd->sram + l->pmap_lock + ppn))
+				break;
+			writel(lo, e);
+			writel(hi, e + 4);
+			atomic64_inc(&eps->unmap_waits);
+			if (++tries >= EP_UNMAP_TRIES) {
+				atomic64_inc(&eps->unmap_timeouts);
+				dev_warn_ratelimited(&nd->pdev->dev,
+						     "NetVM: page %#x still locked by the NIC after 1 s; unmapping anyway\n",
+						     ppn);
+				writel(0, e + 4);
+				writel(0, e);
+				break;
+			}
+			usleep_range(20, 50);
+		}
+		pt_row_remove(nd, ep_row(nd, exp->ep->port,
+					 exp->start + idx * PAGE_SIZE), ppn);
+		hd = readb(nd->sram + l->pmap_hdirty + ppn);
+		ndb = readb(nd->sram + l->pmap_ndirty + ppn);
+		if (hd == ndb) {	/* isPageDirty: the NI wrote to it */
+			if (pfn_valid(ppn))
+				set_page_dirty(pfn_to_page(ppn));
+			atomic64_inc(&eps->dirty);
+			writeb(ndb ^ 1, nd->sram + l->pmap_hdirty + ppn);
+		}
+	}
+	eps->owner[ppn] = NULL;
+	exp->ppn[idx] = 0;
+	atomic64_inc(&eps->removals);
+}
+
+/* mapPage: PMAP fields first, the PPN into its row last. */
+static void pt_map(struct netvm_dev *nd, struct netvm_export *exp,
+		   unsigned long idx, u32 ppn)
+{
+	struct netvm_eps *eps = &nd->eps;
+	const struct nvm_sram_layout *l = &nd->layout;
+	unsigned long va = exp->start + idx * PAGE_SIZE;
+	u32 port = exp->ep->port;
+	u32 row = ep_row(nd, port, va);
+	void __iomem *r = pt_row(nd, row);
+	void __iomem *e = pmap_ent(nd, ppn);
+	u64 tag = nvm_pt_tag(port, va >> PAGE_SHIFT);
+	struct netvm_export *old = eps->owner[ppn];
+	int w;
+
+	if (old == exp && eps->owner_idx[ppn] == idx && exp->ppn[idx] == ppn)
+		return;			/* already there */
+	if (old)			/* 1:1: the page had another VA */
+		pt_unmap(nd, old, eps->owner_idx[ppn]);
+	if (exp->ppn[idx])		/* the VA had another page */
+		pt_unmap(nd, exp, idx);
+
+	for (w = 0; w < NVM_PT_WAYS && readl(r + w * 4); w++)
+		;
+	if (w == NVM_PT_WAYS) {		/* full row: a random victim */
+		u32 victim = readl(r + get_random_u32_below(NVM_PT_WAYS) * 4);
+		struct netvm_export *vx = victim < eps->max_ppn ?
+					  eps->owner[victim] : NULL;
+
+		if (vx)
+			pt_unmap(nd, vx, eps->owner_idx[victim]);
+		else
+			pt_row_remove(nd, row, victim);
+		for (w = 0; w < NVM_PT_WAYS && readl(r + w * 4); w++)
+			;
+		if (w == NVM_PT_WAYS)
+			return;
+	}
+
+	writel(lower_32_bits(exp->key), e + 8);
+	writel(upper_32_bits(exp->key), e + 12);
+	writeb(exp->ro ? NVM_PMAP_RO : 0, nd->sram + l->pmap_flags + ppn);
+	/* start clean: host bit = NI bit ^ 1 */
+	writeb(readb(nd->sram + l->pmap_ndirty + ppn) ^ 1,
+	       nd->sram + l->pmap_hdirty + ppn);
+	writel(lower_32_bits(tag), e);
+	writel(upper_32_bits(tag), e + 4);
+	wmb();	/* the PMAP entry before the PPN that leads to it */
+	writel(ppn, r + w * 4);
+
+	eps->owner[ppn] = exp;
+	eps->owner_idx[ppn] = idx;
+	exp->ppn[idx] = ppn;
+	atomic64_inc(&eps->installs);
+}
+
+/* ---- invalidation ---- */
+
+static bool ep_invalidate(struct mmu_interval_notifier *mni,
+			  const struct mmu_notifier_range *range,
+			  unsigned long cur_seq)
+{
+	struct netvm_export *exp = container_of(mni, struct netvm_export, mni);
+	struct netvm_dev *nd = exp->ep->nd;
+	struct netvm_eps *eps = &nd->eps;
+	unsigned long s, e, i;
+
+	if (!mmu_notifier_range_blockable(range))
+		return false;
+	mutex_lock(&eps->pt_lock);
+	mmu_interval_set_seq(mni, cur_seq);
+	s = max(range->start, exp->start);
+	e = min(range->end, exp->end);
+	atomic64_inc(&eps->invalidations);
+	if (s >= e)
+		goto out;
+	for (i = (s - exp->start) >> PAGE_SHIFT;
+	     i < exp->npages && exp->start + i * PAGE_SIZE < e; i++) {
+		if (!exp->ppn[i])
+			continue;
+		if (eps->ready)
+			pt_unmap(nd, exp, i);
+		else
+			exp->ppn[i] = 0;
+	}
+out:
+	mutex_unlock(&eps->pt_lock);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops ep_mni_ops = {
+	.invalidate = ep_invalidate,
+};
+
+/* ---- installing translations ---- */
+
+/*
+ * Install translations for [va, va + n pages) of @exp in @mm: fault them
+ * in when @fault, else only those resident (and, for a writable export,
+ * writable: a read-only page may be shared copy-on-write).  The caller
+ * holds a reference on @mm (mmget) and exp->ep->lock.
+ */
+static int ep_install(struct netvm_export *exp, struct mm_struct *mm,
+		      unsigned long va, unsigned long n, bool fault)
+{
+	struct netvm_dev *nd = exp->ep->nd;
+	struct netvm_eps *eps = &nd->eps;
+	unsigned long *pfns, i, idx;
+	struct hmm_range range = {
+		.notifier = &exp->mni,
+		.start = va,
+		.end = va + n * PAGE_SIZE,
+		.dev_private_owner = NULL,
+	};
+	unsigned long timeout = jiffies + msecs_to_jiffies(HMM_RANGE_DEFAULT_TIMEOUT);
+	int ret;
+
+	pfns = kvcalloc(n, sizeof(*pfns), GFP_KERNEL);
+	if (!pfns)
+		return -ENOMEM;
+	range.hmm_pfns = pfns;
+	if (fault)
+		range.default_flags = HMM_PFN_REQ_FAULT |
+				      (exp->ro ? 0 : HMM_PFN_REQ_WRITE);
+again:
+	if (time_after(jiffies, timeout)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	range.notifier_seq = mmu_interval_read_begin(&exp->mni);
+	mmap_read_lock(mm);
+	ret = hmm_range_fault(&range);
+	mmap_read_unlock(mm);
+	if (ret == -EBUSY)
+		goto again;
+	if (ret)
+		goto out;
+
+	mutex_lock(&eps->pt_lock);
+	if (mmu_interval_read_retry(&exp->mni, range.notifier_seq)) {
+		mutex_unlock(&eps->pt_lock);
+		goto again;
+	}
+	for (i = 0; i < n && eps->ready; i++) {
+		unsigned long f = pfns[i];
+		unsigned long pfn;
+
+		if (!(f & HMM_PFN_VALID) || (f & HMM_PFN_ERROR))
+			continue;
+		if (!exp->ro && !(f & HMM_PFN_WRITE))
+			continue;
+		pfn = page_to_pfn(hmm_pfn_to_page(f));
+		if (!pfn || pfn >= eps->max_ppn)
+			continue;
+		idx = ((va - exp->start) >> PAGE_SHIFT) + i;
+		pt_map(nd, exp, idx, (u32)pfn);
+	}
+	mutex_unlock(&eps->pt_lock);
+out:
+	kvfree(pfns);
+	return ret;
+}
+
+static struct netvm_export *ep_find_export(struct netvm_ep *ep,
+					   unsigned long va, unsigned long len)
+{
+	struct netvm_export *exp;
+
+	list_for_each_entry(exp, &ep->exports, node)
+		if (va >= exp->start && va < exp->end && len <= exp->end - va)
+			return exp;
+	return NULL;
+}
+
+/* ---- events: page miss, bounce, notification ---- */
+
+static void ep_page_miss(struct netvm_dev *nd, u32 port, u32 data, u64 va)
+{
+	struct netvm_eps *eps = &nd->eps;
+	struct netvm_ep *ep = eps->ep[port];
+	struct netvm_export *exp;
+	int ret = -ENOENT;
+
+	atomic64_inc(&eps->misses);
+	if (!ep)
+		return;		/* closed: its operations were aborted */
+	mutex_lock(&ep->lock);
+	exp = ep_find_export(ep, (unsigned long)va, 1);
+	if (exp && mmget_not_zero(ep->mm)) {
+		ret = ep_install(exp, ep->mm, (unsigned long)va & PAGE_MASK, 1,
+				 true);
+		mmput(ep->mm);
+	}
+	mutex_unlock(&ep->lock);
+	if (ret) {
+		/*
+		 * Not ours to map (outside every export, or the process no
+		 * longer has it): a restart would only miss again.  The
+		 * endpoint waits until it is closed, which aborts it.
+		 */
+		atomic64_inc(&eps->miss_errors);
+		dev_warn_ratelimited(&nd->pdev->dev,
+				     "NetVM: port %u: %s page miss at %#llx cannot be served (%d); endpoint stalled until closed\n",
+				     port, data & BIT(31) ? "remote" : "local",
+				     va, ret);
+		return;
+	}
+	if (!ep_kcmd(nd, NVM_KOP_RESTART, 0, (u16)port, 0, 0, NULL, 0))
+		atomic64_inc(&eps->restarts);
+}
+
+/* Copy a bounced write into the process; the status for the writer. */
+static u32 ep_bounce_copy(struct netvm_dev *nd, u32 port,
+			  const struct nvm_net_hdr *h, const u8 *data, u32 len)
+{
+	struct netvm_ep *ep = nd->eps.ep[port];
+	unsigned long va = (unsigned long)be64_to_cpu((__force __be64)h->va);
+	u64 key = be64_to_cpu((__force __be64)h->key);
+	struct netvm_export *exp;
+	struct page *page;
+	u32 st = NVM_ST_OK;
+	void *kaddr;
+	long got;
+
+	if (!ep)
+		return NVM_ST_NO_PORT;
+	if (!len || len > PAGE_SIZE - offset_in_page(va))
+		return NVM_ST_BAD_CMD;
+	mutex_lock(&ep->lock);
+	exp = ep_find_export(ep, va, len);
+	if (!exp) {
+		st = NVM_ST_BAD_ADDR;
+		goto out;
+	}
+	if (key != exp->key) {
+		st = NVM_ST_BAD_KEY;
+		goto out;
+	}
+	if (exp->ro) {
+		st = NVM_ST_READ_ONLY;
+		goto out;
+	}
+	if (!mmget_not_zero(ep->mm)) {
+		st = NVM_ST_BAD_ADDR;
+		goto out;
+	}
+	mmap_read_lock(ep->mm);
+	got = get_user_pages_remote(ep->mm, va & PAGE_MASK, 1, FOLL_WRITE,
+				    &page, NULL, NULL);
+	mmap_read_unlock(ep->mm);
+	if (got != 1) {
+		mmput(ep->mm);
+		st = NVM_ST_BAD_ADDR;
+		goto out;
+	}
+	kaddr = kmap_local_page(page);
+	memcpy(kaddr + offset_in_page(va), data, len);
+	kunmap_local(kaddr);
+	set_page_dirty_lock(page);
+	put_page(page);		/* not pinned: only held for the copy */
+	/* the next write to this page goes straight in */
+	ep_install(exp, ep->mm, va & PAGE_MASK, 1, false);
+	mmput(ep->mm);
+out:
+	mutex_unlock(&ep->lock);
+	return st;
+}
+
+static void ep_bounce(struct netvm_dev *nd, u32 port, u32 node, u64 arg)
+{
+	struct netvm_eps *eps = &nd->eps;
+	u32 seq = (u32)arg, len = (u32)(arg >> 32);
+	struct nvm_net_hdr h;
+	const u8 *slot;
+	u32 st;
+
+	if (node >= NETVM_NV_MAX_NODES) {
+		st = NVM_ST_BAD_ADDR;
+	} else {
+		slot = nd->nv.bounce + ((size_t)node * NETVM_NV_WIN +
+					seq % NETVM_NV_WIN) * NVM_BOUNCE_SLOT;
+		memcpy(&h, slot, sizeof(h));
+		if (len > NVM_BOUNCE_SLOT - sizeof(h) ||
+		    len != be32_to_cpu((__force __be32)h.len))
+			st = NVM_ST_BAD_CMD;
+		else
+			st = ep_bounce_copy(nd, port, &h, slot + sizeof(h), len);
+	}
+	if (st == NVM_ST_OK)
+		atomic64_inc(&eps->bounces);
+	else
+		atomic64_inc(&eps->bounce_refused);
+	ep_kcmd(nd, NVM_KOP_CREDIT, (u16)node, 0, seq, st, NULL, 0);
+}
+
+static void ep_work(struct work_struct *work)
+{
+	struct netvm_dev *nd = container_of(work, struct netvm_dev, eps.work);
+	struct netvm_eps *eps = &nd->eps;
+	struct nvm_event ev;
+
+	while (kfifo_out_spinlocked(&eps->evq, &ev, 1, &eps->evlock)) {
+		u32 port = ev.endpoint;
+		u32 data = ev.data;
+		u64 arg = ev.arg;
+
+		if (READ_ONCE(nd->dead))
+			continue;
+		if (port >= NETVM_EP_MAX)
+			continue;
+		mutex_lock(&eps->lock);
+		if (ev.type == NVM_EV_PAGE_MISS)
+			ep_page_miss(nd, port, data, arg);
+		else
+			ep_bounce(nd, port, data, arg);
+		mutex_unlock(&eps->lock);
+		cond_resched();
+	}
+}
+
+/* From the event IRQ handler. */
+void netvm_ep_event(struct netvm_dev *nd, const struct nvm_event *ev)
+{
+	struct netvm_eps *eps = &nd->eps;
+	struct nvm_event e = *ev;
+
+	if (!eps->ready)
+		return;
+	e.endpoint = le16_to_cpu((__force __le16)ev->endpoint);
+	e.data = le32_to_cpu((__force __le32)ev->data);
+	e.arg = le64_to_cpu((__force __le64)ev->arg);
+	if (e.type == NVM_EV_NOTIFY) {
+		if (e.endpoint < NETVM_EP_MAX)
+			wake_up_interruptible(&eps->wq[e.endpoint]);
+		return;
+	}
+	if (!kfifo_in_spinlocked(&eps->evq, &e, 1, &eps->evlock)) {
+		atomic64_inc(&eps->evq_overflow);
+		dev_err_ratelimited(&nd->pdev->dev,
+				    "NetVM: paging event queue full; event lost\n");
+		return;
+	}
+	queue_work(eps->wq_ev, &eps->work);
+}
+
+/* ---- endpoints ---- */
+
+static void ep_fill_info(struct netvm_ep *ep, struct netvm_ep_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->port = ep->port;
+	info->node_id = ep->nd->node_id;
+	info->pt_rows = ep->nd->eps.pt_rows;
+	info->notf_len = NETVM_EP_NOTF_LEN;
+	info->sram_size = NVM_EP_STRIDE;
+	info->db_size = LANAI_DOORBELL_PAGE;
+	info->host_size = NETVM_EP_HOST_SIZE;
+	info->shadow_off = EP_HOST_SHADOW;
+	info->err_off = EP_HOST_ERR;
+	info->err_len = NVM_ERR_RING_LEN;
+	info->reply_off = EP_HOST_REPLY;
+	info->notf_off = EP_HOST_NOTF;
+	info->notf_cons_off = EP_HOST_NOTF_CONS;
+}
+
+static int ep_open(struct netvm_file *nf)
+{
+	struct netvm_dev *nd = nf->nd;
+	struct netvm_eps *eps = &nd->eps;
+	u32 count = min_t(u32, nd->layout.ep_count, NETVM_EP_MAX);
+	struct nvm_k_ep_open ko;
+	struct netvm_ep *ep;
+	u32 port;
+	int ret;
+
+	if (!eps->ready)
+		return -ENODEV;
+	if (nf->ep)
+		return -EBUSY;
+	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
+	if (!ep)
+		return -ENOMEM;
+	ep->nd = nd;
+	mutex_init(&ep->lock);
+	INIT_LIST_HEAD(&ep->exports);
+	ep->host = dma_alloc_coherent(&nd->pdev->dev, NETVM_EP_HOST_SIZE,
+				      &ep->host_dma, GFP_KERNEL);
+	if (!ep->host) {
+		kfree(ep);
+		return -ENOMEM;
+	}
+
+	mutex_lock(&eps->lock);
+	for (port = 1; port < count && eps->ep[port]; port++)
+		;
+	if (port >= count) {
+		ret = -EBUSY;
+		goto err;
+	}
+	ep->port = port;
+	memset(&ko, 0, sizeof(ko));
+	ko.shadow = ep->host_dma + EP_HOST_SHADOW;
+	ko.err_ring = ep->host_dma + EP_HOST_ERR;
+	ko.reply = ep->host_dma + EP_HOST_REPLY;
+	ko.notf_ring = ep->host_dma + EP_HOST_NOTF;
+	ko.notf_len = NETVM_EP_NOTF_LEN;
+	ko.port = port;
+	ret = ep_kcmd(nd, NVM_KOP_EP_OPEN, 0, 0, 0, 0, &ko, sizeof(ko));
+	if (ret)
+		goto err;
+	ep->mm = current->mm;
+	mmgrab(ep->mm);
+	eps->ep[port] = ep;
+	mutex_unlock(&eps->lock);
+	nf->ep = ep;
+	return 0;
+err:
+	mutex_unlock(&eps->lock);
+	dma_free_coherent(&nd->pdev->dev, NETVM_EP_HOST_SIZE, ep->host,
+			  ep->host_dma);
+	kfree(ep);
+	return ret;
+}
+
+/* Remove every translation of @exp; then nothing of it is in the NIC. */
+static void ep_export_drop(struct netvm_export *exp)
+{
+	struct netvm_eps *eps = &exp->ep->nd->eps;
+	unsigned long i;
+
+	mutex_lock(&eps->pt_lock);
+	for (i = 0; i < exp->npages; i++) {
+		if (!exp->ppn[i])
+			continue;
+		if (eps->ready)
+			pt_unmap(exp->ep->nd, exp, i);
+		else
+			exp->ppn[i] = 0;
+	}
+	mutex_unlock(&eps->pt_lock);
+	mmu_interval_notifier_remove(&exp->mni);
+	kvfree(exp->ppn);
+	kfree(exp);
+}
+
+void netvm_ep_release(struct netvm_file *nf)
+{
+	struct netvm_ep *ep = nf->ep;
+	struct netvm_dev *nd = nf->nd;
+	struct netvm_export *exp, *tmp;
+
+	if (!ep)
+		return;
+	nf->ep = NULL;
+	mutex_lock(&nd->eps.lock);
+	nd->eps.ep[ep->port] = NULL;
+	mutex_unlock(&nd->eps.lock);
+	/* abort its operations; remote requests for it now fail (NO_PORT) */
+	if (!READ_ONCE(nd->dead) && nd->eps.ready)
+		ep_kcmd(nd, NVM_KOP_EP_CLOSE, 0, (u16)ep->port, 0, 0, NULL, 0);
+	mutex_lock(&ep->lock);
+	list_for_each_entry_safe(exp, tmp, &ep->exports, node) {
+		list_del(&exp->node);
+		ep_export_drop(exp);
+	}
+	mutex_unlock(&ep->lock);
+	mmdrop(ep->mm);
+	dma_free_coherent(&nd->pdev->dev, NETVM_EP_HOST_SIZE, ep->host,
+			  ep->host_dma);
+	kfree(ep);
+}
+
+static int ep_export(struct netvm_ep *ep, void __user *uarg)
+{
+	struct netvm_export_req req;
+	struct netvm_export *exp;
+	unsigned long start, end;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved || (req.flags & ~NETVM_EXPORT_RO) || !req.len ||
+	    req.len > NETVM_EXPORT_MAX || req.addr + req.len < req.addr ||
+	    req.addr + req.len > TASK_SIZE)
+		return -EINVAL;
+	start = req.addr & PAGE_MASK;
+	end = PAGE_ALIGN(req.addr + req.len);
+	exp = kzalloc(sizeof(*exp), GFP_KERNEL);
+	if (!exp)
+		return -ENOMEM;
+	exp->ep = ep;
+	exp->start = start;
+	exp->end = end;
+	exp->npages = (end - start) >> PAGE_SHIFT;
+	exp->ro = req.flags & NETVM_EXPORT_RO;
+	memcpy(exp->name, req.name, sizeof(exp->name) - 1);
+	do {
+		exp->key = get_random_u64();
+	} while (!exp->key);
+	exp->ppn = kvcalloc(exp->npages, sizeof(*exp->ppn), GFP_KERNEL);
+	if (!exp->ppn) {
+		kfree(exp);
+		return -ENOMEM;
+	}
+
+	mutex_lock(&ep->lock);
+	if (ep_find_export(ep, start, 1) || ep_find_export(ep, end - 1, 1)) {
+		ret = -EEXIST;
+		goto err;
+	}
+	{
+		struct netvm_export *o;
+
+		list_for_each_entry(o, &ep->exports, node)
+			if (o->start < end && start < o->end) {
+				ret = -EEXIST;
+				goto err;
+			}
+	}
+	ret = mmu_interval_notifier_insert(&exp->mni, current->mm, start,
+					   end - start, &ep_mni_ops);
+	if (ret)
+		goto err;
+	list_add(&exp->node, &ep->exports);
+	/* what is resident now goes in at once; the rest on demand */
+	ep_install(exp, current->mm, start, exp->npages, false);
+	mutex_unlock(&ep->lock);
+
+	req.key = exp->key;
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;
+	return 0;
+err:
+	mutex_unlock(&ep->lock);
+	kvfree(exp->ppn);
+	kfree(exp);
+	return ret;
+}
+
+static int ep_unexport(struct netvm_ep *ep, void __user *uarg)
+{
+	struct netvm_unexport_req req;
+	struct netvm_export *exp;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved)
+		return -EINVAL;
+	mutex_lock(&ep->lock);
+	list_for_each_entry(exp, &ep->exports, node) {
+		if (exp->start == (req.addr & PAGE_MASK)) {
+			list_del(&exp->node);
+			ep_export_drop(exp);
+			mutex_unlock(&ep->lock);
+			return 0;
+		}
+	}
+	mutex_unlock(&ep->lock);
+	return -ENOENT;
+}
+
+/* Called with nd->lifetime held for reading. */
+long netvm_ep_ioctl(struct netvm_file *nf, unsigned int cmd, void __user *u)
+{
+	struct netvm_ep_info info;
+	struct netvm_ep *ep;
+	long ret;
+
+	mutex_lock(&nf->lock);
+	if (cmd == NETVM_IOC_EP_OPEN) {
+		ret = ep_open(nf);
+		if (!ret) {
+			ep_fill_info(nf->ep, &info);
+			if (copy_to_user(u, &info, sizeof(info)))
+				ret = -EFAULT;
+		}
+		mutex_unlock(&nf->lock);
+		return ret;
+	}
+	ep = nf->ep;
+	if (!ep) {
+		ret = -ENXIO;
+	} else if (ep->mm != current->mm) {
+		ret = -EACCES;		/* only the process that opened it */
+	} else if (cmd == NETVM_IOC_EP_INFO) {
+		ep_fill_info(ep, &info);
+		ret = copy_to_user(u, &info, sizeof(info)) ? -EFAULT : 0;
+	} else if (cmd == NETVM_IOC_EXPORT) {
+		ret = ep_export(ep, u);
+	} else if (cmd == NETVM_IOC_UNEXPORT) {
+		ret = ep_unexport(ep, u);
+	} else {
+		ret = -ENOTTY;
+	}
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/*
+ * mmap: only the endpoint's own SRAM region, doorbell page and host
+ * areas, each from its start; nothing is inherited across fork.
+ */
+int netvm_ep_mmap(struct netvm_file *nf, struct vm_area_struct *vma)
+{
+	struct netvm_ep *ep;
+	struct netvm_dev *nd = nf->nd;
+	unsigned long off = vma->vm_pgoff << PAGE_SHIFT;
+	unsigned long size = vma->vm_end - vma->vm_start;
+	phys_addr_t pa;
+	int ret;
+
+	mutex_lock(&nf->lock);
+	ep = nf->ep;
+	if (!ep) {
+		ret = -ENXIO;
+		goto out;
+	}
+	if (ep->mm != current->mm || READ_ONCE(nd->dead)) {
+		ret = -EACCES;
+		goto out;
+	}
+	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	switch (off) {
+	case NETVM_EP_MMAP_SRAM:
+		if (size > NVM_EP_STRIDE) {
+			ret = -EINVAL;
+			break;
+		}
+		pa = pci_resource_start(nd->pdev, LANAI_BAR_SRAM) +
+		     nd->layout.ep_base + ep->port * NVM_EP_STRIDE;
+		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+		ret = io_remap_pfn_range(vma, vma->vm_start, pa >> PAGE_SHIFT,
+					 size, vma->vm_page_prot);
+		break;
+	case NETVM_EP_MMAP_DB:
+		if (size > LANAI_DOORBELL_PAGE) {
+			ret = -EINVAL;
+			break;
+		}
+		pa = pci_resource_start(nd->pdev, LANAI_BAR_DOORBELL) +
+		     ep->port * LANAI_DOORBELL_PAGE;
+		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+		ret = io_remap_pfn_range(vma, vma->vm_start, pa >> PAGE_SHIFT,
+					 size, vma->vm_page_prot);
+		break;
+	case NETVM_EP_MMAP_HOST:
+		if (size > NETVM_EP_HOST_SIZE) {
+			ret = -EINVAL;
+			break;
+		}
+		vma->vm_pgoff = 0;
+		ret = dma_mmap_coherent(&nd->pdev->dev, vma, ep->host,
+					ep->host_dma, NETVM_EP_HOST_SIZE);
+		break;
+	default:
+		ret = -EINVAL;
+		break;
+	}
+out:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/* Readable when the notification ring holds an entry not yet consumed. */
+__poll_t netvm_ep_poll(struct netvm_file *nf, struct file *file,
+		       struct poll_table_struct *wait)
+{
+	struct netvm_ep *ep = READ_ONCE(nf->ep);
+	const struct nvm_notf_entry *e;
+	u32 cons, phase;
+
+	if (!ep)
+		return 0;
+	poll_wait(file, &nf->nd->eps.wq[ep->port], wait);
+	cons = READ_ONCE(*(u32 *)(ep->host + EP_HOST_NOTF_CONS));
+	e = ep->host + EP_HOST_NOTF +
+	    (cons % NETVM_EP_NOTF_LEN) * sizeof(*e);
+	phase = (cons / NETVM_EP_NOTF_LEN) & 1 ? 0 : 1;
+	if (READ_ONCE(e->phase) == phase && READ_ONCE(e->notify))
+		return EPOLLIN | EPOLLRDNORM;
+	return 0;
+}
+
+/* ---- per device ---- */
+
+static ssize_t ep_counters_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct netvm_dev *nd = container_of(dev, struct netvm_dev, dev);
+	struct netvm_eps *eps = &nd->eps;
+	u32 open = 0, p;
+
+	for (p = 0; p < NETVM_EP_MAX; p++)
+		open += !!READ_ONCE(eps->ep[p]);
+	return sysfs_emit(buf,
+			  "endpoints %u\ninstalls %lld\nremovals %lld\ninvalidations %lld\nunmap_waits %lld\nunmap_timeouts %lld\npage_misses %lld\nrestarts %lld\nmiss_errors %lld\nbounces %lld\nbounce_refused %lld\nevq_overflow %lld\ndirty %lld\n",
+			  open, atomic64_read(&eps->installs),
+			  atomic64_read(&eps->removals),
+			  atomic64_read(&eps->invalidations),
+			  atomic64_read(&eps->unmap_waits),
+			  atomic64_read(&eps->unmap_timeouts),
+			  atomic64_read(&eps->misses),
+			  atomic64_read(&eps->restarts),
+			  atomic64_read(&eps->miss_errors),
+			  atomic64_read(&eps->bounces),
+			  atomic64_read(&eps->bounce_refused),
+			  atomic64_read(&eps->evq_overflow),
+			  atomic64_read(&eps->dirty));
+}
+DEVICE_ATTR_RO(ep_counters);
+
+/*
+ * After netvm_nv_init(): the firmware has placed its tables at CONFIG, so
+ * read the layout again for pt, pmap* and max_ppn.
+ */
+int netvm_ep_init(struct netvm_dev *nd)
+{
+	struct netvm_eps *eps = &nd->eps;
+	struct nvm_sram_layout l;
+	u32 off, p;
+
+	mutex_init(&eps->lock);
+	mutex_init(&eps->pt_lock);
+	spin_lock_init(&eps->evlock);
+	INIT_KFIFO(eps->evq);
+	INIT_WORK(&eps->work, ep_work);
+	for (p = 0; p < NETVM_EP_MAX; p++)
+		init_waitqueue_head(&eps->wq[p]);
+	if (!nd->nv.enabled)
+		return 0;
+
+	off = netvm_rd(nd, NVM_REG_LAYOUT_OFF);
+	memcpy_fromio(&l, nd->sram + off, sizeof(l));
+	if (l.magic != NVM_LAYOUT_MAGIC || !l.pt_rows || !l.max_ppn ||
+	    l.pt_rows != nd->nv.pt_rows || l.max_ppn != nd->nv.max_ppn ||
+	    l.tables_end > nd->sram_len) {
+		dev_err(&nd->pdev->dev, "NetVM: page tables not as configured; no user endpoints\n");
+		return 0;
+	}
+	nd->layout = l;
+	eps->max_ppn = l.max_ppn;
+	eps->pt_rows = l.pt_rows;
+	eps->owner = kvcalloc(eps->max_ppn, sizeof(*eps->owner), GFP_KERNEL);
+	eps->owner_idx = kvcalloc(eps->max_ppn, sizeof(*eps->owner_idx),
+				  GFP_KERNEL);
+	eps->wq_ev = alloc_ordered_workqueue("netvm%d-paging", WQ_MEM_RECLAIM,
+					     nd->index);
+	if (!eps->owner || !eps->owner_idx || !eps->wq_ev) {
+		netvm_ep_free(nd);
+		return -ENOMEM;
+	}
+	eps->ready = true;
+	return 0;
+}
+
+/* After the NIC is halted and its IRQs freed: no new events. */
+void netvm_ep_free(struct netvm_dev *nd)
+{
+	struct netvm_eps *eps = &nd->eps;
+
+	if (!eps->wq_ev && !eps->owner && !eps->owner_idx)
+		return;		/* never set up (or NetVM off) */
+	if (eps->wq_ev)
+		destroy_workqueue(eps->wq_ev);
+	eps->wq_ev = NULL;
+	mutex_lock(&eps->pt_lock);
+	eps->ready = false;
+	kvfree(eps->owner);
+	kvfree(eps->owner_idx);
+	eps->owner = NULL;
+	eps->owner_idx = NULL;
+	mutex_unlock(&eps->pt_lock);
+}

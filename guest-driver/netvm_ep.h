@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * netvm.ko: NetVM user endpoints, exports and the shadow page table
+ * (netvm_ep.c).  docs/driver.md explains the design.
+ *
+ * Locking, outermost first:
+ *   netvm_eps.lock (mutex)    the endpoint table ep[]; an event worker
+ *                             holds it while it handles an event, so an
+ *                             endpoint is not closed under it;
+ *   netvm_ep.lock (mutex)     the endpoint's export list;
+ *   mmap_lock of the process  (taken by the fault paths; held by the mm
+ *                             when it calls our invalidate callback);
+ *   netvm_eps.pt_lock (mutex) the PT and PMAP in SRAM, owner[] and
+ *                             owner_idx[], every export's ppn[] and the
+ *                             notifier sequence (mmu_interval_set_seq).
+ *                             Nothing is allocated while it is held, so
+ *                             reclaim may invalidate under it safely.
+ *   netvm_nv.lock (mutex)     the kernel endpoint (control commands); held
+ *                             on its own, never while waiting for the above.
+ * evlock (IRQ spinlock) guards the event fifo between the IRQ handler
+ * and the worker.  The counters are atomic64_t.
+ */
+#ifndef NETVM_EP_DRV_H
+#define NETVM_EP_DRV_H
+
+#include <linux/kfifo.h>
+#include <linux/list.h>
+#include <linux/mmu_notifier.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include <netvm/lanai_event.h>
+
+struct netvm_dev;
+struct netvm_ep;
+
+#define NETVM_EP_MAX		16	/* FW_NV_EPS: ports 0..15, 0 = kernel */
+#define NETVM_EP_NOTF_LEN	256
+#define NETVM_EP_HOST_SIZE	(2 * 4096)
+#define NETVM_EXPORT_MAX	BIT_ULL(30)
+#define NETVM_EP_EVQ		512	/* events waiting for the worker */
+
+/* One exported range; on netvm_ep.exports. */
+struct netvm_export {
+	struct list_head node;		/* netvm_ep.lock */
+	struct netvm_ep *ep;
+	struct mmu_interval_notifier mni;
+	unsigned long start;		/* page aligned */
+	unsigned long end;
+	unsigned long npages;
+	u64 key;
+	bool ro;
+	char name[32];
+	u32 *ppn;			/* per page, 0 = none; pt_lock */
+};
+
+/* One user endpoint, owned by the open file that made it. */
+struct netvm_ep {
+	struct netvm_dev *nd;
+	u32 port;
+	struct mm_struct *mm;		/* mmgrab()ed at EP_OPEN */
+	void *host;			/* NETVM_EP_HOST_SIZE, coherent */
+	dma_addr_t host_dma;
+	struct mutex lock;		/* exports */
+	struct list_head exports;
+};
+
+struct netvm_eps {
+	bool ready;			/* NetVM on and the tables known */
+	struct mutex lock;		/* ep[] */
+	struct netvm_ep *ep[NETVM_EP_MAX];
+	wait_queue_head_t wq[NETVM_EP_MAX];	/* notifications, per port */
+
+	struct mutex pt_lock;		/* see above */
+	u32 max_ppn;
+	u32 pt_rows;
+	struct netvm_export **owner;	/* per PPN: whose translation */
+	u32 *owner_idx;			/* per PPN: page index in it */
+
+	spinlock_t evlock;		/* evq: IRQ handler vs worker */
+	DECLARE_KFIFO(evq, struct nvm_event, NETVM_EP_EVQ);
+	struct work_struct work;
+	struct workqueue_struct *wq_ev;
+
+	atomic64_t installs;
+	atomic64_t removals;
+	atomic64_t invalidations;
+	atomic64_t unmap_waits;
+	atomic64_t unmap_timeouts;
+	atomic64_t misses;
+	atomic64_t restarts;
+	atomic64_t miss_errors;
+	atomic64_t bounces;
+	atomic64_t bounce_refused;
+	atomic64_t evq_overflow;
+	atomic64_t dirty;
+};
+
+/* Per open file of /dev/netvmN. */
+struct netvm_file {
+	struct netvm_dev *nd;
+	struct mutex lock;		/* ep */
+	struct netvm_ep *ep;
+};
+
+int netvm_ep_init(struct netvm_dev *nd);
+void netvm_ep_free(struct netvm_dev *nd);
+void netvm_ep_event(struct netvm_dev *nd, const struct nvm_event *ev);
+long netvm_ep_ioctl(struct netvm_file *nf, unsigned int cmd, void __user *u);
+int netvm_ep_mmap(struct netvm_file *nf, struct vm_area_struct *vma);
+void netvm_ep_release(struct netvm_file *nf);
+__poll_t netvm_ep_poll(struct netvm_file *nf, struct file *file,
+		       struct poll_table_struct *wait);
+
+extern struct device_attribute dev_attr_ep_counters;
+
+#endif /* NETVM_EP_DRV_H */
