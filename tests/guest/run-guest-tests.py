@@ -2,7 +2,7 @@
 """Guest test suite runner: boots a 2-node cluster of its own through the
 front door, checks real behaviour in the guests, always tears it down.
 
-    tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys)
+    tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys | netvm-user)
 
 Output is TAP (meson's protocol: 'tap').  The cluster is named
 't-guest-GROUP' so that a user's own cluster is never touched.
@@ -333,8 +333,116 @@ def group_netvm_phys():
              "write: " + diag(rc, out, err) + "\ncheck: " + diag(rc2, out2, err2))
 
 
+def group_netvm_user():
+    """User endpoints and exports without pinning: a process on node 1
+    exports pageable memory, a process on node 0 writes and reads it with
+    its own command queue (netvm-ep-test)."""
+    for n in (0, 1):
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/nv_state")
+        if not T.ok(rc == 0 and out.strip() == "on", "node %d: NetVM on" % n, diag(rc, out, err)):
+            return
+
+    def kv(text):
+        w = text.split()
+        return dict((w[i], w[i + 1]) for i in range(0, len(w) - 1, 2))
+
+    def counters(n, name):
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/" + name)
+        return dict((l.split()[0], int(l.split()[1])) for l in out.splitlines() if len(l.split()) == 2)
+
+    def pins(n):
+        rc, out, err = sh(n, "grep -E '^(nr_foll_pin_acquired|nr_foll_pin_released|nr_mlock) ' /proc/vmstat")
+        return kv(out)
+
+    pins0 = pins(1)
+    fw0, ep0 = counters(1, "fw_counters"), counters(1, "ep_counters")
+    srv = Background(1, ["netvm-ep-test", "serve", str(1 << 20)], timeout=240)
+    rc, out, err = sh(1, "for i in $(seq 100); do test -f /tmp/nvep.info && break; sleep 0.2; done; "
+                      "cat /tmp/nvep.info")
+    info = kv(out)
+    if not T.ok(rc == 0 and "key" in info, "node 1: endpoint opened, 1 MiB exported: %s" % out.strip(),
+                diag(rc, out, err) + "\n" + diag(*srv.wait(5))):
+        return
+    port, rows, base, key = info["port"], info["pt_rows"], int(info["addr"], 16), int(info["key"], 16)
+    robase, rokey = int(info["roaddr"], 16), int(info["rokey"], 16)
+
+    def ctl(line):
+        rc, out, err = sh(1, "echo '%s' > /tmp/nvep.ctl; cat /tmp/nvep.resp" % line, timeout=60)
+        return out.strip() if rc == 0 else "exit %d: %s" % (rc, err.strip())
+
+    def xfer(op, off, size, seed, k=None, addr=None):
+        a = (base if addr is None else addr) + off
+        return nv("run", "0", "--", "netvm-ep-test", op, "1", port, hex(a), hex(key if k is None else k),
+                  rows, str(size), str(seed), timeout=120)
+
+    def write_check(what, off, size, seed):
+        rc, out, err = xfer("write", off, size, seed)
+        got = ctl("check %d %d %d" % (off, size, seed))
+        T.ok(rc == 0 and got == "ok", "%s: write %d B node 0 -> node 1 (off %d), every byte verified"
+             % (what, size, off), diag(rc, out, err) + "\ncheck: " + got)
+
+    write_check("resident destination", 100, 10000, 11)
+    r = ctl("fill 200000 9000 12")
+    rc, out, err = xfer("read", 200000, 9000, 12)
+    T.ok(r == "ok" and rc == 0, "read 9000 B node 0 <- node 1 (off 200000), every byte verified",
+         diag(rc, out, err))
+    write_check("4 KiB page-aligned", 4096 * 70, 4096, 13)
+
+    r = ctl("dontneed 0 %d" % (1 << 20))
+    T.ok(r == "ok", "node 1: MADV_DONTNEED on the whole exported range", r)
+    write_check("after MADV_DONTNEED (bounced)", 4096 * 3 + 5, 20000, 14)
+    write_check("again (now mapped)", 4096 * 3 + 5, 20000, 15)
+
+    r = ctl("remap")
+    T.ok(r == "ok", "node 1: munmap + mmap of the exported range", r)
+    write_check("after munmap + mmap", 50000, 8192, 16)
+    r = ctl("fill 700000 12000 17")
+    rc, out, err = xfer("read", 700000, 12000, 17)
+    T.ok(r == "ok" and rc == 0, "read 12000 B of pages resident but not mapped in the NIC (remote page miss)",
+         diag(rc, out, err))
+
+    rc, out, err = xfer("write", 300000, 5000, 18, k=key ^ 1)
+    got = ctl("check 300000 5000 0")
+    T.ok(rc == 3 and "status %d" % 2 in out and got == "ok",
+         "bad key to pages not in the NIC: BAD_KEY, nothing written", diag(rc, out, err) + "\ncheck: " + got)
+    write_check("before a bad key", 600000, 4096, 19)
+    rc, out, err = xfer("write", 600000, 4096, 20, k=key ^ 2)
+    got = ctl("check 600000 4096 19")
+    T.ok(rc == 3 and "status 2" in out and got == "ok",
+         "bad key to a mapped page: BAD_KEY, the page unchanged", diag(rc, out, err) + "\ncheck: " + got)
+
+    rc, out, err = xfer("write", 0, 3000, 21, k=rokey, addr=robase)
+    T.ok(rc == 3 and "status 4" in out, "write to a read-only export: READ_ONLY", diag(rc, out, err))
+    rc, out, err = xfer("read", 0, 3000, 99, k=rokey, addr=robase)
+    T.ok(rc == 0, "read of the read-only export: its bytes unchanged", diag(rc, out, err))
+
+    fw1, ep1 = counters(1, "fw_counters"), counters(1, "ep_counters")
+    T.ok(fw1.get("bounces", 0) > fw0.get("bounces", 0) and fw1.get("page_misses", 0) > fw0.get("page_misses", 0)
+         and ep1.get("bounces", 0) > ep0.get("bounces", 0) and ep1.get("restarts", 0) > ep0.get("restarts", 0)
+         and ep1.get("invalidations", 0) > ep0.get("invalidations", 0),
+         "node 1: bounces, page misses, restarts and invalidations counted",
+         "fw before %s\nfw after %s\nep before %s\nep after %s" % (fw0, fw1, ep0, ep1))
+    ep0n0 = counters(0, "ep_counters")
+    T.ok(ep0n0.get("page_misses", 0) > 0 and ep0n0.get("restarts", 0) > 0,
+         "node 0: source page misses served and restarted", "%s" % ep0n0)
+
+    r = ctl("quit")
+    src, sout, serr = srv.wait(60)
+    T.ok(r == "bye" and src == 0, "node 1: the exporter exits", diag(src, sout, serr))
+    for n in (0, 1):
+        c = counters(n, "ep_counters")
+        T.ok(c.get("endpoints", -1) == 0 and c.get("unmap_timeouts", 1) == 0 and c.get("miss_errors", 1) == 0
+             and c.get("evq_overflow", 1) == 0,
+             "node %d: no endpoint left, no unmap timeouts, miss errors or lost events" % n, "%s" % c)
+    pins1 = pins(1)
+    d_pin = lambda p: int(p.get("nr_foll_pin_acquired", 0)) - int(p.get("nr_foll_pin_released", 0))
+    T.ok(d_pin(pins1) == d_pin(pins0) and pins1.get("nr_mlock") == pins0.get("nr_mlock"),
+         "node 1: no pinned pages left (FOLL_PIN acquired - released and nr_mlock as before)",
+         "before %s\nafter %s" % (pins0, pins1))
+
+
 GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
-          "netvm-phys": group_netvm_phys}
+          "netvm-phys": group_netvm_phys, "netvm-user": group_netvm_user}
 
 
 def qemu_pids(cluster):
