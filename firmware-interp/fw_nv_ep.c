@@ -198,9 +198,11 @@ static uint32_t validate_write(struct fw *fw, uint32_t ep,
 	st = check_remote(fw, c);
 	if (st)
 		return st;
+	if (c->nfrag > NVM_FRAG_MAX)
+		return NVM_ST_BAD_CMD;
 	if (c->flags & NVM_CF_INLINE)
 		return c->len <= NVM_INLINE_MAX ? NVM_ST_OK : NVM_ST_BAD_CMD;
-	if (c->nfrag < 1 || c->nfrag > NVM_FRAG_MAX)
+	if (c->nfrag < 1)	/* only a notification carries no data */
 		return c->len == 0 ? NVM_ST_OK : NVM_ST_BAD_CMD;
 	for (uint32_t i = 0; i < c->nfrag; i++) {
 		if (check_frag(&c->src[i]))
@@ -323,6 +325,8 @@ static bool lock_local(struct fw *fw, uint32_t ep, uint32_t idx, uint32_t n,
 	*status = NVM_ST_OK;
 	if (op->cmd.flags & NVM_CF_PHYS)
 		return true;
+	if (n > NVM_FRAG_MAX)
+		n = NVM_FRAG_MAX;	/* validated already; never trust a count */
 	for (uint32_t i = 0; i < n; i++) {
 		const struct nvm_frag *f = &op->cmd.src[i];
 		int64_t ppn;
@@ -431,7 +435,7 @@ static bool op_start(struct fw *fw, uint32_t ep, uint32_t idx)
 		memcpy(fw->chip->sram + data, op->cmd.inline_data, op->cmd.len);
 		op->state = FW_OP_READY;
 	} else if (job >= 0) {
-		for (uint32_t i = 0; i < op->cmd.nfrag; i++) {
+		for (uint32_t i = 0; i < op->cmd.nfrag && i < NVM_FRAG_MAX; i++) {
 			if (!op->cmd.src[i].len)
 				continue;
 			fw_hdma_add(fw, job, LANAI_DMA_E2L, op->cmd.src[i].len,

@@ -234,6 +234,13 @@ START_TEST(test_gather)
 	finish(&ha, PA);
 	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 1);
 	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_BAD_CMD);
+	/* more fragments than a command holds, even with no data (found by
+	 * the fuzzer: it used to index past the lock array) */
+	c.len = 0;
+	c.nfrag = 200;
+	sh_cmd(&ha, PA, &c);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_err(&ha, PA, 1).status, NVM_ST_BAD_CMD);
 }
 END_TEST
 
