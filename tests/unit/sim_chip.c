@@ -239,6 +239,16 @@ static bool step_hdma(struct sim_chip *s)
 	return true;
 }
 
+/* Leading route bytes: outside the CRC, as on the device (packet.h). */
+static uint32_t route_len(const uint8_t *b, uint32_t len)
+{
+	uint32_t n = 0;
+
+	while (n < len && n < NVM_ROUTE_MAX && (b[n] & NVM_ROUTE_BYTE))
+		n++;
+	return n;
+}
+
 static bool step_send(struct sim_chip *s)
 {
 	struct sim_frame *f;
@@ -248,7 +258,8 @@ static bool step_send(struct sim_chip *s)
 		return false;	/* a full wire back-pressures the sender */
 	f = malloc(sizeof(*f));
 	memcpy(f->data, s->chip.sram + s->send_off, s->send_len);
-	crc = fw_crc32(0, f->data, s->send_len);
+	crc = fw_crc32(0, f->data + route_len(f->data, s->send_len),
+		       s->send_len - route_len(f->data, s->send_len));
 	f->data[s->send_len + 0] = crc >> 24;
 	f->data[s->send_len + 1] = crc >> 16;
 	f->data[s->send_len + 2] = crc >> 8;
@@ -257,7 +268,8 @@ static bool step_send(struct sim_chip *s)
 	if (s->corrupt_next > 0) {
 		/* corrupt the header but fix the CRC: a malformed packet */
 		f->data[s->corrupt_next - 1] ^= 0x40;
-		crc = fw_crc32(0, f->data, f->len - 4);
+		crc = fw_crc32(0, f->data + route_len(f->data, f->len - 4),
+			       f->len - 4 - route_len(f->data, f->len - 4));
 		f->data[f->len - 4] = crc >> 24;
 		f->data[f->len - 3] = crc >> 16;
 		f->data[f->len - 2] = crc >> 8;
@@ -318,7 +330,8 @@ static bool step_wire(struct sim_chip *s)
 		len = f->len - NVM_PKT_CRC_LEN;
 		crc = (uint32_t)f->data[len] << 24 | f->data[len + 1] << 16 |
 		      f->data[len + 2] << 8 | f->data[len + 3];
-		if (crc == fw_crc32(0, f->data, len)) {
+		if (crc == fw_crc32(0, f->data + route_len(f->data, len),
+				    len - route_len(f->data, len))) {
 			memcpy(slot + sizeof(struct fw_rx_slot), f->data, len);
 			fw_sram_wr32(&p->chip, soff + 4, len);
 			fw_sram_wr32(&p->chip, soff, FW_RX_SLOT_FULL);
