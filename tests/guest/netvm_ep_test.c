@@ -64,6 +64,7 @@ static uint8_t pat(uint32_t seed, uint64_t i)
 
 static void ep_open(struct ep *e)
 {
+	memset(e, 0, sizeof(*e));
 	e->fd = open(DEV, O_RDWR);
 	if (e->fd < 0)
 		die("open " DEV);
