@@ -189,6 +189,7 @@ struct netvm_dev {
 	struct netvm_raw raw;
 	struct netvm_nv nv;	/* NetVM kernel endpoint, netvm_nv.c */
 	struct netvm_eps eps;	/* NetVM user endpoints, netvm_ep.c */
+	struct netvm_imp imp;	/* import over the network, netvm_import.c */
 	struct netvm_stats stats;
 };
 
@@ -221,6 +222,8 @@ void netvm_raw_rx_event(struct netvm_dev *nd, u32 index, u64 arg);
 void netvm_raw_rx_kick(struct netvm_dev *nd);
 int netvm_raw_send(struct netvm_dev *nd, const void __user *ubuf, u32 len,
 		   u8 route_len, const u8 *route);
+int netvm_raw_send_kernel(struct netvm_dev *nd, const void *buf, u32 len,
+			  u8 route_len, const u8 *route);
 int netvm_raw_recv(struct netvm_dev *nd, void __user *ubuf, u32 *len,
 		   u32 *src_node, u32 timeout_ms);
 

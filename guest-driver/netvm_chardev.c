@@ -122,6 +122,7 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_EP_INFO:
 	case NETVM_IOC_EXPORT:
 	case NETVM_IOC_UNEXPORT:
+	case NETVM_IOC_IMPORT:
 	case NETVM_IOC_INFO:
 	case NETVM_IOC_RAW_SEND:
 	case NETVM_IOC_RAW_RECV:
@@ -149,6 +150,9 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 		break;
 	case NETVM_IOC_KBENCH:
 		ret = netvm_nv_ioc_kbench(nd, uarg);
+		break;
+	case NETVM_IOC_IMPORT:
+		ret = netvm_import_ioctl(nd, uarg);
 		break;
 	case NETVM_IOC_EP_OPEN:
 	case NETVM_IOC_EP_INFO:

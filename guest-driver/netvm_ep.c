@@ -662,6 +662,8 @@ static int ep_export(struct netvm_ep *ep, void __user *uarg)
 	exp->end = end;
 	exp->npages = (end - start) >> PAGE_SHIFT;
 	exp->ro = req.flags & NETVM_EXPORT_RO;
+	exp->addr = req.addr;
+	exp->len = req.len;
 	memcpy(exp->name, req.name, sizeof(exp->name) - 1);
 	do {
 		exp->key = get_random_u64();

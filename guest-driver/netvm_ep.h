@@ -50,6 +50,8 @@ struct netvm_export {
 	struct mmu_interval_notifier mni;
 	unsigned long start;		/* page aligned */
 	unsigned long end;
+	u64 addr;			/* as asked for (import replies) */
+	u64 len;
 	unsigned long npages;
 	u64 key;
 	bool ro;
@@ -99,6 +101,29 @@ struct netvm_eps {
 	atomic64_t dirty;
 };
 
+/*
+ * Import over the network (netvm_import.c).  lock (IRQ-safe spinlock)
+ * guards the pending list and the request fifo between the raw receive
+ * IRQ handler and process context; work serves requests from peers.
+ */
+struct netvm_imp_msg;
+
+struct netvm_imp {
+	spinlock_t lock;			/* pending, next_id, reqq */
+	struct list_head pending;	/* struct netvm_imp_wait, lock */
+	wait_queue_head_t wq;
+	u32 next_id;			/* lock */
+	struct netvm_imp_msg *reqq;	/* NETVM_IMP_REQQ requests, lock */
+	u32 req_head;
+	u32 req_count;
+	struct work_struct work;
+	atomic64_t sent;
+	atomic64_t served;
+	atomic64_t replies;
+	atomic64_t timeouts;
+	atomic64_t dropped;
+};
+
 /* Per open file of /dev/netvmN. */
 struct netvm_file {
 	struct netvm_dev *nd;
@@ -114,6 +139,12 @@ int netvm_ep_mmap(struct netvm_file *nf, struct vm_area_struct *vma);
 void netvm_ep_release(struct netvm_file *nf);
 __poll_t netvm_ep_poll(struct netvm_file *nf, struct file *file,
 		       struct poll_table_struct *wait);
+
+/* netvm_import.c */
+int netvm_import_init(struct netvm_dev *nd);
+void netvm_import_free(struct netvm_dev *nd);
+bool netvm_import_rx(struct netvm_dev *nd, const void *buf, u32 len, u32 src);
+long netvm_import_ioctl(struct netvm_dev *nd, void __user *u);
 
 extern struct device_attribute dev_attr_ep_counters;
 

@@ -158,6 +158,7 @@ static void netvm_teardown(struct netvm_dev *nd)
 	netvm_hw_quiesce(nd);
 	netvm_free_irqs(nd);
 	pci_free_irq_vectors(nd->pdev);
+	netvm_import_free(nd);
 	netvm_raw_free(nd);
 	netvm_ep_free(nd);
 	netvm_nv_free(nd);
@@ -262,6 +263,9 @@ static int netvm_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	nd->sram_size = netvm_rd(nd, NVM_REG_SRAM_SIZE);
 	WRITE_ONCE(nd->link, netvm_rd(nd, NVM_REG_LINK));
 
+	ret = netvm_import_init(nd);
+	if (ret)
+		goto err_teardown;
 	ret = netvm_raw_init(nd);
 	if (ret)
 		goto err_teardown;

@@ -252,6 +252,9 @@ void netvm_raw_rx_event(struct netvm_dev *nd, u32 index, u64 arg)
 		atomic64_inc(&nd->stats.raw_rx_errors);
 		goto repost;
 	}
+	/* kernel-control frames (import) never reach raw readers */
+	if (netvm_import_rx(nd, raw->rx_bufs[index].buf, bytes, src))
+		goto repost;
 
 	spin_lock(&raw->rxq_lock);
 	if (raw->rxq_count == NETVM_RXQ_LEN || raw->rx_def_count) {
@@ -318,8 +321,9 @@ static bool netvm_tx_slot_is(struct netvm_dev *nd, struct netvm_tx_slot *s,
 	return ret;
 }
 
-int netvm_raw_send(struct netvm_dev *nd, const void __user *ubuf, u32 len,
-		   u8 route_len, const u8 *route)
+static int __netvm_raw_send(struct netvm_dev *nd, const void *kbuf,
+			    const void __user *ubuf, u32 len, u8 route_len,
+			    const u8 *route)
 {
 	struct netvm_raw *raw = &nd->raw;
 	struct netvm_tx_slot *s;
@@ -352,7 +356,9 @@ int netvm_raw_send(struct netvm_dev *nd, const void __user *ubuf, u32 len,
 			return -EINTR;
 		return READ_ONCE(nd->dead) ? -ENODEV : -EBUSY;
 	}
-	if (copy_from_user(s->buf, ubuf, len)) {
+	if (kbuf) {
+		memcpy(s->buf, kbuf, len);
+	} else if (copy_from_user(s->buf, ubuf, len)) {
 		mutex_unlock(&raw->tx_mutex);
 		return -EFAULT;
 	}
@@ -395,6 +401,19 @@ int netvm_raw_send(struct netvm_dev *nd, const void __user *ubuf, u32 len,
 	spin_unlock_irq(&raw->tx_lock);
 	wake_up_all(&raw->tx_wq);
 	return ret;
+}
+
+int netvm_raw_send(struct netvm_dev *nd, const void __user *ubuf, u32 len,
+		   u8 route_len, const u8 *route)
+{
+	return __netvm_raw_send(nd, NULL, ubuf, len, route_len, route);
+}
+
+/* For the driver's own control frames (netvm_import.c). */
+int netvm_raw_send_kernel(struct netvm_dev *nd, const void *buf, u32 len,
+			  u8 route_len, const u8 *route)
+{
+	return __netvm_raw_send(nd, buf, NULL, len, route_len, route);
 }
 
 static bool netvm_rxq_ready(struct netvm_dev *nd)

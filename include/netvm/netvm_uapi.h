@@ -154,7 +154,7 @@ struct netvm_export_req {
 	uint32_t flags;		/* NETVM_EXPORT_* */
 	uint32_t reserved;
 	uint64_t key;		/* out */
-	char name[32];		/* NUL-terminated, for the (future) import */
+	char name[32];		/* NUL-terminated: the name importers ask for */
 };
 
 struct netvm_unexport_req {
@@ -166,5 +166,29 @@ struct netvm_unexport_req {
 #define NETVM_IOC_EP_INFO	_IOR(NETVM_IOC_MAGIC, 0x21, struct netvm_ep_info)
 #define NETVM_IOC_EXPORT	_IOWR(NETVM_IOC_MAGIC, 0x22, struct netvm_export_req)
 #define NETVM_IOC_UNEXPORT	_IOW(NETVM_IOC_MAGIC, 0x23, struct netvm_unexport_req)
+
+/*
+ * Import the export called @name of port @port on node @node: the driver
+ * asks that node's kernel over the NIC (a kernel-control raw frame) and
+ * waits up to timeout_ms (0: 5000; at most 60000) for its answer.  Needs
+ * no endpoint on this file.  Errors: ENOENT (no such port or name there),
+ * ETIMEDOUT (no answer), EHOSTUNREACH (the frame reached another node, or
+ * no route), ENOLINK, EINTR, ENODEV (NetVM off), EINVAL.
+ */
+struct netvm_import_req {
+	uint32_t node;
+	uint32_t port;
+	char name[32];		/* NUL-terminated */
+	uint32_t timeout_ms;
+	uint32_t reserved;
+	uint64_t addr;		/* out: the exporter's address, as exported */
+	uint64_t len;		/* out: bytes, as exported */
+	uint64_t key;		/* out */
+	uint32_t pt_rows;	/* out: the remote node's nvm_pt_hash rows */
+	uint32_t flags;		/* out: NETVM_EXPORT_RO */
+	uint32_t reserved2[4];
+};
+
+#define NETVM_IOC_IMPORT	_IOWR(NETVM_IOC_MAGIC, 0x24, struct netvm_import_req)
 
 #endif /* NETVM_UAPI_H */
