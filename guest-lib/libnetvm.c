@@ -13,14 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "netvm.h"
-
-#define NETVM_PUBLIC __attribute__((visibility("default")))
-
-struct netvm {
-	int fd;
-	struct netvm_info info;		/* as read at open */
-};
+#include "netvm_priv.h"
 
 NETVM_PUBLIC int netvm_open_path(const char *path, struct netvm **out)
 {
@@ -41,6 +34,8 @@ NETVM_PUBLIC int netvm_open_path(const char *path, struct netvm **out)
 		return -ENOMEM;
 	}
 	nv->fd = fd;
+	nv->efd = -1;
+	snprintf(nv->path, sizeof(nv->path), "%s", path);
 	if (ioctl(fd, NETVM_IOC_INFO, &nv->info) < 0) {
 		err = errno;
 		close(fd);
@@ -70,6 +65,7 @@ NETVM_PUBLIC int netvm_close(struct netvm *nv)
 
 	if (!nv)
 		return 0;
+	nvl_ep_close(nv);
 	if (close(nv->fd) < 0 && errno != EINTR)
 		ret = -errno;
 	free(nv);

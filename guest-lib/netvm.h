@@ -11,8 +11,15 @@
  *     threads: the calls keep no state between them apart from the cached
  *     device information, which never changes.
  *
+ *   - Endpoint calls (netvm_register() and everything after it in this
+ *     file) are NOT thread-safe per handle: use one handle (one endpoint)
+ *     per thread, or serialise the calls on a handle yourself.  Distinct
+ *     handles are independent.  netvm_info() and the raw-frame calls may
+ *     still be made from any thread.
+ *
  * Link with -lnetvm (pkg-config --libs netvm).  Symbols are versioned
- * NETVM_0.1.
+ * NETVM_0.1 (device and raw frames) and NETVM_0.2 (NetVM endpoints).
+ * docs/api.md has the whole reference.
  */
 #ifndef NETVM_LIB_H
 #define NETVM_LIB_H
@@ -80,6 +87,186 @@ int netvm_raw_send(struct netvm *nv, const void *buf, size_t len,
  */
 int netvm_raw_recv(struct netvm *nv, void *buf, size_t cap, size_t *len_out,
 		   unsigned int *src_node, unsigned int timeout_ms);
+
+/* ==== NetVM: endpoints, exports, imports, data, atomics, notifications ==== */
+
+#define NETVM_PORT_ANY		(-1)
+#define NETVM_NAME_MAX		32	/* names, NUL included */
+#define NETVM_NOTF_MAX		1023	/* counting notifications 1..1023 */
+
+/*
+ * Register an endpoint (NetVM port) on this handle.  port must be
+ * NETVM_PORT_ANY (the driver picks a free one; anything else gives
+ * -EOPNOTSUPP); notf_len is the wanted notification queue size, 0 for the
+ * driver's (256), at most 256.  Maps the endpoint's command queue,
+ * doorbell and host block, and arms every notification (each wakes
+ * netvm_notf_wait()/netvm_notfq_wait()).  Returns the port (>= 1).
+ * Errors: -EBUSY (already registered), -EINVAL, -ENODEV (NetVM off),
+ * -ENOSPC/-EBUSY (no free port), open/mmap errors.
+ */
+int netvm_register(struct netvm *nv, int port, unsigned int notf_len);
+
+/* Close the endpoint: aborts its commands, drops its exports and forgets
+ * its imports.  0, or -ENXIO if none was registered. */
+int netvm_unregister(struct netvm *nv);
+
+/* The endpoint's file descriptor (poll: POLLIN when a notification is
+ * queued), or -ENXIO. */
+int netvm_ep_fd(const struct netvm *nv);
+
+/*
+ * Export [addr, addr + size) of this process under name (unique per
+ * handle, 1..31 characters).  Nothing is pinned.  flags: NETVM_EXPORT_RO
+ * (remote writes and atomics fail with -EROFS at the writer).  On success
+ * returns a handle (>= 0) and, if key is not NULL, the random 64-bit key.
+ * Local buffers given to netvm_write*() (sources) and netvm_read*()
+ * (targets) must lie in one of the caller's exports -- a NetVM rule: the
+ * NIC checks the source page's key too.  Only writes whose fragments are
+ * all inline (<= 96 bytes each) are exempt.
+ * Errors: -ENXIO (no endpoint), -EINVAL, -ENAMETOOLONG, -EEXIST (name
+ * taken, or overlaps an export), -ENOSPC (64 exports), -ENOMEM.
+ */
+int netvm_export(struct netvm *nv, const char *name, void *addr, size_t size,
+		 unsigned int flags, uint64_t *key);
+/* Remove an export: -EBADF for a bad handle. */
+int netvm_unexport(struct netvm *nv, int handle);
+/* The handle of this handle's export called name, or -ENOENT. */
+int netvm_export_lookup(struct netvm *nv, const char *name, uint64_t *key);
+
+/*
+ * Import the export called name of (node, port): the driver asks node's
+ * kernel over the NIC (at most 5 s).  node may be this node.  Returns a
+ * segment handle (>= 0).  Importing the same (node, port, name) twice
+ * gives a second handle.  Errors: -ENOENT (no such name or port there),
+ * -ETIMEDOUT (node did not answer), -EHOSTUNREACH (no such node on the
+ * cable / no route), -ENOLINK, -EINTR, -ENOSPC (64 imports), -EINVAL,
+ * -ENAMETOOLONG.
+ */
+int netvm_import(struct netvm *nv, unsigned int node, unsigned int port,
+		 const char *name);
+/* Forget a segment (no message is sent).  -EBADF for a bad handle. */
+int netvm_unimport(struct netvm *nv, int seg);
+/* An existing segment of (node, port, name), or -ENOENT. */
+int netvm_import_lookup(struct netvm *nv, unsigned int node, unsigned int port,
+			const char *name);
+
+struct netvm_segment {
+	uint32_t node;
+	uint32_t port;
+	uint64_t addr;		/* the exporter's address */
+	uint64_t len;		/* bytes: offsets 0 .. len - 1 */
+	uint64_t key;
+	uint32_t flags;		/* NETVM_EXPORT_RO */
+	uint32_t pt_rows;
+};
+/* What a segment refers to.  -EBADF for a bad handle. */
+int netvm_import_info(struct netvm *nv, int seg, struct netvm_segment *out);
+
+/*
+ * Data transfer, any size and alignment.  The library cuts the transfer
+ * at page boundaries on both sides (one command per piece, pieces of at
+ * most 96 bytes of a write travel inline) and queues the commands.
+ *   netvm_write:   local [addr, +size) -> segment [off, +size); returns
+ *                  once queued (inline pieces are copied; other source
+ *                  bytes are read by the NIC later: do not change them
+ *                  before netvm_flushW()).
+ *   netvm_writeF:  the same, returning when the write has completed
+ *                  (source reusable, errors reported).
+ *   netvm_writeN / netvm_writeFN: plus notification notf (1..1023
+ *                  counting, >= 1024 one-shot) at the receiver, carried
+ *                  by the last piece only, so it arrives after all data.
+ *   netvm_read:    segment [off, +size) -> local [addr, +size); the data
+ *                  is there after netvm_flushR().
+ *   netvm_readF:   the same, returning with the data in place.
+ * size 0 does nothing.  Checks before anything is sent: -EBADF (bad
+ * segment or no endpoint: -ENXIO), -ERANGE (off + size past the segment),
+ * -EROFS (write to a read-only segment), -ENOKEY (local buffer not in an
+ * export), -EINVAL (NULL addr, notf 0).  Errors of the transfer itself
+ * (returned by the F variants and the flushes): -EKEYREJECTED (bad key),
+ * -ECONNREFUSED (no such port), -EROFS, -EHOSTUNREACH (peer unreachable),
+ * -ECONNRESET (peer restarted), -EFAULT (the remote range is not
+ * exported), -ECANCELED, -EIO, -ETIMEDOUT (no completion within 30 s).
+ */
+int netvm_write(struct netvm *nv, int seg, uint64_t off, const void *addr,
+		size_t size);
+int netvm_writeF(struct netvm *nv, int seg, uint64_t off, const void *addr,
+		 size_t size);
+int netvm_writeN(struct netvm *nv, int seg, uint64_t off, const void *addr,
+		 size_t size, uint32_t notf);
+int netvm_writeFN(struct netvm *nv, int seg, uint64_t off, const void *addr,
+		  size_t size, uint32_t notf);
+int netvm_read(struct netvm *nv, int seg, uint64_t off, void *addr,
+	       size_t size);
+int netvm_readF(struct netvm *nv, int seg, uint64_t off, void *addr,
+		size_t size);
+
+/*
+ * Wait until every command issued so far on the endpoint has completed
+ * (the NI has one completion counter per endpoint, so the three are the
+ * same wait).  Returns 0, or the first transfer error reported since the
+ * last flush (see above), or -ETIMEDOUT after 30 s.
+ */
+int netvm_flushR(struct netvm *nv);
+int netvm_flushW(struct netvm *nv);
+int netvm_flushRW(struct netvm *nv);
+
+/*
+ * Atomics on the 32-bit word at segment offset off (4-aligned, else
+ * -EINVAL; past the segment -ERANGE), synchronous: each returns 0 with
+ * the old value in *old (testandset: 1 if the word was set), or an error
+ * as for netvm_writeF().
+ */
+int netvm_testandset(struct netvm *nv, int seg, uint64_t off, uint32_t *old);
+int netvm_incr(struct netvm *nv, int seg, uint64_t off, uint32_t *old);
+int netvm_decr(struct netvm *nv, int seg, uint64_t off, uint32_t *old);
+int netvm_swap(struct netvm *nv, int seg, uint64_t off, uint32_t val,
+	       uint32_t *old);
+int netvm_cswap(struct netvm *nv, int seg, uint64_t off, uint32_t expect,
+		uint32_t val, uint32_t *old);
+/*
+ * NetVM's wait-queue primitives on the 5-word block (H, T, C, P, S) at
+ * off (20 bytes within the segment, not crossing a page); r[0..2] are
+ * the NI's results (netvm_fw.h, enum nvm_atomic_op).
+ */
+#define NETVM_WQ_EMPTY		0xffffffffu	/* no id (NVM_WQ_EMPTY) */
+int netvm_enqueue(struct netvm *nv, int seg, uint64_t off, uint32_t id,
+		  uint32_t r[3]);
+int netvm_dequeue(struct netvm *nv, int seg, uint64_t off, uint32_t r[3]);
+int netvm_newhead(struct netvm *nv, int seg, uint64_t off, uint32_t head,
+		  uint32_t r[3]);
+int netvm_semP(struct netvm *nv, int seg, uint64_t off, uint32_t id,
+	       uint32_t r[3]);
+int netvm_semV(struct netvm *nv, int seg, uint64_t off, uint32_t r[3]);
+
+/* One entry of the notification queue. */
+struct netvm_notf {
+	uint32_t notf;		/* its number */
+	uint16_t src_node;
+	uint16_t src_port;
+};
+
+/*
+ * Counting notifications 1..1023 (else -EINVAL).
+ *   netvm_notf_test: events signalled and not yet acknowledged (>= 0).
+ *   netvm_notf_ack:  acknowledge one; returns how many remain, or -EAGAIN
+ *                    if none was pending.
+ *   netvm_notf_wait: wait (sleeping in poll(2)) until one is pending;
+ *                    returns the pending count (it does not acknowledge).
+ *                    timeout_ms < 0 waits for ever; -ETIMEDOUT, -EINTR.
+ */
+int netvm_notf_test(struct netvm *nv, uint32_t notf);
+int netvm_notf_ack(struct netvm *nv, uint32_t notf);
+int netvm_notf_wait(struct netvm *nv, uint32_t notf, int timeout_ms);
+
+/*
+ * The notification queue: one entry per one-shot notification, and one
+ * per counting notification that went from none to one pending.
+ *   netvm_notfq_remove: take the oldest entry; -EAGAIN if none.
+ *   netvm_notfq_wait:   the same, waiting up to timeout_ms (< 0: for ever);
+ *                       -ETIMEDOUT, -EINTR.
+ */
+int netvm_notfq_remove(struct netvm *nv, struct netvm_notf *out);
+int netvm_notfq_wait(struct netvm *nv, int timeout_ms, struct netvm_notf *out);
 
 /*
  * A message for a code returned by this library (0 or negative errno).

@@ -2,7 +2,7 @@
 """Guest test suite runner: boots a 2-node cluster of its own through the
 front door, checks real behaviour in the guests, always tears it down.
 
-    tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys | netvm-user)
+    tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys | netvm-user | netvm-lib)
 
 Output is TAP (meson's protocol: 'tap').  The cluster is named
 't-guest-GROUP' so that a user's own cluster is never touched.
@@ -441,8 +441,65 @@ def group_netvm_user():
          "before %s\nafter %s" % (pins0, pins1))
 
 
+def group_netvm_lib():
+    """libnetvm between two guests: node 1 exports, node 0 imports over the
+    network and writes, reads, notifies and runs atomics (netvm-lib-test)."""
+    for n in (0, 1):
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/nv_state")
+        if not T.ok(rc == 0 and out.strip() == "on", "node %d: NetVM on" % n, diag(rc, out, err)):
+            return
+    srv = Background(1, ["netvm-lib-test", "serve"], timeout=240)
+    rc, out, err = sh(1, "for i in $(seq 100); do test -f /tmp/nvlib.info && break; sleep 0.2; done; "
+                      "cat /tmp/nvlib.info")
+    w = out.split()
+    info = dict((w[i], w[i + 1]) for i in range(0, len(w) - 1, 2))
+    if not T.ok(rc == 0 and "port" in info, "node 1: libnetvm endpoint registered, \"buf\" exported: %s"
+                % out.strip(), diag(rc, out, err) + "\n" + diag(*srv.wait(5))):
+        return
+    port = info["port"]
+
+    def ctl(line, timeout=60):
+        rc, out, err = sh(1, "echo '%s' > /tmp/nvlib.ctl; cat /tmp/nvlib.resp" % line, timeout=timeout)
+        return out.strip() if rc == 0 else "exit %d: %s" % (rc, err.strip())
+
+    t0 = time.monotonic()
+    rc, out, err = nv("run", "0", "--", "netvm-lib-test", "client", "1", port, timeout=180)
+    text = out.decode(errors="replace")
+    last = None
+    for line in text.splitlines():
+        if line.startswith("ok - "):
+            T.ok(True, "node 0: " + line[5:])
+        elif line.startswith("not ok - "):
+            T.ok(False, "node 0: " + line[9:], diag(rc, out, err))
+        elif line.startswith("last "):
+            last = line.split()[1:]
+    T.ok(rc == 0 and last is not None, "node 0: netvm-lib-test client exits 0 (%.1f s)"
+         % (time.monotonic() - t0), diag(rc, out, err))
+    if last:
+        got = ctl("check %s %s %s" % tuple(last))
+        T.ok(got == "ok", "node 1: the last %s B written are in its memory, byte-verified" % last[1], got)
+
+    # writeN on node 0, netvm_notf_wait on node 1 (sleeping in poll)
+    waiter = Background(1, ["sh", "-c", "echo 'notf 7 60000 300001 20000 55' > /tmp/nvlib.ctl; "
+                            "cat /tmp/nvlib.resp"], timeout=90)
+    time.sleep(1)
+    rc, out, err = nv("run", "0", "--", "netvm-lib-test", "notify", "1", port, "300001", "20000", "55", "7",
+                      timeout=60)
+    wrc, wout, werr = waiter.wait(80)
+    T.ok(rc == 0 and wrc == 0 and wout.strip() == b"ok 0 pending",
+         "writeN 20000 B + notification 7 from node 0; node 1's notf_wait wakes with the data "
+         "in place, ack leaves 0 pending", diag(rc, out, err) + "\n" + diag(wrc, wout, werr))
+
+    r = ctl("quit")
+    src, sout, serr = srv.wait(60)
+    T.ok(r == "bye" and src == 0, "node 1: the exporter exits", diag(src, sout, serr))
+    rc, out, err = sh(0, "cat /sys/class/netvm/netvm0/ep_counters")
+    T.ok(rc == 0 and "endpoints 0" in out, "node 0: no endpoint left", out)
+
+
 GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
-          "netvm-phys": group_netvm_phys, "netvm-user": group_netvm_user}
+          "netvm-phys": group_netvm_phys, "netvm-user": group_netvm_user,
+          "netvm-lib": group_netvm_lib}
 
 
 def qemu_pids(cluster):

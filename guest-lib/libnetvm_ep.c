@@ -1,0 +1,886 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR MIT)
+/*
+ * libnetvm: NetVM endpoints -- register, exports, imports, data transfer,
+ * atomics and notifications, on the driver's endpoint ioctls and mmaps
+ * (docs/driver.md) and the firmware's command queue (docs/firmware.md).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "netvm_frag.h"
+#include "netvm_priv.h"
+
+#define NVL_WAIT_NS		(30ull * 1000000000ull)
+#define NVL_NOTF_LEN_MAX	256
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t ld32(const volatile void *p)
+{
+	return __atomic_load_n((const volatile uint32_t *)p, __ATOMIC_ACQUIRE);
+}
+
+static volatile struct nvm_shadow *shadow(struct netvm *nv)
+{
+	return (volatile struct nvm_shadow *)(nv->host + nv->ep.shadow_off);
+}
+
+static volatile uint32_t *sram32(struct netvm *nv, uint32_t off)
+{
+	return (volatile uint32_t *)(nv->sram + off);
+}
+
+/* ---- register ---- */
+
+void nvl_ep_close(struct netvm *nv)
+{
+	if (nv->efd < 0)
+		return;
+	if (nv->sram)
+		munmap((void *)nv->sram, nv->ep.sram_size);
+	if (nv->db)
+		munmap((void *)nv->db, nv->ep.db_size);
+	if (nv->host)
+		munmap((void *)nv->host, nv->ep.host_size);
+	close(nv->efd);
+	nv->efd = -1;
+	nv->sram = NULL;
+	nv->db = NULL;
+	nv->host = NULL;
+	memset(nv->exp, 0, sizeof(nv->exp));
+	memset(nv->imp, 0, sizeof(nv->imp));
+	nv->stash_count = 0;
+}
+
+NETVM_PUBLIC int netvm_register(struct netvm *nv, int port,
+				unsigned int notf_len)
+{
+	void *p;
+	int err, fd;
+	uint32_t i;
+
+	if (!nv)
+		return -EINVAL;
+	if (port != NETVM_PORT_ANY)
+		return -EOPNOTSUPP;
+	if (notf_len > NVL_NOTF_LEN_MAX)
+		return -EINVAL;
+	if (nv->efd >= 0)
+		return -EBUSY;
+	fd = open(nv->path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	nv->efd = fd;
+	if (ioctl(fd, NETVM_IOC_EP_OPEN, &nv->ep) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	p = mmap(NULL, nv->ep.sram_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 NETVM_EP_MMAP_SRAM);
+	if (p == MAP_FAILED)
+		goto fail_errno;
+	nv->sram = p;
+	p = mmap(NULL, nv->ep.db_size, PROT_WRITE, MAP_SHARED, fd,
+		 NETVM_EP_MMAP_DB);
+	if (p == MAP_FAILED)
+		goto fail_errno;
+	nv->db = p;
+	p = mmap(NULL, nv->ep.host_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 NETVM_EP_MMAP_HOST);
+	if (p == MAP_FAILED)
+		goto fail_errno;
+	nv->host = p;
+	nv->issued = 0;
+	nv->errs_seen = ld32(&shadow(nv)->errors);
+	nv->notf_cons = ld32(nv->host + nv->ep.notf_cons_off);
+	nv->stash_head = 0;
+	nv->stash_count = 0;
+	/* arm every notification: each event may wake a waiter */
+	for (i = 0; i < NVM_NOTF_COUNTING; i += 4)
+		*sram32(nv, NVM_EP_ARM + i) = 0x01010101u;
+	__sync_synchronize();
+	return (int)nv->ep.port;
+
+fail_errno:
+	err = -errno;
+fail:
+	nvl_ep_close(nv);
+	return err;
+}
+
+NETVM_PUBLIC int netvm_unregister(struct netvm *nv)
+{
+	if (!nv || nv->efd < 0)
+		return -ENXIO;
+	nvl_ep_close(nv);
+	return 0;
+}
+
+NETVM_PUBLIC int netvm_ep_fd(const struct netvm *nv)
+{
+	if (!nv || nv->efd < 0)
+		return -ENXIO;
+	return nv->efd;
+}
+
+/* ---- exports ---- */
+
+static int name_ok(const char *name)
+{
+	size_t n;
+
+	if (!name)
+		return -EINVAL;
+	n = strlen(name);
+	if (!n)
+		return -EINVAL;
+	return n < NETVM_NAME_MAX ? 0 : -ENAMETOOLONG;
+}
+
+NETVM_PUBLIC int netvm_export(struct netvm *nv, const char *name, void *addr,
+			      size_t size, unsigned int flags, uint64_t *key)
+{
+	struct netvm_export_req r;
+	int i, slot = -1, err;
+
+	if (!nv)
+		return -EINVAL;
+	if (nv->efd < 0)
+		return -ENXIO;
+	err = name_ok(name);
+	if (err)
+		return err;
+	if (!addr || !size || (flags & ~NETVM_EXPORT_RO))
+		return -EINVAL;
+	for (i = 0; i < NVL_MAX_EXPORTS; i++) {
+		if (nv->exp[i].used && !strcmp(nv->exp[i].name, name))
+			return -EEXIST;
+		if (!nv->exp[i].used && slot < 0)
+			slot = i;
+	}
+	if (slot < 0)
+		return -ENOSPC;
+	memset(&r, 0, sizeof(r));
+	r.addr = (uintptr_t)addr;
+	r.len = size;
+	r.flags = flags;
+	snprintf(r.name, sizeof(r.name), "%s", name);
+	if (ioctl(nv->efd, NETVM_IOC_EXPORT, &r) < 0)
+		return -errno;
+	nv->exp[slot].used = 1;
+	nv->exp[slot].addr = r.addr;
+	nv->exp[slot].len = r.len;
+	nv->exp[slot].key = r.key;
+	nv->exp[slot].flags = flags;
+	snprintf(nv->exp[slot].name, sizeof(nv->exp[slot].name), "%s", name);
+	if (key)
+		*key = r.key;
+	return slot;
+}
+
+NETVM_PUBLIC int netvm_unexport(struct netvm *nv, int h)
+{
+	struct netvm_unexport_req r;
+
+	if (!nv)
+		return -EINVAL;
+	if (nv->efd < 0)
+		return -ENXIO;
+	if (h < 0 || h >= NVL_MAX_EXPORTS || !nv->exp[h].used)
+		return -EBADF;
+	memset(&r, 0, sizeof(r));
+	r.addr = nv->exp[h].addr;
+	nv->exp[h].used = 0;
+	if (ioctl(nv->efd, NETVM_IOC_UNEXPORT, &r) < 0)
+		return -errno;
+	return 0;
+}
+
+NETVM_PUBLIC int netvm_export_lookup(struct netvm *nv, const char *name,
+				     uint64_t *key)
+{
+	int i, err;
+
+	if (!nv)
+		return -EINVAL;
+	err = name_ok(name);
+	if (err)
+		return err;
+	for (i = 0; i < NVL_MAX_EXPORTS; i++) {
+		if (nv->exp[i].used && !strcmp(nv->exp[i].name, name)) {
+			if (key)
+				*key = nv->exp[i].key;
+			return i;
+		}
+	}
+	return -ENOENT;
+}
+
+/* The export holding all of [a, a + n), or NULL. */
+static struct nvl_export *find_local(struct netvm *nv, uint64_t a, uint64_t n)
+{
+	int i;
+
+	for (i = 0; i < NVL_MAX_EXPORTS; i++) {
+		struct nvl_export *e = &nv->exp[i];
+
+		if (e->used && a >= e->addr && a + n <= e->addr + e->len &&
+		    a + n >= a)
+			return e;
+	}
+	return NULL;
+}
+
+/* ---- imports ---- */
+
+NETVM_PUBLIC int netvm_import(struct netvm *nv, unsigned int node,
+			      unsigned int port, const char *name)
+{
+	struct netvm_import_req r;
+	int i, slot = -1, err;
+
+	if (!nv)
+		return -EINVAL;
+	err = name_ok(name);
+	if (err)
+		return err;
+	if (node > 0xffff || port > 0xffff)
+		return -EINVAL;
+	for (i = 0; i < NVL_MAX_IMPORTS && slot < 0; i++)
+		if (!nv->imp[i].used)
+			slot = i;
+	if (slot < 0)
+		return -ENOSPC;
+	memset(&r, 0, sizeof(r));
+	r.node = node;
+	r.port = port;
+	snprintf(r.name, sizeof(r.name), "%s", name);
+	if (ioctl(nv->fd, NETVM_IOC_IMPORT, &r) < 0)
+		return -errno;
+	nv->imp[slot].used = 1;
+	nv->imp[slot].node = node;
+	nv->imp[slot].port = port;
+	nv->imp[slot].addr = r.addr;
+	nv->imp[slot].len = r.len;
+	nv->imp[slot].key = r.key;
+	nv->imp[slot].pt_rows = r.pt_rows;
+	nv->imp[slot].flags = r.flags;
+	snprintf(nv->imp[slot].name, sizeof(nv->imp[slot].name), "%s", name);
+	return slot;
+}
+
+static struct nvl_import *seg_get(struct netvm *nv, int seg)
+{
+	if (seg < 0 || seg >= NVL_MAX_IMPORTS || !nv->imp[seg].used)
+		return NULL;
+	return &nv->imp[seg];
+}
+
+NETVM_PUBLIC int netvm_unimport(struct netvm *nv, int seg)
+{
+	if (!nv)
+		return -EINVAL;
+	if (!seg_get(nv, seg))
+		return -EBADF;
+	nv->imp[seg].used = 0;
+	return 0;
+}
+
+NETVM_PUBLIC int netvm_import_lookup(struct netvm *nv, unsigned int node,
+				     unsigned int port, const char *name)
+{
+	int i, err;
+
+	if (!nv)
+		return -EINVAL;
+	err = name_ok(name);
+	if (err)
+		return err;
+	for (i = 0; i < NVL_MAX_IMPORTS; i++) {
+		struct nvl_import *m = &nv->imp[i];
+
+		if (m->used && m->node == node && m->port == port &&
+		    !strcmp(m->name, name))
+			return i;
+	}
+	return -ENOENT;
+}
+
+NETVM_PUBLIC int netvm_import_info(struct netvm *nv, int seg,
+				   struct netvm_segment *out)
+{
+	struct nvl_import *m;
+
+	if (!nv || !out)
+		return -EINVAL;
+	m = seg_get(nv, seg);
+	if (!m)
+		return -EBADF;
+	memset(out, 0, sizeof(*out));
+	out->node = m->node;
+	out->port = m->port;
+	out->addr = m->addr;
+	out->len = m->len;
+	out->key = m->key;
+	out->flags = m->flags;
+	out->pt_rows = m->pt_rows;
+	return 0;
+}
+
+/* ---- the command queue ---- */
+
+static int status_errno(uint8_t st)
+{
+	switch (st) {
+	case NVM_ST_OK:
+		return 0;
+	case NVM_ST_BAD_CMD:
+		return -EINVAL;
+	case NVM_ST_BAD_KEY:
+		return -EKEYREJECTED;
+	case NVM_ST_NO_PORT:
+		return -ECONNREFUSED;
+	case NVM_ST_READ_ONLY:
+		return -EROFS;
+	case NVM_ST_PEER_RESET:
+		return -ECONNRESET;
+	case NVM_ST_UNREACHABLE:
+		return -EHOSTUNREACH;
+	case NVM_ST_BAD_ADDR:
+		return -EFAULT;
+	case NVM_ST_PERM:
+		return -EPERM;
+	case NVM_ST_ABORTED:
+		return -ECANCELED;
+	default:
+		return -EIO;
+	}
+}
+
+static void ring(struct netvm *nv)
+{
+	__sync_synchronize();
+	*nv->db = nv->issued;
+}
+
+/* Wait for a free slot; the doorbell is rung first if we must wait. */
+static int post(struct netvm *nv, struct nvm_cmd *c)
+{
+	volatile uint32_t *slot;
+	const uint32_t *w = (const uint32_t *)c;
+	uint64_t t0 = 0;
+	size_t i;
+
+	while (nv->issued - ld32(&shadow(nv)->consumed) >= NVM_CMDQ_LEN &&
+	       nv->issued - *sram32(nv, NVM_EP_STATUS +
+				    offsetof(struct nvm_ep_status, consumed)) >=
+	       NVM_CMDQ_LEN) {
+		if (!t0) {
+			ring(nv);
+			t0 = now_ns();
+		} else if (now_ns() - t0 > NVL_WAIT_NS) {
+			return -ETIMEDOUT;
+		}
+		usleep(20);
+	}
+	slot = sram32(nv, NVM_EP_CMDQ +
+		      (nv->issued % NVM_CMDQ_LEN) * NVM_CMD_SIZE);
+	c->seq = nv->issued + 1;
+	for (i = 0; i < offsetof(struct nvm_cmd, seq) / 4; i++)
+		slot[i] = w[i];
+	__sync_synchronize();
+	slot[offsetof(struct nvm_cmd, seq) / 4] = c->seq;
+	nv->issued++;
+	return 0;
+}
+
+/* Collect the error records not yet seen: the first one's errno, or 0. */
+static int collect_errors(struct netvm *nv)
+{
+	uint32_t errs = ld32(&shadow(nv)->errors);
+	int ret = 0;
+
+	while (nv->errs_seen != errs) {
+		volatile struct nvm_err_rec *r = (volatile struct nvm_err_rec *)
+			(nv->host + nv->ep.err_off +
+			 (nv->errs_seen % nv->ep.err_len) *
+			 sizeof(struct nvm_err_rec));
+
+		if (!ret)
+			ret = status_errno(r->status);
+		if (!ret)
+			ret = -EIO;
+		nv->errs_seen++;
+	}
+	return ret;
+}
+
+/* Ring, then wait until every command issued has completed. */
+static int wait_all(struct netvm *nv)
+{
+	uint64_t t0;
+	int spins = 0;
+
+	ring(nv);
+	t0 = now_ns();
+	while (ld32(&shadow(nv)->done) != nv->issued) {
+		if (++spins < 200)
+			continue;
+		if (now_ns() - t0 > NVL_WAIT_NS) {
+			collect_errors(nv);
+			return -ETIMEDOUT;
+		}
+		usleep(10);
+	}
+	return collect_errors(nv);
+}
+
+static int flush(struct netvm *nv)
+{
+	if (!nv)
+		return -EINVAL;
+	if (nv->efd < 0)
+		return -ENXIO;
+	return wait_all(nv);
+}
+
+NETVM_PUBLIC int netvm_flushR(struct netvm *nv)
+{
+	return flush(nv);
+}
+
+NETVM_PUBLIC int netvm_flushW(struct netvm *nv)
+{
+	return flush(nv);
+}
+
+NETVM_PUBLIC int netvm_flushRW(struct netvm *nv)
+{
+	return flush(nv);
+}
+
+static void cmd_dst(struct nvm_cmd *c, const struct nvl_import *m, uint64_t va)
+{
+	c->dst_node = (uint16_t)m->node;
+	c->dst_port = (uint16_t)m->port;
+	c->dst_va = va;
+	c->dst_key = m->key;
+	c->dst_hash = nvm_pt_hash(m->port, va >> NVM_PAGE_SHIFT, m->pt_rows);
+}
+
+static int xfer(struct netvm *nv, int seg, uint64_t off, const void *addr,
+		size_t size, int is_write, uint32_t notf, int wait)
+{
+	struct nvl_frag_iter it;
+	struct nvl_export *le = NULL;
+	struct nvl_import *m;
+	struct nvl_frag f;
+	struct nvm_cmd c;
+	int err, need_key = 0;
+
+	if (!nv)
+		return -EINVAL;
+	if (nv->efd < 0)
+		return -ENXIO;
+	m = seg_get(nv, seg);
+	if (!m)
+		return -EBADF;
+	if (!size)
+		return 0;
+	if (!addr)
+		return -EINVAL;
+	if (off > m->len || size > m->len - off)
+		return -ERANGE;
+	if (is_write && (m->flags & NETVM_EXPORT_RO))
+		return -EROFS;
+	nvl_frag_begin(&it, (uintptr_t)addr, m->addr + off, size, is_write);
+	while (nvl_frag_next(&it, &f))
+		need_key |= !f.inl;
+	if (need_key) {
+		le = find_local(nv, (uintptr_t)addr, size);
+		if (!le)
+			return -ENOKEY;
+		if (!is_write && (le->flags & NETVM_EXPORT_RO))
+			return -EROFS;
+	}
+
+	nvl_frag_begin(&it, (uintptr_t)addr, m->addr + off, size, is_write);
+	while (nvl_frag_next(&it, &f)) {
+		memset(&c, 0, sizeof(c));
+		c.op = is_write ? NVM_OP_WRITE : NVM_OP_READ;
+		c.len = f.len;
+		cmd_dst(&c, m, f.remote);
+		if (f.inl) {
+			c.flags |= NVM_CF_INLINE;
+			memcpy(c.inline_data, (const void *)(uintptr_t)f.local,
+			       f.len);
+		} else {
+			c.nfrag = 1;
+			c.src[0].va = f.local;
+			c.src[0].len = f.len;
+			c.src[0].key = le->key;
+			c.src[0].hash = nvm_pt_hash(nv->ep.port,
+						    f.local >> NVM_PAGE_SHIFT,
+						    nv->ep.pt_rows);
+		}
+		if (f.last) {
+			c.flags |= NVM_CF_SHADOW;
+			if (notf) {
+				c.flags |= NVM_CF_NOTIFY;
+				c.notify = notf;
+			}
+		}
+		c.tag = (uint32_t)seg;
+		err = post(nv, &c);
+		if (err)
+			return err;
+	}
+	if (wait)
+		return wait_all(nv);
+	ring(nv);
+	return 0;
+}
+
+NETVM_PUBLIC int netvm_write(struct netvm *nv, int seg, uint64_t off,
+			     const void *addr, size_t size)
+{
+	return xfer(nv, seg, off, addr, size, 1, 0, 0);
+}
+
+NETVM_PUBLIC int netvm_writeF(struct netvm *nv, int seg, uint64_t off,
+			      const void *addr, size_t size)
+{
+	return xfer(nv, seg, off, addr, size, 1, 0, 1);
+}
+
+NETVM_PUBLIC int netvm_writeN(struct netvm *nv, int seg, uint64_t off,
+			      const void *addr, size_t size, uint32_t notf)
+{
+	if (!notf)
+		return -EINVAL;
+	return xfer(nv, seg, off, addr, size, 1, notf, 0);
+}
+
+NETVM_PUBLIC int netvm_writeFN(struct netvm *nv, int seg, uint64_t off,
+			       const void *addr, size_t size, uint32_t notf)
+{
+	if (!notf)
+		return -EINVAL;
+	return xfer(nv, seg, off, addr, size, 1, notf, 1);
+}
+
+NETVM_PUBLIC int netvm_read(struct netvm *nv, int seg, uint64_t off,
+			    void *addr, size_t size)
+{
+	return xfer(nv, seg, off, addr, size, 0, 0, 0);
+}
+
+NETVM_PUBLIC int netvm_readF(struct netvm *nv, int seg, uint64_t off,
+			     void *addr, size_t size)
+{
+	return xfer(nv, seg, off, addr, size, 0, 0, 1);
+}
+
+/* ---- atomics ---- */
+
+static int atomic_op(struct netvm *nv, int seg, uint64_t off, uint32_t op,
+		     uint32_t a0, uint32_t a1, uint32_t r[3])
+{
+	volatile struct nvm_atomic_reply *rep;
+	uint64_t bytes = op >= NVM_AT_ENQUEUE ? NVM_WQ_WORDS * 4 : 4;
+	struct nvl_import *m;
+	struct nvm_cmd c;
+	uint64_t va, t0;
+	int err;
+
+	if (!nv)
+		return -EINVAL;
+	if (nv->efd < 0)
+		return -ENXIO;
+	m = seg_get(nv, seg);
+	if (!m)
+		return -EBADF;
+	if (off & 3)
+		return -EINVAL;
+	if (off > m->len || bytes > m->len - off)
+		return -ERANGE;
+	va = m->addr + off;
+	if ((va & (NVM_PAGE_SIZE - 1)) + bytes > NVM_PAGE_SIZE)
+		return -EINVAL;
+	if (m->flags & NETVM_EXPORT_RO)
+		return -EROFS;
+	memset(&c, 0, sizeof(c));
+	c.op = NVM_OP_ATOMIC;
+	c.flags = NVM_CF_SHADOW;
+	c.len = (uint32_t)bytes;
+	cmd_dst(&c, m, va);
+	c.atomic_op = op;
+	c.arg[0] = a0;
+	c.arg[1] = a1;
+	c.tag = (uint32_t)seg;
+	err = post(nv, &c);
+	if (err)
+		return err;
+	err = wait_all(nv);
+	if (err)
+		return err;
+	rep = (volatile struct nvm_atomic_reply *)(nv->host + nv->ep.reply_off);
+	t0 = now_ns();
+	while (ld32(&rep->seq) != c.seq) {
+		if (now_ns() - t0 > NVL_WAIT_NS)
+			return -ETIMEDOUT;
+		usleep(10);
+	}
+	r[0] = rep->r[0];
+	r[1] = rep->r[1];
+	r[2] = rep->r[2];
+	return 0;
+}
+
+static int atomic1(struct netvm *nv, int seg, uint64_t off, uint32_t op,
+		   uint32_t a0, uint32_t a1, uint32_t *old)
+{
+	uint32_t r[3];
+	int err;
+
+	if (!old)
+		return -EINVAL;
+	err = atomic_op(nv, seg, off, op, a0, a1, r);
+	if (!err)
+		*old = r[0];
+	return err;
+}
+
+NETVM_PUBLIC int netvm_testandset(struct netvm *nv, int seg, uint64_t off,
+				  uint32_t *old)
+{
+	return atomic1(nv, seg, off, NVM_AT_TAS, 0, 0, old);
+}
+
+NETVM_PUBLIC int netvm_incr(struct netvm *nv, int seg, uint64_t off,
+			    uint32_t *old)
+{
+	return atomic1(nv, seg, off, NVM_AT_INC, 0, 0, old);
+}
+
+NETVM_PUBLIC int netvm_decr(struct netvm *nv, int seg, uint64_t off,
+			    uint32_t *old)
+{
+	return atomic1(nv, seg, off, NVM_AT_DEC, 0, 0, old);
+}
+
+NETVM_PUBLIC int netvm_swap(struct netvm *nv, int seg, uint64_t off,
+			    uint32_t val, uint32_t *old)
+{
+	return atomic1(nv, seg, off, NVM_AT_SWAP, val, 0, old);
+}
+
+NETVM_PUBLIC int netvm_cswap(struct netvm *nv, int seg, uint64_t off,
+			     uint32_t expect, uint32_t val, uint32_t *old)
+{
+	return atomic1(nv, seg, off, NVM_AT_CSWAP, expect, val, old);
+}
+
+static int atomic3(struct netvm *nv, int seg, uint64_t off, uint32_t op,
+		   uint32_t a0, uint32_t r[3])
+{
+	if (!r)
+		return -EINVAL;
+	return atomic_op(nv, seg, off, op, a0, 0, r);
+}
+
+NETVM_PUBLIC int netvm_enqueue(struct netvm *nv, int seg, uint64_t off,
+			       uint32_t id, uint32_t r[3])
+{
+	return atomic3(nv, seg, off, NVM_AT_ENQUEUE, id, r);
+}
+
+NETVM_PUBLIC int netvm_dequeue(struct netvm *nv, int seg, uint64_t off,
+			       uint32_t r[3])
+{
+	return atomic3(nv, seg, off, NVM_AT_DEQUEUE, 0, r);
+}
+
+NETVM_PUBLIC int netvm_newhead(struct netvm *nv, int seg, uint64_t off,
+			       uint32_t head, uint32_t r[3])
+{
+	return atomic3(nv, seg, off, NVM_AT_NEWHEAD, head, r);
+}
+
+NETVM_PUBLIC int netvm_semP(struct netvm *nv, int seg, uint64_t off,
+			    uint32_t id, uint32_t r[3])
+{
+	return atomic3(nv, seg, off, NVM_AT_SEMP, id, r);
+}
+
+NETVM_PUBLIC int netvm_semV(struct netvm *nv, int seg, uint64_t off,
+			    uint32_t r[3])
+{
+	return atomic3(nv, seg, off, NVM_AT_SEMV, 0, r);
+}
+
+/* ---- notifications ---- */
+
+static int notf_ok(struct netvm *nv, uint32_t n)
+{
+	if (!nv)
+		return -EINVAL;
+	if (nv->efd < 0)
+		return -ENXIO;
+	return n >= 1 && n <= NETVM_NOTF_MAX ? 0 : -EINVAL;
+}
+
+NETVM_PUBLIC int netvm_notf_test(struct netvm *nv, uint32_t n)
+{
+	int err = notf_ok(nv, n);
+
+	if (err)
+		return err;
+	return (int)(*sram32(nv, NVM_EP_SIG + 4 * n) -
+		     *sram32(nv, NVM_EP_ACK + 4 * n));
+}
+
+NETVM_PUBLIC int netvm_notf_ack(struct netvm *nv, uint32_t n)
+{
+	uint32_t sig, ack;
+	int err = notf_ok(nv, n);
+
+	if (err)
+		return err;
+	sig = *sram32(nv, NVM_EP_SIG + 4 * n);
+	ack = *sram32(nv, NVM_EP_ACK + 4 * n);
+	if (sig == ack)
+		return -EAGAIN;
+	*sram32(nv, NVM_EP_ACK + 4 * n) = ack + 1;
+	__sync_synchronize();
+	return (int)(sig - ack - 1);
+}
+
+/* Move the ring's new entries to the stash; tell the driver (poll). */
+static void drain_ring(struct netvm *nv)
+{
+	volatile uint32_t *cons = (volatile uint32_t *)(nv->host +
+						      nv->ep.notf_cons_off);
+	uint32_t len = nv->ep.notf_len;
+
+	for (;;) {
+		volatile struct nvm_notf_entry *e =
+			(volatile struct nvm_notf_entry *)
+			(nv->host + nv->ep.notf_off +
+			 (nv->notf_cons % len) * sizeof(*e));
+		uint32_t phase = (nv->notf_cons / len) & 1 ? 0 : 1;
+		struct netvm_notf *s;
+
+		if (ld32(&e->phase) != phase || !e->notify)
+			break;
+		if (nv->stash_count == NVL_STASH) {	/* drop the oldest */
+			nv->stash_head = (nv->stash_head + 1) % NVL_STASH;
+			nv->stash_count--;
+		}
+		s = &nv->stash[(nv->stash_head + nv->stash_count) % NVL_STASH];
+		s->notf = e->notify;
+		s->src_node = e->src_node;
+		s->src_port = e->src_port;
+		nv->stash_count++;
+		nv->notf_cons++;
+	}
+	__atomic_store_n(cons, nv->notf_cons, __ATOMIC_RELEASE);
+}
+
+/* Sleep in poll(2) until the ring may have something; 0, -ETIMEDOUT, -EINTR. */
+static int sleep_poll(struct netvm *nv, uint64_t deadline, int forever)
+{
+	struct pollfd pfd = { .fd = nv->efd, .events = POLLIN };
+	int ms = 100, r;
+
+	if (!forever) {
+		uint64_t t = now_ns();
+
+		if (t >= deadline)
+			return -ETIMEDOUT;
+		ms = (int)((deadline - t + 999999) / 1000000);
+		if (ms > 100)
+			ms = 100;
+	}
+	r = poll(&pfd, 1, ms);
+	if (r < 0)
+		return errno == EINTR ? -EINTR : -errno;
+	return 0;
+}
+
+NETVM_PUBLIC int netvm_notf_wait(struct netvm *nv, uint32_t n, int timeout_ms)
+{
+	uint64_t deadline;
+	int err = notf_ok(nv, n), c;
+
+	if (err)
+		return err;
+	deadline = now_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) *
+		   1000000ull;
+	for (;;) {
+		c = netvm_notf_test(nv, n);
+		if (c != 0)
+			return c;
+		drain_ring(nv);
+		c = netvm_notf_test(nv, n);
+		if (c != 0)
+			return c;
+		/* the poll timeout is capped: an event that was coalesced
+		 * into an entry already drained is seen on the next pass */
+		err = sleep_poll(nv, deadline, timeout_ms < 0);
+		if (err)
+			return err;
+	}
+}
+
+NETVM_PUBLIC int netvm_notfq_remove(struct netvm *nv, struct netvm_notf *out)
+{
+	if (!nv || !out)
+		return -EINVAL;
+	if (nv->efd < 0)
+		return -ENXIO;
+	drain_ring(nv);
+	if (!nv->stash_count)
+		return -EAGAIN;
+	*out = nv->stash[nv->stash_head];
+	nv->stash_head = (nv->stash_head + 1) % NVL_STASH;
+	nv->stash_count--;
+	return 0;
+}
+
+NETVM_PUBLIC int netvm_notfq_wait(struct netvm *nv, int timeout_ms,
+				  struct netvm_notf *out)
+{
+	uint64_t deadline;
+	int err;
+
+	if (!nv || !out)
+		return -EINVAL;
+	if (nv->efd < 0)
+		return -ENXIO;
+	deadline = now_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) *
+		   1000000ull;
+	for (;;) {
+		err = netvm_notfq_remove(nv, out);
+		if (err != -EAGAIN)
+			return err;
+		err = sleep_poll(nv, deadline, timeout_ms < 0);
+		if (err)
+			return err;
+	}
+}

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * netvm-lib-test: libnetvm's NetVM calls between two guests, for the guest
+ * suite's netvm-lib group.
+ *
+ *   netvm-lib-test serve
+ *       Registers an endpoint, exports "buf" (BUF_SIZE bytes, zeroed) and
+ *       "ro" (64 KiB read-only, pattern seed 99), writes "node N port P"
+ *       to /tmp/nvlib.info and serves one command per line written to the
+ *       FIFO /tmp/nvlib.ctl, answering on /tmp/nvlib.resp:
+ *         check OFF LEN SEED | fill OFF LEN SEED |
+ *         notf N TIMEOUT_MS OFF LEN SEED (netvm_notf_wait, then check the
+ *         data, netvm_notf_ack; "ok N pending") | quit
+ *   netvm-lib-test client NODE PORT
+ *       Imports "buf" and "ro" from (NODE, PORT) over the network and runs
+ *       the sweep, atomics and error paths; one "ok - ..." or
+ *       "not ok - ..." line per check; "last OFF LEN SEED" names the last
+ *       range written, for the server to check.  Exit 1 if any failed.
+ *   netvm-lib-test notify NODE PORT OFF LEN SEED NOTF
+ *       Imports "buf" and writes the pattern with netvm_writeN, flushes.
+ *
+ * Pattern byte i: (((i + seed) * 0x9e3779b97f4a7c15) >> 56).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "netvm.h"
+
+#define CTL		"/tmp/nvlib.ctl"
+#define RESP		"/tmp/nvlib.resp"
+#define INFO		"/tmp/nvlib.info"
+#define BUF_SIZE	((2u << 20) + 8192)
+#define RO_SIZE		65536
+#define ATOM_OFF	(2u << 20)
+#define LOCAL_SIZE	((1u << 20) + 65536)
+
+static int failures;
+
+static uint8_t pat(uint32_t seed, uint64_t i)
+{
+	return (uint8_t)(((i + seed) * 0x9e3779b97f4a7c15ull) >> 56);
+}
+
+static void fill(uint8_t *p, uint64_t len, uint32_t seed)
+{
+	for (uint64_t i = 0; i < len; i++)
+		p[i] = pat(seed, i);
+}
+
+/* index of the first bad byte, or -1 */
+static int64_t check(const uint8_t *p, uint64_t len, uint32_t seed)
+{
+	for (uint64_t i = 0; i < len; i++)
+		if (p[i] != pat(seed, i))
+			return (int64_t)i;
+	return -1;
+}
+
+static void ok(int cond, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - ", cond ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!cond)
+		failures++;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "netvm-lib-test: %s: %s\n", what, netvm_strerror(err));
+	exit(2);
+}
+
+static int netvm_ep_port;
+
+static struct netvm *setup(void)
+{
+	struct netvm *nv;
+	int err = netvm_open(0, &nv);
+
+	if (err)
+		die("netvm_open", err);
+	err = netvm_register(nv, NETVM_PORT_ANY, 0);
+	if (err < 0)
+		die("netvm_register", err);
+	netvm_ep_port = err;
+	return nv;
+}
+
+static void *map(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap", -errno);
+	return p;
+}
+
+static void respond(const char *msg)
+{
+	FILE *f = fopen(RESP, "w");
+
+	if (!f)
+		die("open " RESP, -errno);
+	fputs(msg, f);
+	fclose(f);
+}
+
+static int serve(void)
+{
+	struct netvm *nv = setup();
+	struct netvm_info info;
+	uint8_t *buf = map(BUF_SIZE), *ro = map(RO_SIZE);
+	char line[256], msg[256];
+	int err;
+	FILE *f;
+
+	fill(ro, RO_SIZE, 99);
+	err = netvm_export(nv, "buf", buf, BUF_SIZE, 0, NULL);
+	if (err < 0)
+		die("export buf", err);
+	err = netvm_export(nv, "ro", ro, RO_SIZE, NETVM_EXPORT_RO, NULL);
+	if (err < 0)
+		die("export ro", err);
+	netvm_info(nv, &info);
+	unlink(CTL);
+	unlink(RESP);
+	if (mkfifo(CTL, 0600) || mkfifo(RESP, 0600))
+		die("mkfifo", -errno);
+	f = fopen(INFO ".tmp", "w");
+	if (!f)
+		die("open " INFO, -errno);
+	fprintf(f, "node %u port %d\n", info.node_id, netvm_ep_port);
+	fclose(f);
+	rename(INFO ".tmp", INFO);
+
+	for (;;) {
+		uint64_t off = 0, len = 0, seed = 0, a = 0, b = 0;
+		char cmd[32];
+		FILE *c = fopen(CTL, "r");
+
+		if (!c)
+			die("open " CTL, -errno);
+		if (!fgets(line, sizeof(line), c)) {
+			fclose(c);
+			continue;
+		}
+		fclose(c);
+		cmd[0] = 0;
+		sscanf(line, "%31s", cmd);
+		if (!strcmp(cmd, "quit")) {
+			respond("bye\n");
+			break;
+		} else if (!strcmp(cmd, "notf")) {
+			int r;
+
+			sscanf(line, "%*s %" SCNu64 " %" SCNu64 " %" SCNu64
+			       " %" SCNu64 " %" SCNu64, &a, &b, &off, &len,
+			       &seed);
+			r = netvm_notf_wait(nv, (uint32_t)a, (int)b);
+			if (r <= 0) {
+				snprintf(msg, sizeof(msg), "wait: %s\n",
+					 netvm_strerror(r));
+			} else if (off + len > BUF_SIZE ||
+				   check(buf + off, len, (uint32_t)seed) >= 0) {
+				snprintf(msg, sizeof(msg), "data not there\n");
+			} else {
+				r = netvm_notf_ack(nv, (uint32_t)a);
+				snprintf(msg, sizeof(msg), "ok %d pending\n", r);
+			}
+		} else {
+			int64_t bad;
+
+			sscanf(line, "%*s %" SCNu64 " %" SCNu64 " %" SCNu64,
+			       &off, &len, &seed);
+			if (off + len > BUF_SIZE) {
+				snprintf(msg, sizeof(msg), "range\n");
+			} else if (!strcmp(cmd, "fill")) {
+				fill(buf + off, len, (uint32_t)seed);
+				snprintf(msg, sizeof(msg), "ok\n");
+			} else if (!strcmp(cmd, "check")) {
+				bad = check(buf + off, len, (uint32_t)seed);
+				if (bad < 0)
+					snprintf(msg, sizeof(msg), "ok\n");
+				else
+					snprintf(msg, sizeof(msg),
+						 "bad at %" PRId64 "\n", bad);
+			} else {
+				snprintf(msg, sizeof(msg), "unknown\n");
+			}
+		}
+		respond(msg);
+	}
+	unlink(CTL);
+	unlink(RESP);
+	unlink(INFO);
+	return netvm_close(nv) ? 1 : 0;
+}
+
+static int import(struct netvm *nv, unsigned int node, unsigned int port,
+		  const char *name)
+{
+	int seg = netvm_import(nv, node, port, name);
+
+	if (seg < 0)
+		die("netvm_import", seg);
+	return seg;
+}
+
+static double secs(struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) +
+	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static int client(unsigned int node, unsigned int port)
+{
+	static const uint64_t sizes[] = {
+		1, 3, 95, 96, 97, 1000, 4095, 4096, 4097, 10000, 65537,
+		262147, 1u << 20,
+	};
+	struct netvm *nv = setup();
+	struct netvm_segment si;
+	uint8_t *src = map(LOCAL_SIZE), *dst = map(LOCAL_SIZE);
+	uint8_t *unexp = map(8192);
+	uint64_t off = 0, size = 0;
+	uint32_t old, r[3], seed = 0;
+	struct timespec t0;
+	int seg, roseg, err, e2;
+	size_t i;
+
+	if (netvm_export(nv, "src", src, LOCAL_SIZE, 0, NULL) < 0 ||
+	    netvm_export(nv, "dst", dst, LOCAL_SIZE, 0, NULL) < 0)
+		die("export", -EIO);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	seg = import(nv, node, port, "buf");
+	ok(seg >= 0 && !netvm_import_info(nv, seg, &si) && si.len == BUF_SIZE,
+	   "import of \"buf\" from node %u port %u over the network (%.3f s): "
+	   "%" PRIu64 " bytes", node, port, secs(&t0), si.len);
+	ok(netvm_import_lookup(nv, node, port, "buf") == seg,
+	   "netvm_import_lookup finds it");
+	roseg = import(nv, node, port, "ro");
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t loff = 1 + 7 * i, roff;
+		int64_t bad;
+		int f = i & 1;
+
+		size = sizes[i];
+		seed = 100 + (uint32_t)i;
+		roff = (4099 * i * 37 + 13) % (BUF_SIZE - ATOM_OFF / 2 - size);
+		off = roff;
+		fill(src + loff, size, seed);
+		memset(dst + loff, 0, size);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		err = f ? netvm_writeF(nv, seg, off, src + loff, size) :
+		      netvm_write(nv, seg, off, src + loff, size);
+		if (!err && !f)
+			err = netvm_flushW(nv);
+		e2 = f ? netvm_readF(nv, seg, off, dst + loff, size) :
+		     netvm_read(nv, seg, off, dst + loff, size);
+		if (!e2 && !f)
+			e2 = netvm_flushR(nv);
+		bad = check(dst + loff, size, seed);
+		ok(!err && !e2 && bad < 0,
+		   "%s %" PRIu64 " B at remote offset %" PRIu64 " (local +%" PRIu64
+		   ") and read back, byte-verified (%.3f s)%s%s%s",
+		   f ? "writeF/readF" : "write/read + flush", size, off, loff,
+		   secs(&t0), err ? " write: " : "", err ? netvm_strerror(err) :
+		   "", e2 ? netvm_strerror(e2) : (bad >= 0 ? " mismatch" : ""));
+	}
+	printf("last %" PRIu64 " %" PRIu64 " %u\n", off, size, seed);
+
+	/* atomics on the word at ATOM_OFF + 16 */
+	err = netvm_swap(nv, seg, ATOM_OFF + 16, 5, &old);
+	ok(!err, "swap: %s", netvm_strerror(err));
+	err = netvm_incr(nv, seg, ATOM_OFF + 16, &old);
+	ok(!err && old == 5, "incr returns the old value 5 (got %u)", old);
+	err = netvm_decr(nv, seg, ATOM_OFF + 16, &old);
+	ok(!err && old == 6, "decr returns the old value 6 (got %u)", old);
+	err = netvm_testandset(nv, seg, ATOM_OFF + 16, &old);
+	ok(!err && old == 1, "testandset of a set word returns 1 (got %u)", old);
+	err = netvm_cswap(nv, seg, ATOM_OFF + 16, 1, 42, &old);
+	ok(!err && old == 1, "cswap(1 -> 42) succeeds, old 1 (got %u)", old);
+	err = netvm_cswap(nv, seg, ATOM_OFF + 16, 7, 9, &old);
+	ok(!err && old == 42, "cswap(7 -> 9) fails, old 42 (got %u)", old);
+	memset(dst, 0, 64);
+	err = netvm_readF(nv, seg, ATOM_OFF + 16, dst, 4);
+	ok(!err && *(uint32_t *)dst == 42, "the word reads back as 42 (got %u)",
+	   *(uint32_t *)dst);
+	/* wait queue / semaphore block at ATOM_OFF + 64: zeroed */
+	memset(src, 0, 64);
+	err = netvm_writeF(nv, seg, ATOM_OFF + 64, src, 20);
+	err = err ? err : netvm_semV(nv, seg, ATOM_OFF + 64, r);
+	ok(!err && r[0] == NETVM_WQ_EMPTY && r[2] == 1,
+	   "semV with nobody waiting: S = 1 (r %#x %u %u)", r[0], r[1], r[2]);
+	err = netvm_semP(nv, seg, ATOM_OFF + 64, 3, r);
+	ok(!err && r[0] == NETVM_WQ_EMPTY && r[1] == 1,
+	   "semP takes it at once (r %#x %u)", r[0], r[1]);
+	err = netvm_semP(nv, seg, ATOM_OFF + 64, 4, r);
+	ok(!err && r[0] == NETVM_WQ_EMPTY && r[1] == 0,
+	   "semP again queues id 4 on an empty queue (r %#x %u)", r[0], r[1]);
+	err = netvm_enqueue(nv, seg, ATOM_OFF + 64, 5, r);
+	ok(!err && r[0] == 4, "enqueue 5 returns the old tail 4 (r %u)", r[0]);
+	err = netvm_dequeue(nv, seg, ATOM_OFF + 64, r);
+	ok(!err && r[0] == 4 && r[1] == 1, "dequeue gives head 4, count 1 "
+	   "(r %u %u)", r[0], r[1]);
+	err = netvm_newhead(nv, seg, ATOM_OFF + 64, 5, r);
+	ok(!err && r[0] == 0 && r[1] == 1, "newhead 5 (r %u %u)", r[0], r[1]);
+	err = netvm_incr(nv, seg, ATOM_OFF + 18, &old);
+	ok(err == -EINVAL, "unaligned atomic: -EINVAL (%s)", netvm_strerror(err));
+
+	/* error paths: nothing sent */
+	fill(src, 100, 7);
+	err = netvm_writeF(nv, seg, BUF_SIZE - 100, src, 100);
+	fill(src, 20, 8);
+	e2 = netvm_write(nv, seg, BUF_SIZE - 10, src, 20);
+	ok(!err && e2 == -ERANGE, "write past the end of the import: -ERANGE "
+	   "(%s)", netvm_strerror(e2));
+	e2 = netvm_write(nv, seg, UINT64_MAX - 5, src, 20);
+	ok(e2 == -ERANGE, "write at a wrapping offset: -ERANGE");
+	memset(dst, 0, 100);
+	err = netvm_readF(nv, seg, BUF_SIZE - 100, dst, 100);
+	ok(!err && check(dst, 100, 7) < 0,
+	   "... and nothing was written there (read back, byte-verified)");
+	e2 = netvm_read(nv, seg, BUF_SIZE, dst, 1);
+	ok(e2 == -ERANGE, "read past the end: -ERANGE");
+	e2 = netvm_write(nv, 17, 0, src, 20);
+	ok(e2 == -EBADF, "bad segment handle: -EBADF");
+	e2 = netvm_write(nv, seg, 0, unexp, 4096);
+	ok(e2 == -ENOKEY, "source outside every export: -ENOKEY (%s)",
+	   netvm_strerror(e2));
+	e2 = netvm_writeN(nv, seg, 0, src, 4, 0);
+	ok(e2 == -EINVAL, "notification 0: -EINVAL");
+	e2 = netvm_notf_test(nv, 1024);
+	ok(e2 == -EINVAL, "notf_test of a one-shot number: -EINVAL");
+	e2 = netvm_write(nv, roseg, 0, src, 20);
+	ok(e2 == -EROFS, "write to a read-only import: -EROFS");
+	err = netvm_readF(nv, roseg, 1000, dst, 3000);
+	ok(!err && check(dst, 3000, 99 + 1000) < 0,
+	   "read of the read-only import, byte-verified");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	e2 = netvm_import(nv, node, port, "nope");
+	ok(e2 == -ENOENT, "import of a missing name: -ENOENT (%s, %.3f s)",
+	   netvm_strerror(e2), secs(&t0));
+	e2 = netvm_import(nv, node, port + 1, "buf");
+	ok(e2 == -ENOENT, "import from a port with no endpoint: -ENOENT (%s)",
+	   netvm_strerror(e2));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	e2 = netvm_import(nv, 5, port, "buf");
+	ok(e2 == -EHOSTUNREACH || e2 == -ETIMEDOUT,
+	   "import from node 5 (not on the cable): %s (%.3f s)",
+	   netvm_strerror(e2), secs(&t0));
+	ok(netvm_unimport(nv, seg) == 0 && netvm_unimport(nv, seg) == -EBADF &&
+	   netvm_write(nv, seg, 0, src, 4) == -EBADF,
+	   "unimport; the handle is then bad (-EBADF)");
+	ok(netvm_flushRW(nv) == 0, "flushRW: nothing outstanding");
+	err = netvm_close(nv);
+	ok(!err, "netvm_close");
+	return failures ? 1 : 0;
+}
+
+static int notify(int argc, char **argv)
+{
+	struct netvm *nv = setup();
+	uint64_t off = strtoull(argv[4], NULL, 0);
+	uint64_t len = strtoull(argv[5], NULL, 0);
+	uint32_t seed = (uint32_t)strtoul(argv[6], NULL, 0);
+	uint32_t notf = (uint32_t)strtoul(argv[7], NULL, 0);
+	uint8_t *src = map(len + 4096);
+	int seg, err;
+
+	(void)argc;
+	if (netvm_export(nv, "src", src, len + 4096, 0, NULL) < 0)
+		die("export", -EIO);
+	seg = import(nv, (unsigned int)strtoul(argv[2], NULL, 0),
+		     (unsigned int)strtoul(argv[3], NULL, 0), "buf");
+	fill(src + 3, len, seed);
+	err = netvm_writeN(nv, seg, off, src + 3, len, notf);
+	if (!err)
+		err = netvm_flushW(nv);
+	printf("writeN: %s\n", netvm_strerror(err));
+	netvm_close(nv);
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "serve"))
+		return serve();
+	if (argc == 4 && !strcmp(argv[1], "client"))
+		return client((unsigned int)strtoul(argv[2], NULL, 0),
+			      (unsigned int)strtoul(argv[3], NULL, 0));
+	if (argc == 8 && !strcmp(argv[1], "notify"))
+		return notify(argc, argv);
+	fprintf(stderr, "usage: netvm-lib-test serve | client NODE PORT | "
+		"notify NODE PORT OFF LEN SEED NOTF\n");
+	return 2;
+}
