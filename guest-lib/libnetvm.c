@@ -148,7 +148,7 @@ NETVM_PUBLIC const char *netvm_strerror(int err)
 	case 0:
 		return "success";
 	case -ENOENT:
-		return "no such netvm device (is netvm.ko loaded?)";
+		return "no such netvm device (is netvm.ko loaded?), or no such export";
 	case -ENODEV:
 		return "not a netvm device, or the device was removed";
 	case -EAGAIN:

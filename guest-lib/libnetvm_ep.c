@@ -21,6 +21,8 @@
 
 #define NVL_WAIT_NS		(30ull * 1000000000ull)
 #define NVL_NOTF_LEN_MAX	256
+#define NVL_INFLIGHT		32	/* commands issued and not done */
+#define NVL_SHADOW_EVERY	8	/* NVM_CF_SHADOW on every 8th command */
 
 static uint64_t now_ns(void)
 {
@@ -386,10 +388,15 @@ static int post(struct netvm *nv, struct nvm_cmd *c)
 	uint64_t t0 = 0;
 	size_t i;
 
-	while (nv->issued - ld32(&shadow(nv)->consumed) >= NVM_CMDQ_LEN &&
+	/*
+	 * At most NVL_INFLIGHT commands not done (as the driver's own
+	 * queue): many operations parked on page misses at once flood the
+	 * paging events.  A full queue also waits (consumed is behind done).
+	 */
+	while (nv->issued - ld32(&shadow(nv)->done) >= NVL_INFLIGHT &&
 	       nv->issued - *sram32(nv, NVM_EP_STATUS +
-				    offsetof(struct nvm_ep_status, consumed)) >=
-	       NVM_CMDQ_LEN) {
+				    offsetof(struct nvm_ep_status, done)) >=
+	       NVL_INFLIGHT) {
 		if (!t0) {
 			ring(nv);
 			t0 = now_ns();
@@ -401,6 +408,8 @@ static int post(struct netvm *nv, struct nvm_cmd *c)
 	slot = sram32(nv, NVM_EP_CMDQ +
 		      (nv->issued % NVM_CMDQ_LEN) * NVM_CMD_SIZE);
 	c->seq = nv->issued + 1;
+	if (c->seq % NVL_SHADOW_EVERY == 0)
+		c->flags |= NVM_CF_SHADOW;
 	for (i = 0; i < offsetof(struct nvm_cmd, seq) / 4; i++)
 		slot[i] = w[i];
 	__sync_synchronize();

@@ -470,11 +470,13 @@ def group_netvm_lib():
         if line.startswith("ok - "):
             T.ok(True, "node 0: " + line[5:])
         elif line.startswith("not ok - "):
-            T.ok(False, "node 0: " + line[9:], diag(rc, out, err))
+            T.ok(False, "node 0: " + line[9:], "exit %s; stderr: %s" % (rc, err.decode(errors="replace").strip()))
+        elif line.startswith("# "):
+            T.note(line[2:])
         elif line.startswith("last "):
             last = line.split()[1:]
     T.ok(rc == 0 and last is not None, "node 0: netvm-lib-test client exits 0 (%.1f s)"
-         % (time.monotonic() - t0), diag(rc, out, err))
+         % (time.monotonic() - t0), "exit %s; stderr: %s" % (rc, err.decode(errors="replace").strip()))
     if last:
         got = ctl("check %s %s %s" % tuple(last))
         T.ok(got == "ok", "node 1: the last %s B written are in its memory, byte-verified" % last[1], got)
