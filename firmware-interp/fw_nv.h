@@ -204,7 +204,7 @@ void fw_nv_peer_reset(struct fw *fw, uint32_t node, uint32_t epoch);
 enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
 			    uint32_t src);
 void fw_nv_entry_complete(struct fw *fw, uint32_t node, uint32_t seq);
-void fw_nv_retry_pending(struct fw *fw, uint32_t port);
+void fw_nv_retry_pending(struct fw *fw, uint32_t port, uint64_t page);
 int fw_nv_pend_alloc(struct fw *fw);
 bool fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq,
 		       uint32_t status);

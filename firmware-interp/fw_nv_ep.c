@@ -287,6 +287,7 @@ static bool take_command(struct fw *fw, uint32_t ep)
 	memset(op->locked, 0, sizeof(op->locked));
 	op->txbuf = 0;
 	op->status = NVM_ST_OK;
+	op->resp_len = 0;	/* the slot may have held a read before */
 
 	if (ep == NVM_EP_KERNEL && op->cmd.op >= NVM_KOP_CONFIG) {
 		op->state = FW_OP_NEW;

@@ -104,22 +104,38 @@ static uint32_t k_ep_close(struct fw *fw, uint32_t port)
 	return NVM_ST_OK;
 }
 
-static uint32_t k_restart(struct fw *fw, uint32_t port)
+/*
+ * The kernel mapped @page (0: anything) for @port: retry what waits for it.
+ * Retrying only those keeps one miss from waking every other waiter, which
+ * would miss again at once and flood the kernel with events.
+ */
+static uint32_t k_restart(struct fw *fw, uint32_t port, uint64_t page)
 {
 	struct fw_nv_ep *e;
+	bool waiting = false;
 
 	if (port >= FW_NV_EPS)
 		return NVM_ST_BAD_CMD;
 	e = &fw->nv.ep[port];
+	page &= ~(uint64_t)(NVM_PAGE_SIZE - 1);
 	fw_count(fw, FW_CNT_RESTARTS);
 	for (uint32_t i = 0; i < NVM_CMDQ_LEN; i++) {
 		struct fw_nv_op *op = &e->ops[i];
+		uint64_t va = (uint64_t)op->miss_va_hi << 32 | op->miss_va_lo;
 
-		if (op->state == FW_OP_MISS)
-			op->state = op->resp_len ? FW_OP_DELIVER : FW_OP_NEW;
+		if (op->state != FW_OP_MISS)
+			continue;
+		if (page && (va & ~(uint64_t)(NVM_PAGE_SIZE - 1)) != page) {
+			waiting = true;
+			continue;
+		}
+		/* a read whose data came back waits to deliver it; anything
+		 * else starts over */
+		op->state = op->cmd.op == NVM_OP_READ && op->resp_len ?
+			    FW_OP_DELIVER : FW_OP_NEW;
 	}
-	e->missing = 0;
-	fw_nv_retry_pending(fw, port);
+	e->missing = waiting;
+	fw_nv_retry_pending(fw, port, page);
 	return NVM_ST_OK;
 }
 
@@ -141,7 +157,8 @@ uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 	case NVM_KOP_EP_CLOSE:
 		return k_ep_close(fw, c->dst_port);
 	case NVM_KOP_RESTART:
-		return k_restart(fw, c->dst_port);
+		return k_restart(fw, c->dst_port,
+				 (uint64_t)c->arg[1] << 32 | c->arg[0]);
 	case NVM_KOP_CREDIT:
 		if (c->dst_node >= FW_NV_NODES)
 			return NVM_ST_BAD_CMD;

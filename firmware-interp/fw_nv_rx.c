@@ -443,12 +443,13 @@ bool fw_nv_pend_step(struct fw *fw)
 	return progress;
 }
 
-void fw_nv_retry_pending(struct fw *fw, uint32_t port)
+void fw_nv_retry_pending(struct fw *fw, uint32_t port, uint64_t page)
 {
 	for (uint32_t i = 0; i < FW_NV_PENDING; i++) {
 		struct fw_nv_pending *pd = &fw->nv.pending[i];
 
-		if (pd->state == FW_PEND_MISS && pd->h.dst_port == port)
+		if (pd->state == FW_PEND_MISS && pd->h.dst_port == port &&
+		    (!page || (pd->h.va & ~(uint64_t)(NVM_PAGE_SIZE - 1)) == page))
 			pd->state = FW_PEND_NEW;
 	}
 }

@@ -282,15 +282,22 @@ static int ep_install(struct netvm_export *exp, struct mm_struct *mm,
 		.dev_private_owner = NULL,
 	};
 	unsigned long timeout = jiffies + msecs_to_jiffies(HMM_RANGE_DEFAULT_TIMEOUT);
+	bool write = true;
 	int ret;
 
 	pfns = kvcalloc(n, sizeof(*pfns), GFP_KERNEL);
 	if (!pfns)
 		return -ENOMEM;
 	range.hmm_pfns = pfns;
+	/*
+	 * Fault with write access even for read-only exports (the NIC will
+	 * not write them): a read fault of a never-written page maps the
+	 * shared zero page, and the PMAP holds one address per page, so two
+	 * addresses would keep taking the zero page from each other.  A
+	 * mapping that cannot be written is faulted for reading.
+	 */
 	if (fault)
-		range.default_flags = HMM_PFN_REQ_FAULT |
-				      (exp->ro ? 0 : HMM_PFN_REQ_WRITE);
+		range.default_flags = HMM_PFN_REQ_FAULT | HMM_PFN_REQ_WRITE;
 again:
 	if (time_after(jiffies, timeout)) {
 		ret = -EBUSY;
@@ -302,6 +309,11 @@ again:
 	mmap_read_unlock(mm);
 	if (ret == -EBUSY)
 		goto again;
+	if ((ret == -EPERM || ret == -EFAULT) && fault && write && exp->ro) {
+		write = false;
+		range.default_flags = HMM_PFN_REQ_FAULT;
+		goto again;
+	}
 	if (ret)
 		goto out;
 
@@ -319,8 +331,8 @@ again:
 		if (!exp->ro && !(f & HMM_PFN_WRITE))
 			continue;
 		pfn = page_to_pfn(hmm_pfn_to_page(f));
-		if (!pfn || pfn >= eps->max_ppn)
-			continue;
+		if (!pfn || pfn >= eps->max_ppn || is_zero_pfn(pfn))
+			continue;	/* the zero page is nobody's: never map it */
 		idx = ((va - exp->start) >> PAGE_SHIFT) + i;
 		pt_map(nd, exp, idx, (u32)pfn);
 	}
@@ -374,7 +386,10 @@ static void ep_page_miss(struct netvm_dev *nd, u32 port, u32 data, u64 va)
 				     va, ret);
 		return;
 	}
-	if (!ep_kcmd(nd, NVM_KOP_RESTART, 0, (u16)port, 0, 0, NULL, 0))
+	/* only what waits for this page retries (see NVM_KOP_RESTART) */
+	if (!ep_kcmd(nd, NVM_KOP_RESTART, 0, (u16)port,
+		     lower_32_bits(va & PAGE_MASK), upper_32_bits(va & PAGE_MASK),
+		     NULL, 0))
 		atomic64_inc(&eps->restarts);
 }
 

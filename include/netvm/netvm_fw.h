@@ -201,7 +201,10 @@ enum nvm_kop {
 	NVM_KOP_CONFIG = 0x80,	/* arg: struct nvm_k_config at inline_data */
 	NVM_KOP_EP_OPEN = 0x81,	/* struct nvm_k_ep_open at inline_data */
 	NVM_KOP_EP_CLOSE = 0x82,	/* dst_port = endpoint */
-	NVM_KOP_RESTART = 0x83,	/* dst_port = endpoint: retry after a page miss */
+	NVM_KOP_RESTART = 0x83,	/* dst_port = endpoint: retry after a page miss;
+				 * arg0/arg1 = low/high half of the page now
+				 * mapped (only what waits for it retries), or
+				 * 0 to retry everything the endpoint waits for */
 	NVM_KOP_CREDIT = 0x84,	/* dst_node, arg0 = sequence number of the bounced
 				 * entry, arg1 = enum nvm_status for the writer
 				 * (OK once copied; an error if it could not be) */

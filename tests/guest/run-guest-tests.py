@@ -497,6 +497,18 @@ def group_netvm_lib():
     T.ok(r == "bye" and src == 0, "node 1: the exporter exits", diag(src, sout, serr))
     rc, out, err = sh(0, "cat /sys/class/netvm/netvm0/ep_counters")
     T.ok(rc == 0 and "endpoints 0" in out, "node 0: no endpoint left", out)
+    c = sysfs_counters(0, "ep_counters")
+    T.ok(c.get("evq_overflow", 1) == 0 and c.get("miss_errors", 1) == 0 and
+         0 < c.get("page_misses", 0) < 20000,
+         "node 0: page misses served without a loop (%d misses, no lost event)"
+         % c.get("page_misses", 0), "%s" % c)
+
+
+def sysfs_counters(n, name):
+    """A 'name value' per line sysfs file of node n, as a dict."""
+    rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/%s" % name)
+    return dict((l.split()[0], int(l.split()[1])) for l in out.splitlines()
+                if len(l.split()) == 2 and l.split()[1].isdigit())
 
 
 GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
@@ -505,15 +517,19 @@ GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
 
 
 def qemu_pids(cluster):
-    """Processes (zombies included) whose command line names the cluster."""
+    """Processes whose command line names the cluster of this checkout
+    (another checkout may run the same test meanwhile).  `down` has
+    already waited for init to reap them."""
     tag = ("netvm-%s-node" % cluster).encode()
+    repo = REPO.encode()
     pids = []
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
                 with open("/proc/%s/cmdline" % pid, "rb") as f:
-                    if tag in f.read():
-                        pids.append(pid)
+                    cmd = f.read()
+                if tag in cmd and repo in cmd:
+                    pids.append(pid)
             except OSError:
                 pass
     return pids

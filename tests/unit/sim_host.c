@@ -445,7 +445,15 @@ static bool handle_event(struct sim_host *h, const struct nvm_event *ev)
 		if (!h->auto_fault)
 			return false;
 		sh_page_in(h, ev->endpoint, ev->arg);
-		kcmd(h, NVM_KOP_RESTART, 0, ev->endpoint, 0, NULL, 0);
+		{
+			/* only what waits for this page retries */
+			struct nvm_cmd c = { .op = NVM_KOP_RESTART,
+					     .dst_port = ev->endpoint };
+
+			c.arg[0] = (uint32_t)(ev->arg & ~(uint64_t)4095);
+			c.arg[1] = (uint32_t)(ev->arg >> 32);
+			sh_cmd(h, NVM_EP_KERNEL, &c);
+		}
 		return true;
 	}
 	if (ev->type == NVM_EV_BOUNCE) {

@@ -484,6 +484,29 @@ START_TEST(test_source_page_miss)
 }
 END_TEST
 
+/* A write that misses a page in a command slot last used by a read
+ * (found by the guest library test: the slot's stale read length made the
+ * restart "deliver" instead of send, corrupting the source). */
+START_TEST(test_miss_after_read_slot)
+{
+	/* fill every command slot with a completed read */
+	for (int i = 0; i < NVM_CMDQ_LEN; i++)
+		sh_read(&ha, PA, 1, PB, SRC + 64 * i, DST + 64 * i, 64, KEY_B);
+	finish(&ha, PA);
+	/* now writes whose source pages are out */
+	sh_fill(&ha, PA, SRC + 8 * 4096, 4 * 4096, 77);
+	for (int p = 8; p < 12; p++)
+		sh_page_out(&ha, PA, SRC + p * 4096);
+	sh_write(&ha, PA, 1, PB, SRC + 8 * 4096, DST + 65536, 4 * 4096, KEY_B,
+		 0, 0);
+	finish(&ha, PA);
+	ck_assert(sh_check(&hb, PB, DST + 65536, 4 * 4096, 77));
+	ck_assert(sh_check(&ha, PA, SRC + 8 * 4096, 4 * 4096, 77));
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
+	ck_assert_uint_ge(ha.misses, 4);
+}
+END_TEST
+
 /* A destination page not resident: the message goes to the bounce buffer,
  * the OS copies it in; the notification still comes after the data. */
 START_TEST(test_dest_bounce)
@@ -798,6 +821,7 @@ static Suite *netvm_suite(void)
 	CASE(test_notifications, setup, 120);
 	CASE(test_source_page_miss, setup, 120);
 	CASE(test_dest_bounce, setup, 120);
+	CASE(test_miss_after_read_slot, setup, 120);
 	CASE(test_read_remote_miss, setup, 120);
 	CASE(test_protection, setup, 120);
 	CASE(test_physical, setup, 120);
