@@ -500,6 +500,21 @@ static void ep_work(struct work_struct *work)
 		mutex_unlock(&eps->lock);
 		cond_resched();
 	}
+	/*
+	 * Page-miss events were lost: their operations would wait for ever.
+	 * Retry everything every endpoint waits for (page 0): whatever still
+	 * misses is reported again.
+	 */
+	if (xchg(&eps->events_lost, false) && !READ_ONCE(nd->dead)) {
+		u32 port;
+
+		mutex_lock(&eps->lock);
+		for (port = 1; port < NETVM_EP_MAX; port++)
+			if (eps->ep[port])
+				ep_kcmd(nd, NVM_KOP_RESTART, 0, (u16)port, 0, 0,
+					NULL, 0);
+		mutex_unlock(&eps->lock);
+	}
 }
 
 /* From the event IRQ handler. */
@@ -520,6 +535,7 @@ void netvm_ep_event(struct netvm_dev *nd, const struct nvm_event *ev)
 	}
 	if (!kfifo_in_spinlocked(&eps->evq, &e, 1, &eps->evlock)) {
 		atomic64_inc(&eps->evq_overflow);
+		WRITE_ONCE(eps->events_lost, true);
 		dev_err_ratelimited(&nd->pdev->dev,
 				    "NetVM: paging event queue full; event lost\n");
 		return;

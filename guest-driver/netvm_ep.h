@@ -98,6 +98,7 @@ struct netvm_eps {
 	atomic64_t bounces;
 	atomic64_t bounce_refused;
 	atomic64_t evq_overflow;
+	bool events_lost;	/* evq overflowed: set by the IRQ, taken (xchg) by the worker */
 	atomic64_t dirty;
 };
 
