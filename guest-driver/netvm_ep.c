@@ -46,28 +46,6 @@ static_assert(EP_HOST_ERR + NVM_ERR_RING_LEN * sizeof(struct nvm_err_rec) <=
 static_assert(EP_HOST_NOTF + NETVM_EP_NOTF_LEN * sizeof(struct nvm_notf_entry)
 	      <= NETVM_EP_HOST_SIZE);
 
-/* ---- kernel control commands ---- */
-
-static int ep_kcmd(struct netvm_dev *nd, u8 op, u16 node, u16 port, u32 a0,
-		   u32 a1, const void *data, size_t len)
-{
-	struct nvm_cmd c;
-	int ret;
-
-	memset(&c, 0, sizeof(c));
-	c.op = op;
-	c.dst_node = node;
-	c.dst_port = port;
-	c.arg[0] = a0;
-	c.arg[1] = a1;
-	if (data)
-		memcpy(c.inline_data, data, len);
-	mutex_lock(&nd->nv.lock);
-	ret = nv_kcmd_locked(nd, &c);
-	mutex_unlock(&nd->nv.lock);
-	return ret;
-}
-
 /* ---- the shadow page table in SRAM (pt_lock held) ---- */
 
 static void __iomem *pt_row(struct netvm_dev *nd, u32 row)
@@ -387,7 +365,7 @@ static void ep_page_miss(struct netvm_dev *nd, u32 port, u32 data, u64 va)
 		return;
 	}
 	/* only what waits for this page retries (see NVM_KOP_RESTART) */
-	if (!ep_kcmd(nd, NVM_KOP_RESTART, 0, (u16)port,
+	if (!nv_kcmd(nd, NVM_KOP_RESTART, 0, (u16)port,
 		     lower_32_bits(va & PAGE_MASK), upper_32_bits(va & PAGE_MASK),
 		     NULL, 0))
 		atomic64_inc(&eps->restarts);
@@ -474,7 +452,7 @@ static void ep_bounce(struct netvm_dev *nd, u32 port, u32 node, u64 arg)
 		atomic64_inc(&eps->bounces);
 	else
 		atomic64_inc(&eps->bounce_refused);
-	ep_kcmd(nd, NVM_KOP_CREDIT, (u16)node, 0, seq, st, NULL, 0);
+	nv_kcmd(nd, NVM_KOP_CREDIT, (u16)node, 0, seq, st, NULL, 0);
 }
 
 static void ep_work(struct work_struct *work)
@@ -511,7 +489,7 @@ static void ep_work(struct work_struct *work)
 		mutex_lock(&eps->lock);
 		for (port = 1; port < NETVM_EP_MAX; port++)
 			if (eps->ep[port])
-				ep_kcmd(nd, NVM_KOP_RESTART, 0, (u16)port, 0, 0,
+				nv_kcmd(nd, NVM_KOP_RESTART, 0, (u16)port, 0, 0,
 					NULL, 0);
 		mutex_unlock(&eps->lock);
 	}
@@ -605,7 +583,7 @@ static int ep_open(struct netvm_file *nf)
 	ko.notf_ring = ep->host_dma + EP_HOST_NOTF;
 	ko.notf_len = NETVM_EP_NOTF_LEN;
 	ko.port = port;
-	ret = ep_kcmd(nd, NVM_KOP_EP_OPEN, 0, 0, 0, 0, &ko, sizeof(ko));
+	ret = nv_kcmd(nd, NVM_KOP_EP_OPEN, 0, 0, 0, 0, &ko, sizeof(ko));
 	if (ret)
 		goto err;
 	ep->mm = current->mm;
@@ -657,7 +635,7 @@ void netvm_ep_release(struct netvm_file *nf)
 	mutex_unlock(&nd->eps.lock);
 	/* abort its operations; remote requests for it now fail (NO_PORT) */
 	if (!READ_ONCE(nd->dead) && nd->eps.ready)
-		ep_kcmd(nd, NVM_KOP_EP_CLOSE, 0, (u16)ep->port, 0, 0, NULL, 0);
+		nv_kcmd(nd, NVM_KOP_EP_CLOSE, 0, (u16)ep->port, 0, 0, NULL, 0);
 	mutex_lock(&ep->lock);
 	list_for_each_entry_safe(exp, tmp, &ep->exports, node) {
 		list_del(&exp->node);

@@ -305,6 +305,32 @@ int nv_kcmd_locked(struct netvm_dev *nd, struct nvm_cmd *c)
 	return ret ? ret : err;
 }
 
+/*
+ * One kernel control command (NVM_KOP_*) on the kernel endpoint, waited
+ * for; the payload goes in the command's inline data.  Takes nv->lock.
+ */
+int nv_kcmd(struct netvm_dev *nd, u8 op, u16 node, u16 port, u32 a0, u32 a1,
+	    const void *data, size_t len)
+{
+	struct nvm_cmd c;
+	int ret;
+
+	if (len > sizeof(c.inline_data))
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.op = op;
+	c.dst_node = node;
+	c.dst_port = port;
+	c.arg[0] = a0;
+	c.arg[1] = a1;
+	if (data)
+		memcpy(c.inline_data, data, len);
+	mutex_lock(&nd->nv.lock);
+	ret = nv_kcmd_locked(nd, &c);
+	mutex_unlock(&nd->nv.lock);
+	return ret;
+}
+
 /* ---- bring-up ---- */
 
 /* A control command, before or after EP_OPEN: poll the SRAM status. */

@@ -95,6 +95,8 @@ int nv_xfer_phys(struct netvm_dev *nd, u8 op, u16 node, u64 local_pa,
 
 /* A kernel control command on the open endpoint; caller holds nv->lock. */
 int nv_kcmd_locked(struct netvm_dev *nd, struct nvm_cmd *c);
+int nv_kcmd(struct netvm_dev *nd, u8 op, u16 node, u16 port, u32 a0, u32 a1,
+	    const void *data, size_t len);
 
 /* netvm_route.c: the "routes" sysfs attribute (NVM_KOP_ROUTE). */
 extern struct device_attribute dev_attr_routes;

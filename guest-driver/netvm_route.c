@@ -25,23 +25,17 @@ static int netvm_route_set(struct netvm_dev *nd, u32 node, const u8 *route,
 			   u32 len)
 {
 	struct netvm_nv *nv = &nd->nv;
-	struct nvm_cmd c;
 	int ret;
 
-	memset(&c, 0, sizeof(c));
-	c.op = NVM_KOP_ROUTE;
-	c.dst_node = node;
-	c.dst_port = NVM_EP_KERNEL;
-	c.arg[0] = len;
-	memcpy(c.inline_data, route, len);
-
-	mutex_lock(&nv->lock);
-	ret = nv_kcmd_locked(nd, &c);
+	ret = nv_kcmd(nd, NVM_KOP_ROUTE, (u16)node, NVM_EP_KERNEL, len, 0,
+		      route, len);
 	if (!ret) {
+		/* the copy shown in sysfs */
+		mutex_lock(&nv->lock);
 		memcpy(nv->route[node], route, len);
 		nv->route_len[node] = len;
+		mutex_unlock(&nv->lock);
 	}
-	mutex_unlock(&nv->lock);
 	return ret;
 }
 
