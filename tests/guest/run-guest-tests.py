@@ -16,31 +16,9 @@ import sys
 import threading
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NETVM = os.environ.get("NETVM", os.path.join(REPO, "netvm"))
-BOOT_TIMEOUT = os.environ.get("NETVM_TEST_BOOT_TIMEOUT", "300")
+from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap
 
 
-class Tap:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def ok(self, cond, desc, diag=""):
-        self.n += 1
-        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, desc), flush=True)
-        if not cond:
-            self.failed += 1
-            # diagnostics on stderr: meson --print-errorlogs shows them
-            print("--- not ok %d - %s" % (self.n, desc), file=sys.stderr)
-            for line in str(diag).splitlines():
-                print("    " + line, file=sys.stderr)
-            sys.stderr.flush()
-        return cond
-
-    def note(self, msg):
-        for line in str(msg).splitlines():
-            print("# " + line, flush=True)
 
 
 T = Tap()

@@ -9,28 +9,16 @@
 
 Boots its own cluster 't-guest-hardware' and always tears it down.
 """
-import os
 import subprocess
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NETVM = os.environ.get("NETVM", os.path.join(REPO, "netvm"))
+from guestlib import BOOT_TIMEOUT, NETVM, Tap
+
 CLUSTER = "t-guest-hardware"
 RAW = "/netvm/build/meson/guest-lib/netvm-raw"
-n_tests = 0
-failed = 0
-
-
-def ok(cond, desc, diag=""):
-    global n_tests, failed
-    n_tests += 1
-    print("%s %d - %s" % ("ok" if cond else "not ok", n_tests, desc), flush=True)
-    if not cond:
-        failed += 1
-        for line in str(diag).splitlines():
-            print("    " + line, file=sys.stderr)
-    return cond
+T = Tap()
+ok = T.ok
 
 
 def nv(*args, timeout=300):
@@ -108,10 +96,9 @@ def save_restore():
 def main():
     print("TAP version 13", flush=True)
     nv("down")
-    rc, out, err = nv("up", "-n", "2", "--timeout", os.environ.get("NETVM_TEST_BOOT_TIMEOUT", "300"),
-                      timeout=600)
+    rc, out, err = nv("up", "-n", "2", "--timeout", BOOT_TIMEOUT, timeout=600)
     if not ok(rc == 0, "boot a 2-node cluster", out + err):
-        print("1..%d" % n_tests)
+        T.plan()
         return 1
     try:
         sweep(0, 1)
@@ -119,8 +106,8 @@ def main():
         save_restore()
     finally:
         nv("down")
-    print("1..%d" % n_tests, flush=True)
-    return 1 if failed else 0
+    T.plan()
+    return 1 if T.failed else 0
 
 
 if __name__ == "__main__":
