@@ -13,7 +13,6 @@ With a switch (-n 3 or more, or --topology; tools/netvm_cli/fabric.py):
 QEMU runs with the state dir as its working directory, so the socket paths
 are short relative names whatever the checkout's path.
 """
-import errno
 import fcntl
 import json
 import os
@@ -32,7 +31,7 @@ from . import agent
 from . import fabric
 from .build import require_built
 from .common import (CLUSTERS, DRIVER_KO, INITRAMFS, REPO, VMLINUZ, NetvmError, Timer,
-                     qemu_binary, rel, say, warn)
+                     proc_info, proc_running, qemu_binary, rel, say)
 
 AGENT_GUEST_PORT = 7777
 MAX_NODES = 8   # 2 cores; the driver's bounce buffer has 8 partitions
@@ -109,19 +108,8 @@ class Cluster:
 
     def pid_alive(self, node):
         """True if node's QEMU runs (the pid is ours, not recycled, not a zombie)."""
-        pid = node.get("pid")
-        if not pid:
-            return False
-        try:
-            with open("/proc/%d/cmdline" % pid, "rb") as f:
-                cmd = f.read().split(b"\0")
-            with open("/proc/%d/stat" % pid) as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return False
-        if state in ("Z", "X"):
-            return False
-        return self.vm_name(node["id"]).encode() in cmd
+        info = proc_running(node["pid"]) if node.get("pid") else None
+        return bool(info) and self.vm_name(node["id"]).encode() in info[1]
 
     def kill_all(self, nodes, grace=5.0):
         alive = [n for n in nodes if self.pid_alive(n)]
@@ -528,11 +516,8 @@ class Cluster:
 
 
 def is_zombie(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except (OSError, IndexError):
-        return False
+    info = proc_info(pid)
+    return bool(info) and info[0] in ("Z", "X")
 
 
 def free_port():

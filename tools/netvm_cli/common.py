@@ -84,6 +84,24 @@ def is_root():
     return os.geteuid() == 0
 
 
+def proc_info(pid):
+    """(state letter, argv as a list of bytes) of a process, None if gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            argv = f.read().split(b"\0")
+    except (OSError, IndexError):
+        return None
+    return state, argv
+
+
+def proc_running(pid):
+    """proc_info(pid) if the process runs (neither gone nor a zombie)."""
+    info = proc_info(pid)
+    return info if info and info[0] not in ("Z", "X") else None
+
+
 class Timer:
     def __init__(self):
         self.t0 = time.monotonic()

@@ -16,7 +16,7 @@ import socket
 import subprocess
 import time
 
-from .common import MESON_BUILD, NetvmError, rel
+from .common import MESON_BUILD, NetvmError, proc_info, proc_running, rel
 
 SWITCH_BIN = os.path.join(MESON_BUILD, "fabric", "netvm-switch")
 SYSFS = "/sys/class/netvm/netvm0"
@@ -104,17 +104,9 @@ def start_switch(c, n, topology):
 
 
 def switch_alive(c, fab):
-    pid = fab.get("pid") if fab else None
-    if not pid:
-        return False
-    try:
-        with open("/proc/%d/cmdline" % pid, "rb") as f:
-            cmd = f.read().split(b"\0")
-        with open("/proc/%d/stat" % pid) as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X") and b"fabric.topo" in cmd and os.path.basename(SWITCH_BIN).encode() in cmd[0]
+    info = proc_running(fab["pid"]) if fab and fab.get("pid") else None
+    return bool(info) and b"fabric.topo" in info[1] and \
+        os.path.basename(SWITCH_BIN).encode() in info[1][0]
 
 
 def stop_switch(c, fab, grace=5.0):
@@ -143,14 +135,12 @@ def _wait_gone(pid, secs, zombie_ok):
             if os.waitpid(pid, os.WNOHANG)[0] == pid:
                 return True
         except ChildProcessError:  # not our child (another ./netvm started it)
-            try:
-                with open("/proc/%d/stat" % pid) as f:
-                    zombie = f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-                with open("/proc/%d/cmdline" % pid, "rb") as f:
-                    if not zombie and b"fabric.topo" not in f.read():
-                        return True  # the pid was reused
-            except OSError:
+            info = proc_info(pid)
+            if not info:
                 return True
+            zombie = info[0] in ("Z", "X")
+            if not zombie and b"fabric.topo" not in info[1]:
+                return True  # the pid was reused
             if zombie and zombie_ok:
                 return True
         time.sleep(0.05)
