@@ -119,6 +119,24 @@ static int send_frame(int sock, char type, const void *data, uint32_t len)
 	return len ? write_all(sock, data, len) : 0;
 }
 
+/*
+ * One read from a command's output pipe, sent on as a frame of @type.
+ * At end of file (or an error) the pipe is closed and *fd set to -1.
+ * Returns -1 only when the host connection is lost.
+ */
+static int forward(int *fd, int sock, char type, char *buf, size_t size)
+{
+	ssize_t n = read(*fd, buf, size);
+
+	if (n > 0)
+		return send_frame(sock, type, buf, (uint32_t)n) < 0 ? -1 : 0;
+	if (n == 0 || errno != EINTR) {
+		close(*fd);
+		*fd = -1;
+	}
+	return 0;
+}
+
 /* Reads one frame; *data is malloc'ed and NUL-terminated.  -1 on EOF. */
 static int recv_frame(int sock, char *type, char **data, uint32_t *len)
 {
@@ -292,28 +310,12 @@ static void run_command(int sock, char **argv, const char *cwd)
 				continue;
 			break;
 		}
-		if (i_out >= 0 && pfd[i_out].revents) {
-			ssize_t n = read(out_fd, buf, sizeof(buf));
-
-			if (n > 0) {
-				if (send_frame(sock, 'o', buf, (uint32_t)n) < 0)
-					goto lost;
-			} else if (n == 0 || errno != EINTR) {
-				close(out_fd);
-				out_fd = -1;
-			}
-		}
-		if (i_err >= 0 && pfd[i_err].revents) {
-			ssize_t n = read(err_fd, buf, sizeof(buf));
-
-			if (n > 0) {
-				if (send_frame(sock, 'r', buf, (uint32_t)n) < 0)
-					goto lost;
-			} else if (n == 0 || errno != EINTR) {
-				close(err_fd);
-				err_fd = -1;
-			}
-		}
+		if (i_out >= 0 && pfd[i_out].revents &&
+		    forward(&out_fd, sock, 'o', buf, sizeof(buf)) < 0)
+			goto lost;
+		if (i_err >= 0 && pfd[i_err].revents &&
+		    forward(&err_fd, sock, 'r', buf, sizeof(buf)) < 0)
+			goto lost;
 		if (i_in >= 0 && pfd[i_in].revents) {
 			ssize_t n = write(in_fd, pending + pending_off,
 					  pending_len - pending_off);
