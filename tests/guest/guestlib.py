@@ -12,6 +12,37 @@ NETVM = os.environ.get("NETVM", os.path.join(REPO, "netvm"))
 BOOT_TIMEOUT = os.environ.get("NETVM_TEST_BOOT_TIMEOUT", "300")
 
 
+def cluster_processes(cluster, switch_dir=None):
+    """Live (not zombie) processes of a cluster of this checkout: its QEMUs
+    (named netvm-CLUSTER-nodeN, with this repo on their command line: another
+    checkout may run the same test meanwhile) and, if switch_dir is given,
+    netvm-switch processes working there."""
+    tag = ("netvm-%s-node" % cluster).encode()
+    repo = REPO.encode()
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                cmd = f.read()
+            with open("/proc/%s/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    continue
+        except (OSError, IndexError):
+            continue
+        if tag in cmd and repo in cmd:
+            found.append(pid)
+        elif switch_dir and b"netvm-switch" in cmd:
+            try:
+                cwd = os.readlink("/proc/%s/cwd" % pid)
+            except OSError:
+                continue
+            if cwd.startswith(switch_dir):
+                found.append(pid)
+    return found
+
+
 class Tap:
     """Numbered TAP results; call plan() at the end."""
 

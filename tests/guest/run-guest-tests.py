@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 
-from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap
+from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, cluster_processes
 
 
 
@@ -495,22 +495,9 @@ GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
 
 
 def qemu_pids(cluster):
-    """Processes whose command line names the cluster of this checkout
-    (another checkout may run the same test meanwhile).  `down` has
-    already waited for init to reap them."""
-    tag = ("netvm-%s-node" % cluster).encode()
-    repo = REPO.encode()
-    pids = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open("/proc/%s/cmdline" % pid, "rb") as f:
-                    cmd = f.read()
-                if tag in cmd and repo in cmd:
-                    pids.append(pid)
-            except OSError:
-                pass
-    return pids
+    """QEMU processes of this checkout's cluster (`down` has already waited
+    for init to reap them)."""
+    return cluster_processes(cluster)
 
 
 def main():

@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 
-from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap
+from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, cluster_processes
 N = 4
 KiB = 1024
 
@@ -284,25 +284,7 @@ GROUPS = {"switch": (group_switch, []),
 
 def leftovers():
     """QEMU or netvm-switch processes of the cluster, and its state dir."""
-    tag = ("netvm-%s-node" % CLUSTER).encode()
-    sdir = state_dir().encode()
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open("/proc/%s/cmdline" % pid, "rb") as f:
-                    cmd = f.read()
-                with open("/proc/%s/stat" % pid) as f:
-                    zombie = f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-            except OSError:
-                continue
-            cwd = b""
-            try:
-                cwd = os.readlink("/proc/%s/cwd" % pid).encode()
-            except OSError:
-                pass
-            if not zombie and (tag in cmd or (b"netvm-switch" in cmd and cwd.startswith(sdir))):
-                found.append(pid)
+    found = cluster_processes(CLUSTER, switch_dir=state_dir())
     if os.path.exists(state_dir()):
         found.append(state_dir())
     return found
