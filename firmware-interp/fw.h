@@ -118,6 +118,8 @@ void fw_post(struct fw *fw, uint8_t type, uint16_t ep, uint32_t data,
 void fw_count(struct fw *fw, enum fw_counter c);
 void fw_count_n(struct fw *fw, enum fw_counter c, uint32_t n);
 void fw_trace(struct fw *fw, const char *what, uint32_t a, uint32_t b);
+uint32_t fw_scratch_off(struct fw *fw, int slot);
+uint32_t fw_ackbuf_off(struct fw *fw, uint32_t node);
 
 /* fw_crc32.c: the chip's CRC-32 unit (IEEE 802.3 polynomial) */
 uint32_t fw_crc32(uint32_t crc, const uint8_t *buf, uint32_t len);

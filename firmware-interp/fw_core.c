@@ -124,14 +124,13 @@ static void fw_layout(struct fw *fw)
 }
 
 /* The scratch area of a host DMA job slot (small host writes). */
-uint32_t fw_scratch_off(struct fw *fw, int slot);
 uint32_t fw_scratch_off(struct fw *fw, int slot)
 {
 	(void)fw;
 	return L_SCRATCH + (uint32_t)slot * FW_NV_SCRATCH;
 }
 
-uint32_t fw_ackbuf_off(struct fw *fw, uint32_t node);
+/* Where ACK frames to @node are built. */
 uint32_t fw_ackbuf_off(struct fw *fw, uint32_t node)
 {
 	(void)fw;
@@ -141,11 +140,10 @@ uint32_t fw_ackbuf_off(struct fw *fw, uint32_t node)
 void fw_boot(struct fw *fw)
 {
 	struct fw_chip *c = fw->chip;
-	struct fw_chip *chip = fw->chip;
 
 	if (fw->state != NVM_FW_HALTED)
 		return;
-	fw_init(fw, chip);
+	fw_init(fw, c);
 	fw_set_state(fw, NVM_FW_BOOTING);
 
 	/* Firmware-private regions and the host's rings start clean. */

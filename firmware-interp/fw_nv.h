@@ -187,7 +187,7 @@ uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners);
 uint32_t fw_nv_txbuf_off(struct fw *fw, uint32_t tb);
 struct nvm_net_hdr *fw_nv_txbuf_hdr(struct fw *fw, uint32_t tb);
 void fw_nv_hdr_init(struct fw *fw, struct nvm_net_hdr *h, uint8_t op,
-		    uint32_t dst_node, uint32_t src_port, uint32_t dst_port);
+		    uint32_t src_port, uint32_t dst_port);
 void fw_nv_send_seq(struct fw *fw, uint32_t node, uint32_t tb,
 		    uint32_t data_len);
 void fw_nv_txbuf_put(struct fw *fw, uint32_t tb, uint32_t owner);

@@ -63,20 +63,14 @@ static void unlock_pages(struct fw *fw, struct fw_nv_op *op, bool dirty)
 	}
 }
 
+/* The sent operation a response answers; NULL if it is gone (stale). */
 struct fw_nv_op *fw_nv_op_by_req(struct fw *fw, uint32_t req, uint32_t *ep,
 				 uint32_t *idx)
 {
-	uint32_t e = req >> 24, i = (req >> 16) & 0xff;
-	struct fw_nv_op *op;
+	struct fw_nv_op *op = op_in_state(fw, req, FW_OP_SENT, ep, idx);
 
-	if (e >= FW_NV_EPS || i >= NVM_CMDQ_LEN || !fw->nv.ep[e].open)
-		return NULL;
-	op = &fw->nv.ep[e].ops[i];
-	if ((op->state != FW_OP_SENT && op->state != FW_OP_FETCH) ||
-	    (op->cmd.seq & 0xffff) != (req & 0xffff))
-		return NULL;	/* stale: a response to an operation now gone */
-	*ep = e;
-	*idx = i;
+	if (op && (op->cmd.seq & 0xffff) != (req & 0xffff))
+		return NULL;	/* the slot holds a later command now */
 	return op;
 }
 
@@ -376,8 +370,7 @@ static void build_request(struct fw *fw, uint32_t ep, uint32_t idx,
 		[NVM_OP_ATOMIC] = NVM_NET_ATOMIC_REQ,
 	};
 
-	fw_nv_hdr_init(fw, h, net_op[op->cmd.op], op->cmd.dst_node, ep,
-		       op->cmd.dst_port);
+	fw_nv_hdr_init(fw, h, net_op[op->cmd.op], ep, op->cmd.dst_port);
 	h->flags = op->cmd.flags & (NVM_CF_NOTIFY | NVM_CF_NOINTR | NVM_CF_PHYS);
 	h->req = fw_be32(fw_nv_req_id(ep, idx, op->cmd.seq));
 	h->notify = fw_be32(op->cmd.notify);

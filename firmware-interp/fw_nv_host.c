@@ -15,8 +15,6 @@
 
 #include "fw.h"
 
-uint32_t fw_scratch_off(struct fw *fw, int slot);
-
 /*
  * Queue a small write into host memory.  Writes leave in the order queued
  * (a notification entry never overtakes the data it announces), each as a

@@ -240,7 +240,7 @@ static enum fw_rx_verdict rx_response(struct fw *fw, uint32_t src,
 	uint32_t ep, idx;
 	struct fw_nv_op *op = fw_nv_op_by_req(fw, h->req, &ep, &idx);
 
-	if (!op || op->cmd.dst_node != src || op->state != FW_OP_SENT) {
+	if (!op || op->cmd.dst_node != src) {
 		fw_trace(fw, "stale_response", src, h->req);
 	} else if (h->status != NVM_ST_OK) {
 		fw_nv_complete(fw, ep, idx, h->status);
@@ -356,8 +356,8 @@ static void respond(struct fw *fw, struct fw_nv_pending *pd, uint32_t tb,
 	};
 	struct nvm_net_hdr *h = fw_nv_txbuf_hdr(fw, tb);
 
-	fw_nv_hdr_init(fw, h, resp_op[pd->h.op], pd->src_node,
-		       pd->h.dst_port, pd->h.src_port);
+	fw_nv_hdr_init(fw, h, resp_op[pd->h.op], pd->h.dst_port,
+		       pd->h.src_port);
 	h->status = fw_be16((uint16_t)pd->status);
 	h->req = fw_be32(pd->h.req);
 	for (int i = 0; i < 3; i++)

@@ -18,8 +18,6 @@
 
 #include "fw.h"
 
-uint32_t fw_ackbuf_off(struct fw *fw, uint32_t node);
-
 uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners)
 {
 	for (uint32_t i = 0; i < FW_NV_TXBUFS; i++) {
@@ -52,14 +50,13 @@ struct nvm_net_hdr *fw_nv_txbuf_hdr(struct fw *fw, uint32_t tb)
 }
 
 void fw_nv_hdr_init(struct fw *fw, struct nvm_net_hdr *h, uint8_t op,
-		    uint32_t dst_node, uint32_t src_port, uint32_t dst_port)
+		    uint32_t src_port, uint32_t dst_port)
 {
 	memset(h, 0, sizeof(*h));
 	h->op = op;
 	h->src_port = fw_be16((uint16_t)src_port);
 	h->dst_port = fw_be16((uint16_t)dst_port);
 	h->src_epoch = fw_be32(fw->nv.epoch);
-	(void)dst_node;
 }
 
 /* Stamp route, packet header and the current ack; returns (off, len). */
@@ -148,7 +145,7 @@ void fw_nv_send_ack(struct fw *fw, uint32_t node)
 
 	if (fw_sendq_room(fw) == 0)
 		return;		/* ack_due stays set; the timer retries */
-	fw_nv_hdr_init(fw, h, NVM_NET_ACK, node, 0, 0);
+	fw_nv_hdr_init(fw, h, NVM_NET_ACK, 0, 0);
 	len = frame_finish(fw, node, base, 0, &off);
 	fw_count(fw, FW_CNT_ACKS_SENT);
 	fw_send_submit(fw, FW_SEND_NV, 0, off, len);
