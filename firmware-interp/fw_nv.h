@@ -91,7 +91,6 @@ struct fw_nv_peer {
 	uint32_t next_seq;		/* next sequence number to use */
 	uint32_t una;			/* oldest unacknowledged */
 	uint32_t txbuf[FW_NV_WIN];	/* per seq % WIN: tx buffer + 1 */
-	uint32_t txlen[FW_NV_WIN];
 	uint32_t idle_ticks;		/* ticks without ACK progress */
 	uint32_t rto;			/* ticks before the next resend */
 	uint32_t since_send;		/* ticks since the last (re)send */
@@ -104,7 +103,6 @@ struct fw_nv_peer {
 	uint16_t notf_flags[FW_NV_WIN];
 	uint32_t acked;			/* lsn we last told the peer */
 	uint32_t ack_due;		/* 1: an ACK should go out */
-	uint32_t bounced;		/* entries held in the bounce buffer */
 	uint32_t dead;			/* 1: gave up; new operations fail */
 	/* packets built, waiting for a window credit (tx buffer indices) */
 	uint32_t waitq[FW_NV_WAITQ];
@@ -148,7 +146,6 @@ struct fw_nv {
 	uint8_t route_len[FW_NV_NODES];
 	uint32_t timer_armed, ack_timer_armed;
 	uint32_t rr_ep;				/* round-robin over endpoints */
-	uint32_t scratch_next;
 	struct fw_nv_ep ep[FW_NV_EPS];
 	struct fw_nv_peer peer[FW_NV_NODES];
 	struct fw_nv_pending pending[FW_NV_PENDING];
@@ -156,8 +153,8 @@ struct fw_nv {
 	 * notification entries, atomic replies): never dropped */
 	struct fw_nv_hostwrite hwq[FW_NV_HWQ];
 	uint32_t hwq_head, hwq_count, hwq_lost;
-	/* atomic operand being processed: the one remote atomic in progress */
-	uint32_t atomic_busy, atomic_pend, atomic_words;
+	/* 1 while a remote atomic runs: one at a time keeps them atomic */
+	uint32_t atomic_busy;
 };
 
 /* fw_nv_ep.c: endpoints and command intake */

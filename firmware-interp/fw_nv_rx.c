@@ -462,7 +462,6 @@ bool fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq,
 
 		if (pd->state == FW_PEND_BOUNCED && pd->src_node == node &&
 		    pd->h.seq == seq) {
-			fw->nv.peer[node].bounced--;
 			pd->state = FW_PEND_RESPOND;
 			pd->status = status;
 			if (status != NVM_ST_OK)	/* nothing to notify about */
@@ -511,7 +510,6 @@ void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
 			fw_nv_entry_complete(fw, pd->src_node, pd->h.seq);
 		} else {
 			pd->state = FW_PEND_BOUNCED;
-			fw->nv.peer[pd->src_node].bounced++;
 			fw_post(fw, NVM_EV_BOUNCE, pd->h.dst_port, pd->src_node,
 				(uint64_t)pd->h.len << 32 | pd->h.seq);
 		}

@@ -101,7 +101,6 @@ void lanai_regs_reset(LanaiState *s)
     s->scratch = 0;
     s->irq_level = false;
     s->rtc_base_ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-    s->st_addr = 0;
 }
 
 static uint32_t lanai_reg_value(LanaiState *s, hwaddr off)
