@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "switch.h"
+#include "netvm/mapper.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -347,6 +348,29 @@ static gboolean port_is_up(const Port *o)
 	}
 }
 
+/* A mapper's probe for this switch: answered out of the input port.  The
+ * answer is best effort, like any frame the mapper sends: with no room on
+ * that port it is dropped, and the mapper asks again. */
+static gboolean answer_probe(Port *in, Frame *f)
+{
+	Frame *r = fab_probe_reply(in->sw, in->idx, f->data + f->off + 1,
+				   f->len - 1);
+
+	g_free(f);
+	if (!r) {
+		in->c.drop_bad_probe++;
+		return TRUE;
+	}
+	if (!port_is_up(in) || !q_has_room(in)) {
+		in->c.drop_port_down++;
+		g_free(r);
+		return TRUE;
+	}
+	in->c.map_probes++;
+	out_submit(in, r);
+	return TRUE;
+}
+
 /* Forward an input frame.  FALSE: the output is full, the caller keeps the
  * frame as its pending frame and stops reading (we are on the waiters). */
 static gboolean route(Port *in, Frame *f)
@@ -361,6 +385,8 @@ static gboolean route(Port *in, Frame *f)
 		return TRUE;
 	}
 	rb &= ~FAB_ROUTE_BYTE;
+	if (rb == NVM_MAP_SWITCH_PORT)
+		return answer_probe(in, f);
 	if (rb >= sw->nports || sw->port[rb].kind == PK_NONE) {
 		in->c.drop_no_port++;
 		g_free(f);

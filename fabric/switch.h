@@ -16,7 +16,8 @@
 	X(drop_oversized) X(drop_garbage_len) X(drop_injected) \
 	X(drop_stalled) X(dup_injected) X(reorder_injected) \
 	X(corrupt_injected) X(bp_stalls) X(stall_timeouts) \
-	X(refused) X(connects) X(disconnects)
+	X(refused) X(connects) X(disconnects) \
+	X(map_probes) X(drop_bad_probe)
 
 typedef struct {
 #define FAB_C_FIELD(n) uint64_t n;
@@ -105,5 +106,10 @@ void fab_capture_stop(void);
 void fab_port_json(GString *s, Port *p);
 
 int fab_listen(const char *addr, char **unix_path, GError **err);
+
+/* probe.c: the mapper's switch probes */
+uint64_t fab_switch_id(const Switch *sw);
+Frame *fab_probe_reply(const Switch *sw, int in_port, const uint8_t *d,
+		       uint32_t len);
 
 #endif

@@ -638,6 +638,75 @@ class TestBadInput(SwitchTest):
         self.assertEqual(self.sw.port(1)["tx_frames"], 100)
 
 
+MAP_MAGIC = b"NVMMAP\x00\x01"
+
+
+def map_msg(kind, cookie, ret=b""):
+    """struct nvm_map_msg (include/netvm/mapper.h), big-endian, 64 bytes."""
+    return (MAP_MAGIC + struct.pack(">BBHIIHHQ16s", kind, len(ret), 0, cookie,
+                                    0, 0, 0, 0, b"") +
+            ret.ljust(8, b"\0") + struct.pack(">HHI", 0, 0, 0))
+
+
+def parse_switch_reply(payload):
+    kind, _, nports, cookie, _, _, in_port, sid, name = struct.unpack(
+        ">BBHIIHHQ16s", payload[8:48])
+    return dict(kind=kind, nports=nports, cookie=cookie, in_port=in_port,
+                id=sid, name=name.rstrip(b"\0").decode())
+
+
+class TestMapperProbe(unittest.TestCase):
+    """Switch probes (route byte 0xff): the switch answers out of the port the
+    probe came in on, behind the return route that follows the byte."""
+
+    def test_probe_one_and_two_hops(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".topo") as f:
+            f.write(TWO_SWITCHES)
+            f.flush()
+            sw = Switch("--topology", f.name)
+        try:
+            c0 = Client(sw.node(0))
+            c2 = Client(sw.node(2))
+            time.sleep(0.1)
+            # switch a, probed from node 0 on a:0, answers straight back
+            c0.send(make_frame([0x7f], 0, 0xffff, map_msg(1, 0x1234)))
+            route, t, src, dst, payload, ok = parse_frame(c0.recv())
+            self.assertTrue(ok)
+            self.assertEqual((route, t, src, dst), (b"", 1, 0xfffe, 0))
+            a = parse_switch_reply(payload)
+            self.assertEqual((a["kind"], a["cookie"], a["in_port"], a["nports"],
+                              a["name"]), (2, 0x1234, 0, 4, "a"))
+            # switch b through a:3; b answers out of b:2, a needs 0x80 back
+            c0.send(make_frame([3, 0x7f, 0], 0, 0xffff, map_msg(1, 7)))
+            route, t, src, dst, payload, ok = parse_frame(c0.recv())
+            self.assertTrue(ok)
+            b = parse_switch_reply(payload)
+            self.assertEqual((b["kind"], b["cookie"], b["in_port"], b["name"]),
+                             (2, 7, 2, "b"))
+            self.assertNotEqual(a["id"], b["id"])
+            # from node 2 the same switch b has the same id
+            c2.send(make_frame([0x7f], 2, 0xffff, map_msg(1, 9)))
+            b2 = parse_switch_reply(parse_frame(c2.recv())[4])
+            self.assertEqual((b2["id"], b2["in_port"]), (b["id"], 0))
+            self.assertEqual(sw.port("a:0")["map_probes"], 1)
+            self.assertEqual(sw.port("b:2")["map_probes"], 1)
+            # malformed probes: counted, nothing answered, switch serves on
+            for bad in (make_frame([0x7f], 0, 0, b"short"),
+                        make_frame([0x7f], 0, 0, map_msg(3, 1)),
+                        make_frame([0x7f], 0, 0, map_msg(1, 1), ptype=2),
+                        bytes([0xff]) + bytes([0x81] * 9) + b"\x01" * 80):
+                c0.send(bad)
+            self.assertEqual(c0.recv_all(idle=0.5), [])
+            self.assertEqual(sw.port("a:0")["drop_bad_probe"], 4)
+            c0.send(make_frame([3, 0], 0, 2, b"still routing"))
+            self.assertEqual(parse_frame(c2.recv())[4], b"still routing")
+            c0.close()
+            c2.close()
+            self.assertTrue(sw.alive())
+        finally:
+            sw.stop()
+
+
 def have_tshark():
     return shutil.which("tshark") is not None
 
