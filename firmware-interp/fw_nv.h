@@ -16,6 +16,7 @@ struct fw;
 
 #define FW_NV_EPS		16	/* endpoints (port 0 = kernel) */
 #define FW_NV_NODES		64	/* node ids 0..63 take part in NetVM */
+#define FW_NV_NO_ROUTE		0xff	/* route_len of a node the map lost */
 #define FW_NV_WIN		64	/* sequence window per peer (= bounce credits) */
 #define FW_NV_TXBUFS		128	/* retransmission buffers in SRAM */
 #define FW_NV_TXBUF_SIZE	4352
@@ -143,7 +144,7 @@ struct fw_nv {
 	uint32_t txbuf_ref[FW_NV_TXBUFS];	/* FW_TB_* owners; 0 = free */
 	uint32_t txbuf_len[FW_NV_TXBUFS];	/* payload after the net header */
 	uint8_t route[FW_NV_NODES][NVM_ROUTE_MAX];	/* source routes */
-	uint8_t route_len[FW_NV_NODES];
+	uint8_t route_len[FW_NV_NODES];	/* FW_NV_NO_ROUTE: none */
 	uint32_t timer_armed, ack_timer_armed;
 	uint32_t rr_ep;				/* round-robin over endpoints */
 	struct fw_nv_ep ep[FW_NV_EPS];

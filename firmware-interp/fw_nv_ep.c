@@ -174,7 +174,8 @@ static uint32_t check_frag(const struct nvm_frag *f)
 static uint32_t check_remote(struct fw *fw, const struct nvm_cmd *c)
 {
 	if (c->dst_node >= FW_NV_NODES || c->dst_node == fw->chip->node_id ||
-	    c->dst_port >= FW_NV_EPS)
+	    c->dst_port >= FW_NV_EPS ||
+	    fw->nv.route_len[c->dst_node] == FW_NV_NO_ROUTE)
 		return NVM_ST_UNREACHABLE;
 	if ((c->dst_va & (NVM_PAGE_SIZE - 1)) + c->len > NVM_PAGE_SIZE)
 		return NVM_ST_BAD_CMD;

@@ -165,13 +165,16 @@ uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 		return fw_nv_bounce_done(fw, c->dst_node, c->arg[0], c->arg[1]) ?
 		       NVM_ST_OK : NVM_ST_BAD_CMD;
 	case NVM_KOP_ROUTE:
-		if (c->dst_node >= FW_NV_NODES || c->arg[0] > NVM_ROUTE_MAX)
+		if (c->dst_node >= FW_NV_NODES || c->arg[0] > NVM_ROUTE_MAX ||
+		    (c->arg[1] & ~NVM_ROUTE_F_NONE) ||
+		    ((c->arg[1] & NVM_ROUTE_F_NONE) && c->arg[0]))
 			return NVM_ST_BAD_CMD;
 		for (uint32_t i = 0; i < c->arg[0]; i++)
 			if (!(c->inline_data[i] & NVM_ROUTE_BYTE))
 				return NVM_ST_BAD_CMD;
 		memcpy(fw->nv.route[c->dst_node], c->inline_data, c->arg[0]);
-		fw->nv.route_len[c->dst_node] = (uint8_t)c->arg[0];
+		fw->nv.route_len[c->dst_node] = c->arg[1] & NVM_ROUTE_F_NONE ?
+			FW_NV_NO_ROUTE : (uint8_t)c->arg[0];
 		return NVM_ST_OK;
 	default:
 		return NVM_ST_BAD_CMD;

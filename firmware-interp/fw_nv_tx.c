@@ -64,7 +64,10 @@ static uint32_t frame_finish(struct fw *fw, uint32_t node, uint32_t base,
 			     uint32_t payload, uint32_t *off)
 {
 	struct fw_nv_peer *p = &fw->nv.peer[node];
-	uint8_t rl = fw->nv.route_len[node];
+	/* with no route (any more), retransmissions go nowhere until the
+	 * peer is given up */
+	uint8_t rl = fw->nv.route_len[node] == FW_NV_NO_ROUTE ? 0 :
+		     fw->nv.route_len[node];
 	struct nvm_pkt_hdr ph = {
 		.type = NVM_PKT_NETVM,
 		.version = NVM_PKT_VERSION,

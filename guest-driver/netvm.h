@@ -32,6 +32,7 @@
 
 #include "netvm_nv.h"
 #include "netvm_ep.h"
+#include "netvm_map.h"
 
 #define NETVM_DRV_NAME		"netvm"
 #define NETVM_MAX_DEVS		16
@@ -190,6 +191,7 @@ struct netvm_dev {
 	struct netvm_nv nv;	/* NetVM kernel endpoint, netvm_nv.c */
 	struct netvm_eps eps;	/* NetVM user endpoints, netvm_ep.c */
 	struct netvm_imp imp;	/* import over the network, netvm_import.c */
+	struct netvm_map map;	/* answering the mapper, netvm_map.c */
 	struct netvm_stats stats;
 };
 

@@ -159,6 +159,7 @@ static void netvm_teardown(struct netvm_dev *nd)
 	netvm_free_irqs(nd);
 	pci_free_irq_vectors(nd->pdev);
 	netvm_import_free(nd);
+	netvm_map_free(nd);
 	netvm_raw_free(nd);
 	netvm_ep_free(nd);
 	netvm_nv_free(nd);
@@ -264,6 +265,9 @@ static int netvm_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	WRITE_ONCE(nd->link, netvm_rd(nd, NVM_REG_LINK));
 
 	ret = netvm_import_init(nd);
+	if (ret)
+		goto err_teardown;
+	ret = netvm_map_init(nd);
 	if (ret)
 		goto err_teardown;
 	ret = netvm_raw_init(nd);

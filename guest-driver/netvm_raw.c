@@ -252,8 +252,9 @@ void netvm_raw_rx_event(struct netvm_dev *nd, u32 index, u64 arg)
 		atomic64_inc(&nd->stats.raw_rx_errors);
 		goto repost;
 	}
-	/* kernel-control frames (import) never reach raw readers */
-	if (netvm_import_rx(nd, raw->rx_bufs[index].buf, bytes, src))
+	/* kernel-control frames (import, mapper) never reach raw readers */
+	if (netvm_import_rx(nd, raw->rx_bufs[index].buf, bytes, src) ||
+	    netvm_map_rx(nd, raw->rx_bufs[index].buf, bytes, src))
 		goto repost;
 
 	spin_lock(&raw->rxq_lock);

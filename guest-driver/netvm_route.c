@@ -21,8 +21,7 @@
 
 #include "netvm.h"
 
-static int netvm_route_set(struct netvm_dev *nd, u32 node, const u8 *route,
-			   u32 len)
+int netvm_route_set(struct netvm_dev *nd, u32 node, const u8 *route, u32 len)
 {
 	struct netvm_nv *nv = &nd->nv;
 	int ret;
@@ -34,6 +33,25 @@ static int netvm_route_set(struct netvm_dev *nd, u32 node, const u8 *route,
 		mutex_lock(&nv->lock);
 		memcpy(nv->route[node], route, len);
 		nv->route_len[node] = len;
+		mutex_unlock(&nv->lock);
+	}
+	return ret;
+}
+
+/*
+ * The mapper found @node gone: no route at all, so that operations towards
+ * it fail at once (NVM_ROUTE_F_NONE) instead of timing out.
+ */
+int netvm_route_clear(struct netvm_dev *nd, u32 node)
+{
+	struct netvm_nv *nv = &nd->nv;
+	int ret;
+
+	ret = nv_kcmd(nd, NVM_KOP_ROUTE, (u16)node, NVM_EP_KERNEL, 0,
+		      NVM_ROUTE_F_NONE, NULL, 0);
+	if (!ret) {
+		mutex_lock(&nv->lock);
+		nv->route_len[node] = 0;
 		mutex_unlock(&nv->lock);
 	}
 	return ret;

@@ -208,8 +208,15 @@ enum nvm_kop {
 	NVM_KOP_CREDIT = 0x84,	/* dst_node, arg0 = sequence number of the bounced
 				 * entry, arg1 = enum nvm_status for the writer
 				 * (OK once copied; an error if it could not be) */
-	NVM_KOP_ROUTE = 0x85,	/* dst_node, arg0 = route length, route in inline_data */
+	NVM_KOP_ROUTE = 0x85,	/* dst_node, arg0 = route length, route in
+				 * inline_data; arg1 = NVM_ROUTE_F_* */
 };
+
+/* NVM_KOP_ROUTE arg1: dst_node has no route at all (a mapper found it
+ * gone): operations towards it fail at once with NVM_ST_UNREACHABLE
+ * instead of being retransmitted until the peer is given up. */
+#define NVM_ROUTE_F_NONE	NVM_BIT(0)
+
 
 struct nvm_k_config {
 	uint32_t max_ppn;	/* host pages: PMAP size */

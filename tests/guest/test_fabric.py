@@ -6,7 +6,9 @@
                                         during a stress run, a link down for 2 s,
                                         a VM killed
     tests/guest/test_fabric.py tree     fabric/topologies/tree4.topo (two leaves,
-                                        two spines, 3-byte routes): all-to-all
+                                        two spines, 3-byte routes): all-to-all;
+                                        the mapper: a re-map from another node,
+                                        a node leaving and joining again
 
 TAP output (meson protocol 'tap').  The cluster is 't-fabric-GROUP'; it is
 always torn down, and the test checks that no QEMU, no switch and no socket
@@ -276,6 +278,60 @@ def group_tree():
     spine = [l for l in out.splitlines() if l.startswith(("s0:", "s1:"))]
     T.ok(spine and all(int(l.split()[3]) > 0 for l in spine),
          "traffic crossed both spines", "\n".join(spine))
+    remap(pa)
+
+
+def mapper_json(*args):
+    rc, out, err = nv("map", "--json", *args, timeout=120)
+    try:
+        return rc, json.loads(out), err
+    except ValueError:
+        return rc, None, err
+
+
+def routes_of(node):
+    rc, out, err = sh(node, "cat /sys/class/netvm/netvm0/routes")
+    return {int(l.split()[0]): l.split()[1] for l in out.splitlines() if l.strip()}
+
+
+def remap(pa):
+    """The mapper: installed by up, run again from another node, a node
+    leaving (its link down) and joining again."""
+    rc, out, err = nv("status")
+    T.ok(rc == 0 and "routes: mapper" in out, "up installed the mapper's routes", diag(rc, out, err))
+    rc, m, err = mapper_json("--node", 2)
+    T.ok(rc == 0 and m and m["nodes"] == [0, 1, 2, 3] and m["acked"] == 4 and
+         sorted(s["name"] for s in m["switches"]) == ["l0", "l1", "s0", "s1"],
+         "the mapper in node 2 finds switches l0,l1,s0,s1 and nodes 0-3; all 4 install",
+         "exit %s map %s\n%s" % (rc, m, err))
+    ok = m is not None and all(
+        len(r["route"]) == (1 if r["src"] // 2 == r["dst"] // 2 else 3) for r in m["routes"])
+    T.ok(ok, "the mapper's routes: 1 byte within a leaf, 3 across the spines",
+         json.dumps(m and m["routes"]))
+    want = {r["dst"]: "".join("%02x" % (0x80 | b) for b in r["route"])
+            for r in (m["routes"] if m else []) if r["src"] == 1}
+    got = routes_of(1)
+    T.ok(got == want, "node 1's driver holds the routes the mapper computed", "%s\n%s" % (got, want))
+
+    # node 3 leaves: a re-map drops it everywhere, traffic to it fails
+    nv("link", 3, "down")
+    rc, m, err = mapper_json()
+    T.ok(rc == 0 and m and m["nodes"] == [0, 1, 2] and m["acked"] == 3,
+         "node 3's link down: the re-map finds nodes 0-2", "exit %s map %s\n%s" % (rc, m, err))
+    left = [n for n in range(3) if 3 in routes_of(n)]
+    T.ok(not left, "no node keeps a route to node 3", "still routed from %s" % left)
+    t0 = time.monotonic()
+    rc, out, err = nv("run", 0, "--", "netvm-ktest", "read", 3, hex(pa[3]), 0, 4 * KiB, timeout=60)
+    dt = time.monotonic() - t0
+    T.ok(rc == 1 and "EHOSTUNREACH" in err, "readP 0 <- 3 fails with EHOSTUNREACH (%.1f s)" % dt,
+         diag(rc, out, err))
+
+    # node 3 joins again
+    nv("link", 3, "up")
+    rc, m, err = mapper_json()
+    T.ok(rc == 0 and m and m["nodes"] == [0, 1, 2, 3] and m["acked"] == 4,
+         "node 3's link up: the re-map finds nodes 0-3 again", "exit %s map %s\n%s" % (rc, m, err))
+    all_to_all(pa, list(range(N)), size=16 * KiB, tag="after the re-map: ")
 
 
 GROUPS = {"switch": (group_switch, []),

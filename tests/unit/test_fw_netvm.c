@@ -626,6 +626,50 @@ START_TEST(test_physical)
 }
 END_TEST
 
+/* A node the mapper found gone (NVM_ROUTE_F_NONE): operations towards it
+ * fail at once with UNREACHABLE and nothing is sent; a route brings it
+ * back.  Bad flag combinations are refused. */
+START_TEST(test_route_none)
+{
+	uint8_t before = *sh_byte(&hb, PB, DST + 5);
+	struct nvm_cmd k = { .op = NVM_KOP_ROUTE, .dst_node = 1 };
+	uint64_t sent;
+
+	k.arg[1] = NVM_ROUTE_F_NONE;
+	sh_cmd(&ha, NVM_EP_KERNEL, &k);
+	finish(&ha, NVM_EP_KERNEL);
+	ck_assert_uint_eq(sh_shadow(&ha, NVM_EP_KERNEL).errors, 0);
+	sent = ca.fw.counters[FW_CNT_TX_BYTES];
+	sh_fill(&ha, PA, SRC, 64, 9);
+	sh_write(&ha, PA, 1, PB, SRC, DST + 5, 64, KEY_B, 0, 0);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_UNREACHABLE);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_TX_BYTES], sent);
+	ck_assert_uint_eq(*sh_byte(&hb, PB, DST + 5), before);
+
+	/* refused: unknown flag, a route together with "none" */
+	k.arg[1] = 2;
+	sh_cmd(&ha, NVM_EP_KERNEL, &k);
+	k.arg[1] = NVM_ROUTE_F_NONE;
+	k.arg[0] = 1;
+	k.inline_data[0] = 0x81;
+	sh_cmd(&ha, NVM_EP_KERNEL, &k);
+	finish(&ha, NVM_EP_KERNEL);
+	ck_assert_uint_eq(sh_shadow(&ha, NVM_EP_KERNEL).errors, 2);
+
+	/* an empty route again (back to back): the write goes through */
+	memset(&k, 0, sizeof(k));
+	k.op = NVM_KOP_ROUTE;
+	k.dst_node = 1;
+	sh_cmd(&ha, NVM_EP_KERNEL, &k);
+	finish(&ha, NVM_EP_KERNEL);
+	sh_write(&ha, PA, 1, PB, SRC, DST + 5, 64, KEY_B, 0, 0);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 1);
+	ck_assert(sh_check(&hb, PB, DST + 5, 64, 9));
+}
+END_TEST
+
 /* More operations than the window: credit stalls, nothing lost. */
 START_TEST(test_window_exhaustion)
 {
@@ -825,6 +869,7 @@ static Suite *netvm_suite(void)
 	CASE(test_read_remote_miss, setup, 120);
 	CASE(test_protection, setup, 120);
 	CASE(test_physical, setup, 120);
+	CASE(test_route_none, setup, 120);
 	CASE(test_window_exhaustion, setup, 120);
 	CASE(test_peer_reset, setup, 120);
 	CASE(test_state_copy, setup, 120);

@@ -10,6 +10,7 @@ import time
 from . import agent
 from . import build as buildmod
 from . import fabric
+from . import mapper
 from . import snapshot
 from .cluster import Cluster, cluster_name
 from .common import MESON_BUILD, REPO, NetvmError, Timer, say
@@ -49,6 +50,9 @@ def parser():
     sp.add_argument("--topology", metavar="FILE",
                     help="run netvm-switch with this topology file (fabric/topologies/) and connect "
                     "node I where the file puts it (default for -n > 2: one N-port switch)")
+    sp.add_argument("--routes", choices=("map", "static"), default="map",
+                    help="with a switch: run the mapper in node 0 (default), or program the static routes "
+                    "netvm-switch computes from the topology; the mapper falls back to static routes")
     sp.add_argument("--accel", choices=("tcg", "kvm"), default="tcg", help="QEMU accelerator (default tcg)")
     sp.add_argument("--mem", type=int, default=DEFAULT_MEM, metavar="MB", help="guest RAM (default %d)" % DEFAULT_MEM)
     sp.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT, metavar="S",
@@ -76,6 +80,11 @@ def parser():
     sp = cmd("link", "take the link of a node (or SWITCH:PORT) down or up; nothing is lost")
     sp.add_argument("target", metavar="TARGET", help="a node id N, SWITCH:PORT or nodeN")
     sp.add_argument("updown", choices=("down", "up"))
+    sp = cmd("map", "run the mapper in a node: discover the fabric with probes, install every node's "
+             "routes (re-map after a node joins or leaves)")
+    sp.add_argument("--node", type=int, default=0, metavar="N", help="node that runs the mapper (default 0)")
+    sp.add_argument("-n", "--dry-run", action="store_true", help="print the map, install nothing")
+    sp.add_argument("--json", action="store_true", help="print the mapper's JSON")
     sp = cmd("capture", "pcap capture of the switch's traffic (tshark -X lua_script:fabric/netvm.lua -r FILE)")
     sp.add_argument("action", choices=("start", "stop"))
     sp.add_argument("file", nargs="?", metavar="FILE", help="capture file (start)")
@@ -150,7 +159,7 @@ def dispatch(a):
             raise NetvmError("unknown build step(s): %s (steps: %s)" % (",".join(sorted(bad)), ",".join(buildmod.STEPS)))
         buildmod.build(skip)
     elif a.cmd == "up":
-        c.up(a.nodes, a.accel, a.mem, a.timeout, a.qemu_arg, topology=a.topology)
+        c.up(a.nodes, a.accel, a.mem, a.timeout, a.qemu_arg, topology=a.topology, routes=a.routes)
     elif a.cmd == "down":
         c.down()
     elif a.cmd == "save":
@@ -166,6 +175,8 @@ def dispatch(a):
         return fabric.cmd_link(c, a.target, a.updown)
     elif a.cmd == "capture":
         return fabric.cmd_capture(c, a.action, a.file)
+    elif a.cmd == "map":
+        mapper.cmd_map(c, a.node, a.dry_run, a.json)
     elif a.cmd == "run":
         argv = a.argv[1:] if a.argv[:1] == ["--"] else a.argv
         if not argv:

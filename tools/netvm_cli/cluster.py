@@ -29,6 +29,7 @@ import tty
 
 from . import agent
 from . import fabric
+from . import mapper
 from .build import require_built
 from .common import (CLUSTERS, DRIVER_KO, INITRAMFS, REPO, VMLINUZ, NetvmError, Timer,
                      proc_info, proc_running, qemu_binary, rel, say)
@@ -239,7 +240,7 @@ class Cluster:
             raise NetvmError("node %d: QEMU failed to start: %s" % (i, first))
         raise AssertionError
 
-    def up(self, n, accel, mem, timeout, extra=(), topology=None):
+    def up(self, n, accel, mem, timeout, extra=(), topology=None, routes="map"):
         if n < 1:
             raise NetvmError("-n must be at least 1")
         if n > MAX_NODES:
@@ -262,7 +263,7 @@ class Cluster:
             if os.path.exists(link):
                 raise NetvmError("socket path in use: %s" % rel(link))
             self.state = {"name": self.name, "n": n, "accel": accel, "mem": mem,
-                          "started": time.time(), "nodes": []}
+                          "started": time.time(), "nodes": [], "routes_mode": routes}
             self.save()
             t = Timer()
             try:
@@ -280,7 +281,7 @@ class Cluster:
                     self.save()
                 self.wait_ready(timeout, progress=True)
                 if use_switch:
-                    self.program_routes()
+                    mapper.install_routes(self)
             except BaseException:
                 self.kill_all(self.state["nodes"])
                 fabric.stop_switch(self, self.state.get("fabric"))
@@ -374,6 +375,7 @@ class Cluster:
             print("switch: pid %d, %s, topology %s, switches %s" % (
                 fab["pid"], "running" if fabric.switch_alive(self, fab) else "NOT RUNNING",
                 fab["topology"], ",".join(fab["switches"])))
+            print("routes: %s" % st.get("routes", "static (netvm-switch --routes)"))
         print("%-5s %-8s %-6s %-6s %-8s %-11s %s" % ("node", "pid", "alive", "ready", "link",
                                                     "agent port", "routes (dst:hex)"))
         rc = 0
@@ -438,7 +440,7 @@ class Cluster:
             raise NetvmError("reloading netvm.ko failed on node(s) %s (see above)"
                              % ", ".join(map(str, failed)))
         if st.get("fabric"):
-            self.program_routes()  # the firmware restarted with an empty table
+            mapper.install_routes(self)  # the firmware restarted with an empty table
 
     # --- console, logs -------------------------------------------------
     def console(self, n):
