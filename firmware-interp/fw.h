@@ -21,6 +21,7 @@
 #include "fw_chip.h"
 #include "fw_queue.h"
 #include "fw_nv.h"
+#include "fw_tripwire.h"
 
 #define FW_VERSION		0x00020000u	/* 2.0: raw frames + NetVM */
 
@@ -56,6 +57,7 @@ enum fw_counter {
 	FW_CNT_ACKS_SENT,
 	FW_CNT_PEER_RESETS,
 	FW_CNT_ERR_COMPLETIONS,
+	FW_CNT_TRIPWIRES,
 	FW_CNT_MAX
 };
 extern const char *const fw_counter_names[FW_CNT_MAX];
@@ -93,6 +95,8 @@ struct fw {
 	uint32_t counters[FW_CNT_MAX];
 	/* NetVM program */
 	struct fw_nv nv;
+	/* tripwires on NetVM accesses */
+	struct fw_tw tw;
 };
 #define FW_SAVED_OFFSET		offsetof(struct fw, state)
 #define FW_SAVED_SIZE		(sizeof(struct fw) - FW_SAVED_OFFSET)

@@ -32,6 +32,7 @@ const char *const fw_counter_names[FW_CNT_MAX] = {
 	[FW_CNT_ACKS_SENT] = "acks_sent",
 	[FW_CNT_PEER_RESETS] = "peer_resets",
 	[FW_CNT_ERR_COMPLETIONS] = "error_completions",
+	[FW_CNT_TRIPWIRES] = "tripwires",
 };
 
 const char *const fw_tx_state_names[FW_TX_STATE_COUNT] = {

@@ -211,6 +211,9 @@ bool fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq,
 bool fw_nv_host_write(struct fw *fw, uint64_t addr, const void *data,
 		      uint32_t len);
 bool fw_nv_host_write_pump(struct fw *fw);
+void fw_nv_notf_queue(struct fw *fw, uint32_t port, uint16_t kind,
+		      uint32_t notify, uint32_t src_node, uint32_t src_port,
+		      uint16_t info, uint32_t flags);
 void fw_nv_notify_deliver(struct fw *fw, uint32_t port, uint32_t notify,
 			  uint32_t src_node, uint32_t src_port,
 			  uint32_t flags);

@@ -249,13 +249,16 @@ struct fw_nv_cmd_desc {
 	const char *name;
 	uint32_t (*validate)(struct fw *fw, uint32_t ep, const struct nvm_cmd *c);
 	enum fw_counter counter;
+	uint32_t access;	/* what outgoing tripwires see (NVM_TW_*) */
 };
 
 static const struct fw_nv_cmd_desc fw_nv_cmds[NVM_OP_COUNT] = {
-	[NVM_OP_WRITE] = { "write", validate_write, FW_CNT_CMD_WRITE },
-	[NVM_OP_READ] = { "read", validate_read, FW_CNT_CMD_READ },
-	[NVM_OP_ATOMIC] = { "atomic", validate_atomic, FW_CNT_CMD_ATOMIC },
-	[NVM_OP_FENCE] = { "fence", validate_fence, FW_CNT_CMD_FENCE },
+	[NVM_OP_WRITE] = { "write", validate_write, FW_CNT_CMD_WRITE,
+			   NVM_TW_WRITE },
+	[NVM_OP_READ] = { "read", validate_read, FW_CNT_CMD_READ, NVM_TW_READ },
+	[NVM_OP_ATOMIC] = { "atomic", validate_atomic, FW_CNT_CMD_ATOMIC,
+			    NVM_TW_READ | NVM_TW_WRITE },
+	[NVM_OP_FENCE] = { "fence", validate_fence, FW_CNT_CMD_FENCE, 0 },
 };
 
 /* Take one command from an endpoint's queue, if there is one to take. */
@@ -307,6 +310,12 @@ static bool take_command(struct fw *fw, uint32_t ep)
 	}
 	if (op->cmd.op == NVM_OP_FENCE)
 		e->fence = 1;
+	if (fw_nv_cmds[op->cmd.op].access && !(op->cmd.flags & NVM_CF_PHYS))
+		fw_tw_access(fw, fw_nv_cmds[op->cmd.op].access | NVM_TW_OUTGOING,
+			     op->cmd.dst_node, op->cmd.dst_port, op->cmd.dst_va,
+			     op->cmd.op == NVM_OP_ATOMIC ?
+			     fw_nv_atomic_words(op->cmd.atomic_op) * 4 :
+			     op->cmd.len, op->cmd.dst_node, op->cmd.dst_port);
 	return true;
 }
 

@@ -62,6 +62,46 @@ bool fw_nv_host_write_pump(struct fw *fw)
 	return moved;
 }
 
+/* One entry on the endpoint's notification queue (when it has one). */
+static void notf_write(struct fw *fw, struct fw_nv_ep *e, uint16_t kind,
+		       uint32_t notify, uint32_t src_node, uint32_t src_port,
+		       uint16_t info)
+{
+	struct nvm_notf_entry n = {
+		.notify = notify,
+		.src_node = (uint16_t)src_node,
+		.src_port = (uint16_t)src_port,
+		.phase = ((e->notf_prod / e->notf_len) & 1) ? 0 : 1,
+		.kind = kind,
+		.info = info,
+	};
+
+	fw_nv_host_write(fw, e->notf_ring +
+			 (uint64_t)(e->notf_prod % e->notf_len) * sizeof(n),
+			 &n, sizeof(n));
+	e->notf_prod++;
+}
+
+/* An event of another kind (a tripwire) on port's queue: interrupts when
+ * the queue is armed (its owner sleeps), as queued notifications do. */
+void fw_nv_notf_queue(struct fw *fw, uint32_t port, uint16_t kind,
+		      uint32_t notify, uint32_t src_node, uint32_t src_port,
+		      uint16_t info, uint32_t flags)
+{
+	struct fw_nv_ep *e;
+	uint32_t base;
+
+	if (port >= FW_NV_EPS || !fw->nv.ep[port].open)
+		return;
+	e = &fw->nv.ep[port];
+	base = fw->layout.ep_base + port * NVM_EP_STRIDE;
+	if (e->notf_ring && e->notf_len)
+		notf_write(fw, e, kind, notify, src_node, src_port, info);
+	if (fw->chip->sram[base + NVM_EP_ARM] && !(flags & NVM_CF_NOINTR))
+		fw_post(fw, NVM_EV_NOTIFY, (uint16_t)port, notify,
+			(uint64_t)src_node << 16 | src_port);
+}
+
 void fw_nv_notify_deliver(struct fw *fw, uint32_t port, uint32_t notify,
 			  uint32_t src_node, uint32_t src_port,
 			  uint32_t flags)
@@ -87,19 +127,9 @@ void fw_nv_notify_deliver(struct fw *fw, uint32_t port, uint32_t notify,
 	}
 	if (flags & NVM_CF_NOINTR)
 		irq = false;
-	if (queue && e->notf_ring && e->notf_len) {
-		struct nvm_notf_entry n = {
-			.notify = notify,
-			.src_node = (uint16_t)src_node,
-			.src_port = (uint16_t)src_port,
-			.phase = ((e->notf_prod / e->notf_len) & 1) ? 0 : 1,
-		};
-
-		fw_nv_host_write(fw, e->notf_ring +
-				 (uint64_t)(e->notf_prod % e->notf_len) * sizeof(n),
-				 &n, sizeof(n));
-		e->notf_prod++;
-	}
+	if (queue && e->notf_ring && e->notf_len)
+		notf_write(fw, e, NVM_NOTF_KIND_NOTIFY, notify, src_node,
+			   src_port, 0);
 	if (irq)
 		fw_post(fw, NVM_EV_NOTIFY, (uint16_t)port, notify,
 			(uint64_t)src_node << 16 | src_port);

@@ -99,6 +99,7 @@ static uint32_t k_ep_close(struct fw *fw, uint32_t port)
 	    !fw->nv.ep[port].open)
 		return NVM_ST_BAD_CMD;
 	ep_abort(fw, port);
+	fw_tw_clear_owner(fw, port);
 	fw->nv.ep[port].open = 0;
 	/* remote requests for it fail when they run (no such port) */
 	return NVM_ST_OK;
@@ -156,6 +157,9 @@ uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 	}
 	case NVM_KOP_EP_CLOSE:
 		return k_ep_close(fw, c->dst_port);
+	case NVM_KOP_TRIP_SET:
+	case NVM_KOP_TRIP_CLEAR:
+		return fw_tw_kop(fw, c);
 	case NVM_KOP_RESTART:
 		return k_restart(fw, c->dst_port,
 				 (uint64_t)c->arg[1] << 32 | c->arg[0]);

@@ -69,6 +69,15 @@ static struct fw_nv_pending *pend_new(struct fw *fw, uint32_t src,
 	return pd;
 }
 
+/* A peer's access to our memory reached it: incoming tripwires. */
+static void incoming(struct fw *fw, const struct fw_nv_pending *pd,
+		     uint32_t access, uint32_t len)
+{
+	if (!(pd->h.flags & NVM_CF_PHYS))
+		fw_tw_access(fw, access, fw->chip->node_id, pd->h.dst_port,
+			     pd->h.va, len, pd->src_node, pd->h.src_port);
+}
+
 /* ---- window ---- */
 
 void fw_nv_entry_complete(struct fw *fw, uint32_t node, uint32_t seq)
@@ -466,6 +475,8 @@ bool fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq,
 			pd->status = status;
 			if (status != NVM_ST_OK)	/* nothing to notify about */
 				fw->nv.peer[node].notf[seq % FW_NV_WIN] = 0;
+			else
+				incoming(fw, pd, NVM_TW_WRITE, pd->h.len);
 			fw_nv_entry_complete(fw, node, seq);
 			return true;
 		}
@@ -497,6 +508,8 @@ void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
 		pd->ppn = 0;
 		pd->status = status == NVM_DMA_ST_DONE ? NVM_ST_OK : NVM_ST_BAD_ADDR;
 		pd->state = FW_PEND_RESPOND;
+		if (pd->status == NVM_ST_OK)
+			incoming(fw, pd, NVM_TW_WRITE, pd->h.len);
 		fw_nv_entry_complete(fw, pd->src_node, pd->h.seq);
 		fw_rx_release(fw);
 		return;
@@ -524,6 +537,8 @@ void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
 		pd->ppn = 0;
 		pd->status = status == NVM_DMA_ST_DONE ? NVM_ST_OK : NVM_ST_BAD_ADDR;
 		memset(pd->r, 0, sizeof(pd->r));
+		if (pd->status == NVM_ST_OK)
+			incoming(fw, pd, NVM_TW_READ, pd->h.len);
 		respond(fw, pd, pd->txbuf, pd->status ? 0 : pd->h.len);
 		return;
 	case FW_JOB_NV_ATOMIC_IN: {
@@ -571,6 +586,9 @@ void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
 			fw_nv_pt_unlock(fw, pd->ppn - 1, true);
 		pd->ppn = 0;
 		pd->status = status == NVM_DMA_ST_DONE ? NVM_ST_OK : NVM_ST_BAD_ADDR;
+		if (pd->status == NVM_ST_OK)	/* the new value is in place */
+			incoming(fw, pd, NVM_TW_READ | NVM_TW_WRITE,
+				 fw_nv_atomic_words(pd->h.atomic_op) * 4);
 		respond(fw, pd, pd->txbuf, 0);
 		return;
 	case FW_JOB_NV_HOSTWRITE:

@@ -143,7 +143,8 @@ struct nvm_notf_entry {
 	uint16_t src_node;
 	uint16_t src_port;
 	uint32_t phase;		/* 1 on the first pass, then flips */
-	uint32_t reserved;
+	uint16_t kind;		/* NVM_NOTF_KIND_* (netvm/tripwire.h) */
+	uint16_t info;		/* for a tripwire: the access */
 };
 
 /* NI-written status in the endpoint's SRAM region (NVM_EP_STATUS). */

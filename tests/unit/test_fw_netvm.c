@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim_host.h"
+#include "netvm/tripwire.h"
 
 #define PA	1		/* process (port) on each node */
 #define PB	2
@@ -670,6 +671,134 @@ START_TEST(test_route_none)
 }
 END_TEST
 
+/* Tripwires (netvm/tripwire.h): set by the kernel, fired on exact ranges. */
+static void tw_set(struct sim_host *h, uint32_t id, uint32_t flags,
+		   uint16_t node, uint16_t port, uint64_t va, uint32_t len,
+		   uint32_t owner)
+{
+	struct nvm_cmd k = {
+		.op = NVM_KOP_TRIP_SET, .dst_node = node, .dst_port = port,
+		.dst_va = va, .len = len,
+	};
+
+	k.arg[0] = id;
+	k.arg[1] = flags;
+	k.arg[2] = owner;
+	sh_cmd(h, NVM_EP_KERNEL, &k);
+	finish(h, NVM_EP_KERNEL);
+}
+
+static void tw_clear(struct sim_host *h, uint32_t id)
+{
+	struct nvm_cmd k = { .op = NVM_KOP_TRIP_CLEAR };
+
+	k.arg[0] = id;
+	sh_cmd(h, NVM_EP_KERNEL, &k);
+	finish(h, NVM_EP_KERNEL);
+}
+
+static void tw_expect(struct sim_host *h, uint32_t port, uint32_t id,
+		      uint32_t info, uint16_t by_node, uint16_t by_port)
+{
+	struct nvm_notf_entry e;
+
+	ck_assert_msg(sh_notf_next(h, port, &e), "tripwire %u did not fire", id);
+	ck_assert_uint_eq(e.kind, NVM_NOTF_KIND_TRIP);
+	ck_assert_uint_eq(e.notify, id);
+	ck_assert_uint_eq(e.info, info);
+	ck_assert_uint_eq(e.src_node, by_node);
+	ck_assert_uint_eq(e.src_port, by_port);
+}
+
+START_TEST(test_tripwires)
+{
+	struct nvm_notf_entry e;
+
+	/* on B's memory: writes to [DST+100, DST+164); reads at DST+4000 */
+	tw_set(&hb, 7, NVM_TW_WRITE, 1, PB, DST + 100, 64, PB);
+	tw_set(&hb, 8, NVM_TW_READ | NVM_TW_ONCE, 1, PB, DST + 4000, 96, PB);
+	ck_assert_uint_eq(sh_shadow(&hb, NVM_EP_KERNEL).errors, 0);
+	/* just outside on both sides, and a read of the write-only range */
+	sh_write(&ha, PA, 1, PB, SRC, DST, 100, KEY_B, 0, 0);
+	sh_write(&ha, PA, 1, PB, SRC, DST + 164, 100, KEY_B, 0, 0);
+	sh_read(&ha, PA, 1, PB, SRC, DST + 100, 64, KEY_B);
+	finish(&ha, PA);
+	ck_assert(!sh_notf_next(&hb, PB, &e));
+	/* the last byte of the range: fires, naming the writer */
+	sh_fill(&ha, PA, SRC, 8000, 4);
+	sh_write(&ha, PA, 1, PB, SRC, DST + 163, 1, KEY_B, 0, 0);
+	finish(&ha, PA);
+	tw_expect(&hb, PB, 7, NVM_TW_WRITE, 0, PA);
+	ck_assert(!sh_notf_next(&hb, PB, &e));
+	/* a two-page write covers both tripwires; only 7 watches writes */
+	sh_write(&ha, PA, 1, PB, SRC, DST + 50, 8000, KEY_B, 0, 0);
+	finish(&ha, PA);
+	tw_expect(&hb, PB, 7, NVM_TW_WRITE, 0, PA);
+	ck_assert(!sh_notf_next(&hb, PB, &e));
+	ck_assert(sh_check(&hb, PB, DST + 50, 8000, 4));
+	/* reads: the once-only tripwire fires for the first only */
+	sh_read(&ha, PA, 1, PB, SRC, DST + 4090, 10, KEY_B);
+	sh_read(&ha, PA, 1, PB, SRC, DST + 4000, 1, KEY_B);
+	finish(&ha, PA);
+	tw_expect(&hb, PB, 8, NVM_TW_READ, 0, PA);
+	ck_assert(!sh_notf_next(&hb, PB, &e));
+	/* an atomic is a read and a write */
+	tw_set(&hb, 9, NVM_TW_READ, 1, PB, DST + 200, 4, PB);
+	sh_atomic(&ha, PA, 1, PB, DST + 200, KEY_B, NVM_AT_INC, 0, 0);
+	finish(&ha, PA);
+	tw_expect(&hb, PB, 9, NVM_TW_READ | NVM_TW_WRITE, 0, PA);
+	/* cleared: silent */
+	tw_clear(&hb, 7);
+	sh_write(&ha, PA, 1, PB, SRC, DST + 100, 64, KEY_B, 0, 0);
+	finish(&ha, PA);
+	ck_assert(!sh_notf_next(&hb, PB, &e));
+	ck_assert_uint_eq(sh_shadow(&hb, NVM_EP_KERNEL).errors, 0);
+
+	/* outgoing: A watches its own writes to B's page */
+	tw_set(&ha, 100, NVM_TW_WRITE | NVM_TW_OUTGOING, 1, PB, DST + 8192,
+	       4096, PA);
+	sh_write(&ha, PA, 1, PB, SRC, DST + 8192 + 4000, 10, KEY_B, 0, 0);
+	finish(&ha, PA);
+	tw_expect(&ha, PA, 100, NVM_TW_WRITE | NVM_TW_OUTGOING, 1, PB);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_TRIPWIRES], 1);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_TRIPWIRES], 4);
+
+	/* refused, each counted as an error on the kernel endpoint */
+	tw_set(&hb, NVM_TW_MAX, NVM_TW_WRITE, 1, PB, DST, 8, PB);
+	tw_set(&hb, 9, NVM_TW_WRITE, 1, PB, DST, 8, PB);	/* id in use */
+	tw_set(&hb, 10, NVM_TW_WRITE, 1, PB, DST, 0, PB);	/* empty */
+	tw_set(&hb, 10, NVM_TW_WRITE, 1, PB, DST + 4000, 97, PB); /* 2 pages */
+	tw_set(&hb, 10, NVM_TW_WRITE, 0, PB, DST, 8, PB);	/* not ours */
+	tw_set(&hb, 10, NVM_TW_WRITE | NVM_TW_OUTGOING, 1, PB, DST, 8, PB);
+	tw_set(&hb, 10, 0, 1, PB, DST, 8, PB);			/* no access */
+	tw_set(&hb, 10, 0x40 | NVM_TW_WRITE, 1, PB, DST, 8, PB);
+	tw_set(&hb, 10, NVM_TW_WRITE, 1, PB, DST, 8, 5);	/* owner closed */
+	tw_clear(&hb, 7);					/* not set */
+	ck_assert_uint_eq(sh_shadow(&hb, NVM_EP_KERNEL).errors, 10);
+}
+END_TEST
+
+/* All NVM_TW_MAX at once, on one page each of many; each fires alone. */
+START_TEST(test_tripwire_table_full)
+{
+	struct nvm_notf_entry e;
+
+	for (uint32_t id = 0; id < NVM_TW_MAX; id++)
+		tw_set(&hb, id, NVM_TW_WRITE, 1, PB,
+		       DST + (id % 200) * 4096 + (id / 200) * 16, 16, PB);
+	ck_assert_uint_eq(sh_shadow(&hb, NVM_EP_KERNEL).errors, 0);
+	ck_assert_uint_eq(cb.fw.tw.count, NVM_TW_MAX);
+	for (uint32_t id = 5; id < NVM_TW_MAX; id += 997) {
+		sh_write(&ha, PA, 1, PB, SRC,
+			 DST + (id % 200) * 4096 + (id / 200) * 16 + 3, 4,
+			 KEY_B, 0, 0);
+		finish(&ha, PA);
+		tw_expect(&hb, PB, id, NVM_TW_WRITE, 0, PA);
+		ck_assert(!sh_notf_next(&hb, PB, &e));
+	}
+}
+END_TEST
+
 /* More operations than the window: credit stalls, nothing lost. */
 START_TEST(test_window_exhaustion)
 {
@@ -870,6 +999,8 @@ static Suite *netvm_suite(void)
 	CASE(test_protection, setup, 120);
 	CASE(test_physical, setup, 120);
 	CASE(test_route_none, setup, 120);
+	CASE(test_tripwires, setup, 120);
+	CASE(test_tripwire_table_full, setup, 300);
 	CASE(test_window_exhaustion, setup, 120);
 	CASE(test_peer_reset, setup, 120);
 	CASE(test_state_copy, setup, 120);
