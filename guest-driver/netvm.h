@@ -33,6 +33,7 @@
 #include "netvm_nv.h"
 #include "netvm_ep.h"
 #include "netvm_map.h"
+#include "netvm_trip.h"
 
 #define NETVM_DRV_NAME		"netvm"
 #define NETVM_MAX_DEVS		16
@@ -192,6 +193,7 @@ struct netvm_dev {
 	struct netvm_eps eps;	/* NetVM user endpoints, netvm_ep.c */
 	struct netvm_imp imp;	/* import over the network, netvm_import.c */
 	struct netvm_map map;	/* answering the mapper, netvm_map.c */
+	struct netvm_trips trips;	/* tripwire ids, netvm_trip.c */
 	struct netvm_stats stats;
 };
 

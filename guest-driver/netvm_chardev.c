@@ -128,6 +128,8 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_RAW_RECV:
 	case NETVM_IOC_KTEST:
 	case NETVM_IOC_KBENCH:
+	case NETVM_IOC_TRIP_SET:
+	case NETVM_IOC_TRIP_CLEAR:
 		break;
 	default:
 		return -ENOTTY;
@@ -153,6 +155,10 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 		break;
 	case NETVM_IOC_IMPORT:
 		ret = netvm_import_ioctl(nd, uarg);
+		break;
+	case NETVM_IOC_TRIP_SET:
+	case NETVM_IOC_TRIP_CLEAR:
+		ret = netvm_trip_ioctl(nf, cmd, uarg);
 		break;
 	case NETVM_IOC_EP_OPEN:
 	case NETVM_IOC_EP_INFO:

@@ -636,6 +636,7 @@ void netvm_ep_release(struct netvm_file *nf)
 	/* abort its operations; remote requests for it now fail (NO_PORT) */
 	if (!READ_ONCE(nd->dead) && nd->eps.ready)
 		nv_kcmd(nd, NVM_KOP_EP_CLOSE, 0, (u16)ep->port, 0, 0, NULL, 0);
+	netvm_trip_release(nd, ep);
 	mutex_lock(&ep->lock);
 	list_for_each_entry_safe(exp, tmp, &ep->exports, node) {
 		list_del(&exp->node);

@@ -160,6 +160,7 @@ static void netvm_teardown(struct netvm_dev *nd)
 	pci_free_irq_vectors(nd->pdev);
 	netvm_import_free(nd);
 	netvm_map_free(nd);
+	netvm_trip_free(nd);
 	netvm_raw_free(nd);
 	netvm_ep_free(nd);
 	netvm_nv_free(nd);
@@ -268,6 +269,9 @@ static int netvm_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto err_teardown;
 	ret = netvm_map_init(nd);
+	if (ret)
+		goto err_teardown;
+	ret = netvm_trip_init(nd);
 	if (ret)
 		goto err_teardown;
 	ret = netvm_raw_init(nd);

@@ -201,6 +201,7 @@ static struct attribute *netvm_attrs[] = {
 	&dev_attr_nv_state.attr,
 	&dev_attr_fw_counters.attr,
 	&dev_attr_mapper.attr,
+	&dev_attr_tripwires.attr,
 	&dev_attr_routes.attr,
 	&dev_attr_ep_counters.attr,
 	&netvm_nv_counters[0].attr,

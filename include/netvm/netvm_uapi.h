@@ -191,4 +191,27 @@ struct netvm_import_req {
 
 #define NETVM_IOC_IMPORT	_IOWR(NETVM_IOC_MAGIC, 0x24, struct netvm_import_req)
 
+/*
+ * Tripwires (netvm/tripwire.h, docs/tripwire.md), on this file's endpoint.
+ * Without NVM_TW_OUTGOING, [va, va + len) must lie inside one of the
+ * endpoint's exports: peers' reads and writes of it fire.  With it, the
+ * range is node:port's memory (another node) and this endpoint's own
+ * accesses to it fire.  len is 1..4096 and the range may not cross a page
+ * boundary.  Hits arrive on the endpoint's notification queue as entries
+ * of kind NVM_NOTF_KIND_TRIP.  Errors: ENOENT (not inside an export),
+ * EINVAL, ENOSPC (all NVM_TW_MAX in use), ENOTCONN (no endpoint), ENODEV.
+ * NETVM_IOC_TRIP_CLEAR takes the id; ENOENT if it is not this endpoint's.
+ */
+struct netvm_trip_req {
+	uint64_t va;
+	uint32_t len;
+	uint32_t flags;		/* NVM_TW_READ, _WRITE, _OUTGOING, _ONCE */
+	uint16_t node;		/* NVM_TW_OUTGOING only */
+	uint16_t port;		/* NVM_TW_OUTGOING only */
+	uint32_t id;		/* out */
+};
+
+#define NETVM_IOC_TRIP_SET	_IOWR(NETVM_IOC_MAGIC, 0x38, struct netvm_trip_req)
+#define NETVM_IOC_TRIP_CLEAR	_IOW(NETVM_IOC_MAGIC, 0x39, uint32_t)
+
 #endif /* NETVM_UAPI_H */
