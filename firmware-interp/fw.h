@@ -22,42 +22,15 @@
 #include "fw_queue.h"
 #include "fw_nv.h"
 #include "fw_tripwire.h"
+#include "netvm/fw_counters.h"
 
 #define FW_VERSION		0x00020000u	/* 2.0: raw frames + NetVM */
 
 /* Firmware counters, published in SRAM at layout.counters. */
 enum fw_counter {
-	FW_CNT_DOORBELLS,
-	FW_CNT_BAD_DOORBELLS,
-	FW_CNT_RAW_TX,
-	FW_CNT_RAW_TX_ERR,
-	FW_CNT_RAW_RX,
-	FW_CNT_RAW_RX_ERR,
-	FW_CNT_RX_BAD_FRAME,
-	FW_CNT_RX_MISROUTED,
-	FW_CNT_HOST_DMA_ERR,
-	/* NetVM */
-	FW_CNT_CMD_WRITE,
-	FW_CNT_CMD_READ,
-	FW_CNT_CMD_ATOMIC,
-	FW_CNT_CMD_FENCE,
-	FW_CNT_CMD_BAD,
-	FW_CNT_TX_BYTES,
-	FW_CNT_RX_BYTES,
-	FW_CNT_FRAGMENTS,
-	FW_CNT_PAGE_MISS,
-	FW_CNT_RESTARTS,
-	FW_CNT_BOUNCES,
-	FW_CNT_RETRANSMITS,
-	FW_CNT_DUPLICATES,
-	FW_CNT_OUT_OF_WINDOW,
-	FW_CNT_CREDIT_STALLS,
-	FW_CNT_KEY_FAILURES,
-	FW_CNT_NOTIFICATIONS,
-	FW_CNT_ACKS_SENT,
-	FW_CNT_PEER_RESETS,
-	FW_CNT_ERR_COMPLETIONS,
-	FW_CNT_TRIPWIRES,
+#define FW_CNT_ENUM(e, n) FW_CNT_##e,
+	NVM_FW_COUNTERS(FW_CNT_ENUM)
+#undef FW_CNT_ENUM
 	FW_CNT_MAX
 };
 extern const char *const fw_counter_names[FW_CNT_MAX];

@@ -9,6 +9,8 @@
 #include <linux/device.h>
 #include <linux/sysfs.h>
 
+#include <netvm/fw_counters.h>
+
 #include "netvm.h"
 
 static struct netvm_dev *to_netvm(struct device *dev)
@@ -99,14 +101,9 @@ static ssize_t nv_state_show(struct device *dev, struct device_attribute *attr,
 static DEVICE_ATTR_RO(nv_state);
 
 /* Names of the firmware's counters, in enum fw_counter order (fw_names.c). */
+/* the firmware's own list (netvm/fw_counters.h) */
 static const char * const netvm_fw_counter_names[] = {
-	"doorbells", "bad_doorbells", "raw_tx", "raw_tx_err", "raw_rx",
-	"raw_rx_err", "rx_bad_frame", "rx_misrouted", "host_dma_err",
-	"cmd_write", "cmd_read", "cmd_atomic", "cmd_fence", "cmd_bad",
-	"tx_bytes", "rx_bytes", "fragments", "page_misses", "restarts",
-	"bounces", "retransmits", "duplicates", "out_of_window",
-	"credit_stalls", "key_failures", "notifications", "acks_sent",
-	"peer_resets", "error_completions",
+	NVM_FW_COUNTERS(NVM_FW_COUNTER_NAME)
 };
 
 /* One "name value" line per firmware counter (read from SRAM). */

@@ -164,6 +164,10 @@ def group_frontdoor():
     lines = out.decode().splitlines()
     T.ok(rc == 0 and sum(1 for l in lines if " yes " in l) == 2, "status: both nodes alive and ready",
          diag(rc, out, err))
+    nic = lines[lines.index(next(l for l in lines if l.startswith("nic"))) + 1:] if any(
+        l.startswith("nic") for l in lines) else []
+    T.ok(len(nic) >= 2 and all(len(l.split()) == 11 for l in nic[:2]) and nic[0].split()[0] == "0",
+         "status: the NIC counters of both nodes", diag(rc, out, err))
     rc, out, err = nv("logs", "0")
     T.ok(rc == 0 and b"node 0 ready" in out, "logs shows node 0's serial console", diag(rc, out[-300:], err))
     p = subprocess.Popen("'%s' --cluster %s run 0 -- yes | head -n 3" % (NETVM, CLUSTER), shell=True,

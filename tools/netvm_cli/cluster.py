@@ -379,6 +379,7 @@ class Cluster:
         print("%-5s %-8s %-6s %-6s %-8s %-11s %s" % ("node", "pid", "alive", "ready", "link",
                                                     "agent port", "routes (dst:hex)"))
         rc = 0
+        nic = {}
         for node in st["nodes"]:
             alive = self.pid_alive(node)
             ready = bool(alive and agent.ping(node["port"], timeout=2.0))
@@ -387,17 +388,22 @@ class Cluster:
                 try:
                     code, out, _ = agent.capture(node["port"], [
                         "sh", "-c", "cat /sys/class/netvm/netvm0/link_state 2>/dev/null; echo =; "
-                        "cat /sys/class/netvm/netvm0/routes 2>/dev/null"], timeout=10)
-                    a, _, b = out.decode().partition("=")
+                        "cat /sys/class/netvm/netvm0/routes 2>/dev/null; echo =; "
+                        "cat /sys/class/netvm/netvm0/fw_counters 2>/dev/null"], timeout=10)
+                    a, b, c = (out.decode().split("=", 2) + ["", ""])[:3]
                     link = a.strip() or "n/a"
                     routes = " ".join(l.replace(" ", ":") for l in b.split("\n") if l.strip())
                     routes = routes or ("none (back to back)" if not fab else "NONE")
+                    nic[node["id"]] = dict(l.split() for l in c.splitlines() if len(l.split()) == 2)
                 except agent.AgentError:
                     link = "?"
             if not (alive and ready):
                 rc = 1
             print("%-5d %-8d %-6s %-6s %-8s %-11d %s" % (node["id"], node["pid"], "yes" if alive else "NO",
                                                         "yes" if ready else "no", link, node["port"], routes))
+        if nic:
+            print()
+            print_nic_counters(nic)
         if fab and fabric.switch_alive(self, fab):
             print()
             fabric.print_ports(self)
@@ -520,6 +526,20 @@ class Cluster:
 def is_zombie(pid):
     info = proc_info(pid)
     return bool(info) and info[0] in ("Z", "X")
+
+
+# NIC counters that say whether a node's traffic is healthy (the whole set
+# is in /sys/class/netvm/netvm0/fw_counters).
+STATUS_COUNTERS = (("tx_bytes", "tx bytes"), ("rx_bytes", "rx bytes"), ("raw_tx", "raw tx"),
+                   ("raw_rx", "raw rx"), ("retransmits", "retrans"), ("duplicates", "dups"),
+                   ("rx_bad_frame", "bad frm"), ("rx_misrouted", "misrte"),
+                   ("page_misses", "pg miss"), ("bounces", "bounces"))
+
+
+def print_nic_counters(nic):
+    print("%-5s" % "nic" + "".join("%10s" % h for _, h in STATUS_COUNTERS))
+    for n in sorted(nic):
+        print("%-5d" % n + "".join("%10s" % nic[n].get(k, "-") for k, _ in STATUS_COUNTERS))
 
 
 def free_port():

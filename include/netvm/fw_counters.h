@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR MIT) */
+/*
+ * The firmware's counters, in the order it publishes them in SRAM
+ * (layout.counters, counters_len 32-bit words).  One list for the
+ * firmware's enum and name table and the driver's sysfs fw_counters:
+ * X(ENUM_SUFFIX, name).  New counters go at the end.
+ */
+#ifndef NETVM_FW_COUNTERS_H
+#define NETVM_FW_COUNTERS_H
+
+#define NVM_FW_COUNTERS(X) \
+	X(DOORBELLS, doorbells) \
+	X(BAD_DOORBELLS, bad_doorbells) \
+	X(RAW_TX, raw_tx) \
+	X(RAW_TX_ERR, raw_tx_err) \
+	X(RAW_RX, raw_rx) \
+	X(RAW_RX_ERR, raw_rx_err) \
+	X(RX_BAD_FRAME, rx_bad_frame) \
+	X(RX_MISROUTED, rx_misrouted) \
+	X(HOST_DMA_ERR, host_dma_err) \
+	X(CMD_WRITE, cmd_write) \
+	X(CMD_READ, cmd_read) \
+	X(CMD_ATOMIC, cmd_atomic) \
+	X(CMD_FENCE, cmd_fence) \
+	X(CMD_BAD, cmd_bad) \
+	X(TX_BYTES, tx_bytes) \
+	X(RX_BYTES, rx_bytes) \
+	X(FRAGMENTS, fragments) \
+	X(PAGE_MISS, page_misses) \
+	X(RESTARTS, restarts) \
+	X(BOUNCES, bounces) \
+	X(RETRANSMITS, retransmits) \
+	X(DUPLICATES, duplicates) \
+	X(OUT_OF_WINDOW, out_of_window) \
+	X(CREDIT_STALLS, credit_stalls) \
+	X(KEY_FAILURES, key_failures) \
+	X(NOTIFICATIONS, notifications) \
+	X(ACKS_SENT, acks_sent) \
+	X(PEER_RESETS, peer_resets) \
+	X(ERR_COMPLETIONS, error_completions) \
+	X(TRIPWIRES, tripwires)
+
+/* For a table of names: { NVM_FW_COUNTERS(NVM_FW_COUNTER_NAME) } */
+#define NVM_FW_COUNTER_NAME(e, n) #n,
+
+#endif /* NETVM_FW_COUNTERS_H */
