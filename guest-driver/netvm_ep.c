@@ -269,6 +269,27 @@ static const struct mmu_interval_notifier_ops ep_mni_ops = {
 /* ---- installing translations ---- */
 
 /*
+ * hmm_range_fault() of @range in @mm under mmap_read_lock, again while an
+ * invalidation makes it -EBUSY (until @timeout); range->notifier_seq is
+ * the sequence to check under pt_lock before the result is used.
+ */
+static int ep_hmm_fault(struct hmm_range *range, struct mm_struct *mm,
+			unsigned long timeout)
+{
+	int ret;
+
+	do {
+		if (time_after(jiffies, timeout))
+			return -EBUSY;
+		range->notifier_seq = mmu_interval_read_begin(range->notifier);
+		mmap_read_lock(mm);
+		ret = hmm_range_fault(range);
+		mmap_read_unlock(mm);
+	} while (ret == -EBUSY);
+	return ret;
+}
+
+/*
  * Install translations for [va, va + n pages) of @exp in @mm: fault them
  * in when @fault, else only those resident (and, for a writable export,
  * writable: a read-only page may be shared copy-on-write).  The caller
@@ -304,16 +325,7 @@ static int ep_install(struct netvm_export *exp, struct mm_struct *mm,
 	if (fault)
 		range.default_flags = HMM_PFN_REQ_FAULT | HMM_PFN_REQ_WRITE;
 again:
-	if (time_after(jiffies, timeout)) {
-		ret = -EBUSY;
-		goto out;
-	}
-	range.notifier_seq = mmu_interval_read_begin(&exp->mni);
-	mmap_read_lock(mm);
-	ret = hmm_range_fault(&range);
-	mmap_read_unlock(mm);
-	if (ret == -EBUSY)
-		goto again;
+	ret = ep_hmm_fault(&range, mm, timeout);
 	if ((ret == -EPERM || ret == -EFAULT) && fault && write && exp->ro) {
 		write = false;
 		range.default_flags = HMM_PFN_REQ_FAULT;
@@ -1129,13 +1141,9 @@ long netvm_ep_ptbench(struct netvm_ep *ep, void __user *u)
 		u64 lookup;
 again:
 		t0 = ktime_get_ns();
-		range.notifier_seq = mmu_interval_read_begin(&exp->mni);
-		mmap_read_lock(ep->mm);
-		ret = hmm_range_fault(&range);
-		mmap_read_unlock(ep->mm);
+		ret = ep_hmm_fault(&range, ep->mm, jiffies +
+				   msecs_to_jiffies(HMM_RANGE_DEFAULT_TIMEOUT));
 		lookup = ktime_get_ns() - t0;
-		if (ret == -EBUSY)
-			goto again;
 		if (ret)
 			goto out;
 		mutex_lock(&eps->pt_lock);

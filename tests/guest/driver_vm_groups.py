@@ -48,6 +48,12 @@ def mapped(g, n):
     return int(kv(out).get("mapped", -1)) if rc == 0 else -1
 
 
+def info_rows(g):
+    """Node 1's pt_rows (for a command's destination hash)."""
+    rc, out, err = g.sh(1, "head -n 1 %s/pt" % DBG)
+    return kv(out).get("pt_rows", "1")
+
+
 def start_server(g):
     srv = g.Background(1, ["netvm-vm-test", "serve"], timeout=1800)
     rc, out, err = g.sh(1, "for i in $(seq 150); do test -f /tmp/nvvm.info && break; sleep 0.2; done; "
@@ -181,7 +187,8 @@ def group_teardown(g):
 
     def streaming():
         st = g.Background(0, ["netvm-vm-test", "stream", "1", port], timeout=300)
-        rc, out, err = g.sh(1, "sleep 4; cat %s/endpoints/%s/counters" % (SYS, port))
+        # the writer's own endpoint on node 0: its completed commands
+        rc, out, err = g.sh(0, "sleep 4; cat %s/endpoints/*/counters" % SYS)
         return st, lines_kv(out).get("done", 0) > 0
 
     # kill -9 of the writer
@@ -219,16 +226,25 @@ def group_teardown(g):
     if info:
         rc, out, err = g.sh(1, "rmmod netvm")
         rc2, out2, err2 = g.sh(1, "cat %s/endpoints/%s/pid" % (SYS, info["port"]))
-        T.ok(rc != 0 and "in use" in err and rc2 == 0,
+        # delete_module fails with EAGAIN (busybox) or "in use" (kmod)
+        T.ok(rc != 0 and ("in use" in err or "temporarily unavailable" in err) and rc2 == 0,
              "node 1: rmmod refused while an endpoint is open (module in use)",
              g.diag(rc, out, err) + "\n" + g.diag(rc2, out2, err2))
         T.ok(ctl(g, "quit") == "bye" and srv.wait(60)[0] == 0, "node 1: the exporter exits")
 
-    # 100 rmmod/insmod cycles on node 1 while node 0 sends
+    # 100 rmmod/insmod cycles on node 1 while node 0 sends NetVM traffic
+    # that node 1's NIC and kernel consume themselves: user writes to port
+    # 1 (refused NO_PORT, or PEER_RESET/UNREACHABLE while node 1 reloads)
+    # and import requests (kernel-control frames, ENOENT).  Raw frames
+    # would not do: with nobody reading them node 1 holds its receive
+    # descriptors back (by design) and the link stalls.
     g.sh(0, "rm -f /tmp/stop")
     sender = g.Background(0, ["sh", "-c", "n=0; while [ ! -f /tmp/stop ]; do "
-                              "netvm-raw send 20 1500 >/dev/null 2>&1; n=$((n+1)); done; echo $n"],
+                              "netvm-ep-test write 1 1 0x100000 0x1 %s 8192 5 >/dev/null 2>&1; "
+                              "netvm-vm-test client 1 1 1 1 1 1 >/dev/null 2>&1; "
+                              "n=$((n+1)); done; echo $n" % info_rows(g)],
                           timeout=1500)
+    time.sleep(2)
     t0 = time.monotonic()
     rc, out, err = g.sh(1, "i=0; while [ $i -lt 100 ]; do rmmod netvm || exit 1; "
                         "insmod /netvm/guest-driver/netvm.ko || exit 2; i=$((i+1)); done; echo $i",
@@ -237,14 +253,21 @@ def group_teardown(g):
     g.sh(0, "touch /tmp/stop")
     srcs, sout, serr = sender.wait(120)
     T.ok(rc == 0 and out.strip() == "100" and srcs == 0 and int(sout.strip() or 0) > 0,
-         "node 1: 100 rmmod/insmod cycles in %.0f s while node 0 sent %s bursts of raw frames"
+         "node 1: 100 rmmod/insmod cycles in %.0f s while node 0 sent %s rounds of writes and imports"
          % (dt, sout.strip().decode() or "?"), g.diag(rc, out, err) + "\n" + g.diag(srcs, sout, serr))
     rc, out, err = g.sh(1, "cat %s/selftest %s/nv_state %s/link_state" % (SYS, SYS, SYS))
     T.ok(rc == 0 and out.split() == ["passed", "on", "up"], "node 1: bound, NetVM on, link up after the cycles",
          g.diag(rc, out, err))
     rc, out, err = g.sh(1, "cat %s/ktest_pa" % SYS)
     pa = out.strip()
-    rc, out, err = g.nv("run", "0", "--", "netvm-ktest", "write", "1", pa, "0", "70000", "77", timeout=120)
+    # the first command to a peer that restarted may be abandoned with
+    # PEER_RESET (ECONNRESET) by design; the next one must work
+    first = g.nv("run", "0", "--", "netvm-ktest", "write", "1", pa, "0", "70000", "77", timeout=120)
+    rc, out, err = first
+    if rc != 0 and b"reset by peer" in err:
+        T.note("first writeP after the cycles: ECONNRESET (peer restarted), as designed; again")
+        rc, out, err = g.nv("run", "0", "--", "netvm-ktest", "write", "1", pa, "0", "70000", "77",
+                            timeout=120)
     rc2, out2, err2 = g.nv("run", "1", "--", "netvm-ktest", "check", "0", "70000", "77", timeout=120)
     T.ok(rc == 0 and rc2 == 0, "after the cycles: writeP 70000 B node 0 -> node 1 verified",
          g.diag(rc, out, err) + "\n" + g.diag(rc2, out2, err2))
