@@ -30,6 +30,14 @@ fi
 pycotap_ok=0
 dpkg-query -W -f='${Status}\n' python3-pycotap 2>/dev/null | grep -q 'ok installed' && pycotap_ok=1
 
+# The 6.12 kernel headers (linux-headers-6.12.*+deb12-amd64) for the lint
+# test build-kernel-6.12: unpacked into build/kheaders, not installed (the
+# package would pull in its kernel image).  Quick when already there.
+if [ $need_sources = 0 ]; then
+	sh "$(dirname "$0")/fetch-kheaders.sh" >/dev/null ||
+		echo "netvm: the 6.12 headers were not fetched; the lint test build-kernel-6.12 will try again" >&2
+fi
+
 if [ -z "$missing" ] && [ $meson_ok = 1 ] && [ $pycotap_ok = 1 ] && [ $need_sources = 0 ]; then
 	exit 0
 fi
@@ -60,3 +68,7 @@ if [ -n "$missing" ]; then
 fi
 echo "netvm: installing from bookworm-backports: $PKGS_BACKPORTS"
 apt-get install -y -qq --no-install-recommends -t bookworm-backports $PKGS_BACKPORTS >/dev/null
+
+# after a first run that added the sources: the 6.12 headers as above
+sh "$(dirname "$0")/fetch-kheaders.sh" >/dev/null ||
+	echo "netvm: the 6.12 headers were not fetched; the lint test build-kernel-6.12 will try again" >&2

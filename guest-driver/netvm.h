@@ -239,5 +239,6 @@ void netvm_chardev_del(struct netvm_dev *nd);
 
 /* netvm_sysfs.c */
 extern const struct attribute_group *netvm_attr_groups[];
+ssize_t netvm_fw_counters_fmt(struct netvm_dev *nd, char *buf);
 
 #endif /* NETVM_DRV_H */

@@ -20,7 +20,11 @@
 #include "netvm.h"
 
 static dev_t netvm_devt;
-static struct class *netvm_class;
+/* static and registered: class_create() changed between 6.1 and 6.12 */
+static struct class netvm_class = {
+	.name = NETVM_DRV_NAME,
+};
+
 static DEFINE_IDA(netvm_ida);
 
 static int netvm_open(struct inode *inode, struct file *file)
@@ -122,6 +126,7 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_EP_INFO:
 	case NETVM_IOC_EXPORT:
 	case NETVM_IOC_UNEXPORT:
+	case NETVM_IOC_PTBENCH:
 	case NETVM_IOC_IMPORT:
 	case NETVM_IOC_INFO:
 	case NETVM_IOC_RAW_SEND:
@@ -164,6 +169,7 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_EP_INFO:
 	case NETVM_IOC_EXPORT:
 	case NETVM_IOC_UNEXPORT:
+	case NETVM_IOC_PTBENCH:
 		ret = netvm_ep_ioctl(nf, cmd, uarg);
 		break;
 	default:
@@ -193,6 +199,12 @@ static __poll_t netvm_poll(struct file *file, poll_table *wait)
 	return mask;
 }
 
+/* O_ASYNC: signals for the endpoint's notifications (netvm_ep.c). */
+static int netvm_fasync(int fd, struct file *file, int on)
+{
+	return netvm_ep_fasync(file->private_data, fd, file, on);
+}
+
 /* The endpoint's own memory only (netvm_ep.c). */
 static int netvm_mmap(struct file *file, struct vm_area_struct *vma)
 {
@@ -207,9 +219,9 @@ static const struct file_operations netvm_fops = {
 	.release = netvm_release,
 	.poll = netvm_poll,
 	.mmap = netvm_mmap,
+	.fasync = netvm_fasync,
 	.unlocked_ioctl = netvm_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
 };
 
 static void netvm_dev_release(struct device *dev)
@@ -238,7 +250,7 @@ int netvm_chardev_add(struct netvm_dev *nd)
 	nd->index = ret;
 
 	device_initialize(&nd->dev);
-	nd->dev.class = netvm_class;
+	nd->dev.class = &netvm_class;
 	nd->dev.parent = &nd->pdev->dev;
 	nd->dev.devt = MKDEV(MAJOR(netvm_devt), nd->index);
 	nd->dev.groups = netvm_attr_groups;
@@ -267,17 +279,15 @@ int netvm_chardev_init(void)
 				  NETVM_DRV_NAME);
 	if (ret)
 		return ret;
-	netvm_class = class_create(THIS_MODULE, NETVM_DRV_NAME);
-	if (IS_ERR(netvm_class)) {
+	ret = class_register(&netvm_class);
+	if (ret)
 		unregister_chrdev_region(netvm_devt, NETVM_MAX_DEVS);
-		return PTR_ERR(netvm_class);
-	}
-	return 0;
+	return ret;
 }
 
 void netvm_chardev_exit(void)
 {
-	class_destroy(netvm_class);
+	class_unregister(&netvm_class);
 	unregister_chrdev_region(netvm_devt, NETVM_MAX_DEVS);
 	ida_destroy(&netvm_ida);
 }

@@ -29,10 +29,12 @@
 #include <linux/poll.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "netvm.h"
+#include "netvm_compat.h"
 
 #define EP_HOST_SHADOW		0
 #define EP_HOST_NOTF_CONS	32
@@ -45,6 +47,31 @@ static_assert(EP_HOST_ERR + NVM_ERR_RING_LEN * sizeof(struct nvm_err_rec) <=
 	      EP_HOST_NOTF);
 static_assert(EP_HOST_NOTF + NETVM_EP_NOTF_LEN * sizeof(struct nvm_notf_entry)
 	      <= NETVM_EP_HOST_SIZE);
+
+const char * const netvm_ep_counter_names[EPC_MAX] = {
+	[EPC_INSTALLS] = "installs",
+	[EPC_REMOVALS] = "removals",
+	[EPC_INVALIDATIONS] = "invalidations",
+	[EPC_UNMAP_WAITS] = "unmap_waits",
+	[EPC_UNMAP_TIMEOUTS] = "unmap_timeouts",
+	[EPC_PAGE_MISSES] = "page_misses",
+	[EPC_RESTARTS] = "restarts",
+	[EPC_MISS_ERRORS] = "miss_errors",
+	[EPC_BOUNCES] = "bounces",
+	[EPC_BOUNCE_REFUSED] = "bounce_refused",
+	[EPC_DIRTY] = "dirty",
+	[EPC_EVQ_OVERFLOW] = "evq_overflow",
+	[EPC_SIGNALS] = "signals",
+};
+
+/* Count @c for the device and, when known, for the endpoint. */
+static void ep_inc(struct netvm_eps *eps, struct netvm_ep *ep,
+		   enum netvm_ep_counter c)
+{
+	atomic64_inc(&eps->cnt[c]);
+	if (ep && c < EPC_PER_EP)
+		atomic64_inc(&ep->cnt[c]);
+}
 
 /* ---- the shadow page table in SRAM (pt_lock held) ---- */
 
@@ -117,9 +144,9 @@ static void pt_unmap(struct netvm_dev *nd, struct netvm_export *exp,
 				break;
 			writel(lo, e);
 			writel(hi, e + 4);
-			atomic64_inc(&eps->unmap_waits);
+			ep_inc(eps, exp->ep, EPC_UNMAP_WAITS);
 			if (++tries >= EP_UNMAP_TRIES) {
-				atomic64_inc(&eps->unmap_timeouts);
+				ep_inc(eps, exp->ep, EPC_UNMAP_TIMEOUTS);
 				dev_warn_ratelimited(&nd->pdev->dev,
 						     "NetVM: page %#x still locked by the NIC after 1 s; unmapping anyway\n",
 						     ppn);
@@ -136,13 +163,13 @@ static void pt_unmap(struct netvm_dev *nd, struct netvm_export *exp,
 		if (hd == ndb) {	/* isPageDirty: the NI wrote to it */
 			if (pfn_valid(ppn))
 				set_page_dirty(pfn_to_page(ppn));
-			atomic64_inc(&eps->dirty);
+			ep_inc(eps, exp->ep, EPC_DIRTY);
 			writeb(ndb ^ 1, nd->sram + l->pmap_hdirty + ppn);
 		}
 	}
 	eps->owner[ppn] = NULL;
 	exp->ppn[idx] = 0;
-	atomic64_inc(&eps->removals);
+	ep_inc(eps, exp->ep, EPC_REMOVALS);
 }
 
 /* mapPage: PMAP fields first, the PPN into its row last. */
@@ -198,7 +225,7 @@ static void pt_map(struct netvm_dev *nd, struct netvm_export *exp,
 	eps->owner[ppn] = exp;
 	eps->owner_idx[ppn] = idx;
 	exp->ppn[idx] = ppn;
-	atomic64_inc(&eps->installs);
+	ep_inc(eps, exp->ep, EPC_INSTALLS);
 }
 
 /* ---- invalidation ---- */
@@ -218,7 +245,7 @@ static bool ep_invalidate(struct mmu_interval_notifier *mni,
 	mmu_interval_set_seq(mni, cur_seq);
 	s = max(range->start, exp->start);
 	e = min(range->end, exp->end);
-	atomic64_inc(&eps->invalidations);
+	ep_inc(eps, exp->ep, EPC_INVALIDATIONS);
 	if (s >= e)
 		goto out;
 	for (i = (s - exp->start) >> PAGE_SHIFT;
@@ -240,6 +267,27 @@ static const struct mmu_interval_notifier_ops ep_mni_ops = {
 };
 
 /* ---- installing translations ---- */
+
+/*
+ * hmm_range_fault() of @range in @mm under mmap_read_lock, again while an
+ * invalidation makes it -EBUSY (until @timeout); range->notifier_seq is
+ * the sequence to check under pt_lock before the result is used.
+ */
+static int ep_hmm_fault(struct hmm_range *range, struct mm_struct *mm,
+			unsigned long timeout)
+{
+	int ret;
+
+	do {
+		if (time_after(jiffies, timeout))
+			return -EBUSY;
+		range->notifier_seq = mmu_interval_read_begin(range->notifier);
+		mmap_read_lock(mm);
+		ret = hmm_range_fault(range);
+		mmap_read_unlock(mm);
+	} while (ret == -EBUSY);
+	return ret;
+}
 
 /*
  * Install translations for [va, va + n pages) of @exp in @mm: fault them
@@ -277,16 +325,7 @@ static int ep_install(struct netvm_export *exp, struct mm_struct *mm,
 	if (fault)
 		range.default_flags = HMM_PFN_REQ_FAULT | HMM_PFN_REQ_WRITE;
 again:
-	if (time_after(jiffies, timeout)) {
-		ret = -EBUSY;
-		goto out;
-	}
-	range.notifier_seq = mmu_interval_read_begin(&exp->mni);
-	mmap_read_lock(mm);
-	ret = hmm_range_fault(&range);
-	mmap_read_unlock(mm);
-	if (ret == -EBUSY)
-		goto again;
+	ret = ep_hmm_fault(&range, mm, timeout);
 	if ((ret == -EPERM || ret == -EFAULT) && fault && write && exp->ro) {
 		write = false;
 		range.default_flags = HMM_PFN_REQ_FAULT;
@@ -340,7 +379,7 @@ static void ep_page_miss(struct netvm_dev *nd, u32 port, u32 data, u64 va)
 	struct netvm_export *exp;
 	int ret = -ENOENT;
 
-	atomic64_inc(&eps->misses);
+	ep_inc(eps, ep, EPC_PAGE_MISSES);
 	if (!ep)
 		return;		/* closed: its operations were aborted */
 	mutex_lock(&ep->lock);
@@ -357,7 +396,7 @@ static void ep_page_miss(struct netvm_dev *nd, u32 port, u32 data, u64 va)
 		 * longer has it): a restart would only miss again.  The
 		 * endpoint waits until it is closed, which aborts it.
 		 */
-		atomic64_inc(&eps->miss_errors);
+		ep_inc(eps, ep, EPC_MISS_ERRORS);
 		dev_warn_ratelimited(&nd->pdev->dev,
 				     "NetVM: port %u: %s page miss at %#llx cannot be served (%d); endpoint stalled until closed\n",
 				     port, data & BIT(31) ? "remote" : "local",
@@ -368,7 +407,7 @@ static void ep_page_miss(struct netvm_dev *nd, u32 port, u32 data, u64 va)
 	if (!nv_kcmd(nd, NVM_KOP_RESTART, 0, (u16)port,
 		     lower_32_bits(va & PAGE_MASK), upper_32_bits(va & PAGE_MASK),
 		     NULL, 0))
-		atomic64_inc(&eps->restarts);
+		ep_inc(eps, ep, EPC_RESTARTS);
 }
 
 /* Copy a bounced write into the process; the status for the writer. */
@@ -407,8 +446,7 @@ static u32 ep_bounce_copy(struct netvm_dev *nd, u32 port,
 		goto out;
 	}
 	mmap_read_lock(ep->mm);
-	got = get_user_pages_remote(ep->mm, va & PAGE_MASK, 1, FOLL_WRITE,
-				    &page, NULL, NULL);
+	got = netvm_gup_remote_one(ep->mm, va & PAGE_MASK, FOLL_WRITE, &page);
 	mmap_read_unlock(ep->mm);
 	if (got != 1) {
 		mmput(ep->mm);
@@ -448,10 +486,8 @@ static void ep_bounce(struct netvm_dev *nd, u32 port, u32 node, u64 arg)
 		else
 			st = ep_bounce_copy(nd, port, &h, slot + sizeof(h), len);
 	}
-	if (st == NVM_ST_OK)
-		atomic64_inc(&eps->bounces);
-	else
-		atomic64_inc(&eps->bounce_refused);
+	ep_inc(eps, port < NETVM_EP_MAX ? eps->ep[port] : NULL,
+	       st == NVM_ST_OK ? EPC_BOUNCES : EPC_BOUNCE_REFUSED);
 	nv_kcmd(nd, NVM_KOP_CREDIT, (u16)node, 0, seq, st, NULL, 0);
 }
 
@@ -507,12 +543,19 @@ void netvm_ep_event(struct netvm_dev *nd, const struct nvm_event *ev)
 	e.data = le32_to_cpu((__force __le32)ev->data);
 	e.arg = le64_to_cpu((__force __le64)ev->arg);
 	if (e.type == NVM_EV_NOTIFY) {
-		if (e.endpoint < NETVM_EP_MAX)
+		if (e.endpoint < NETVM_EP_MAX) {
 			wake_up_interruptible(&eps->wq[e.endpoint]);
+			/* O_ASYNC: SIGIO (or the F_SETSIG signal) to the owner */
+			if (READ_ONCE(eps->fasync[e.endpoint])) {
+				ep_inc(eps, NULL, EPC_SIGNALS);
+				kill_fasync(&eps->fasync[e.endpoint], SIGIO,
+					    POLL_IN);
+			}
+		}
 		return;
 	}
 	if (!kfifo_in_spinlocked(&eps->evq, &e, 1, &eps->evlock)) {
-		atomic64_inc(&eps->evq_overflow);
+		ep_inc(eps, NULL, EPC_EVQ_OVERFLOW);
 		WRITE_ONCE(eps->events_lost, true);
 		dev_err_ratelimited(&nd->pdev->dev,
 				    "NetVM: paging event queue full; event lost\n");
@@ -588,9 +631,11 @@ static int ep_open(struct netvm_file *nf)
 		goto err;
 	ep->mm = current->mm;
 	mmgrab(ep->mm);
+	ep->pid = task_tgid_vnr(current);
 	eps->ep[port] = ep;
 	mutex_unlock(&eps->lock);
 	nf->ep = ep;
+	netvm_obs_ep_add(ep);
 	return 0;
 err:
 	mutex_unlock(&eps->lock);
@@ -630,6 +675,7 @@ void netvm_ep_release(struct netvm_file *nf)
 	if (!ep)
 		return;
 	nf->ep = NULL;
+	netvm_obs_ep_del(ep);	/* no sysfs reader of it from here on */
 	mutex_lock(&nd->eps.lock);
 	nd->eps.ep[ep->port] = NULL;
 	mutex_unlock(&nd->eps.lock);
@@ -770,6 +816,8 @@ long netvm_ep_ioctl(struct netvm_file *nf, unsigned int cmd, void __user *u)
 		ret = ep_export(ep, u);
 	} else if (cmd == NETVM_IOC_UNEXPORT) {
 		ret = ep_unexport(ep, u);
+	} else if (cmd == NETVM_IOC_PTBENCH) {
+		ret = netvm_ep_ptbench(ep, u);
 	} else {
 		ret = -ENOTTY;
 	}
@@ -800,7 +848,7 @@ int netvm_ep_mmap(struct netvm_file *nf, struct vm_area_struct *vma)
 		ret = -EACCES;
 		goto out;
 	}
-	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	netvm_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	switch (off) {
 	case NETVM_EP_MMAP_SRAM:
 		if (size > NVM_EP_STRIDE) {
@@ -862,6 +910,290 @@ __poll_t netvm_ep_poll(struct netvm_file *nf, struct file *file,
 	return 0;
 }
 
+/* ---- observability (netvm_obs.c shows these) ---- */
+
+static u32 ep_status_word(struct netvm_ep *ep, size_t field)
+{
+	struct netvm_dev *nd = ep->nd;
+
+	return readl(nd->sram + nd->layout.ep_base + ep->port * NVM_EP_STRIDE +
+		     NVM_EP_STATUS + field);
+}
+
+/* Translations of @exp in the NIC now; pt_lock held. */
+static unsigned long ep_export_pages(struct netvm_export *exp)
+{
+	unsigned long i, n = 0;
+
+	for (i = 0; i < exp->npages; i++)
+		n += !!exp->ppn[i];
+	return n;
+}
+
+/*
+ * endpoints/<port>/counters: the endpoint's paging counters, then the
+ * firmware's view of its queue (struct nvm_ep_status in SRAM).
+ */
+ssize_t netvm_ep_counters_fmt(struct netvm_ep *ep, char *buf)
+{
+	int len = 0, c;
+
+	for (c = 0; c < EPC_PER_EP; c++)
+		len += sysfs_emit_at(buf, len, "%s %lld\n",
+				     netvm_ep_counter_names[c],
+				     atomic64_read(&ep->cnt[c]));
+	if (READ_ONCE(ep->nd->dead))
+		return len;
+	len += sysfs_emit_at(buf, len,
+			     "consumed %u\ndone %u\nerrors %u\nnotf_queued %u\n",
+			     ep_status_word(ep, offsetof(struct nvm_ep_status, consumed)),
+			     ep_status_word(ep, offsetof(struct nvm_ep_status, done)),
+			     ep_status_word(ep, offsetof(struct nvm_ep_status, errors)),
+			     ep_status_word(ep, offsetof(struct nvm_ep_status, notf_queued)));
+	return len;
+}
+
+/* endpoints/<port>/exports: "NAME START PAGES MAPPED rw|ro" per export. */
+ssize_t netvm_ep_exports_fmt(struct netvm_ep *ep, char *buf)
+{
+	struct netvm_eps *eps = &ep->nd->eps;
+	struct netvm_export *exp;
+	int len = 0;
+
+	mutex_lock(&ep->lock);
+	mutex_lock(&eps->pt_lock);
+	list_for_each_entry(exp, &ep->exports, node)
+		len += sysfs_emit_at(buf, len, "%s %#lx %lu %lu %s\n",
+				     exp->name, exp->start, exp->npages,
+				     ep_export_pages(exp),
+				     exp->ro ? "ro" : "rw");
+	mutex_unlock(&eps->pt_lock);
+	mutex_unlock(&ep->lock);
+	return len;
+}
+
+/* debugfs netvm/netvmN/endpoints: one line per open endpoint. */
+int netvm_ep_list_show(struct seq_file *m, struct netvm_dev *nd)
+{
+	struct netvm_eps *eps = &nd->eps;
+	struct netvm_export *exp;
+	unsigned long pages;
+	u32 port, nexp;
+
+	mutex_lock(&eps->lock);
+	for (port = 0; port < NETVM_EP_MAX; port++) {
+		struct netvm_ep *ep = eps->ep[port];
+
+		if (!ep)
+			continue;
+		nexp = 0;
+		pages = 0;
+		mutex_lock(&ep->lock);
+		mutex_lock(&eps->pt_lock);
+		list_for_each_entry(exp, &ep->exports, node) {
+			nexp++;
+			pages += ep_export_pages(exp);
+		}
+		mutex_unlock(&eps->pt_lock);
+		mutex_unlock(&ep->lock);
+		seq_printf(m, "port %u pid %d exports %u mapped %lu done %u errors %u\n",
+			   port, ep->pid, nexp, pages,
+			   ep_status_word(ep, offsetof(struct nvm_ep_status, done)),
+			   ep_status_word(ep, offsetof(struct nvm_ep_status, errors)));
+	}
+	mutex_unlock(&eps->lock);
+	return 0;
+}
+
+/*
+ * debugfs netvm/netvmN/pt: every translation the driver has installed,
+ * with what the NIC holds for it (row, way, PMAP flags, dirty and lock
+ * bytes).  "way -1" would mean the PPN is missing from its row: a bug.
+ */
+int netvm_ep_pt_show(struct seq_file *m, struct netvm_dev *nd)
+{
+	struct netvm_eps *eps = &nd->eps;
+	const struct nvm_sram_layout *l = &nd->layout;
+	unsigned long n = 0;
+	u32 ppn;
+
+	mutex_lock(&eps->pt_lock);
+	if (!eps->ready || READ_ONCE(nd->dead)) {
+		mutex_unlock(&eps->pt_lock);
+		seq_puts(m, "NetVM off\n");
+		return 0;
+	}
+	for (ppn = 0; ppn < eps->max_ppn; ppn++)
+		n += !!eps->owner[ppn];
+	seq_printf(m, "max_ppn %u pt_rows %u ways %u mapped %lu\n",
+		   eps->max_ppn, eps->pt_rows, NVM_PT_WAYS, n);
+	for (ppn = 0; ppn < eps->max_ppn; ppn++) {
+		struct netvm_export *exp = eps->owner[ppn];
+		unsigned long va;
+		void __iomem *r;
+		u32 row;
+		int w, way = -1;
+
+		if (!exp)
+			continue;
+		va = exp->start + eps->owner_idx[ppn] * PAGE_SIZE;
+		row = ep_row(nd, exp->ep->port, va);
+		r = pt_row(nd, row);
+		for (w = 0; w < NVM_PT_WAYS; w++)
+			if (readl(r + w * 4) == ppn)
+				way = w;
+		seq_printf(m, "port %u va %#lx ppn %#x row %u way %d flags %#x hdirty %u ndirty %u lock %u\n",
+			   exp->ep->port, va, ppn, row, way,
+			   readb(nd->sram + l->pmap_flags + ppn),
+			   readb(nd->sram + l->pmap_hdirty + ppn),
+			   readb(nd->sram + l->pmap_ndirty + ppn),
+			   readb(nd->sram + l->pmap_lock + ppn));
+	}
+	mutex_unlock(&eps->pt_lock);
+	return 0;
+}
+
+/* ---- signals: O_ASYNC on the file ---- */
+
+/*
+ * fcntl(F_SETFL, O_ASYNC) on a file with an endpoint: every notification
+ * interrupt for its port sends SIGIO (or the F_SETSIG signal, with
+ * si_fd and POLL_IN) to the F_SETOWN owner.  The list head lives per port
+ * in netvm_eps, so the IRQ handler reaches it without the endpoint;
+ * __fput() removes the file from it before netvm_release() frees the port.
+ */
+int netvm_ep_fasync(struct netvm_file *nf, int fd, struct file *file, int on)
+{
+	struct netvm_ep *ep;
+	int ret;
+
+	mutex_lock(&nf->lock);
+	ep = nf->ep;
+	if (!ep)
+		ret = on ? -ENXIO : 0;
+	else if (on && ep->mm != current->mm)
+		ret = -EACCES;
+	else
+		ret = fasync_helper(fd, file, on, &nf->nd->eps.fasync[ep->port]);
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/* ---- NETVM_IOC_PTBENCH: NetVM's Tables 24 and 25 ---- */
+
+/*
+ * Per iteration, on the caller's exported pages [addr, +npages): look the
+ * pages up with hmm_range_fault (faulting them in the first time), install
+ * every translation (mapPage), remove every one (unmapPage with the lock
+ * check and the dirty bit), then pin and unpin the same pages as an RDMA
+ * registration does (pin_user_pages_fast with FOLL_LONGTERM).  Sums in ns.
+ */
+long netvm_ep_ptbench(struct netvm_ep *ep, void __user *u)
+{
+	struct netvm_dev *nd = ep->nd;
+	struct netvm_eps *eps = &nd->eps;
+	struct netvm_ptbench b;
+	struct netvm_export *exp;
+	struct page **pages = NULL;
+	unsigned long *pfns = NULL, idx0, i;
+	struct hmm_range range = { .dev_private_owner = NULL };
+	u64 t0;
+	u32 it;
+	long ret = 0;
+	int got;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (copy_from_user(&b, u, sizeof(b)))
+		return -EFAULT;
+	if (b.reserved[0] || b.reserved[1] || !b.npages ||
+	    b.npages > NETVM_PTBENCH_MAX_PAGES || !b.iterations ||
+	    b.iterations > NETVM_PTBENCH_MAX_ITER || offset_in_page(b.addr))
+		return -EINVAL;
+	if (!eps->ready)
+		return -ENODEV;
+	pfns = kvcalloc(b.npages, sizeof(*pfns), GFP_KERNEL);
+	pages = kvcalloc(b.npages, sizeof(*pages), GFP_KERNEL);
+	if (!pfns || !pages) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	b.lookup_ns = 0;
+	b.map_ns = 0;
+	b.unmap_ns = 0;
+	b.pin_ns = 0;
+	b.unpin_ns = 0;
+	b.pages = 0;
+
+	mutex_lock(&ep->lock);
+	exp = ep_find_export(ep, b.addr, (unsigned long)b.npages * PAGE_SIZE);
+	if (!exp) {
+		ret = -EINVAL;
+		goto out;
+	}
+	idx0 = (b.addr - exp->start) >> PAGE_SHIFT;
+	range.notifier = &exp->mni;
+	range.start = b.addr;
+	range.end = b.addr + (unsigned long)b.npages * PAGE_SIZE;
+	range.hmm_pfns = pfns;
+	range.default_flags = HMM_PFN_REQ_FAULT |
+			      (exp->ro ? 0 : HMM_PFN_REQ_WRITE);
+	for (it = 0; it < b.iterations; it++) {
+		u64 lookup;
+again:
+		t0 = ktime_get_ns();
+		ret = ep_hmm_fault(&range, ep->mm, jiffies +
+				   msecs_to_jiffies(HMM_RANGE_DEFAULT_TIMEOUT));
+		lookup = ktime_get_ns() - t0;
+		if (ret)
+			goto out;
+		mutex_lock(&eps->pt_lock);
+		if (mmu_interval_read_retry(&exp->mni, range.notifier_seq)) {
+			mutex_unlock(&eps->pt_lock);
+			goto again;
+		}
+		b.lookup_ns += lookup;
+		t0 = ktime_get_ns();
+		for (i = 0; i < b.npages; i++) {
+			unsigned long pfn = page_to_pfn(hmm_pfn_to_page(pfns[i]));
+
+			if (pfn && pfn < eps->max_ppn && !is_zero_pfn(pfn))
+				pt_map(nd, exp, idx0 + i, (u32)pfn);
+		}
+		b.map_ns += ktime_get_ns() - t0;
+		t0 = ktime_get_ns();
+		for (i = 0; i < b.npages; i++)
+			pt_unmap(nd, exp, idx0 + i);
+		b.unmap_ns += ktime_get_ns() - t0;
+		mutex_unlock(&eps->pt_lock);
+
+		t0 = ktime_get_ns();
+		got = pin_user_pages_fast(b.addr, b.npages,
+					  FOLL_WRITE | FOLL_LONGTERM, pages);
+		b.pin_ns += ktime_get_ns() - t0;
+		if (got < 0) {
+			ret = got;
+			goto out;
+		}
+		t0 = ktime_get_ns();
+		unpin_user_pages(pages, got);
+		b.unpin_ns += ktime_get_ns() - t0;
+		if (got != b.npages) {
+			ret = -EFAULT;
+			goto out;
+		}
+		b.pages += b.npages;
+	}
+out:
+	mutex_unlock(&ep->lock);
+	if (!ret && copy_to_user(u, &b, sizeof(b)))
+		ret = -EFAULT;
+out_free:
+	kvfree(pages);
+	kvfree(pfns);
+	return ret;
+}
+
 /* ---- per device ---- */
 
 static ssize_t ep_counters_show(struct device *dev,
@@ -870,23 +1202,16 @@ static ssize_t ep_counters_show(struct device *dev,
 	struct netvm_dev *nd = container_of(dev, struct netvm_dev, dev);
 	struct netvm_eps *eps = &nd->eps;
 	u32 open = 0, p;
+	int len, c;
 
 	for (p = 0; p < NETVM_EP_MAX; p++)
 		open += !!READ_ONCE(eps->ep[p]);
-	return sysfs_emit(buf,
-			  "endpoints %u\ninstalls %lld\nremovals %lld\ninvalidations %lld\nunmap_waits %lld\nunmap_timeouts %lld\npage_misses %lld\nrestarts %lld\nmiss_errors %lld\nbounces %lld\nbounce_refused %lld\nevq_overflow %lld\ndirty %lld\n",
-			  open, atomic64_read(&eps->installs),
-			  atomic64_read(&eps->removals),
-			  atomic64_read(&eps->invalidations),
-			  atomic64_read(&eps->unmap_waits),
-			  atomic64_read(&eps->unmap_timeouts),
-			  atomic64_read(&eps->misses),
-			  atomic64_read(&eps->restarts),
-			  atomic64_read(&eps->miss_errors),
-			  atomic64_read(&eps->bounces),
-			  atomic64_read(&eps->bounce_refused),
-			  atomic64_read(&eps->evq_overflow),
-			  atomic64_read(&eps->dirty));
+	len = sysfs_emit(buf, "endpoints %u\n", open);
+	for (c = 0; c < EPC_MAX; c++)
+		len += sysfs_emit_at(buf, len, "%s %lld\n",
+				     netvm_ep_counter_names[c],
+				     atomic64_read(&eps->cnt[c]));
+	return len;
 }
 DEVICE_ATTR_RO(ep_counters);
 

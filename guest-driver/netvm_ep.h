@@ -36,12 +36,38 @@
 
 struct netvm_dev;
 struct netvm_ep;
+struct seq_file;
+struct fasync_struct;
 
 #define NETVM_EP_MAX		16	/* FW_NV_EPS: ports 0..15, 0 = kernel */
 #define NETVM_EP_NOTF_LEN	256
 #define NETVM_EP_HOST_SIZE	(2 * 4096)
 #define NETVM_EXPORT_MAX	BIT_ULL(30)
 #define NETVM_EP_EVQ		512	/* events waiting for the worker */
+
+/*
+ * Paging counters, kept per device (netvm_eps.cnt) and per endpoint
+ * (netvm_ep.cnt); names in netvm_ep_counter_names[].  EPC_EVQ_OVERFLOW
+ * and later are per device only.
+ */
+enum netvm_ep_counter {
+	EPC_INSTALLS,
+	EPC_REMOVALS,
+	EPC_INVALIDATIONS,
+	EPC_UNMAP_WAITS,
+	EPC_UNMAP_TIMEOUTS,
+	EPC_PAGE_MISSES,
+	EPC_RESTARTS,
+	EPC_MISS_ERRORS,
+	EPC_BOUNCES,
+	EPC_BOUNCE_REFUSED,
+	EPC_DIRTY,
+	EPC_EVQ_OVERFLOW,	/* per device from here */
+	EPC_SIGNALS,
+	EPC_MAX
+};
+
+#define EPC_PER_EP	EPC_EVQ_OVERFLOW
 
 /* One exported range; on netvm_ep.exports. */
 struct netvm_export {
@@ -68,6 +94,9 @@ struct netvm_ep {
 	dma_addr_t host_dma;
 	struct mutex lock;		/* exports */
 	struct list_head exports;
+	pid_t pid;			/* tgid of the opener */
+	struct kobject *kobj;		/* endpoints/<port>/ (netvm_obs.c) */
+	atomic64_t cnt[EPC_PER_EP];
 };
 
 struct netvm_eps {
@@ -87,19 +116,12 @@ struct netvm_eps {
 	struct work_struct work;
 	struct workqueue_struct *wq_ev;
 
-	atomic64_t installs;
-	atomic64_t removals;
-	atomic64_t invalidations;
-	atomic64_t unmap_waits;
-	atomic64_t unmap_timeouts;
-	atomic64_t misses;
-	atomic64_t restarts;
-	atomic64_t miss_errors;
-	atomic64_t bounces;
-	atomic64_t bounce_refused;
-	atomic64_t evq_overflow;
+	atomic64_t cnt[EPC_MAX];
 	bool events_lost;	/* evq overflowed: set by the IRQ, taken (xchg) by the worker */
-	atomic64_t dirty;
+	/* O_ASYNC owners per port; fasync_helper's own locking, RCU readers */
+	struct fasync_struct *fasync[NETVM_EP_MAX];
+	struct kobject *ep_dir;		/* endpoints/ (netvm_obs.c) */
+	struct dentry *debugfs;		/* netvm/netvmN/ (netvm_obs.c) */
 };
 
 /*
@@ -148,5 +170,20 @@ bool netvm_import_rx(struct netvm_dev *nd, const void *buf, u32 len, u32 src);
 long netvm_import_ioctl(struct netvm_dev *nd, void __user *u);
 
 extern struct device_attribute dev_attr_ep_counters;
+extern const char * const netvm_ep_counter_names[EPC_MAX];
+int netvm_ep_fasync(struct netvm_file *nf, int fd, struct file *file, int on);
+int netvm_ep_pt_show(struct seq_file *m, struct netvm_dev *nd);
+int netvm_ep_list_show(struct seq_file *m, struct netvm_dev *nd);
+ssize_t netvm_ep_counters_fmt(struct netvm_ep *ep, char *buf);
+ssize_t netvm_ep_exports_fmt(struct netvm_ep *ep, char *buf);
+long netvm_ep_ptbench(struct netvm_ep *ep, void __user *u);
+
+/* netvm_obs.c: per-endpoint sysfs directories and debugfs */
+void netvm_obs_module_init(void);
+void netvm_obs_module_exit(void);
+void netvm_obs_add(struct netvm_dev *nd);
+void netvm_obs_del(struct netvm_dev *nd);
+void netvm_obs_ep_add(struct netvm_ep *ep);
+void netvm_obs_ep_del(struct netvm_ep *ep);
 
 #endif /* NETVM_EP_DRV_H */

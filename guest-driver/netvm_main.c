@@ -292,6 +292,7 @@ static int netvm_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 			dev_name(&nd->dev), ret);
 		goto err_teardown;
 	}
+	netvm_obs_add(nd);
 
 	dev_info(&pdev->dev,
 		 "%s: node %u, firmware %#x, %u KiB SRAM, link %s\n",
@@ -324,6 +325,7 @@ static void netvm_remove(struct pci_dev *pdev)
 	netvm_raw_wake_all(nd);
 	down_write(&nd->lifetime);	/* wait for running ioctls */
 	up_write(&nd->lifetime);
+	netvm_obs_del(nd);	/* debugfs readers done; endpoints/ gone */
 
 	netvm_teardown(nd);
 	pci_clear_master(pdev);
@@ -345,15 +347,19 @@ static int __init netvm_init(void)
 	ret = netvm_chardev_init();
 	if (ret)
 		return ret;
+	netvm_obs_module_init();
 	ret = pci_register_driver(&netvm_pci_driver);
-	if (ret)
+	if (ret) {
+		netvm_obs_module_exit();
 		netvm_chardev_exit();
+	}
 	return ret;
 }
 
 static void __exit netvm_exit(void)
 {
 	pci_unregister_driver(&netvm_pci_driver);
+	netvm_obs_module_exit();
 	netvm_chardev_exit();
 }
 

@@ -106,11 +106,12 @@ static const char * const netvm_fw_counter_names[] = {
 	NVM_FW_COUNTERS(NVM_FW_COUNTER_NAME)
 };
 
-/* One "name value" line per firmware counter (read from SRAM). */
-static ssize_t fw_counters_show(struct device *dev,
-				struct device_attribute *attr, char *buf)
+/*
+ * One "name value" line per firmware counter (read from SRAM) into @buf
+ * (PAGE_SIZE bytes); also debugfs netvm/netvmN/fw_counters.
+ */
+ssize_t netvm_fw_counters_fmt(struct netvm_dev *nd, char *buf)
 {
-	struct netvm_dev *nd = to_netvm(dev);
 	u32 off = nd->layout.counters, n = nd->layout.counters_len, i;
 	int len = 0;
 
@@ -127,6 +128,12 @@ static ssize_t fw_counters_show(struct device *dev,
 			len += sysfs_emit_at(buf, len, "counter%u %u\n", i, v);
 	}
 	return len;
+}
+
+static ssize_t fw_counters_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return netvm_fw_counters_fmt(to_netvm(dev), buf);
 }
 static DEVICE_ATTR_RO(fw_counters);
 

@@ -141,7 +141,7 @@ long netvm_trip_ioctl(struct netvm_file *nf, unsigned int cmd,
 	mutex_lock(&nf->lock);
 	ep = nf->ep;
 	if (!ep) {
-		ret = -ENOTCONN;
+		ret = -ENXIO;
 	} else if (cmd == NETVM_IOC_TRIP_SET) {
 		ret = copy_from_user(&r, u, sizeof(r)) ? -EFAULT :
 		      netvm_trip_set(nd, ep, &r);

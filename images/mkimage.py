@@ -39,6 +39,7 @@ WANTED_MODULES = [
     "virtio_net",       # control NIC for the agent
     "9pnet_virtio",     # 9p transport
     "9p",               # the host share at /netvm
+    "zram",             # swap in RAM: the driver tests page exports out
 ]
 # Always copied: programs built on the host may need them.
 BASE_LIBS = [

@@ -192,6 +192,42 @@ struct netvm_import_req {
 #define NETVM_IOC_IMPORT	_IOWR(NETVM_IOC_MAGIC, 0x24, struct netvm_import_req)
 
 /*
+ * Signals for notifications: on a file with an endpoint,
+ * fcntl(fd, F_SETOWN, pid) and fcntl(fd, F_SETFL, flags | O_ASYNC) make
+ * every notification interrupt of the endpoint send SIGIO to the owner
+ * (or the signal chosen with F_SETSIG, with si_code POLL_IN and si_fd).
+ * O_ASYNC without an endpoint fails with ENXIO; only the endpoint's
+ * process may set it (EACCES).  No ioctl is involved.
+ */
+
+/*
+ * Benchmark of the shadow page table (root only): on the caller's
+ * exported, page-aligned range [addr, +npages pages), `iterations` times:
+ * look the pages up (hmm_range_fault), install every translation, remove
+ * every one, then pin (pin_user_pages_fast, FOLL_LONGTERM) and unpin
+ * them.  Out: the sums in ns and the pages handled per phase.  Errors:
+ * EPERM, EINVAL (range not in one export, reserved not 0, limits),
+ * ENODEV, ENXIO (no endpoint), EFAULT, ENOMEM.
+ */
+#define NETVM_PTBENCH_MAX_PAGES	4096
+#define NETVM_PTBENCH_MAX_ITER	1000
+
+struct netvm_ptbench {
+	uint64_t addr;
+	uint32_t npages;
+	uint32_t iterations;
+	uint64_t lookup_ns;	/* out: hmm_range_fault of resident pages */
+	uint64_t map_ns;	/* out: install (mapPage) */
+	uint64_t unmap_ns;	/* out: remove (unmapPage, isPageDirty) */
+	uint64_t pin_ns;	/* out: pin_user_pages_fast */
+	uint64_t unpin_ns;	/* out: unpin_user_pages */
+	uint64_t pages;		/* out: npages * iterations */
+	uint64_t reserved[2];
+};
+
+#define NETVM_IOC_PTBENCH	_IOWR(NETVM_IOC_MAGIC, 0x25, struct netvm_ptbench)
+
+/*
  * Tripwires (netvm/tripwire.h, docs/tripwire.md), on this file's endpoint.
  * Without NVM_TW_OUTGOING, [va, va + len) must lie inside one of the
  * endpoint's exports: peers' reads and writes of it fire.  With it, the
@@ -199,7 +235,7 @@ struct netvm_import_req {
  * accesses to it fire.  len is 1..4096 and the range may not cross a page
  * boundary.  Hits arrive on the endpoint's notification queue as entries
  * of kind NVM_NOTF_KIND_TRIP.  Errors: ENOENT (not inside an export),
- * EINVAL, ENOSPC (all NVM_TW_MAX in use), ENOTCONN (no endpoint), ENODEV.
+ * EINVAL, ENOSPC (all NVM_TW_MAX in use), ENXIO (no endpoint), ENODEV.
  * NETVM_IOC_TRIP_CLEAR takes the id; ENOENT if it is not this endpoint's.
  */
 struct netvm_trip_req {

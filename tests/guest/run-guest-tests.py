@@ -2,7 +2,8 @@
 """Guest test suite runner: boots a 2-node cluster of its own through the
 front door, checks real behaviour in the guests, always tears it down.
 
-    tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys | netvm-user | netvm-lib)
+    tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys | netvm-user | netvm-lib
+                                               | netvm-vm | netvm-teardown: driver_vm_groups.py)
 
 Output is TAP (meson's protocol: 'tap').  The cluster is named
 't-guest-GROUP' so that a user's own cluster is never touched.
@@ -17,6 +18,7 @@ import threading
 import time
 
 from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, cluster_processes
+import driver_vm_groups
 
 
 
@@ -493,9 +495,17 @@ def sysfs_counters(n, name):
                 if len(l.split()) == 2 and l.split()[1].isdigit())
 
 
+def helpers():
+    """What the groups of other modules use from this runner."""
+    import types
+    return types.SimpleNamespace(T=T, nv=nv, sh=sh, diag=diag, Background=Background)
+
+
 GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
           "netvm-phys": group_netvm_phys, "netvm-user": group_netvm_user,
-          "netvm-lib": group_netvm_lib}
+          "netvm-lib": group_netvm_lib,
+          "netvm-vm": lambda: driver_vm_groups.group_vm(helpers()),
+          "netvm-teardown": lambda: driver_vm_groups.group_teardown(helpers())}
 
 
 def qemu_pids(cluster):

@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+"""NetVM's Tables 24 and 25 in the guest (meson benchmark 'driver-bench'):
+boots cluster 'bench-driver' (2 nodes), starts netvm-vm-test serve on node
+1 and runs netvm-vm-test bench on node 0, which prints per page the cost
+of installing and removing a translation (NETVM_IOC_PTBENCH), of looking
+the pages up, of pin_user_pages/unpin_user_pages and of mlock/munlock,
+and the cost of a page-miss restart on a 4 KiB write.  Then ./netvm down.
+Not a test: it fails only if the cluster or the program fails.
+
+    tests/guest/bench_driver.py
+Environment: NETVM (path of ./netvm).
+"""
+import os
+import subprocess
+import sys
+import threading
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NETVM = os.environ.get("NETVM", os.path.join(REPO, "netvm"))
+CLUSTER = "bench-driver"
+
+
+def nv(*args, timeout=600):
+    return subprocess.run([NETVM, "--cluster", CLUSTER] + [str(a) for a in args],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=timeout)
+
+
+def main():
+    nv("down")
+    try:
+        r = nv("up", "-n", "2")
+        if r.returncode != 0:
+            print("driver-bench: up failed: " + r.stderr, file=sys.stderr)
+            return 1
+        srv = threading.Thread(target=nv, args=("run", "1", "--", "netvm-vm-test", "serve"), daemon=True)
+        srv.start()
+        r = nv("run", "1", "--", "sh", "-c", "for i in $(seq 150); do test -f /tmp/nvvm.info && break; "
+               "sleep 0.2; done; cat /tmp/nvvm.info")
+        port = r.stdout.split()[1] if r.returncode == 0 and r.stdout.startswith("port ") else None
+        if not port:
+            print("driver-bench: the server did not start: " + r.stdout + r.stderr, file=sys.stderr)
+            return 1
+        r = nv("run", "0", "--", "netvm-vm-test", "bench", "1", port)
+        print(r.stdout, end="")
+        nv("run", "1", "--", "sh", "-c", "echo quit > /tmp/nvvm.ctl; cat /tmp/nvvm.resp")
+        if r.returncode != 0:
+            print("driver-bench: bench failed: " + r.stderr, file=sys.stderr)
+            return 1
+        print("(./netvm up -n 2, TCG, %d host cores; command: meson test -C build/meson --benchmark driver-bench)"
+              % os.cpu_count())
+        return 0
+    finally:
+        nv("down")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
