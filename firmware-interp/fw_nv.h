@@ -31,10 +31,18 @@ struct fw;
 #define FW_NV_HWQ		512	/* small host writes waiting for the engine */
 #define FW_NV_HW_MAX		32	/* bytes in one small host write */
 
+/* A NOTIFY event raised once a host write has landed (irq_ep = ep + 1). */
+struct fw_nv_hw_irq {
+	uint32_t irq_ep;	/* 0: none */
+	uint32_t notify;
+	uint32_t src;		/* src_node << 16 | src_port */
+};
+
 struct fw_nv_hostwrite {
 	uint64_t addr;
 	uint32_t len;
 	uint8_t data[FW_NV_HW_MAX];
+	struct fw_nv_hw_irq irq;
 };
 
 /* Retransmission: one tick of IT0, the ticks before a resend (doubling up
@@ -154,6 +162,7 @@ struct fw_nv {
 	 * notification entries, atomic replies): never dropped */
 	struct fw_nv_hostwrite hwq[FW_NV_HWQ];
 	uint32_t hwq_head, hwq_count, hwq_lost;
+	struct fw_nv_hw_irq hw_irq[FW_HDMA_SLOTS];	/* per running job */
 	/* 1 while a remote atomic runs: one at a time keeps them atomic */
 	uint32_t atomic_busy;
 };
@@ -210,6 +219,9 @@ bool fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq,
 /* fw_nv_host.c: small writes to host memory */
 bool fw_nv_host_write(struct fw *fw, uint64_t addr, const void *data,
 		      uint32_t len);
+bool fw_nv_host_write_irq(struct fw *fw, uint64_t addr, const void *data,
+			  uint32_t len, const struct fw_nv_hw_irq *irq);
+void fw_nv_host_write_done(struct fw *fw, uint32_t arg);
 bool fw_nv_host_write_pump(struct fw *fw);
 void fw_nv_notf_queue(struct fw *fw, uint32_t port, uint16_t kind,
 		      uint32_t notify, uint32_t src_node, uint32_t src_port,

@@ -23,21 +23,56 @@
 bool fw_nv_host_write(struct fw *fw, uint64_t addr, const void *data,
 		      uint32_t len)
 {
+	return fw_nv_host_write_irq(fw, addr, data, len, NULL);
+}
+
+static void post_irq(struct fw *fw, const struct fw_nv_hw_irq *irq)
+{
+	fw_post(fw, NVM_EV_NOTIFY, (uint16_t)(irq->irq_ep - 1), irq->notify,
+		irq->src);
+}
+
+/*
+ * The same, and raise @irq's NOTIFY event once the write has landed: an
+ * interrupt that overtook the queue entry it announces would wake a
+ * sleeper that finds the queue still empty and sleeps on (a lost wakeup).
+ */
+bool fw_nv_host_write_irq(struct fw *fw, uint64_t addr, const void *data,
+			  uint32_t len, const struct fw_nv_hw_irq *irq)
+{
 	struct fw_nv *nv = &fw->nv;
 	struct fw_nv_hostwrite *w;
 
 	if (len > FW_NV_HW_MAX || nv->hwq_count == FW_NV_HWQ) {
 		nv->hwq_lost++;
 		fw_trace(fw, "host_write_lost", (uint32_t)addr, len);
+		if (irq && irq->irq_ep)
+			post_irq(fw, irq);	/* the sleeper looks, at least */
 		return false;
 	}
 	w = &nv->hwq[(nv->hwq_head + nv->hwq_count) % FW_NV_HWQ];
 	w->addr = addr;
 	w->len = len;
 	memcpy(w->data, data, len);
+	memset(&w->irq, 0, sizeof(w->irq));
+	if (irq)
+		w->irq = *irq;
 	nv->hwq_count++;
 	fw_nv_host_write_pump(fw);
 	return true;
+}
+
+/* A host write's job finished (in order: the engine runs jobs FIFO). */
+void fw_nv_host_write_done(struct fw *fw, uint32_t arg)
+{
+	struct fw_nv_hw_irq *irq;
+
+	if (!arg || arg > FW_HDMA_SLOTS)
+		return;
+	irq = &fw->nv.hw_irq[arg - 1];
+	if (irq->irq_ep)
+		post_irq(fw, irq);
+	irq->irq_ep = 0;
 }
 
 bool fw_nv_host_write_pump(struct fw *fw)
@@ -51,6 +86,10 @@ bool fw_nv_host_write_pump(struct fw *fw)
 
 		if (job < 0)
 			break;
+		if (w->irq.irq_ep) {
+			nv->hw_irq[job] = w->irq;
+			fw->q.hdma[job].arg = (uint32_t)job + 1;
+		}
 		memcpy(fw->chip->sram + fw_scratch_off(fw, job), w->data, w->len);
 		fw_hdma_add(fw, job, LANAI_DMA_L2E, w->len,
 			    fw_scratch_off(fw, job), w->addr);
@@ -65,7 +104,7 @@ bool fw_nv_host_write_pump(struct fw *fw)
 /* One entry on the endpoint's notification queue (when it has one). */
 static void notf_write(struct fw *fw, struct fw_nv_ep *e, uint16_t kind,
 		       uint32_t notify, uint32_t src_node, uint32_t src_port,
-		       uint16_t info)
+		       uint16_t info, const struct fw_nv_hw_irq *irq)
 {
 	struct nvm_notf_entry n = {
 		.notify = notify,
@@ -76,9 +115,9 @@ static void notf_write(struct fw *fw, struct fw_nv_ep *e, uint16_t kind,
 		.info = info,
 	};
 
-	fw_nv_host_write(fw, e->notf_ring +
-			 (uint64_t)(e->notf_prod % e->notf_len) * sizeof(n),
-			 &n, sizeof(n));
+	fw_nv_host_write_irq(fw, e->notf_ring +
+			     (uint64_t)(e->notf_prod % e->notf_len) * sizeof(n),
+			     &n, sizeof(n), irq);
 	e->notf_prod++;
 }
 
@@ -88,6 +127,7 @@ void fw_nv_notf_queue(struct fw *fw, uint32_t port, uint16_t kind,
 		      uint32_t notify, uint32_t src_node, uint32_t src_port,
 		      uint16_t info, uint32_t flags)
 {
+	struct fw_nv_hw_irq irq = { 0 };
 	struct fw_nv_ep *e;
 	uint32_t base;
 
@@ -95,17 +135,20 @@ void fw_nv_notf_queue(struct fw *fw, uint32_t port, uint16_t kind,
 		return;
 	e = &fw->nv.ep[port];
 	base = fw->layout.ep_base + port * NVM_EP_STRIDE;
-	if (e->notf_ring && e->notf_len)
-		notf_write(fw, e, kind, notify, src_node, src_port, info);
 	if (fw->chip->sram[base + NVM_EP_ARM] && !(flags & NVM_CF_NOINTR))
-		fw_post(fw, NVM_EV_NOTIFY, (uint16_t)port, notify,
-			(uint64_t)src_node << 16 | src_port);
+		irq = (struct fw_nv_hw_irq){ port + 1, notify,
+					     src_node << 16 | src_port };
+	if (e->notf_ring && e->notf_len)
+		notf_write(fw, e, kind, notify, src_node, src_port, info, &irq);
+	else if (irq.irq_ep)
+		post_irq(fw, &irq);
 }
 
 void fw_nv_notify_deliver(struct fw *fw, uint32_t port, uint32_t notify,
 			  uint32_t src_node, uint32_t src_port,
 			  uint32_t flags)
 {
+	struct fw_nv_hw_irq ev;
 	struct fw_nv_ep *e;
 	uint32_t base, sig, ack;
 	bool queue, irq;
@@ -127,10 +170,11 @@ void fw_nv_notify_deliver(struct fw *fw, uint32_t port, uint32_t notify,
 	}
 	if (flags & NVM_CF_NOINTR)
 		irq = false;
+	ev = (struct fw_nv_hw_irq){ irq ? port + 1 : 0, notify,
+				    src_node << 16 | src_port };
 	if (queue && e->notf_ring && e->notf_len)
 		notf_write(fw, e, NVM_NOTF_KIND_NOTIFY, notify, src_node,
-			   src_port, 0);
-	if (irq)
-		fw_post(fw, NVM_EV_NOTIFY, (uint16_t)port, notify,
-			(uint64_t)src_node << 16 | src_port);
+			   src_port, 0, &ev);
+	else if (irq)
+		post_irq(fw, &ev);
 }

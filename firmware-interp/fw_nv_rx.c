@@ -592,6 +592,7 @@ void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
 		respond(fw, pd, pd->txbuf, 0);
 		return;
 	case FW_JOB_NV_HOSTWRITE:
+		fw_nv_host_write_done(fw, arg);
 		return;
 	default:
 		return;
