@@ -259,6 +259,36 @@ int netvm_notf_ack(struct netvm *nv, uint32_t notf);
 int netvm_notf_wait(struct netvm *nv, uint32_t notf, int timeout_ms);
 
 /*
+ *   netvm_notf_spin: like netvm_notf_wait, busy-polling the counters
+ *                    instead of sleeping (lowest latency, one CPU busy);
+ *                    -ETIMEDOUT.
+ * netvm_notf_ack, _wait and _spin give -EBUSY for an armed number: its
+ * events belong to its handler.
+ */
+int netvm_notf_spin(struct netvm *nv, uint32_t notf, int timeout_ms);
+
+/*
+ * Handlers.  netvm_notf_arm binds fn to counting notification notf
+ * (1..1023): fn(nv, notf, arg) is then called exactly once per event,
+ * events already pending included, and each event is acknowledged after
+ * its call returns.  Calls come from one thread the library starts on the
+ * first arm (all signals blocked in it); handlers of one handle never run
+ * concurrently with each other.  -EBUSY if notf is armed already.
+ * netvm_notf_disarm unbinds it; once it returns the handler is not running
+ * and is not called again (from inside a handler it only unbinds);
+ * -ENOENT if not armed.  In a handler: netvm_notf_* on the same handle are
+ * allowed; data calls and atomics only if no other thread uses the handle
+ * meanwhile (see docs/api.md, Thread safety); netvm_unregister and
+ * netvm_close give -EDEADLK.  Armed numbers do not appear in the
+ * notification queue.
+ */
+typedef void (*netvm_notf_handler)(struct netvm *nv, uint32_t notf,
+				   void *arg);
+int netvm_notf_arm(struct netvm *nv, uint32_t notf, netvm_notf_handler fn,
+		   void *arg);
+int netvm_notf_disarm(struct netvm *nv, uint32_t notf);
+
+/*
  * The notification queue: one entry per one-shot notification, and one
  * per counting notification that went from none to one pending.
  *   netvm_notfq_remove: take the oldest entry; -EAGAIN if none.
