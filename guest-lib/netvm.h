@@ -144,6 +144,11 @@ int netvm_export_lookup(struct netvm *nv, const char *name, uint64_t *key);
  */
 int netvm_import(struct netvm *nv, unsigned int node, unsigned int port,
 		 const char *name);
+/* netvm_import, retrying every 20 ms while the answer is -ENOENT or
+ * -ECONNREFUSED (the peer has not registered or exported yet), for up to
+ * timeout_ms; then -ETIMEDOUT. */
+int netvm_import_wait(struct netvm *nv, unsigned int node, unsigned int port,
+		      const char *name, int timeout_ms);
 /* Forget a segment (no message is sent).  -EBADF for a bad handle. */
 int netvm_unimport(struct netvm *nv, int seg);
 /* An existing segment of (node, port, name), or -ENOENT. */

@@ -5,7 +5,9 @@
  * of it and sends the entry with one notifying write (the notification
  * rides on the last fragment, so it arrives after the whole message); the
  * receiver returns credits with a notifying 4-byte write to the sender's
- * replenish word.  Credits: netvm_credit.c.
+ * replenish word.  Credits: netvm_credit.c.  Opening only exports: the
+ * peer's part is imported at the first send/receive, so two processes can
+ * open channels to each other in any order.
  *
  * Entry: a 32-bit length, then the message; entries are 64-byte aligned.
  * A staging entry is reused only after its credit came back, i.e. after
@@ -29,14 +31,16 @@
 struct netvm_chan {
 	struct netvm *nv;
 	struct netvm_chan_cfg cfg;
-	char name[NETVM_NAME_MAX];
+	char name[CHAN_NAME_MAX + 1];
 	int sender;
 	struct nvl_credit cr;
 	uint32_t slot_size;
 	uint8_t *mem;		/* receiver: ring; sender: repl page + staging */
 	size_t mem_len;
 	int exp;
-	int seg;		/* the peer's export */
+	int seg;		/* the peer's export, once imported */
+	uint32_t node;		/* the peer */
+	uint32_t port;
 };
 
 static uint64_t round_up(uint64_t v, uint64_t a)
@@ -81,6 +85,24 @@ NETVM_PUBLIC int netvm_chan_close(struct netvm_chan *ch)
 	return err;
 }
 
+/* Import the peer's part the first time it is needed. */
+static int chan_connect(struct netvm_chan *ch)
+{
+	char sname[NETVM_NAME_MAX];
+	int seg;
+
+	if (ch->seg >= 0)
+		return 0;
+	snprintf(sname, sizeof(sname), "%s.s", ch->name);
+	seg = netvm_import_wait(ch->nv, ch->node, ch->port,
+				ch->sender ? ch->name : sname,
+				ch->cfg.timeout_ms);
+	if (seg < 0)
+		return seg;
+	ch->seg = seg;
+	return 0;
+}
+
 static int chan_open(struct netvm *nv, unsigned int node, unsigned int port,
 		     const struct netvm_chan_cfg *cfg, int sender,
 		     struct netvm_chan **out)
@@ -104,6 +126,8 @@ static int chan_open(struct netvm *nv, unsigned int node, unsigned int port,
 	ch->nv = nv;
 	ch->cfg = *cfg;
 	ch->sender = sender;
+	ch->node = node;
+	ch->port = port;
 	ch->exp = -1;
 	ch->seg = -1;
 	memcpy(ch->name, cfg->name, strlen(cfg->name) + 1);
@@ -122,17 +146,12 @@ static int chan_open(struct netvm *nv, unsigned int node, unsigned int port,
 		err = -errno;
 		goto fail;
 	}
-	/* export ours first, then import theirs: no order between the two */
+	/* ours now; theirs at first use, so that opening never waits */
 	err = netvm_export(nv, sender ? sname : ch->name, ch->mem, ch->mem_len,
 			   0, NULL);
 	if (err < 0)
 		goto fail;
 	ch->exp = err;
-	err = nvl_import_wait(nv, node, port, sender ? ch->name : sname,
-			      cfg->timeout_ms);
-	if (err < 0)
-		goto fail;
-	ch->seg = err;
 	*out = ch;
 	return 0;
 fail:
@@ -167,6 +186,9 @@ NETVM_PUBLIC int netvm_chan_send(struct netvm_chan *ch, const void *msg,
 		return -EINVAL;
 	if (!len || len > ch->cfg.msg_max)
 		return -EMSGSIZE;
+	err = chan_connect(ch);
+	if (err)
+		return err;
 	slot = nvl_credit_take(&ch->cr);
 	if (slot == -EAGAIN) {
 		/* ring full: report any failed send, then wait for credits */
@@ -195,6 +217,9 @@ NETVM_PUBLIC int netvm_chan_recv(struct netvm_chan *ch, const void **msg,
 
 	if (!ch || ch->sender || !msg || !len)
 		return -EINVAL;
+	err = chan_connect(ch);
+	if (err)
+		return err;
 	err = nvl_notf_take(ch->nv, ch->cfg.sent_notf, ch->cfg.timeout_ms);
 	if (err)
 		return err;

@@ -94,11 +94,8 @@ void nvl_ep_close(struct netvm *nv);
 void nvl_notf_init(struct netvm *nv);
 int nvl_notf_stop(struct netvm *nv);
 void nvl_notf_fini(struct netvm *nv);
-/* netvm_sync.c: import, retrying while the peer has not exported yet (up
- * to timeout_ms); wait for one event of notf (spin briefly, then sleep)
+/* netvm_sync.c: wait for one event of notf (spin briefly, then sleep)
  * and acknowledge it. */
-int nvl_import_wait(struct netvm *nv, unsigned int node, unsigned int port,
-		    const char *name, int timeout_ms);
 int nvl_notf_take(struct netvm *nv, uint32_t notf, int timeout_ms);
 
 static inline uint64_t nvl_now_ns(void)

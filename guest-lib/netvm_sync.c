@@ -25,8 +25,9 @@ struct nvs_netvm {
 	int seg[NETVM_SYNC_MAX_MEMBERS];
 };
 
-int nvl_import_wait(struct netvm *nv, unsigned int node, unsigned int port,
-		    const char *name, int timeout_ms)
+NETVM_PUBLIC int netvm_import_wait(struct netvm *nv, unsigned int node,
+				   unsigned int port, const char *name,
+				   int timeout_ms)
 {
 	uint64_t t0 = nvl_now_ns();
 	int seg;
@@ -168,7 +169,7 @@ NETVM_PUBLIC int netvm_sync_open(struct netvm *nv, const char *name,
 		goto fail;
 	x->exp = err;
 	for (m = 0; m < n; m++) {
-		err = nvl_import_wait(nv, members[m].node, members[m].port,
+		err = netvm_import_wait(nv, members[m].node, members[m].port,
 				      name, timeout_ms);
 		if (err < 0)
 			goto fail;

@@ -129,8 +129,10 @@ struct netvm_chan_cfg {
  * One-way channel from a sender to a receiver (each names the other's
  * node and port).  The receiver exports the ring under cfg->name, the
  * sender a staging ring and its replenish word under cfg->name + ".s";
- * each imports the other's, retrying until cfg->timeout_ms.
- * Errors: -EINVAL, -ENAMETOOLONG, -ENXIO, -ENOMEM, -ETIMEDOUT, NetVM's.
+ * opening does not wait for the peer: each imports the other's at its
+ * first send/receive, retrying until cfg->timeout_ms.
+ * Errors: -EINVAL, -ENAMETOOLONG, -ENXIO, -ENOMEM, -EEXIST (name in use),
+ * and at first use -ETIMEDOUT and the import's.
  */
 int netvm_chan_open_send(struct netvm *nv, unsigned int node,
 			 unsigned int port, const struct netvm_chan_cfg *cfg,
