@@ -59,8 +59,8 @@ static int cfg_ok(const struct netvm_chan_cfg *c)
 		return -EINVAL;
 	if (len > CHAN_NAME_MAX)
 		return -ENAMETOOLONG;
-	if (c->sent_notf < 1 || c->sent_notf >= NETVM_SYNC_NOTF_BARRIER ||
-	    c->repl_notf < 1 || c->repl_notf >= NETVM_SYNC_NOTF_BARRIER)
+	if (c->sent_notf < 1 || c->sent_notf >= NETVM_SYNC_NOTF_FIRST ||
+	    c->repl_notf < 1 || c->repl_notf >= NETVM_SYNC_NOTF_FIRST)
 		return -EINVAL;
 	if (c->msg_max > (1u << 30) || c->nbuf > 65536)
 		return -EINVAL;

@@ -12,9 +12,17 @@
  * object's home, and its own queue node (next, count, grant words).
  * Objects are numbered 0..NETVM_SYNC_OBJS-1 by the application, the same
  * number on every member; object k wakes its waiters with notification
- * NETVM_SYNC_NOTF_BASE + k, and the barrier uses NETVM_SYNC_NOTF_BARRIER,
- * so applications keep notifications 1..NETVM_SYNC_NOTF_BARRIER-1 for
- * themselves (and must not arm the library's).
+ * NETVM_SYNC_NOTF_BASE + k, the barrier uses NETVM_SYNC_NOTF_BARRIER and
+ * proxied atomics NETVM_SYNC_NOTF_REPLY, so applications keep
+ * notifications 1..NETVM_SYNC_NOTF_FIRST-1 for themselves (and must not
+ * arm the library's).
+ *
+ * Members must be on distinct nodes: the NI has no loopback, so nothing
+ * can reach its own node through it.  A member's atomics on central
+ * blocks it is home to are therefore proxied: member (h + 1) % n runs a
+ * second endpoint, served by the library's handler thread, that performs
+ * them on h's behalf, so every access to a central block goes through
+ * h's NI, which serialises them (docs/api.md).
  *
  * Every call returns 0 (or a count >= 0) or a negative errno: the errors
  * of the underlying NetVM calls, -ETIMEDOUT when a wait exceeds the
@@ -40,6 +48,8 @@ extern "C" {
 #define NETVM_SYNC_OBJS		64
 #define NETVM_SYNC_NOTF_BASE	(NETVM_NOTF_MAX + 1 - NETVM_SYNC_OBJS)	/* 960 */
 #define NETVM_SYNC_NOTF_BARRIER	(NETVM_SYNC_NOTF_BASE - 1)		/* 959 */
+#define NETVM_SYNC_NOTF_REPLY	(NETVM_SYNC_NOTF_BASE - 2)		/* 958 */
+#define NETVM_SYNC_NOTF_FIRST	NETVM_SYNC_NOTF_REPLY	/* the library's from here */
 
 struct netvm_sync;
 
@@ -49,18 +59,21 @@ struct netvm_sync_member {
 };
 
 /*
- * Join the group members[0..n-1] as member me: export this member's sync
- * area under name (the same on every member; 1..31 characters), import
- * every member's (retrying while a member has not exported yet, up to
- * timeout_ms), then wait in a barrier for all of them.  timeout_ms (> 0)
- * also bounds every later wait.  nv must have an endpoint registered.
- * Errors: -EINVAL, -ENXIO (no endpoint), -ETIMEDOUT, import errors.
+ * Join the group members[0..n-1] (2..64 of them, on distinct nodes) as
+ * member me: export this member's sync area under name (the same on
+ * every member; 1..29 characters), open the proxy endpoint (a second
+ * endpoint on nv's device, exporting name + ".p"), import every member's
+ * area (retrying while a member has not exported yet, up to timeout_ms),
+ * then wait in a barrier for all of them.  timeout_ms (> 0) also bounds
+ * every later wait.  nv must have an endpoint registered.
+ * Errors: -EINVAL, -ENAMETOOLONG, -ENXIO (no endpoint), -ETIMEDOUT,
+ * register/export/import errors.
  */
 int netvm_sync_open(struct netvm *nv, const char *name,
 		    const struct netvm_sync_member *members, unsigned int n,
 		    unsigned int me, int timeout_ms, struct netvm_sync **out);
-/* Leave: unexport and free (NULL accepted).  Others must be done with
- * this member's objects (a barrier first). */
+/* Leave: close the proxy endpoint, unexport and free (NULL accepted).
+ * Others must be done with this member's objects (a barrier first). */
 int netvm_sync_close(struct netvm_sync *s);
 unsigned int netvm_sync_rank(const struct netvm_sync *s);
 unsigned int netvm_sync_size(const struct netvm_sync *s);
@@ -120,7 +133,7 @@ struct netvm_chan_cfg {
 	uint32_t nbuf;		/* ring entries, >= 2 */
 	uint32_t msg_max;	/* largest message, bytes (>= 1) */
 	uint32_t refill;	/* replenish every refill messages, 1..nbuf-1 */
-	uint32_t sent_notf;	/* at the receiver, 1..NETVM_SYNC_NOTF_BARRIER-1 */
+	uint32_t sent_notf;	/* at the receiver, 1..NETVM_SYNC_NOTF_FIRST-1 */
 	uint32_t repl_notf;	/* at the sender, likewise */
 	int timeout_ms;		/* > 0: opening, and each wait */
 };

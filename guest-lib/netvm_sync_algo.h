@@ -21,6 +21,9 @@
 #define NVS_HDR_MAGIC		0	/* word: "NVSY" */
 #define NVS_BAR_COUNT		8	/* word at rank 0: arrivals, ever */
 #define NVS_BAR_RELEASE		12	/* word: last barrier released */
+#define NVS_SVC_PORT		16	/* word: this member's proxy endpoint */
+#define NVS_SCRATCH		20	/* word: a local read target */
+#define NVS_REPLY		32	/* seq, err, r[3]: a proxied atomic's */
 #define NVS_CENTRAL(id)		(4096u + 32u * (id))	/* H T C P S; MCS tail = H */
 #define NVS_QNODE(id)		(8192u + 16u * (id))
 #define NVS_Q_NEXT		0	/* successor's rank, NETVM_WQ_EMPTY */

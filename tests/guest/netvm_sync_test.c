@@ -14,6 +14,11 @@
  *            page, read and readF back; the receiver checks its memory
  *            and the notifications counted; atomics on every peer;
  *            export/import lookups and info
+ *
+ * Shared counters live in rank 0's "data".  The NI has no loopback, so
+ * rank 0 updates them with its CPU (sh_*), and only where that cannot
+ * race with an NI atomic: inside the critical section under test, or
+ * where rank 0 does not take part.
  *   sync     MCS lock, semaphore, wait queue, monitor (bounded buffer),
  *            each with its mutual exclusion or wake-ups checked through
  *            remote counters; a channel ring (rank r -> r + 1)
@@ -36,7 +41,8 @@
 #include "netvm_sync.h"
 
 #define TMO		120000		/* ms: any wait */
-#define SLOT		8192		/* per writer in "data" */
+#define SLOT		32768		/* per writer in "data": 4 variants */
+#define VSLOT		8192
 #define XFER		5000
 #define XOFF		3		/* unaligned, crosses a page */
 #define W_ATOM		(8 * SLOT)	/* words in rank 0's "data" */
@@ -51,6 +57,7 @@
 #define DATA_SIZE	(W_ATOM + 4096)
 #define ERR_OFF		(W_ATOM + 2048)	/* 1 KiB left alone by the writers */
 #define ERR_LEN		1024
+#define GONE_PORT	3		/* after ours (1) and the group's proxy (2) */
 
 static uint8_t data[DATA_SIZE] __attribute__((aligned(4096)));
 static uint8_t src[3 * 4096 + XFER] __attribute__((aligned(4096)));
@@ -108,43 +115,47 @@ static uint32_t local_word(uint32_t off)
 static void phase_data(void)
 {
 	struct netvm_segment si;
-	uint32_t old, p, i, v, expect_n = 0;
+	uint32_t old, p, i, v, off;
 	uint8_t *back = src + 2 * 4096 + 1;
 	int err, e2, bad;
 
 	for (p = 0; p < n; p++) {
-		unsigned int variant = (me + p) % 4;
-
 		if (p == me)
 			continue;
 		for (i = 0; i < XFER; i++)
 			src[1 + i] = pat(me, p, i);
-		switch (variant) {
-		case 0:
-			err = netvm_write(nv, seg[p], me * SLOT + XOFF, src + 1, XFER);
-			e2 = netvm_flushW(nv);
-			break;
-		case 1:
-			err = netvm_writeF(nv, seg[p], me * SLOT + XOFF, src + 1, XFER);
-			e2 = 0;
-			break;
-		case 2:
-			err = netvm_writeN(nv, seg[p], me * SLOT + XOFF, src + 1, XFER, 10);
-			e2 = netvm_flushRW(nv);
-			break;
-		default:
-			err = netvm_writeFN(nv, seg[p], me * SLOT + XOFF, src + 1, XFER, 10);
-			e2 = 0;
-			break;
+		for (v = 0; v < 4; v++) {
+			off = me * SLOT + v * VSLOT + XOFF;
+			switch (v) {
+			case 0:
+				err = netvm_write(nv, seg[p], off, src + 1, XFER);
+				e2 = netvm_flushW(nv);
+				break;
+			case 1:
+				err = netvm_writeF(nv, seg[p], off, src + 1, XFER);
+				e2 = 0;
+				break;
+			case 2:
+				err = netvm_writeN(nv, seg[p], off, src + 1, XFER, 10);
+				e2 = netvm_flushRW(nv);
+				break;
+			default:
+				err = netvm_writeFN(nv, seg[p], off, src + 1, XFER, 10);
+				e2 = 0;
+				break;
+			}
+			ok(!err && !e2, "write variant %u (%s) of %u B to rank %u (%s)", v,
+			   (const char *[]){ "write+flushW", "writeF", "writeN+flushRW",
+					     "writeFN" }[v], XFER, p,
+			   netvm_strerror(err ? err : e2));
+			memset(back, 0, XFER);
+			err = v % 2 ? netvm_readF(nv, seg[p], off, back, XFER) :
+				      netvm_read(nv, seg[p], off, back, XFER);
+			e2 = v % 2 ? 0 : netvm_flushR(nv);
+			ok(!err && !e2 && !memcmp(back, src + 1, XFER),
+			   "%s of rank %u gives the bytes written back",
+			   v % 2 ? "readF" : "read + flushR", p);
 		}
-		ok(!err && !e2, "write variant %u of %u B to rank %u (%s)", variant,
-		   XFER, p, netvm_strerror(err ? err : e2));
-		memset(back, 0, XFER);
-		err = p % 2 ? netvm_readF(nv, seg[p], me * SLOT + XOFF, back, XFER) :
-			      netvm_read(nv, seg[p], me * SLOT + XOFF, back, XFER);
-		e2 = p % 2 ? 0 : netvm_flushR(nv);
-		ok(!err && !e2 && !memcmp(back, src + 1, XFER),
-		   "%s of rank %u gives the bytes written back", p % 2 ? "readF" : "read + flushR", p);
 
 		/* atomics on the peer's word for us */
 		err = netvm_swap(nv, seg[p], W_PEER(me), 5, &old);
@@ -161,16 +172,16 @@ static void phase_data(void)
 		e2 = netvm_testandset(nv, seg[p], W_PEER(me), &v);
 		ok(!err && !e2 && old == 0 && v == 1, "testandset: 0 then 1 (%u %u)", old, v);
 	}
-	for (i = 0; i < 10; i++) {
-		err = netvm_incr(nv, seg[0], W_INCR, &old);
-		if (err)
-			break;
+	if (me) {	/* concurrent NI atomics: not rank 0's CPU */
+		for (err = 0, i = 0; i < 10 && !err; i++)
+			err = netvm_incr(nv, seg[0], W_INCR, &old);
+		ok(!err, "10 incr on rank 0 (%s)", netvm_strerror(err));
 	}
-	ok(!err, "10 incr on rank 0 (%s)", netvm_strerror(err));
+	p = (me + 1) % n;
 	ok(netvm_export_lookup(nv, "data", NULL) >= 0 &&
-	   netvm_import_lookup(nv, mem[n - 1].node, 1, "data") == seg[n - 1] &&
-	   netvm_import_info(nv, seg[n - 1], &si) == 0 && si.len == DATA_SIZE &&
-	   si.node == mem[n - 1].node && si.port == 1,
+	   netvm_import_lookup(nv, mem[p].node, 1, "data") == seg[p] &&
+	   netvm_import_info(nv, seg[p], &si) == 0 && si.len == DATA_SIZE &&
+	   si.node == mem[p].node && si.port == 1,
 	   "export_lookup, import_lookup and import_info agree");
 	barrier();
 
@@ -178,38 +189,70 @@ static void phase_data(void)
 	for (p = 0; p < n; p++) {
 		if (p == me)
 			continue;
-		for (bad = 0, i = 0; i < XFER; i++)
-			bad += data[p * SLOT + XOFF + i] != pat(p, me, i);
-		ok(!bad && data[p * SLOT + XOFF - 1] == 0 &&
-		   data[p * SLOT + XOFF + XFER] == 0,
-		   "the %u B from rank %u are in place, neighbours untouched (%d bad)",
+		for (bad = 0, v = 0; v < 4; v++) {
+			off = p * SLOT + v * VSLOT + XOFF;
+			for (i = 0; i < XFER; i++)
+				bad += data[off + i] != pat(p, me, i);
+			bad += data[off - 1] != 0 || data[off + XFER] != 0;
+		}
+		ok(!bad, "the 4 x %u B from rank %u are in place, neighbours untouched (%d bad)",
 		   XFER, p, bad);
 		ok(local_word(W_PEER(p)) == 1, "rank %u's atomics left 1 in its word (%u)",
 		   p, local_word(W_PEER(p)));
-		expect_n += (p + me) % 4 >= 2;
 	}
 	err = netvm_notf_test(nv, 10);
-	ok(err == (int)expect_n, "notification 10 counted %u times (%d)", expect_n, err);
+	ok(err == (int)(2 * (n - 1)), "notification 10 counted %u times (%d)", 2 * (n - 1), err);
 	while (netvm_notf_ack(nv, 10) > 0)
 		;
 	if (me == 0)
-		ok(local_word(W_INCR) == 10 * n, "rank 0: the incr word is %u (%u)",
-		   10 * n, local_word(W_INCR));
+		ok(local_word(W_INCR) == 10 * (n - 1), "rank 0: the incr word is %u (%u)",
+		   10 * (n - 1), local_word(W_INCR));
 	barrier();
 }
 
 /* ---- sync ---- */
 
-static void inside_check(const char *what, uint32_t *bad)
+/* Shared words at rank 0: its CPU there, the NI elsewhere (see top). */
+static int sh_add(uint32_t off, int d, uint32_t *old)
+{
+	if (me == 0) {
+		*old = __atomic_fetch_add((uint32_t *)(data + off), (uint32_t)d,
+					  __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	return d > 0 ? netvm_incr(nv, seg[0], off, old) : netvm_decr(nv, seg[0], off, old);
+}
+
+static int sh_read(uint32_t off, uint32_t *v)
+{
+	int err = 0;
+
+	if (me == 0)
+		*v = local_word(off);
+	else if (!(err = netvm_readF(nv, seg[0], off, src, 4)))
+		memcpy(v, src, 4);
+	return err;
+}
+
+static int sh_write(uint32_t off, uint32_t v)
+{
+	if (me == 0) {
+		__atomic_store_n((uint32_t *)(data + off), v, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	return netvm_writeF(nv, seg[0], off, &v, 4);
+}
+
+/* In a critical section: nobody else inside; count it. */
+static void inside_check(uint32_t *bad)
 {
 	uint32_t old;
 
-	if (netvm_incr(nv, seg[0], W_INSIDE, &old) || old != 0)
+	if (sh_add(W_INSIDE, 1, &old) || old != 0)
 		(*bad)++;
-	if (netvm_incr(nv, seg[0], W_COUNT, &old) ||
-	    netvm_decr(nv, seg[0], W_INSIDE, &old))
+	usleep(2000);		/* widen the window a second holder would hit */
+	if (sh_add(W_COUNT, 1, &old) || sh_add(W_INSIDE, -1, &old))
 		(*bad)++;
-	(void)what;
 }
 
 static void phase_sync(void)
@@ -223,7 +266,7 @@ static void phase_sync(void)
 	for (i = 0; i < 15 && !err; i++) {
 		err = netvm_mcs_acquire(&lock);
 		if (!err)
-			inside_check("mcs", &bad);
+			inside_check(&bad);
 		if (!err)
 			err = netvm_mcs_release(&lock);
 	}
@@ -243,7 +286,7 @@ static void phase_sync(void)
 		r = netvm_sem_wait(&sem);
 		err = r < 0 ? r : 0;
 		if (!err)
-			inside_check("sem", &bad);
+			inside_check(&bad);
 		r = err ? 0 : netvm_sem_signal(&sem);
 		err = r < 0 ? r : err;
 	}
@@ -262,7 +305,7 @@ static void phase_sync(void)
 	if (me) {
 		if (!err)
 			err = netvm_wq_wait(&wq);
-		if (!err)
+		if (!err)	/* rank 0 only reads it */
 			err = netvm_incr(nv, seg[0], W_WOKEN, &old);
 		ok(!err, "wait queue: woken (%s)", netvm_strerror(err));
 	} else {
@@ -294,17 +337,15 @@ static void phase_sync(void)
 		err = netvm_mon_enter(&mon);
 		for (;;) {
 			if (!err)
-				err = netvm_readF(nv, seg[0], W_BUF, src, 4);
-			memcpy(&v, src, 4);
+				err = sh_read(W_BUF, &v);
 			if (err || (producer ? v == 0 : v == 1))
 				break;
 			err = netvm_cond_wait(&mon, producer ? &notfull : &notempty);
 		}
-		v = producer;
 		if (!err)
-			err = netvm_writeF(nv, seg[0], W_BUF, &v, 4);
+			err = sh_write(W_BUF, producer);
 		if (!err && !producer)
-			err = netvm_incr(nv, seg[0], W_CONSUMED, &old);
+			err = sh_add(W_CONSUMED, 1, &old);
 		if (!err) {
 			r = netvm_cond_signal(&mon, producer ? &notempty : &notfull);
 			err = r < 0 ? r : 0;
@@ -484,14 +525,14 @@ static void phase_errors(int peer, int sender)
 		err = netvm_open(0, &nv2);
 		if (!err)
 			err = netvm_register(nv2, NETVM_PORT_ANY, 0);
-		ok(err == 2, "a second endpoint: port 2 (%d)", err);
+		ok(err == GONE_PORT, "another endpoint: port %d (%d)", GONE_PORT, err);
 		err = netvm_export(nv2, "gone", gone, sizeof(gone), 0, NULL);
-		ok(err >= 0, "export gone on port 2");
+		ok(err >= 0, "export gone on port %d", GONE_PORT);
 	}
 	barrier();
 	if (sender) {
 		vseg = netvm_import(nv, mem[peer].node, 1, "victim");
-		gseg = netvm_import(nv, mem[peer].node, 2, "gone");
+		gseg = netvm_import(nv, mem[peer].node, GONE_PORT, "gone");
 		ok(vseg >= 0 && gseg >= 0, "import victim and gone (%d %d)", vseg, gseg);
 		err = netvm_writeN(nv, seg[peer], ERR_OFF, src, 64, 0);
 		ok(err == -EINVAL, "writeN with notification 0: -EINVAL (%s)",
@@ -507,7 +548,7 @@ static void phase_errors(int peer, int sender)
 		ok(netvm_unexport(nv, h) == 0 &&
 		   netvm_export(nv, "victim", victim, sizeof(victim), 0, NULL) >= 0,
 		   "victim re-exported (new key)");
-		ok(netvm_close(nv2) == 0, "port 2 closed");
+		ok(netvm_close(nv2) == 0, "port %d closed", GONE_PORT);
 	}
 	barrier();
 	if (sender) {
