@@ -39,6 +39,7 @@ struct netvm_chan {
 	size_t mem_len;
 	int exp;
 	int seg;		/* the peer's export, once imported */
+	int sender_gone;	/* receiver: replenishing failed for good */
 	uint32_t node;		/* the peer */
 	uint32_t port;
 };
@@ -224,11 +225,16 @@ NETVM_PUBLIC int netvm_chan_recv(struct netvm_chan *ch, const void **msg,
 	if (err)
 		return err;
 	slot = nvl_credit_recv(&ch->cr, &repl);
-	if (repl) {
+	if (repl && !ch->sender_gone) {
 		val = ch->cr.freed;
 		err = netvm_writeFN(ch->nv, ch->seg, 0, &val, 4,
 				    ch->cfg.repl_notf);
-		if (err)
+		/* a sender that has sent its last message and closed needs
+		 * no credits: its export or endpoint is gone */
+		if (err == -EFAULT || err == -ECONNREFUSED ||
+		    err == -EKEYREJECTED)
+			ch->sender_gone = 1;
+		else if (err)
 			return err;
 	}
 	p = ch->mem + (size_t)slot * ch->slot_size;

@@ -148,11 +148,13 @@ static uint64_t deadline_of(int timeout_ms)
 	       1000000ull;
 }
 
-/* -EBUSY if n is armed (its events belong to the handler). */
-static int armed_busy(struct netvm *nv, uint32_t n)
+/* A valid number, not armed (its events belong to the handler: -EBUSY). */
+static int waitable(struct netvm *nv, uint32_t n)
 {
-	int busy;
+	int busy = notf_ok(nv, n);
 
+	if (busy)
+		return busy;
 	pthread_mutex_lock(&nv->notf_mu);
 	busy = nv->hd.fn[n] != NULL;
 	pthread_mutex_unlock(&nv->notf_mu);
@@ -162,10 +164,8 @@ static int armed_busy(struct netvm *nv, uint32_t n)
 NETVM_PUBLIC int netvm_notf_wait(struct netvm *nv, uint32_t n, int timeout_ms)
 {
 	uint64_t deadline;
-	int err = notf_ok(nv, n), c;
+	int err = waitable(nv, n), c;
 
-	if (!err)
-		err = armed_busy(nv, n);
 	if (err)
 		return err;
 	deadline = deadline_of(timeout_ms);
@@ -191,10 +191,8 @@ NETVM_PUBLIC int netvm_notf_spin(struct netvm *nv, uint32_t n, int timeout_ms)
 {
 	uint64_t deadline;
 	unsigned int i;
-	int err = notf_ok(nv, n), c;
+	int err = waitable(nv, n), c;
 
-	if (!err)
-		err = armed_busy(nv, n);
 	if (err)
 		return err;
 	deadline = deadline_of(timeout_ms);

@@ -158,7 +158,9 @@ int netvm_chan_open_recv(struct netvm *nv, unsigned int node,
  * queues the notifying write; msg is reusable on return. */
 int netvm_chan_send(struct netvm_chan *ch, const void *msg, size_t len);
 /* Receive the next message (-ETIMEDOUT after cfg.timeout_ms): *msg points
- * into the ring and stays valid until the next receive; *len its size. */
+ * into the ring and stays valid until the next receive; *len its size.
+ * Messages already in the ring are still received after the sender has
+ * closed (replenishing it then stops quietly). */
 int netvm_chan_recv(struct netvm_chan *ch, const void **msg, size_t *len);
 /* Flush (a sender's writes complete or report their error), unexport,
  * free.  NULL accepted. */

@@ -202,9 +202,9 @@ static void qnode_reset(struct netvm_sync_obj *o)
 	__atomic_store_n(qword(o->s, o->id, NVS_Q_CNT), 0, __ATOMIC_RELEASE);
 }
 
-NETVM_PUBLIC int netvm_wq_insert(struct netvm_sync_obj *o)
+/* enqueue or semP with this member's id, its queue node reset first. */
+static int enqueue_self(struct netvm_sync_obj *o, uint32_t op, uint32_t r[3])
 {
-	uint32_t r[3];
 	int err = obj_ok(o);
 
 	if (err)
@@ -212,7 +212,14 @@ NETVM_PUBLIC int netvm_wq_insert(struct netvm_sync_obj *o)
 	if (o->state & NVS_QUEUED)
 		return -EALREADY;
 	qnode_reset(o);
-	err = at(o, NVM_AT_ENQUEUE, o->s->me, 0, r);
+	return at(o, op, o->s->me, 0, r);
+}
+
+NETVM_PUBLIC int netvm_wq_insert(struct netvm_sync_obj *o)
+{
+	uint32_t r[3];
+	int err = enqueue_self(o, NVM_AT_ENQUEUE, r);
+
 	if (err)
 		return err;
 	o->state |= NVS_QUEUED;
@@ -341,14 +348,8 @@ NETVM_PUBLIC int netvm_sem_init(struct netvm_sync *s,
 NETVM_PUBLIC int netvm_sem_wait(struct netvm_sync_obj *o)
 {
 	uint32_t r[3];
-	int err = obj_ok(o);
+	int err = enqueue_self(o, NVM_AT_SEMP, r);
 
-	if (err)
-		return err;
-	if (o->state & NVS_QUEUED)
-		return -EALREADY;
-	qnode_reset(o);
-	err = at(o, NVM_AT_SEMP, o->s->me, 0, r);
 	if (err)
 		return err;
 	if (r[1] > 0)

@@ -543,7 +543,9 @@ static void phase_errors(int peer, int sender)
 		err = netvm_readF(nv, seg[peer], DATA_SIZE, src, 1);
 		ok(err == -ERANGE, "read at the end: -ERANGE");
 		ok(netvm_writeF(nv, 63, 0, src, 4) == -EBADF, "bad segment: -EBADF");
-	} else {
+	}
+	barrier();
+	if (!sender) {
 		/* a new key for the same memory: the sender's import is stale */
 		ok(netvm_unexport(nv, h) == 0 &&
 		   netvm_export(nv, "victim", victim, sizeof(victim), 0, NULL) >= 0,
@@ -572,7 +574,9 @@ static void phase_errors(int peer, int sender)
 		   "nothing written");
 		ok(untouched(victim, sizeof(victim), 0x5a), "stale key: nothing written");
 		ok(untouched(gone, sizeof(gone), 0x3c), "closed endpoint: nothing written");
-	} else {
+	}
+	barrier();
+	if (sender) {
 		/* the control: a fresh import writes */
 		netvm_unimport(nv, vseg);
 		vseg = netvm_import(nv, mem[peer].node, 1, "victim");
@@ -628,7 +632,7 @@ int main(int argc, char **argv)
 		phase_errors(peer, !(me & 1));
 	} else {
 		/* an odd rank out: keep the barriers in step */
-		for (i = 0; i < 9; i++)
+		for (i = 0; i < 11; i++)
 			barrier();
 	}
 	barrier();
