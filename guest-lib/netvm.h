@@ -14,11 +14,13 @@
  *   - Endpoint calls (netvm_register() and everything after it in this
  *     file) are NOT thread-safe per handle: use one handle (one endpoint)
  *     per thread, or serialise the calls on a handle yourself.  Distinct
- *     handles are independent.  netvm_info() and the raw-frame calls may
- *     still be made from any thread.
+ *     handles are independent.  netvm_info(), the raw-frame calls and the
+ *     notification calls (netvm_notf_*, netvm_notfq_*) may be made from
+ *     any thread, handlers included.
  *
  * Link with -lnetvm (pkg-config --libs netvm).  Symbols are versioned
- * NETVM_0.1 (device and raw frames) and NETVM_0.2 (NetVM endpoints).
+ * NETVM_0.1 (device and raw frames), NETVM_0.2 (NetVM endpoints) and
+ * NETVM_0.3 (spin, handlers, import_wait; netvm_sync.h).
  * docs/api.md has the whole reference.
  */
 #ifndef NETVM_LIB_H
