@@ -86,7 +86,8 @@ NETVM_PUBLIC int netvm_notf_ack(struct netvm *nv, uint32_t n)
 
 /*
  * Move the ring's new entries to the stash (entries of armed numbers are
- * the handler thread's: dropped); tell the driver (poll).  notf_mu held.
+ * the handler thread's, and hidden ones the sync library's: dropped); tell
+ * the driver (poll).  notf_mu held.
  */
 static void drain_ring(struct netvm *nv)
 {
@@ -108,6 +109,8 @@ static void drain_ring(struct netvm *nv)
 		nv->notf_cons++;
 		if (n < NVM_NOTF_COUNTING && nv->hd.fn[n])
 			continue;
+		if (n >= nv->hide_lo && n <= nv->hide_hi)
+			continue;
 		if (nv->stash_count == NVL_STASH) {	/* drop the oldest */
 			nv->stash_head = (nv->stash_head + 1) % NVL_STASH;
 			nv->stash_count--;
@@ -119,6 +122,14 @@ static void drain_ring(struct netvm *nv)
 		nv->stash_count++;
 	}
 	__atomic_store_n(cons, nv->notf_cons, __ATOMIC_RELEASE);
+}
+
+void nvl_notf_hide(struct netvm *nv, uint32_t lo, uint32_t hi)
+{
+	pthread_mutex_lock(&nv->notf_mu);
+	nv->hide_lo = lo;
+	nv->hide_hi = hi;
+	pthread_mutex_unlock(&nv->notf_mu);
 }
 
 /* Sleep in poll(2) until the ring may have something; 0, -ETIMEDOUT, -EINTR. */

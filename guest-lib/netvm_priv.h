@@ -83,6 +83,8 @@ struct netvm {
 	uint32_t stash_count;
 	pthread_mutex_t notf_mu;
 	struct nvl_handlers hd;
+	uint32_t hide_lo;		/* numbers kept out of the queue */
+	uint32_t hide_hi;		/* (the sync library's); 0: none */
 	struct nvl_export exp[NVL_MAX_EXPORTS];
 	struct nvl_import imp[NVL_MAX_IMPORTS];
 };
@@ -97,6 +99,8 @@ void nvl_notf_fini(struct netvm *nv);
 /* netvm_sync.c: wait for one event of notf (spin briefly, then sleep)
  * and acknowledge it. */
 int nvl_notf_take(struct netvm *nv, uint32_t notf, int timeout_ms);
+/* netvm_notf.c: keep the queue entries of lo..hi out of netvm_notfq_*. */
+void nvl_notf_hide(struct netvm *nv, uint32_t lo, uint32_t hi);
 
 static inline uint64_t nvl_now_ns(void)
 {

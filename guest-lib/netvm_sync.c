@@ -200,6 +200,7 @@ NETVM_PUBLIC int netvm_sync_close(struct netvm_sync *s)
 		return 0;
 	/* the proxy's thread goes first: it uses the areas */
 	netvm_close(x->svc);
+	nvl_notf_hide(x->nv, 0, 0);
 	if (x->svc_area)
 		munmap(x->svc_area, NVS_SVC_SIZE);
 	for (m = 0; m < s->n; m++)
@@ -294,6 +295,8 @@ NETVM_PUBLIC int netvm_sync_open(struct netvm *nv, const char *name,
 	}
 	x->core.area = x->area;
 	nvs_area_init(x->core.area, n);
+	/* our notifications are waited for by number: not the app's queue */
+	nvl_notf_hide(nv, NETVM_SYNC_NOTF_FIRST, NETVM_NOTF_MAX);
 	err = svc_open(x, pname);
 	if (err)
 		goto fail;

@@ -492,7 +492,9 @@ static void phase_notf(int peer, int sender)
 		ok(!err && e.src_node == mem[peer].node && e.src_port == 1,
 		   "one-shot 5000 from node %u port 1 in the queue (%s, node %u port %u)",
 		   mem[peer].node, netvm_strerror(err), e.src_node, e.src_port);
-		ok(netvm_notfq_remove(nv, &e) == -EAGAIN, "queue empty: -EAGAIN");
+		err = netvm_notfq_remove(nv, &e);
+		ok(err == -EAGAIN, "queue empty: -EAGAIN (%s, %u)", netvm_strerror(err),
+		   err ? 0 : e.notf);
 		ok(netvm_notf_disarm(nv, 31) == 0, "disarm 31");
 	}
 	barrier();
