@@ -552,7 +552,9 @@ static void phase_errors(int peer, int sender)
 		ok(netvm_unexport(nv, h) == 0 &&
 		   netvm_export(nv, "victim", victim, sizeof(victim), 0, NULL) >= 0,
 		   "victim re-exported (new key)");
-		ok(netvm_close(nv2) == 0, "port %d closed", GONE_PORT);
+		ok(netvm_unregister(nv2) == 0 && netvm_unregister(nv2) == -ENXIO &&
+		   netvm_ep_fd(nv2) == -ENXIO && netvm_close(nv2) == 0,
+		   "port %d unregistered (again: -ENXIO), handle closed", GONE_PORT);
 	}
 	barrier();
 	if (sender) {
@@ -610,6 +612,13 @@ int main(int argc, char **argv)
 	err = netvm_register(nv, NETVM_PORT_ANY, 0);
 	if (err != 1)
 		die("register (port 1 expected)", err < 0 ? err : -EBUSY);
+	{
+		struct netvm_info info;
+
+		ok(netvm_info(nv, &info) == 0 && info.node_id == mem[me].node &&
+		   netvm_ep_fd(nv) >= 0 && netvm_fd(nv) >= 0,
+		   "info: node %u; descriptors", mem[me].node);
+	}
 	err = netvm_export(nv, "data", data, DATA_SIZE, 0, NULL);
 	if (err < 0)
 		die("export", err);
