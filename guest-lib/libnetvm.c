@@ -35,10 +35,12 @@ NETVM_PUBLIC int netvm_open_path(const char *path, struct netvm **out)
 	}
 	nv->fd = fd;
 	nv->efd = -1;
+	nvl_notf_init(nv);
 	snprintf(nv->path, sizeof(nv->path), "%s", path);
 	if (ioctl(fd, NETVM_IOC_INFO, &nv->info) < 0) {
 		err = errno;
 		close(fd);
+		nvl_notf_fini(nv);
 		free(nv);
 		/* A file that does not know our ioctls is not a netvm device. */
 		return (err == ENOTTY || err == EINVAL) ? -ENODEV : -err;
@@ -65,9 +67,12 @@ NETVM_PUBLIC int netvm_close(struct netvm *nv)
 
 	if (!nv)
 		return 0;
+	if (nvl_notf_stop(nv) == -EDEADLK)
+		return -EDEADLK;
 	nvl_ep_close(nv);
 	if (close(nv->fd) < 0 && errno != EINTR)
 		ret = -errno;
+	nvl_notf_fini(nv);
 	free(nv);
 	return ret;
 }

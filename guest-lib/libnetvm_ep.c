@@ -7,13 +7,11 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "netvm_frag.h"
@@ -24,27 +22,9 @@
 #define NVL_INFLIGHT		32	/* commands issued and not done */
 #define NVL_SHADOW_EVERY	8	/* NVM_CF_SHADOW on every 8th command */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint32_t ld32(const volatile void *p)
-{
-	return __atomic_load_n((const volatile uint32_t *)p, __ATOMIC_ACQUIRE);
-}
-
 static volatile struct nvm_shadow *shadow(struct netvm *nv)
 {
 	return (volatile struct nvm_shadow *)(nv->host + nv->ep.shadow_off);
-}
-
-static volatile uint32_t *sram32(struct netvm *nv, uint32_t off)
-{
-	return (volatile uint32_t *)(nv->sram + off);
 }
 
 /* ---- register ---- */
@@ -53,6 +33,8 @@ void nvl_ep_close(struct netvm *nv)
 {
 	if (nv->efd < 0)
 		return;
+	/* the handler thread reads the mappings: it goes first */
+	nvl_notf_stop(nv);
 	if (nv->sram)
 		munmap((void *)nv->sram, nv->ep.sram_size);
 	if (nv->db)
@@ -108,13 +90,13 @@ NETVM_PUBLIC int netvm_register(struct netvm *nv, int port,
 		goto fail_errno;
 	nv->host = p;
 	nv->issued = 0;
-	nv->errs_seen = ld32(&shadow(nv)->errors);
-	nv->notf_cons = ld32(nv->host + nv->ep.notf_cons_off);
+	nv->errs_seen = nvl_ld32(&shadow(nv)->errors);
+	nv->notf_cons = nvl_ld32(nv->host + nv->ep.notf_cons_off);
 	nv->stash_head = 0;
 	nv->stash_count = 0;
 	/* arm every notification: each event may wake a waiter */
 	for (i = 0; i < NVM_NOTF_COUNTING; i += 4)
-		*sram32(nv, NVM_EP_ARM + i) = 0x01010101u;
+		*nvl_sram32(nv, NVM_EP_ARM + i) = 0x01010101u;
 	__sync_synchronize();
 	return (int)nv->ep.port;
 
@@ -129,6 +111,8 @@ NETVM_PUBLIC int netvm_unregister(struct netvm *nv)
 {
 	if (!nv || nv->efd < 0)
 		return -ENXIO;
+	if (nvl_notf_stop(nv) == -EDEADLK)
+		return -EDEADLK;
 	nvl_ep_close(nv);
 	return 0;
 }
@@ -393,19 +377,19 @@ static int post(struct netvm *nv, struct nvm_cmd *c)
 	 * queue): many operations parked on page misses at once flood the
 	 * paging events.  A full queue also waits (consumed is behind done).
 	 */
-	while (nv->issued - ld32(&shadow(nv)->done) >= NVL_INFLIGHT &&
-	       nv->issued - *sram32(nv, NVM_EP_STATUS +
+	while (nv->issued - nvl_ld32(&shadow(nv)->done) >= NVL_INFLIGHT &&
+	       nv->issued - *nvl_sram32(nv, NVM_EP_STATUS +
 				    offsetof(struct nvm_ep_status, done)) >=
 	       NVL_INFLIGHT) {
 		if (!t0) {
 			ring(nv);
-			t0 = now_ns();
-		} else if (now_ns() - t0 > NVL_WAIT_NS) {
+			t0 = nvl_now_ns();
+		} else if (nvl_now_ns() - t0 > NVL_WAIT_NS) {
 			return -ETIMEDOUT;
 		}
 		usleep(20);
 	}
-	slot = sram32(nv, NVM_EP_CMDQ +
+	slot = nvl_sram32(nv, NVM_EP_CMDQ +
 		      (nv->issued % NVM_CMDQ_LEN) * NVM_CMD_SIZE);
 	c->seq = nv->issued + 1;
 	if (c->seq % NVL_SHADOW_EVERY == 0)
@@ -421,7 +405,7 @@ static int post(struct netvm *nv, struct nvm_cmd *c)
 /* Collect the error records not yet seen: the first one's errno, or 0. */
 static int collect_errors(struct netvm *nv)
 {
-	uint32_t errs = ld32(&shadow(nv)->errors);
+	uint32_t errs = nvl_ld32(&shadow(nv)->errors);
 	int ret = 0;
 
 	while (nv->errs_seen != errs) {
@@ -446,11 +430,11 @@ static int wait_all(struct netvm *nv)
 	int spins = 0;
 
 	ring(nv);
-	t0 = now_ns();
-	while (ld32(&shadow(nv)->done) != nv->issued) {
+	t0 = nvl_now_ns();
+	while (nvl_ld32(&shadow(nv)->done) != nv->issued) {
 		if (++spins < 200)
 			continue;
-		if (now_ns() - t0 > NVL_WAIT_NS) {
+		if (nvl_now_ns() - t0 > NVL_WAIT_NS) {
 			collect_errors(nv);
 			return -ETIMEDOUT;
 		}
@@ -649,9 +633,9 @@ static int atomic_op(struct netvm *nv, int seg, uint64_t off, uint32_t op,
 	if (err)
 		return err;
 	rep = (volatile struct nvm_atomic_reply *)(nv->host + nv->ep.reply_off);
-	t0 = now_ns();
-	while (ld32(&rep->seq) != c.seq) {
-		if (now_ns() - t0 > NVL_WAIT_NS)
+	t0 = nvl_now_ns();
+	while (nvl_ld32(&rep->seq) != c.seq) {
+		if (nvl_now_ns() - t0 > NVL_WAIT_NS)
 			return -ETIMEDOUT;
 		usleep(10);
 	}
@@ -741,155 +725,4 @@ NETVM_PUBLIC int netvm_semV(struct netvm *nv, int seg, uint64_t off,
 			    uint32_t r[3])
 {
 	return atomic3(nv, seg, off, NVM_AT_SEMV, 0, r);
-}
-
-/* ---- notifications ---- */
-
-static int notf_ok(struct netvm *nv, uint32_t n)
-{
-	if (!nv)
-		return -EINVAL;
-	if (nv->efd < 0)
-		return -ENXIO;
-	return n >= 1 && n <= NETVM_NOTF_MAX ? 0 : -EINVAL;
-}
-
-NETVM_PUBLIC int netvm_notf_test(struct netvm *nv, uint32_t n)
-{
-	int err = notf_ok(nv, n);
-
-	if (err)
-		return err;
-	return (int)(*sram32(nv, NVM_EP_SIG + 4 * n) -
-		     *sram32(nv, NVM_EP_ACK + 4 * n));
-}
-
-NETVM_PUBLIC int netvm_notf_ack(struct netvm *nv, uint32_t n)
-{
-	uint32_t sig, ack;
-	int err = notf_ok(nv, n);
-
-	if (err)
-		return err;
-	sig = *sram32(nv, NVM_EP_SIG + 4 * n);
-	ack = *sram32(nv, NVM_EP_ACK + 4 * n);
-	if (sig == ack)
-		return -EAGAIN;
-	*sram32(nv, NVM_EP_ACK + 4 * n) = ack + 1;
-	__sync_synchronize();
-	return (int)(sig - ack - 1);
-}
-
-/* Move the ring's new entries to the stash; tell the driver (poll). */
-static void drain_ring(struct netvm *nv)
-{
-	volatile uint32_t *cons = (volatile uint32_t *)(nv->host +
-						      nv->ep.notf_cons_off);
-	uint32_t len = nv->ep.notf_len;
-
-	for (;;) {
-		volatile struct nvm_notf_entry *e =
-			(volatile struct nvm_notf_entry *)
-			(nv->host + nv->ep.notf_off +
-			 (nv->notf_cons % len) * sizeof(*e));
-		uint32_t phase = (nv->notf_cons / len) & 1 ? 0 : 1;
-		struct netvm_notf *s;
-
-		if (ld32(&e->phase) != phase || !e->notify)
-			break;
-		if (nv->stash_count == NVL_STASH) {	/* drop the oldest */
-			nv->stash_head = (nv->stash_head + 1) % NVL_STASH;
-			nv->stash_count--;
-		}
-		s = &nv->stash[(nv->stash_head + nv->stash_count) % NVL_STASH];
-		s->notf = e->notify;
-		s->src_node = e->src_node;
-		s->src_port = e->src_port;
-		nv->stash_count++;
-		nv->notf_cons++;
-	}
-	__atomic_store_n(cons, nv->notf_cons, __ATOMIC_RELEASE);
-}
-
-/* Sleep in poll(2) until the ring may have something; 0, -ETIMEDOUT, -EINTR. */
-static int sleep_poll(struct netvm *nv, uint64_t deadline, int forever)
-{
-	struct pollfd pfd = { .fd = nv->efd, .events = POLLIN };
-	int ms = 100, r;
-
-	if (!forever) {
-		uint64_t t = now_ns();
-
-		if (t >= deadline)
-			return -ETIMEDOUT;
-		ms = (int)((deadline - t + 999999) / 1000000);
-		if (ms > 100)
-			ms = 100;
-	}
-	r = poll(&pfd, 1, ms);
-	if (r < 0)
-		return errno == EINTR ? -EINTR : -errno;
-	return 0;
-}
-
-NETVM_PUBLIC int netvm_notf_wait(struct netvm *nv, uint32_t n, int timeout_ms)
-{
-	uint64_t deadline;
-	int err = notf_ok(nv, n), c;
-
-	if (err)
-		return err;
-	deadline = now_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) *
-		   1000000ull;
-	for (;;) {
-		c = netvm_notf_test(nv, n);
-		if (c != 0)
-			return c;
-		drain_ring(nv);
-		c = netvm_notf_test(nv, n);
-		if (c != 0)
-			return c;
-		/* the poll timeout is capped: an event that was coalesced
-		 * into an entry already drained is seen on the next pass */
-		err = sleep_poll(nv, deadline, timeout_ms < 0);
-		if (err)
-			return err;
-	}
-}
-
-NETVM_PUBLIC int netvm_notfq_remove(struct netvm *nv, struct netvm_notf *out)
-{
-	if (!nv || !out)
-		return -EINVAL;
-	if (nv->efd < 0)
-		return -ENXIO;
-	drain_ring(nv);
-	if (!nv->stash_count)
-		return -EAGAIN;
-	*out = nv->stash[nv->stash_head];
-	nv->stash_head = (nv->stash_head + 1) % NVL_STASH;
-	nv->stash_count--;
-	return 0;
-}
-
-NETVM_PUBLIC int netvm_notfq_wait(struct netvm *nv, int timeout_ms,
-				  struct netvm_notf *out)
-{
-	uint64_t deadline;
-	int err;
-
-	if (!nv || !out)
-		return -EINVAL;
-	if (nv->efd < 0)
-		return -ENXIO;
-	deadline = now_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) *
-		   1000000ull;
-	for (;;) {
-		err = netvm_notfq_remove(nv, out);
-		if (err != -EAGAIN)
-			return err;
-		err = sleep_poll(nv, deadline, timeout_ms < 0);
-		if (err)
-			return err;
-	}
 }

@@ -14,11 +14,13 @@
  *   - Endpoint calls (netvm_register() and everything after it in this
  *     file) are NOT thread-safe per handle: use one handle (one endpoint)
  *     per thread, or serialise the calls on a handle yourself.  Distinct
- *     handles are independent.  netvm_info() and the raw-frame calls may
- *     still be made from any thread.
+ *     handles are independent.  netvm_info(), the raw-frame calls and the
+ *     notification calls (netvm_notf_*, netvm_notfq_*) may be made from
+ *     any thread, handlers included.
  *
  * Link with -lnetvm (pkg-config --libs netvm).  Symbols are versioned
- * NETVM_0.1 (device and raw frames) and NETVM_0.2 (NetVM endpoints).
+ * NETVM_0.1 (device and raw frames), NETVM_0.2 (NetVM endpoints) and
+ * NETVM_0.3 (spin, handlers, import_wait; netvm_sync.h).
  * docs/api.md has the whole reference.
  */
 #ifndef NETVM_LIB_H
@@ -144,6 +146,11 @@ int netvm_export_lookup(struct netvm *nv, const char *name, uint64_t *key);
  */
 int netvm_import(struct netvm *nv, unsigned int node, unsigned int port,
 		 const char *name);
+/* netvm_import, retrying every 20 ms while the answer is -ENOENT or
+ * -ECONNREFUSED (the peer has not registered or exported yet), for up to
+ * timeout_ms; then -ETIMEDOUT. */
+int netvm_import_wait(struct netvm *nv, unsigned int node, unsigned int port,
+		      const char *name, int timeout_ms);
 /* Forget a segment (no message is sent).  -EBADF for a bad handle. */
 int netvm_unimport(struct netvm *nv, int seg);
 /* An existing segment of (node, port, name), or -ENOENT. */
@@ -257,6 +264,36 @@ struct netvm_notf {
 int netvm_notf_test(struct netvm *nv, uint32_t notf);
 int netvm_notf_ack(struct netvm *nv, uint32_t notf);
 int netvm_notf_wait(struct netvm *nv, uint32_t notf, int timeout_ms);
+
+/*
+ *   netvm_notf_spin: like netvm_notf_wait, busy-polling the counters
+ *                    instead of sleeping (lowest latency, one CPU busy);
+ *                    -ETIMEDOUT.
+ * netvm_notf_ack, _wait and _spin give -EBUSY for an armed number: its
+ * events belong to its handler.
+ */
+int netvm_notf_spin(struct netvm *nv, uint32_t notf, int timeout_ms);
+
+/*
+ * Handlers.  netvm_notf_arm binds fn to counting notification notf
+ * (1..1023): fn(nv, notf, arg) is then called exactly once per event,
+ * events already pending included, and each event is acknowledged after
+ * its call returns.  Calls come from one thread the library starts on the
+ * first arm (all signals blocked in it); handlers of one handle never run
+ * concurrently with each other.  -EBUSY if notf is armed already.
+ * netvm_notf_disarm unbinds it; once it returns the handler is not running
+ * and is not called again (from inside a handler it only unbinds);
+ * -ENOENT if not armed.  In a handler: netvm_notf_* on the same handle are
+ * allowed; data calls and atomics only if no other thread uses the handle
+ * meanwhile (see docs/api.md, Thread safety); netvm_unregister and
+ * netvm_close give -EDEADLK.  Armed numbers do not appear in the
+ * notification queue.
+ */
+typedef void (*netvm_notf_handler)(struct netvm *nv, uint32_t notf,
+				   void *arg);
+int netvm_notf_arm(struct netvm *nv, uint32_t notf, netvm_notf_handler fn,
+		   void *arg);
+int netvm_notf_disarm(struct netvm *nv, uint32_t notf);
 
 /*
  * The notification queue: one entry per one-shot notification, and one

@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""Guest tests of libnetvm on N VMs at once: every call, the sync library,
+channels, handlers, error paths, and the examples.
+
+    tests/guest/test_lib.py 2    2 VMs back to back
+    tests/guest/test_lib.py 4    4 VMs through netvm-switch
+
+netvm-sync-test runs on every node at once (rank = node); its "ok - ..." /
+"not ok - ..." lines become TAP results.  Then the examples: ping-pong,
+producer/consumer over a channel (nodes 0 and 1), and the MCS-protected
+counter on every node.  TAP output (meson protocol 'tap'); the cluster
+'t-lib-N' is always torn down.  Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT.
+"""
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, cluster_processes
+
+T = Tap()
+CLUSTER = None
+
+
+def nv(*args, timeout=300):
+    try:
+        r = subprocess.run([NETVM, "--cluster", CLUSTER] + [str(a) for a in args],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        return -1, (e.stdout or b"").decode(errors="replace"), \
+            (e.stderr or b"").decode(errors="replace") + "\n(timed out)"
+    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+
+
+def diag(rc, out, err):
+    return "exit %s\nstdout: %s\nstderr: %s" % (rc, out.strip(), err.strip())
+
+
+def parallel(jobs, timeout=600):
+    """Runs {key: (node, argv)} at once; returns {key: (rc, out, err, seconds)}."""
+    res = {}
+
+    def one(k, node, argv):
+        t0 = time.monotonic()
+        rc, out, err = nv("run", node, "--", *argv, timeout=timeout)
+        res[k] = (rc, out, err, time.monotonic() - t0)
+
+    ths = [threading.Thread(target=one, args=(k, n, a)) for k, (n, a) in jobs.items()]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    return res
+
+
+def run_sync_test(n):
+    nodes = [str(i) for i in range(n)]
+    res = parallel({i: (i, ["netvm-sync-test", str(i)] + nodes) for i in range(n)})
+    for i in range(n):
+        rc, out, err, secs = res[i]
+        for line in out.splitlines():
+            if line.startswith("ok - "):
+                T.ok(True, "node %d: %s" % (i, line[5:]))
+            elif line.startswith("not ok - "):
+                T.ok(False, "node %d: %s" % (i, line[9:]), "stderr: %s" % err.strip())
+            elif line.startswith("# "):
+                T.note("node %d: %s" % (i, line[2:]))
+        T.ok(rc == 0, "node %d: netvm-sync-test exits 0 (%.1f s)" % (i, secs), diag(rc, out, err))
+
+
+def run_examples(n):
+    # ping-pong: 1000 B and 9000 B (three pages) round trips, verified
+    for size in (1000, 9000):
+        res = parallel({"pong": (1, ["netvm-pingpong", "pong", "0", "20", str(size)]),
+                        "ping": (0, ["netvm-pingpong", "ping", "1", "20", str(size)])})
+        rc, out, err, _ = res["ping"]
+        prc, pout, perr, _ = res["pong"]
+        T.ok(rc == 0 and prc == 0 and "20 rounds of %d bytes verified" % size in out,
+             "example ping-pong, %d B: %s" % (size, out.strip()),
+             diag(rc, out, err) + "\n" + diag(prc, pout, perr))
+    # producer/consumer over a channel
+    res = parallel({"c": (1, ["netvm-prodcons", "consume", "0", "300"]),
+                    "p": (0, ["netvm-prodcons", "produce", "1", "300"])})
+    rc, out, err, _ = res["c"]
+    prc, pout, perr, _ = res["p"]
+    T.ok(rc == 0 and prc == 0 and "consumed 300 messages" in out and " 0 bad" in out,
+         "example producer/consumer: %s" % out.strip(),
+         diag(rc, out, err) + "\n" + diag(prc, pout, perr))
+    # the MCS-protected counter on every node
+    nodes = [str(i) for i in range(n)]
+    res = parallel({i: (i, ["netvm-counter", str(i), "25"] + nodes) for i in range(n)})
+    want = "counter %d, expected %d" % (25 * n, 25 * n)
+    good = all(res[i][0] == 0 and want in res[i][1] for i in range(n))
+    T.ok(good, "example counter: %d nodes x 25 locked increments = %d on every node"
+         % (n, 25 * n), "\n".join(diag(*res[i][:3]) for i in range(n)))
+
+
+def main():
+    global CLUSTER
+    if len(sys.argv) != 2 or sys.argv[1] not in ("2", "4"):
+        print("usage: test_lib.py 2|4", file=sys.stderr)
+        return 2
+    n = int(sys.argv[1])
+    CLUSTER = "t-lib-%d" % n
+
+    def on_signal(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    nv("down")
+    try:
+        t0 = time.monotonic()
+        rc, out, err = nv("up", "-n", n, "--timeout", BOOT_TIMEOUT, timeout=int(BOOT_TIMEOUT) + 60)
+        if rc != 0:
+            print("Bail out! ./netvm up -n %d failed: %s" % (n, err.strip().replace("\n", " | ")),
+                  flush=True)
+            print(out + err, file=sys.stderr)
+            return 1
+        T.note("cluster of %d up in %.1f s" % (n, time.monotonic() - t0))
+        run_sync_test(n)
+        run_examples(n)
+    finally:
+        rc, out, err = nv("down")
+        left = cluster_processes(CLUSTER)
+        T.ok(rc == 0 and not left and
+             not os.path.exists(os.path.join(REPO, "build", "cluster", CLUSTER)),
+             "down leaves no QEMU process and no state dir", diag(rc, out, err))
+        print("1..%d" % T.n, flush=True)
+    return 1 if T.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
