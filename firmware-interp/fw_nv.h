@@ -11,6 +11,7 @@
 
 #include "netvm/netvm_fw.h"
 #include "netvm/packet.h"
+#include "fw_queue.h"		/* FW_HDMA_SLOTS */
 
 struct fw;
 
