@@ -5,7 +5,7 @@
  *
  *   netvm-bench server [-p PORT] [-t TIMEOUT_S]
  *   netvm-bench client [-p PORT] [-P netvm|tcp|both] [-n ITERS]
- *                      [-s SIZE,SIZE,..] [-b BYTES] [-T TEST,..] ADDR
+ *                      [-s SIZE,SIZE,..] [-b BYTES] [-T TEST,..] [-x] ADDR
  *
  * As in perftest (ib_write_lat, ib_write_bw), the two sides meet over TCP
  * (the server listens on PORT, default 18515, on every address; the
@@ -30,9 +30,10 @@
  *   tcp_bw       ITERS sends of SIZE, the peer answers 1 byte at the end
  * Each latency test times every iteration (after a few untimed ones) and
  * reports min, median, p99 and mean in microseconds; bandwidth tests report
- * MB/s (10^6 bytes/s).  Latency tests run ITERS iterations up to 4 KiB and
- * fewer above (ITERS * 4096 / SIZE, at least 20); bandwidth tests move
- * about BYTES (default 16 MiB) per size, 20 .. 2 * ITERS transfers.
+ * MB/s (10^6 bytes/s).  Latency tests run ITERS iterations up to 4 KiB
+ * and fewer above (ITERS * 4096 / SIZE, at least 50 or ITERS); bandwidth
+ * tests move about BYTES (default 16 MiB) per size, min(50, ITERS) ..
+ * 2 * ITERS transfers.
  *
  * Every test verifies its data: the last message (or the memory read or
  * written) is compared byte for byte with the pattern of netvm_pattern.h
@@ -74,9 +75,10 @@
 #define WAIT_MS		30000		/* no single wait takes longer */
 #define CONNECT_S	60		/* the server may still be starting */
 #define MAX_SIZES	32
-#define LAT_MIN_ITERS	20
+#define MIN_ITERS	50
 
 static const char *prog = "netvm-bench";
+static int corrupt;	/* -x: flip a byte of what the client sends */
 
 enum kind { K_LAT, K_BW };
 
@@ -359,11 +361,15 @@ static int verify(const char *what, const uint8_t *p, size_t len, uint32_t k,
 		  char *msg, size_t cap)
 {
 	long bad = netvm_pattern_check(p, len, k);
+	unsigned int want;
 
 	if (bad < 0)
 		return 0;
+	/* the first 4 bytes carry k itself (netvm_pattern.h) */
+	want = bad < 4 ? (k >> (8 * bad)) & 0xff :
+	       netvm_pattern_byte(k, (size_t)bad);
 	snprintf(msg, cap, "%s: byte %ld of %zu is %#x, want %#x", what, bad,
-		 len, p[bad], netvm_pattern_byte(k, (size_t)bad));
+		 len, p[bad], want);
 	return -EBADMSG;
 }
 
@@ -592,11 +598,19 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* At least MIN_ITERS (so that a p99 means something), unless the user
+ * asked for fewer with -n. */
+static unsigned int at_least(unsigned long n, unsigned int base)
+{
+	unsigned int floor = base < MIN_ITERS ? base : MIN_ITERS;
+
+	return n < floor ? floor : (unsigned int)n;
+}
+
 static unsigned int lat_iters(unsigned int base, size_t size)
 {
-	unsigned long n = size <= 4096 ? base : (unsigned long)base * 4096 / size;
-
-	return n < LAT_MIN_ITERS ? LAT_MIN_ITERS : (unsigned int)n;
+	return at_least(size <= 4096 ? base :
+			(unsigned long)base * 4096 / size, base);
 }
 
 static unsigned int bw_iters(unsigned int base, unsigned long bytes,
@@ -606,7 +620,7 @@ static unsigned int bw_iters(unsigned int base, unsigned long bytes,
 
 	if (n > 2ul * base)
 		n = 2ul * base;
-	return n < LAT_MIN_ITERS ? LAT_MIN_ITERS : (unsigned int)n;
+	return at_least(n, base);
 }
 
 /* Run one (test, size) against the server and print its CSV row.
@@ -625,6 +639,8 @@ static int run_one(struct side *s, const struct test *t, size_t size,
 		return -ENOMEM;
 	/* the source carries pattern k; what we receive into starts zeroed */
 	netvm_pattern_fill(s->region + SRC_OFF, size, k);
+	if (corrupt)	/* the server's check must catch this */
+		s->region[SRC_OFF + size / 2] ^= 0x5a;
 	memset(s->region + RECV_OFF, 0, size);
 	ctl_send(s, "run %s %zu %u %" PRIu32, t->name, size, iters, k);
 	err = ctl_recv(s, line, sizeof(line));
@@ -917,7 +933,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s server [-p PORT] [-t TIMEOUT_S]\n"
 		"       %s client [-p PORT] [-P netvm|tcp|both] [-n ITERS] [-s SIZES]\n"
-		"                   [-b BYTES] [-T TESTS] ADDR\n"
+		"                   [-b BYTES] [-T TESTS] [-x] ADDR\n"
 		"  -p PORT     TCP port of the server (default %d)\n"
 		"  -t S        server: give up if no client came within S s (default 300)\n"
 		"  -P PATHS    netvm, tcp or both (default both)\n"
@@ -927,6 +943,8 @@ static void usage(FILE *f)
 		"  -b BYTES    bytes moved per bandwidth point (default 16777216)\n"
 		"  -T TESTS    only these tests, comma-separated: write_lat notf_wait\n"
 		"              read_lat write_bw read_bw atomic_lat cswap_lat tcp_lat tcp_bw\n"
+		"  -x          flip a byte of every message sent (checks that the\n"
+		"              verification catches it: those rows fail)\n"
 		"CSV on stdout: path,test,size,iters,min_us,median_us,p99_us,mean_us,mbps,verified\n",
 		prog, prog, DEFAULT_PORT, MAX_SIZE);
 }
@@ -949,7 +967,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "p:t:P:n:s:b:T:h")) != -1) {
+	while ((opt = getopt(argc, argv, "p:t:P:n:s:b:T:xh")) != -1) {
 		switch (opt) {
 		case 'p':
 			if (netvm_parse_uint(optarg, 65535, &v) || !v)
@@ -986,6 +1004,9 @@ int main(int argc, char **argv)
 			if (!tests_known(optarg))
 				goto bad;
 			only = optarg;
+			break;
+		case 'x':
+			corrupt = 1;
 			break;
 		case 'h':
 			usage(stdout);

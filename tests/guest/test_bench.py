@@ -102,6 +102,30 @@ def host_checks():
                                          serr.decode(errors="replace")))
 
 
+def host_corrupt_check():
+    """-x flips a byte of every message the client sends: the server's
+    byte-for-byte check must turn every TCP row into verified=no."""
+    port = str(free_tcp_port())
+    srv = subprocess.Popen([TOOL, "server", "-p", port, "-t", "60"], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rc, out, err = run([TOOL, "client", "-p", port, "-P", "tcp", "-n", "5", "-s", "4,4100", "-x",
+                        "127.0.0.1"])
+    try:
+        srv.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        srv.wait()
+    try:
+        rows = bench.parse_csv(out)
+    except Exception as e:
+        rows = []
+        err += "\n" + str(e)
+    T.ok(rc == 1 and len(rows) == 4 and all(r["verified"] == "no" for r in rows) and
+         "byte 2 of 4 is" in err and "byte 2050 of 4100 is" in err,
+         "netvm-bench -x (a byte flipped in every message): the server finds it, every row "
+         "verified=no, exit 1", diag(rc, out, err))
+
+
 def guest_checks():
     out_dir = tempfile.mkdtemp(prefix="netvm-bench-test.")
     try:
@@ -155,6 +179,8 @@ def main():
     run([NETVM, "--cluster", CLUSTER, "down"])  # leftovers of an interrupted run
     try:
         host_checks()
+        if os.access(TOOL, os.X_OK):
+            host_corrupt_check()
         guest_checks()
     finally:
         T.plan()

@@ -155,7 +155,7 @@ def plot(rows, out_dir):
                     "set terminal png size 900,600\n")
             f.write("set output '%s'\nset title '%s'\nset logscale xy\nset grid\n"
                     "set key top left\nset xlabel 'message size (bytes, log)'\n"
-                    "set ylabel '%s'\n%s\n" % (png, title, ylabel, XTICS))
+                    "set ylabel '%s'\n%s\nset xrange [3:1500000]\n" % (png, title, ylabel, XTICS))
             f.write("plot " + ", \\\n     ".join(plots) + "\n")
         r = subprocess.run([gnuplot, script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True)
