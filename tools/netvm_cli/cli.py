@@ -107,6 +107,9 @@ def parser():
                     "1 MiB, powers of 4, and 8)")
     sp.add_argument("--tests", metavar="T,T,..", help="only these netvm-bench tests (netvm-bench "
                     "--help)")
+    sp.add_argument("--rounds", type=int, default=3, metavar="R",
+                    help="run the sweep R times and keep the best figure of each test and size "
+                    "(default 3)")
     sp.add_argument("--no-plot", action="store_true", help="skip the PNG plots")
     sp.add_argument("--out", metavar="DIR", help="where the CSV, JSON and PNGs go (default "
                     "build/bench)")
@@ -249,8 +252,8 @@ def bench(c, a):
     """netvm-bench and its TCP baseline (tools/netvm_cli/bench.py), or with
     --kernel the kernel-side benchmark: node 0 writes to and reads from node
     1's test window by physical address (netvm-ktest bench)."""
-    if a.iterations < 1:
-        raise NetvmError("--iterations must be at least 1")
+    if a.iterations < 1 or a.rounds < 1:
+        raise NetvmError("--iterations and --rounds must be at least 1")
     benchmod.check_args(a.sizes, a.tests)
     if not a.no_build:
         buildmod.build()
@@ -258,7 +261,8 @@ def bench(c, a):
     try:
         if not a.kernel:
             return benchmod.run(c, a.iterations, a.sizes, a.tests, a.csv, not a.no_plot,
-                                os.path.abspath(a.out) if a.out else benchmod.BENCH_DIR)
+                                os.path.abspath(a.out) if a.out else benchmod.BENCH_DIR,
+                                a.rounds)
         code, out, err = agent.capture(c.node(1)["port"],
                                        ["cat", "/sys/class/netvm/netvm0/ktest_pa"], timeout=60)
         pa = out.decode(errors="replace").strip()
