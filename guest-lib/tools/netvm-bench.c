@@ -82,23 +82,29 @@ static int corrupt;	/* -x: flip a byte of what the client sends */
 
 enum kind { K_LAT, K_BW };
 
+enum op {
+	OP_WRITE_LAT, OP_NOTF_WAIT, OP_READ_LAT, OP_WRITE_BW, OP_READ_BW,
+	OP_INCR, OP_CSWAP, OP_TCP_LAT, OP_TCP_BW,
+};
+
 struct test {
 	const char *name;
 	const char *path;	/* "netvm" or "tcp" */
+	enum op op;
 	enum kind kind;
 	int fixed_size;		/* > 0: runs once, at this size */
 };
 
 static const struct test tests[] = {
-	{ "write_lat", "netvm", K_LAT, 0 },
-	{ "notf_wait", "netvm", K_LAT, 8 },
-	{ "read_lat", "netvm", K_LAT, 0 },
-	{ "write_bw", "netvm", K_BW, 0 },
-	{ "read_bw", "netvm", K_BW, 0 },
-	{ "atomic_lat", "netvm", K_LAT, 4 },
-	{ "cswap_lat", "netvm", K_LAT, 4 },
-	{ "tcp_lat", "tcp", K_LAT, 0 },
-	{ "tcp_bw", "tcp", K_BW, 0 },
+	{ "write_lat", "netvm", OP_WRITE_LAT, K_LAT, 0 },
+	{ "notf_wait", "netvm", OP_NOTF_WAIT, K_LAT, 8 },
+	{ "read_lat", "netvm", OP_READ_LAT, K_LAT, 0 },
+	{ "write_bw", "netvm", OP_WRITE_BW, K_BW, 0 },
+	{ "read_bw", "netvm", OP_READ_BW, K_BW, 0 },
+	{ "atomic_lat", "netvm", OP_INCR, K_LAT, 4 },
+	{ "cswap_lat", "netvm", OP_CSWAP, K_LAT, 4 },
+	{ "tcp_lat", "tcp", OP_TCP_LAT, K_LAT, 0 },
+	{ "tcp_bw", "tcp", OP_TCP_BW, K_BW, 0 },
 };
 #define NTESTS (sizeof(tests) / sizeof(tests[0]))
 
@@ -385,8 +391,8 @@ static int serve_test(struct side *s, const struct test *t, size_t size,
 	unsigned int n = iters + warmup(iters), i;
 	int err = 0;
 
-	if (!strcmp(t->name, "write_lat") || !strcmp(t->name, "notf_wait")) {
-		int spin = !strcmp(t->name, "write_lat");
+	if (t->op == OP_WRITE_LAT || t->op == OP_NOTF_WAIT) {
+		int spin = t->op == OP_WRITE_LAT;
 
 		for (i = 0; i < n && !err; i++) {
 			err = notf_take(s->nv, spin);
@@ -403,7 +409,7 @@ static int serve_test(struct side *s, const struct test *t, size_t size,
 		}
 		return verify("received", recv, size, k, msg, cap);
 	}
-	if (!strcmp(t->name, "tcp_lat")) {
+	if (t->op == OP_TCP_LAT) {
 		for (i = 0; i < n && !err; i++) {
 			err = recv_full(s->data, recv, size);
 			if (!err)
@@ -415,7 +421,7 @@ static int serve_test(struct side *s, const struct test *t, size_t size,
 		}
 		return verify("received", recv, size, k, msg, cap);
 	}
-	if (!strcmp(t->name, "tcp_bw")) {
+	if (t->op == OP_TCP_BW) {
 		uint8_t ack = 1;
 
 		for (i = 0; i < n && !err; i++)
@@ -438,10 +444,10 @@ static int serve_check(struct side *s, const struct test *t, size_t size,
 	uint32_t word = *(volatile uint32_t *)(s->region + ATOM_OFF);
 	unsigned int n = iters + warmup(iters);
 
-	if (!strcmp(t->name, "write_bw"))
+	if (t->op == OP_WRITE_BW)
 		return verify("written", s->region + RECV_OFF, size, k, msg,
 			      cap);
-	if (!strcmp(t->name, "atomic_lat") || !strcmp(t->name, "cswap_lat")) {
+	if (t->op == OP_INCR || t->op == OP_CSWAP) {
 		if (word == n)
 			return 0;
 		snprintf(msg, cap, "the word is %u after %u operations", word,
@@ -508,33 +514,39 @@ static int client_lat(struct side *s, const struct test *t, size_t size,
 {
 	uint8_t *recv = s->region + RECV_OFF, *src = s->region + SRC_OFF;
 	unsigned int w = warmup(iters), i;
-	int is_tcp = !strcmp(t->name, "tcp_lat");
-	int spin = !strcmp(t->name, "write_lat");
-	int ping = spin || !strcmp(t->name, "notf_wait");
+	int atomic = t->op == OP_INCR || t->op == OP_CSWAP;
 	int err = 0;
 
 	for (i = 0; i < iters + w && !err; i++) {
 		double t0 = now_us();
 		uint32_t old = 0;
 
-		if (is_tcp) {
+		switch (t->op) {
+		case OP_TCP_LAT:
 			err = send_full(s->data, src, size);
 			if (!err)
 				err = recv_full(s->data, recv, size);
-		} else if (ping) {
+			break;
+		case OP_WRITE_LAT:
+		case OP_NOTF_WAIT:
 			err = netvm_writeN(s->nv, s->seg, RECV_OFF, src, size,
 					   NOTF);
 			if (!err)
-				err = notf_take(s->nv, spin);
-		} else if (!strcmp(t->name, "read_lat")) {
+				err = notf_take(s->nv, t->op == OP_WRITE_LAT);
+			break;
+		case OP_READ_LAT:
 			err = netvm_readF(s->nv, s->seg, SRC_OFF, recv, size);
-		} else if (!strcmp(t->name, "atomic_lat")) {
+			break;
+		case OP_INCR:
 			err = netvm_incr(s->nv, s->seg, ATOM_OFF, &old);
-		} else {
+			break;
+		default:	/* OP_CSWAP */
 			err = netvm_cswap(s->nv, s->seg, ATOM_OFF, i, i + 1,
 					  &old);
+			break;
 		}
-		if (!err && old != (t->fixed_size == 4 ? i : 0)) {
+		/* the word counts the operations: old is always i */
+		if (!err && atomic && old != i) {
 			snprintf(msg, cap, "iteration %u: old value %u, want %u",
 				 i, old, i);
 			return -EBADMSG;
@@ -543,14 +555,13 @@ static int client_lat(struct side *s, const struct test *t, size_t size,
 			samples[i - w] = now_us() - t0;
 	}
 	if (err) {
-		snprintf(msg, cap, "iteration %u: %s", i - 1, is_tcp ?
-			 strerror(-err) : netvm_strerror(err));
+		snprintf(msg, cap, "iteration %u: %s", i - 1,
+			 t->op == OP_TCP_LAT ? strerror(-err) :
+			 netvm_strerror(err));
 		return err;
 	}
-	if (is_tcp || ping || !strcmp(t->name, "read_lat"))
-		return verify(ping || is_tcp ? "answer" : "read", recv, size,
-			      k, msg, cap);
-	return 0;
+	return atomic ? 0 : verify(t->op == OP_READ_LAT ? "read" : "answer",
+				   recv, size, k, msg, cap);
 }
 
 /* The client's side of a bandwidth test: the seconds of the timed part. */
@@ -560,8 +571,8 @@ static int client_bw(struct side *s, const struct test *t, size_t size,
 {
 	uint8_t *recv = s->region + RECV_OFF, *src = s->region + SRC_OFF;
 	unsigned int w = warmup(iters), i;
-	int is_tcp = !strcmp(t->name, "tcp_bw");
-	int rd = !strcmp(t->name, "read_bw");
+	int is_tcp = t->op == OP_TCP_BW;
+	int rd = t->op == OP_READ_BW;
 	double t0 = 0;
 	int err = 0;
 	uint8_t ack;
