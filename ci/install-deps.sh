@@ -9,6 +9,7 @@ PKGS_QEMU="libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libattr1-dev l
 PKGS_BACKPORTS="meson python3-pycotap"
 PKGS_GUEST="busybox-static seabios qemu-system-data kmod"
 PKGS_TEST="check tshark clang libclang-rt-14-dev"
+PKGS_BENCH="gnuplot-nox"	# ./netvm bench draws its PNG plots with it
 
 want_missing() {
 	for p in "$@"; do
@@ -21,7 +22,7 @@ need_sources=0
 [ -f "$SRC" ] || need_sources=1
 
 ABI_HDR=""
-missing="$(want_missing $PKGS_BUILD $PKGS_QEMU $PKGS_GUEST $PKGS_TEST | tr '\n' ' ')"
+missing="$(want_missing $PKGS_BUILD $PKGS_QEMU $PKGS_GUEST $PKGS_TEST $PKGS_BENCH | tr '\n' ' ')"
 meson_ok=0
 if command -v meson >/dev/null 2>&1; then
 	v="$(meson --version)"

@@ -8,6 +8,7 @@ import threading
 import time
 
 from . import agent
+from . import bench as benchmod
 from . import build as buildmod
 from . import fabric
 from . import mapper
@@ -21,7 +22,7 @@ DEFAULT_MEM = 512
 EPILOG = """first steps:
   ./netvm demo      build everything, boot 2 linked VMs, exchange frames, tear down
   ./netvm test      build everything, run all test suites (meson test)
-  ./netvm bench     build, boot 2 nodes, kernel NetVM benchmark, shut down
+  ./netvm bench     build, boot 2 nodes, libnetvm vs TCP benchmark and plots, shut down
 
 cluster selection: --cluster NAME or NETVM_CLUSTER (default: 'default');
 state in build/cluster/NAME/.  See README.md and docs/."""
@@ -103,11 +104,27 @@ def parser():
     sp.add_argument("-f", "--follow", action="store_true", help="keep printing while the node runs")
     sp = cmd("demo", "build, boot 2 nodes, show the NICs exchanging frames, shut down")
     sp.add_argument("--no-build", action="store_true", help="use what is built")
-    sp = cmd("bench", "build, boot 2 nodes ('bench'), run the kernel NetVM benchmark (writeP/readP), shut down")
+    sp = cmd("bench", "build, boot 2 nodes ('bench'), run netvm-bench (libnetvm write/read/atomics/"
+             "notifications) and the same over TCP on a virtio-net link, plot both "
+             "(build/bench/*.png), shut down")
     sp.add_argument("--no-build", action="store_true", help="use what is built")
     sp.add_argument("--csv", action="store_true", help="print CSV instead of a table")
     sp.add_argument("--iterations", type=int, default=1000, metavar="N",
-                    help="round trips per size (default 1000; bandwidth runs scale with it)")
+                    help="round trips per size (default 1000; fewer above 4 KiB; bandwidth runs "
+                    "scale with it)")
+    sp.add_argument("--sizes", metavar="B,B,..", help="message sizes, 4..1048576 (default: 4 B to "
+                    "1 MiB, powers of 4, and 8)")
+    sp.add_argument("--tests", metavar="T,T,..", help="only these netvm-bench tests (netvm-bench "
+                    "--help)")
+    sp.add_argument("--rounds", type=int, default=3, metavar="R",
+                    help="run the sweep R times and keep the best figure of each test and size "
+                    "(default 3)")
+    sp.add_argument("--no-plot", action="store_true", help="skip the PNG plots")
+    sp.add_argument("--out", metavar="DIR", help="where the CSV, JSON and PNGs go (default "
+                    "build/bench)")
+    sp.add_argument("--kernel", action="store_true",
+                    help="instead: the kernel NetVM benchmark (netvm-ktest writeP/readP by "
+                    "physical address)")
     sp = cmd("test", "build, then run the test suites (meson test)")
     sp.add_argument("--suite", action="append", default=[], metavar="SUITE",
                     help="run only this suite (unit, qtest, guest); repeatable")
@@ -243,12 +260,20 @@ def demo(c, no_build):
 
 
 def bench(c, a):
-    """Kernel-side NetVM benchmark: node 0 writes to and reads from node 1's
-    test window by physical address (netvm-ktest bench)."""
+    """netvm-bench and its TCP baseline (tools/netvm_cli/bench.py), or with
+    --kernel the kernel-side benchmark: node 0 writes to and reads from node
+    1's test window by physical address (netvm-ktest bench)."""
+    if a.iterations < 1 or a.rounds < 1:
+        raise NetvmError("--iterations and --rounds must be at least 1")
+    benchmod.check_args(a.sizes, a.tests)
     if not a.no_build:
         buildmod.build()
     c.up(2, "tcg", DEFAULT_MEM, DEFAULT_TIMEOUT)
     try:
+        if not a.kernel:
+            return benchmod.run(c, a.iterations, a.sizes, a.tests, a.csv, not a.no_plot,
+                                os.path.abspath(a.out) if a.out else benchmod.BENCH_DIR,
+                                a.rounds)
         code, out, err = agent.capture(c.node(1)["port"],
                                        ["cat", "/sys/class/netvm/netvm0/ktest_pa"], timeout=60)
         pa = out.decode(errors="replace").strip()

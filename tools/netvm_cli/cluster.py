@@ -8,6 +8,10 @@ State of cluster NAME lives in build/cluster/NAME/ (docs/cluster.md):
   nodeI.console       unix socket of the serial console (./netvm console)
   nodeI.qmp           unix socket of the QMP monitor
   link0.sock          the NIC link between node 0 (server) and node 1
+Every node also has a data NIC (virtio-net, 10.77.0.I+1/24) on a private L2
+shared by the cluster's QEMUs: a UDP multicast group on the host's loopback,
+port picked per cluster (cluster.json "data_net"); the TCP baseline of
+./netvm bench runs over it.
 With a switch (-n 3 or more, or --topology; tools/netvm_cli/fabric.py):
   fabric.topo, routes.json, switch.log, control.sock, nodeI.sock
 QEMU runs with the state dir as its working directory, so the socket paths
@@ -37,6 +41,11 @@ from .common import (CLUSTERS, DRIVER_KO, INITRAMFS, REPO, VMLINUZ, NetvmError, 
 AGENT_GUEST_PORT = 7777
 MAX_NODES = 8   # 2 cores; the driver's bounce buffer has 8 partitions
 BACK_TO_BACK_MAX = 2
+# The data network (TCP baseline): one multicast group on 127.0.0.1, a UDP
+# port per cluster so that clusters side by side do not hear each other.
+DATA_GROUP = "239.77.0.1"
+DATA_MAC = "52:54:00:77:00:%02x"    # images/init finds the data NIC by it
+DATA_IP = "10.77.0.%d"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
 
@@ -182,12 +191,13 @@ class Cluster:
             link = "server=off,addr.type=unix,addr.path=node%d.sock,reconnect-ms=500" % i
         else:
             link = "server=%s,addr.type=unix,addr.path=link0.sock" % ("on" if i == 0 else "off")
+        data, data_arg = self.data_nic(i)
         cmd = [qemu_binary(), "-name", self.vm_name(i),
                "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
                "-nodefaults", "-no-user-config", "-display", "none",
                "-M", "pc", "-m", str(mem), "-accel", accel, "-smp", "1",
                "-kernel", VMLINUZ, "-initrd", INITRAMFS,
-               "-append", "console=ttyS0 quiet panic=-1 netvm.node=%d" % i,
+               "-append", "console=ttyS0 quiet panic=-1 netvm.node=%d%s" % (i, data_arg),
                "-no-reboot",
                "-chardev", "socket,id=con,path=node%d.console,server=on,wait=off,"
                            "logfile=node%d.serial.log" % (i, i),
@@ -205,7 +215,18 @@ class Cluster:
                "-netdev", "stream,id=link0," + link,
                "-d", "guest_errors", "-D", "node%d.qemu.log" % i,
                "-pidfile", "node%d.pid" % i, "-daemonize"]
-        return cmd + list(extra)
+        return cmd + data + list(extra)
+
+    def data_nic(self, i):
+        """QEMU arguments and kernel parameter of node i's data NIC (none for
+        a cluster started before it existed, e.g. a restored old one)."""
+        dn = (self.state or {}).get("data_net")
+        if not dn:
+            return [], ""
+        return (["-netdev", "dgram,id=data,remote.type=inet,remote.host=%s,remote.port=%d,"
+                 "local.type=inet,local.host=127.0.0.1,local.port=0" % (dn["group"], dn["port"]),
+                 "-device", "virtio-net-pci,netdev=data,mac=%s,romfile=" % (DATA_MAC % (i + 1))],
+                " netvm.data=%s" % (DATA_IP % (i + 1)))
 
     def start_node(self, i, n, accel, mem, extra):
         for attempt in range(3):
@@ -263,7 +284,8 @@ class Cluster:
             if os.path.exists(link):
                 raise NetvmError("socket path in use: %s" % rel(link))
             self.state = {"name": self.name, "n": n, "accel": accel, "mem": mem,
-                          "started": time.time(), "nodes": [], "routes_mode": routes}
+                          "started": time.time(), "nodes": [], "routes_mode": routes,
+                          "data_net": {"group": DATA_GROUP, "port": free_udp_port()}}
             self.save()
             t = Timer()
             try:
@@ -540,6 +562,16 @@ def print_nic_counters(nic):
     print("%-5s" % "nic" + "".join("%10s" % h for _, h in STATUS_COUNTERS))
     for n in sorted(nic):
         print("%-5d" % n + "".join("%10s" % nic[n].get(k, "-") for k, _ in STATUS_COUNTERS))
+
+
+def free_udp_port():
+    """A UDP port nobody has bound on any address (0.0.0.0 conflicts with
+    all), for a cluster's data multicast group."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
 
 
 def free_port():

@@ -1,0 +1,208 @@
+#!/usr/bin/python3
+"""netvm-bench and ./netvm bench, pass/fail (no timing is checked).
+
+On the host (the tool runs there too, same glibc): argument errors exit 2,
+NetVM without a device exits 1 with its error, and a TCP-only run on
+127.0.0.1 gives a verified CSV.  Then ./netvm bench (cluster t-guest-bench)
+with a tiny sweep: every test runs over the NetVM NIC and over TCP on the
+data NIC (10.77.0.x), every row is verified, and results.csv,
+results.json and both PNG plots are written to a temporary --out.
+Output: TAP.
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from guestlib import NETVM, REPO, Tap, cluster_processes
+
+sys.path.insert(0, os.path.join(REPO, "tools"))
+from netvm_cli import bench  # noqa: E402  (parse_csv, TESTS: one source of truth)
+
+T = Tap()
+CLUSTER = "t-guest-bench"
+TOOL = os.path.join(REPO, "build", "meson", "guest-lib", "netvm-bench")
+SIZES = [4, 8, 4100, 1 << 20]
+
+
+def run(argv, timeout=120):
+    try:
+        r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        return -1, (e.stdout or b"").decode(errors="replace"), "(timed out)"
+    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+
+
+def diag(rc, out, err):
+    return "exit %s\nstdout: %s\nstderr: %s" % (rc, out.strip()[-3000:], err.strip()[-3000:])
+
+
+def free_tcp_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def rows_ok(rows, tests, sizes):
+    """Problems with a table: a missing (test, size), an unverified row."""
+    probs = []
+    for t in tests:
+        want = [8] if t == "notf_wait" else [4] if t in ("atomic_lat", "cswap_lat") else sizes
+        got = sorted(r["size"] for r in rows if r["test"] == t)
+        if got != sorted(want):
+            probs.append("%s: sizes %s, want %s" % (t, got, want))
+    probs += ["%s %d B not verified" % (r["test"], r["size"]) for r in rows if r["verified"] != "yes"]
+    probs += ["%s %d B: no figure" % (r["test"], r["size"]) for r in rows
+              if (r["median_us"] if r["test"].endswith(("_lat", "_wait")) else r["mbps"]) is None]
+    return probs
+
+
+def host_checks():
+    if not T.ok(os.access(TOOL, os.X_OK), "netvm-bench is built (%s)" % TOOL):
+        return
+    for argv, what in ((["client", "-s", "3", "x"], "a size below 4"),
+                       (["client", "-s", "2000000", "x"], "a size above 1 MiB"),
+                       (["client", "-T", "nope", "x"], "an unknown test"),
+                       (["client", "-P", "ib", "x"], "an unknown path"),
+                       (["client"], "no address"), (["bogus"], "an unknown mode")):
+        rc, out, err = run([TOOL] + argv)
+        T.ok(rc == 2 and "usage:" in err and not out, "netvm-bench %s: exit 2 with usage (%s)"
+             % (" ".join(argv), what), diag(rc, out, err))
+    if not os.path.exists("/dev/netvm0"):
+        rc, out, err = run([TOOL, "client", "-P", "netvm", "127.0.0.1"])
+        T.ok(rc == 1 and "no such netvm device" in err and not out,
+             "netvm-bench -P netvm without a device: exit 1, the library's error", diag(rc, out, err))
+    port = str(free_tcp_port())
+    srv = subprocess.Popen([TOOL, "server", "-p", port, "-t", "60"], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    rc, out, err = run([TOOL, "client", "-p", port, "-P", "tcp", "-n", "20", "-s", "4,4100,65536",
+                        "127.0.0.1"])
+    try:
+        sout, serr = srv.communicate(timeout=30)
+        src = srv.returncode
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        sout, serr = srv.communicate()
+        src = "timeout"
+    try:
+        rows = bench.parse_csv(out)
+        probs = rows_ok(rows, ["tcp_lat", "tcp_bw"], [4, 4100, 65536])
+    except Exception as e:  # a malformed table is a failure, shown
+        rows, probs = [], [str(e)]
+    T.ok(rc == 0 and src == 0 and len(rows) == 6 and not probs,
+         "TCP on the host (127.0.0.1): 6 rows, each verified; server and client exit 0",
+         "%s\n%s\nserver exit %s: %s" % (probs, diag(rc, out, err), src,
+                                         serr.decode(errors="replace")))
+
+
+def host_corrupt_check():
+    """-x flips a byte of every message the client sends: the server's
+    byte-for-byte check must turn every TCP row into verified=no."""
+    port = str(free_tcp_port())
+    srv = subprocess.Popen([TOOL, "server", "-p", port, "-t", "60"], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rc, out, err = run([TOOL, "client", "-p", port, "-P", "tcp", "-n", "5", "-s", "4,4100", "-x",
+                        "127.0.0.1"])
+    try:
+        srv.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        srv.wait()
+    try:
+        rows = bench.parse_csv(out)
+    except Exception as e:
+        rows = []
+        err += "\n" + str(e)
+    T.ok(rc == 1 and len(rows) == 4 and all(r["verified"] == "no" for r in rows) and
+         "byte 2 of 4 is" in err and "byte 2050 of 4100 is" in err,
+         "netvm-bench -x (a byte flipped in every message): the server finds it, every row "
+         "verified=no, exit 1", diag(rc, out, err))
+
+
+def guest_checks():
+    out_dir = tempfile.mkdtemp(prefix="netvm-bench-test.")
+    try:
+        t0 = time.monotonic()
+        rc, out, err = run([NETVM, "--cluster", CLUSTER, "bench", "--no-build", "--iterations", "20",
+                            "--rounds", "2", "--sizes", ",".join(map(str, SIZES)), "--out", out_dir],
+                           timeout=840)
+        T.ok(rc == 0, "./netvm bench --iterations 20 --rounds 2 --sizes %s exits 0 (%.0f s)"
+             % (",".join(map(str, SIZES)), time.monotonic() - t0), diag(rc, out, err))
+        try:
+            with open(os.path.join(out_dir, "results.csv")) as f:
+                rows = bench.parse_csv(f.read())
+            probs = rows_ok(rows, bench.TESTS, SIZES)
+        except (OSError, Exception) as e:
+            rows, probs = [], [str(e)]
+        T.ok(rows and not probs, "results.csv: every test over NetVM and TCP at every size, each "
+             "verified byte for byte (%d rows)" % len(rows), "\n".join(probs))
+        try:
+            with open(os.path.join(out_dir, "rounds.csv")) as f:
+                lines = f.read().splitlines()
+            per_round = [bench.parse_csv("\n".join([",".join(bench.FIELDS)] + [
+                l.split(",", 1)[1] for l in lines[1:] if l.startswith("%d," % i)])) for i in (1, 2)]
+        except (OSError, Exception) as e:
+            lines, per_round = [str(e)], [[], []]
+        best_ok = all(
+            r in (per_round[0] + per_round[1]) and all(
+                (r["median_us"] <= o["median_us"]) if r["median_us"] is not None else
+                (r["mbps"] >= o["mbps"]) for o in per_round[0] + per_round[1]
+                if (o["test"], o["size"]) == (r["test"], r["size"]))
+            for r in rows)
+        T.ok(lines[0].startswith("round,path,") and [len(p) for p in per_round] == [len(rows)] * 2
+             and best_ok, "rounds.csv: both rounds; results.csv holds the best of them per test and "
+             "size (lowest median, highest MB/s)", "\n".join(lines[:5]))
+        try:
+            with open(os.path.join(out_dir, "results.json")) as f:
+                js = json.load(f)
+        except (OSError, ValueError) as e:
+            js = {"error": str(e)}
+        s = js.get("summary", {})
+        T.ok(js.get("rows") == rows and all(isinstance(s.get(k), float) and s[k] > 0 for k in (
+            "rtt_8B_tcp_over_netvm", "bw_1MiB_netvm_over_tcp")),
+             "results.json: the same rows and both ratios (8 B round trip, 1 MiB bandwidth)",
+             json.dumps(js)[:2000])
+        T.ok("8-byte round trip" in out and "1 MiB bandwidth" in out,
+             "the summary names both ratios", out[-2000:])
+        for png in ("latency.png", "bandwidth.png"):
+            p = os.path.join(out_dir, png)
+            try:
+                with open(p, "rb") as f:
+                    head = f.read(8)
+                size = os.path.getsize(p)
+            except OSError:
+                head, size = b"", 0
+            T.ok(head == b"\x89PNG\r\n\x1a\n" and size > 5000, "%s is a PNG plot (%d bytes)"
+                 % (png, size))
+            dats = [t for t, _ in (bench.LAT_SERIES if png == "latency.png" else bench.BW_SERIES)
+                    if os.path.exists(os.path.join(out_dir, t + ".dat"))]
+            T.ok(len(dats) == 3, "%s: both paths plotted (%s)" % (png, ", ".join(dats)))
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+        rc, out, err = run([NETVM, "--cluster", CLUSTER, "down"])
+        T.ok(rc == 0 and not cluster_processes(CLUSTER) and
+             not os.path.exists(os.path.join(REPO, "build", "cluster", CLUSTER)),
+             "no QEMU process and no state dir left", diag(rc, out, err))
+
+
+def main():
+    run([NETVM, "--cluster", CLUSTER, "down"])  # leftovers of an interrupted run
+    try:
+        host_checks()
+        if os.access(TOOL, os.X_OK):
+            host_corrupt_check()
+        guest_checks()
+    finally:
+        T.plan()
+    return 1 if T.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

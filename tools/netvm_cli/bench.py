@@ -1,0 +1,296 @@
+"""./netvm bench: netvm-bench (libnetvm) and its TCP baseline between two
+nodes, results under build/bench/ (docs/bench.md).
+
+  build/bench/results.csv    the best round per test and size (netvm-bench's columns)
+  build/bench/rounds.csv     every round's rows, with a leading round column
+  build/bench/results.json   the best rows, every round's, the summary ratios,
+                             the settings and the host's load
+  build/bench/latency.png    round trip / latency against message size
+  build/bench/bandwidth.png  bandwidth against message size
+  build/bench/*.dat, *.gp    the plots' data and gnuplot scripts
+"""
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+from . import agent
+from .cluster import DATA_IP
+from .common import BUILD, NetvmError, Timer, rel, say
+
+BENCH_DIR = os.path.join(BUILD, "bench")
+SERVER_NODE, CLIENT_NODE = 1, 0
+SERVER_ADDR = DATA_IP % (SERVER_NODE + 1)
+FIELDS = ["path", "test", "size", "iters", "min_us", "median_us", "p99_us", "mean_us",
+          "mbps", "verified"]
+
+# (test, label) per plot; both paths on each
+LAT_SERIES = [("write_lat", "NetVM write round trip (spin)"),
+              ("read_lat", "NetVM read (readF)"),
+              ("tcp_lat", "TCP round trip (virtio-net)")]
+BW_SERIES = [("write_bw", "NetVM write"), ("read_bw", "NetVM read"),
+             ("tcp_bw", "TCP stream (virtio-net)")]
+
+
+XTICS = "set xtics (%s)" % ", ".join('"%s" %d' % (l, v) for l, v in (
+    ("4", 4), ("64", 64), ("1K", 1024), ("16K", 16384), ("256K", 1 << 18), ("1M", 1 << 20)))
+
+
+TESTS = ["write_lat", "notf_wait", "read_lat", "write_bw", "read_bw", "atomic_lat", "cswap_lat",
+         "tcp_lat", "tcp_bw"]
+MIN_SIZE, MAX_SIZE = 4, 1 << 20
+
+
+def check_args(sizes, tests):
+    """A clear error for what netvm-bench would refuse (before booting)."""
+    for z in (sizes or "").split(",") if sizes else []:
+        if not z.isdigit() or not MIN_SIZE <= int(z) <= MAX_SIZE:
+            raise NetvmError("--sizes: %r is not a size in %d..%d" % (z, MIN_SIZE, MAX_SIZE))
+    for t in (tests or "").split(",") if tests else []:
+        if t not in TESTS:
+            raise NetvmError("--tests: no test %r (tests: %s)" % (t, " ".join(TESTS)))
+
+
+def parse_csv(text):
+    """netvm-bench's CSV into a list of dicts (numbers as floats/ints;
+    empty fields None).  Raises NetvmError on a malformed table."""
+    lines = [l for l in text.splitlines() if l.strip()]
+    if not lines or lines[0].split(",") != FIELDS:
+        raise NetvmError("netvm-bench printed no CSV header (got %r)" % (lines[:1],))
+    rows = []
+    for l in lines[1:]:
+        f = l.split(",")
+        if len(f) != len(FIELDS):
+            raise NetvmError("netvm-bench: malformed CSV row %r" % l)
+        r = dict(zip(FIELDS, f))
+        r["size"], r["iters"] = int(r["size"]), int(r["iters"])
+        for k in FIELDS[4:9]:
+            r[k] = float(r[k]) if r[k] else None
+        rows.append(r)
+    return rows
+
+
+def pick(rows, test, size, field):
+    for r in rows:
+        if r["test"] == test and r["size"] == size:
+            return r[field]
+    return None
+
+
+def summary(rows):
+    """The issue's two ratios (None where a figure is missing)."""
+    w8, t8 = pick(rows, "write_lat", 8, "median_us"), pick(rows, "tcp_lat", 8, "median_us")
+    wbw, tbw = pick(rows, "write_bw", 1 << 20, "mbps"), pick(rows, "tcp_bw", 1 << 20, "mbps")
+    return {
+        "write_rtt_8B_us": w8, "tcp_rtt_8B_us": t8,
+        "rtt_8B_tcp_over_netvm": t8 / w8 if w8 and t8 else None,
+        "write_bw_1MiB_MBps": wbw, "tcp_bw_1MiB_MBps": tbw,
+        "bw_1MiB_netvm_over_tcp": wbw / tbw if wbw and tbw else None,
+    }
+
+
+def fmt(v, spec="%.1f"):
+    return spec % v if v is not None else "-"
+
+
+def print_table(rows, s):
+    sizes = sorted({r["size"] for r in rows if r["test"] in ("write_lat", "tcp_lat", "write_bw",
+                                                               "tcp_bw")})
+    print("%9s | %12s %12s %7s | %12s %12s %7s" % (
+        "size (B)", "write RTT us", "TCP RTT us", "TCP/nv", "write MB/s", "TCP MB/s", "nv/TCP"))
+    for z in sizes:
+        wl, tl = pick(rows, "write_lat", z, "median_us"), pick(rows, "tcp_lat", z, "median_us")
+        wb, tb = pick(rows, "write_bw", z, "mbps"), pick(rows, "tcp_bw", z, "mbps")
+        print("%9d | %12s %12s %7s | %12s %12s %7s" % (
+            z, fmt(wl), fmt(tl), fmt(tl / wl if wl and tl else None, "%.2fx"),
+            fmt(wb), fmt(tb), fmt(wb / tb if wb and tb else None, "%.2fx")))
+    others = [r for r in rows if r["test"] in ("notf_wait", "atomic_lat", "cswap_lat")]
+    for r in others:
+        print("%-10s %7d B: median %s us, p99 %s us" % (r["test"], r["size"], fmt(r["median_us"]),
+                                                       fmt(r["p99_us"])))
+    r8, rb = s["rtt_8B_tcp_over_netvm"], s["bw_1MiB_netvm_over_tcp"]
+    print("8-byte round trip: NetVM write %s us, TCP %s us: NetVM %s faster (target >= 5x: %s)" % (
+        fmt(s["write_rtt_8B_us"]), fmt(s["tcp_rtt_8B_us"]), fmt(r8, "%.2fx"),
+        "met" if r8 and r8 >= 5 else "NOT met"))
+    print("1 MiB bandwidth: NetVM write %s MB/s, TCP %s MB/s: ratio %s (target > 1: %s)" % (
+        fmt(s["write_bw_1MiB_MBps"]), fmt(s["tcp_bw_1MiB_MBps"]), fmt(rb, "%.2fx"),
+        "met" if rb and rb > 1 else "NOT met"))
+
+
+def plot(rows, out_dir):
+    """latency.png and bandwidth.png with gnuplot; returns their paths."""
+    gnuplot = shutil.which("gnuplot")
+    if not gnuplot:
+        raise NetvmError("gnuplot is missing (Debian package gnuplot-nox: ./netvm deps)")
+    made = []
+    for name, series, col, ylabel, title in (
+            ("latency", LAT_SERIES, "median_us", "latency (us, log)",
+             "Round trip / latency vs message size (2 VMs, TCG)"),
+            ("bandwidth", BW_SERIES, "mbps", "bandwidth (MB/s, log)",
+             "Bandwidth vs message size (2 VMs, TCG)")):
+        plots = []
+        for idx, (test, label) in enumerate(series, 1):
+            pts = sorted((r["size"], r[col], r["p99_us"]) for r in rows
+                         if r["test"] == test and r[col])
+            if not pts:
+                continue
+            dat = os.path.join(out_dir, "%s.dat" % test)
+            with open(dat, "w") as f:
+                f.write("# size %s p99_us\n" % col)
+                for p in pts:
+                    f.write("%d %g %s\n" % (p[0], p[1], "%g" % p[2] if p[2] is not None else "NaN"))
+            plots.append("'%s' using 1:2 with linespoints lw 2 lc %d title '%s (median)'"
+                         % (dat, idx, label) if name == "latency" else
+                         "'%s' using 1:2 with linespoints lw 2 lc %d title '%s'" % (dat, idx, label))
+            if name == "latency":
+                plots.append("'%s' using 1:3 with lines dt 2 lc %d title 'p99'" % (dat, idx))
+        if not plots:
+            continue
+        png = os.path.join(out_dir, name + ".png")
+        script = os.path.join(out_dir, name + ".gp")
+        with open(script, "w") as f:
+            f.write("set terminal pngcairo size 900,600\n" if _has_cairo(gnuplot) else
+                    "set terminal png size 900,600\n")
+            f.write("set output '%s'\nset title '%s'\nset logscale xy\nset grid\n"
+                    "set key top left\nset xlabel 'message size (bytes, log)'\n"
+                    "set ylabel '%s'\n%s\nset xrange [3:1500000]\n" % (png, title, ylabel, XTICS))
+            f.write("plot " + ", \\\n     ".join(plots) + "\n")
+        r = subprocess.run([gnuplot, script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+        if r.returncode != 0:
+            raise NetvmError("gnuplot %s failed: %s" % (rel(script), r.stdout.strip()))
+        made.append(png)
+    return made
+
+
+def _has_cairo(gnuplot):
+    r = subprocess.run([gnuplot, "-e", "set terminal"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    return "pngcairo" in r.stdout
+
+
+def loadavg():
+    """The host's 1-minute load average (the host is shared: it says how
+    much else ran during the figures)."""
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def best_rows(rounds):
+    """Per (test, size), the round with the best figure: the lowest median
+    for latency rows, the highest MB/s for bandwidth rows.  Interference
+    from other work on a shared host only ever slows a path down, so the
+    best of a few rounds is the estimate least skewed by it, and both
+    paths get the same treatment."""
+    best = {}
+    for rows in rounds:
+        for r in rows:
+            key = (r["test"], r["size"])
+            lat = r["median_us"] is not None
+            b = best.get(key)
+            if b is None or (lat and r["median_us"] < b["median_us"]) or \
+                    (not lat and (r["mbps"] or 0) > (b["mbps"] or 0)):
+                best[key] = r
+    # in the order of the first round
+    return [best[(r["test"], r["size"])] for r in rounds[0]] if rounds else []
+
+
+def one_round(c, argv, quiet):
+    """netvm-bench server on SERVER_NODE, client on CLIENT_NODE; returns
+    (client exit, server exit, server output, CSV text)."""
+    srv = {}
+
+    def server():
+        o, e = io.BytesIO(), io.BytesIO()
+        try:
+            srv["rc"] = agent.run(c.node(SERVER_NODE)["port"], ["netvm-bench", "server", "-t", "120"],
+                                  out=o, err=e, timeout=3600)
+        except agent.AgentError as ex:
+            srv["rc"], srv["err"] = -1, str(ex)
+        srv["out"] = (o.getvalue() + e.getvalue()).decode(errors="replace")
+
+    th = threading.Thread(target=server, daemon=True)
+    th.start()
+    o = io.BytesIO()
+    try:
+        rc = agent.run(c.node(CLIENT_NODE)["port"], argv, out=o,
+                       err=io.BytesIO() if quiet else sys.stderr.buffer, timeout=3600)
+    except agent.AgentError as e:
+        raise NetvmError("node %d: %s" % (CLIENT_NODE, e))
+    th.join(150)  # it exits at the client's quit, or 120 s without a client
+    return rc, srv.get("rc"), srv.get("out", srv.get("err", "")), o.getvalue().decode(errors="replace")
+
+
+def run(c, iterations, sizes=None, tests=None, csv_only=False, plots=True, out_dir=BENCH_DIR,
+        rounds=3):
+    """Boots nothing: runs netvm-bench `rounds` times on the up cluster c
+    (server on node 1, client on node 0), writes out_dir, prints the
+    summary of the best rounds.  Returns 0; NetvmError if a transfer
+    failed or did not verify."""
+    os.makedirs(out_dir, exist_ok=True)
+    t = Timer()
+    load0 = loadavg()
+    code, out, err = agent.capture(c.node(CLIENT_NODE)["port"],
+                                   ["ping", "-c", "1", "-W", "10", SERVER_ADDR], timeout=60)
+    if code != 0:
+        raise NetvmError("node %d cannot reach node %d's data NIC at %s: %s" % (
+            CLIENT_NODE, SERVER_NODE, SERVER_ADDR, (out + err).decode(errors="replace").strip()))
+    argv = ["netvm-bench", "client", "-n", str(iterations)]
+    if sizes:
+        argv += ["-s", sizes]
+    if tests:
+        argv += ["-T", tests]
+    argv.append(SERVER_ADDR)
+    all_rows, texts = [], []
+    for i in range(rounds):
+        if not csv_only:
+            say("--- round %d/%d: netvm-bench, node %d (client) -> node %d (server, %s), "
+                "NetVM and TCP per size" % (i + 1, rounds, CLIENT_NODE, SERVER_NODE, SERVER_ADDR))
+        rc, src, sout, text = one_round(c, argv, csv_only)
+        rows = parse_csv(text) if rc in (0, 1) else []
+        bad = [r for r in rows if r["verified"] != "yes"]
+        if rc != 0 or src != 0 or bad or not rows:
+            if src not in (0, None):
+                print("netvm: server on node %d: exit %s\n%s" % (SERVER_NODE, src, sout),
+                      file=sys.stderr)
+            raise NetvmError("netvm-bench failed in round %d (client exit %d, server exit %s, "
+                             "%d unverified row%s)" % (i + 1, rc, src, len(bad),
+                                                      "" if len(bad) == 1 else "s"))
+        all_rows.append(rows)
+        texts.append(text)
+    host = {"cpus": os.cpu_count(), "loadavg_before": load0, "loadavg_after": loadavg()}
+    rows = best_rows(all_rows)
+    s = summary(rows)
+    with open(os.path.join(out_dir, "results.csv"), "w") as f:
+        f.write(",".join(FIELDS) + "\n")
+        for r in rows:
+            f.write(",".join("" if r[k] is None else str(r[k]) for k in FIELDS) + "\n")
+    with open(os.path.join(out_dir, "rounds.csv"), "w") as f:
+        f.write("round," + ",".join(FIELDS) + "\n")
+        for i, text in enumerate(texts):
+            for line in text.splitlines()[1:]:
+                f.write("%d,%s\n" % (i + 1, line))
+    with open(os.path.join(out_dir, "results.json"), "w") as f:
+        json.dump({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                   "iterations": iterations, "sizes": sizes, "tests": tests, "rounds": rounds,
+                   "client_node": CLIENT_NODE, "server_node": SERVER_NODE, "host": host,
+                   "summary": s, "rows": rows, "all_rounds": all_rows}, f, indent=1)
+    if csv_only:
+        with open(os.path.join(out_dir, "results.csv")) as f:
+            sys.stdout.write(f.read())
+    made = plot(rows, out_dir) if plots else []
+    if not csv_only:
+        print("best of %d round%s per test and size:" % (rounds, "" if rounds == 1 else "s"))
+        print_table(rows, s)
+        print("host: %d CPUs, load average %s before, %s after (other VMs skew the figures)"
+              % (host["cpus"], fmt(load0, "%.2f"), fmt(host["loadavg_after"], "%.2f")))
+        say("results: %s%s (%s)" % (", ".join(rel(os.path.join(out_dir, f)) for f in (
+            "results.csv", "rounds.csv", "results.json")), "".join(", " + rel(p) for p in made), t))
+    return 0
