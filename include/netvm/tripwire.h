@@ -40,7 +40,8 @@
 #define NVM_KOP_TRIP_SET	0x90
 #define NVM_KOP_TRIP_CLEAR	0x91
 
-/* struct nvm_notf_entry.kind; for a tripwire, notify = its id, src_node /
+/* struct nvm_notf_entry.kind; for a tripwire, notify = its id + 1 (a
+ * queue entry never has notify 0), src_node /
  * src_port = the node and endpoint that made the access (for OUTGOING:
  * the target), info = the access (NVM_TW_READ, NVM_TW_WRITE, OUTGOING). */
 #define NVM_NOTF_KIND_NOTIFY	0

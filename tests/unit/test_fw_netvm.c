@@ -704,7 +704,7 @@ static void tw_expect(struct sim_host *h, uint32_t port, uint32_t id,
 
 	ck_assert_msg(sh_notf_next(h, port, &e), "tripwire %u did not fire", id);
 	ck_assert_uint_eq(e.kind, NVM_NOTF_KIND_TRIP);
-	ck_assert_uint_eq(e.notify, id);
+	ck_assert_uint_eq(e.notify, id + 1);
 	ck_assert_uint_eq(e.info, info);
 	ck_assert_uint_eq(e.src_node, by_node);
 	ck_assert_uint_eq(e.src_port, by_port);
