@@ -306,6 +306,56 @@ int netvm_notfq_remove(struct netvm *nv, struct netvm_notf *out);
 int netvm_notfq_wait(struct netvm *nv, int timeout_ms, struct netvm_notf *out);
 
 /*
+ * Tripwires (docs/tripwire.md): address-range triggers the NIC matches on
+ * NetVM reads and writes.  A tripset is a group of tripwires waited on as
+ * one (a range longer than a page needs one tripwire per page piece).
+ *   netvm_trip_set:        watch [addr, +len) of this endpoint's own
+ *                          exported memory for peers' accesses (flags:
+ *                          NETVM_TRIP_READ and/or _WRITE, optionally
+ *                          _ONCE); the new tripwires are added to *ts.
+ *                          -ENOENT (not inside one export), -ENOSPC (the
+ *                          NIC's NETVM_TRIP_MAX, or the tripset, is full).
+ *   netvm_trip_set_remote: watch this endpoint's own accesses to segment
+ *                          seg's [off, +len) (-ERANGE past its end).
+ *   netvm_trip_clear:      remove every tripwire of *ts (ts->n becomes 0);
+ *                          their hits not yet taken are dropped.
+ *   netvm_trip_test:       hits of *ts not yet taken (no system call).
+ *   netvm_trip_wait:       take the oldest hit of any tripwire of *ts,
+ *                          waiting up to timeout_ms (< 0: for ever):
+ *                          -ETIMEDOUT, -EINTR.
+ * Hits arrive on the endpoint's notification queue and never appear in
+ * netvm_notfq_*.  Thread safety: as the notification calls.
+ */
+#define NETVM_TRIP_READ		0x1	/* NVM_TW_READ */
+#define NETVM_TRIP_WRITE	0x2	/* NVM_TW_WRITE */
+#define NETVM_TRIP_ONCE		0x8	/* NVM_TW_ONCE: disarmed by one hit */
+#define NETVM_TRIP_OUTGOING	0x4	/* in events: our own access */
+#define NETVM_TRIP_MAX		4096	/* per NIC */
+#define NETVM_TRIPSET_MAX	16
+
+struct netvm_tripset {
+	unsigned int n;
+	uint32_t id[NETVM_TRIPSET_MAX];
+};
+
+struct netvm_trip_event {
+	uint32_t id;		/* the tripwire */
+	uint16_t node;		/* who accessed (outgoing: the target) */
+	uint16_t port;
+	uint32_t access;	/* NETVM_TRIP_READ/_WRITE, | _OUTGOING */
+};
+
+int netvm_trip_set(struct netvm *nv, const void *addr, size_t len,
+		   unsigned int flags, struct netvm_tripset *ts);
+int netvm_trip_set_remote(struct netvm *nv, int seg, uint64_t off,
+			  size_t len, unsigned int flags,
+			  struct netvm_tripset *ts);
+int netvm_trip_clear(struct netvm *nv, struct netvm_tripset *ts);
+int netvm_trip_test(struct netvm *nv, const struct netvm_tripset *ts);
+int netvm_trip_wait(struct netvm *nv, const struct netvm_tripset *ts,
+		    int timeout_ms, struct netvm_trip_event *ev);
+
+/*
  * A message for a code returned by this library (0 or negative errno).
  * Never NULL; the string is static.
  */

@@ -84,12 +84,31 @@ NETVM_PUBLIC int netvm_notf_ack(struct netvm *nv, uint32_t n)
 	return err;
 }
 
+/* A tripwire hit: to the tripwire queue (netvm_trip.c); the oldest is
+ * dropped when it is full.  notf_mu held. */
+static void trip_take(struct netvm *nv, volatile struct nvm_notf_entry *e)
+{
+	struct netvm_trip_event *t;
+
+	if (nv->tripq_count == NVL_TRIPQ) {
+		nv->tripq_head = (nv->tripq_head + 1) % NVL_TRIPQ;
+		nv->tripq_count--;
+	}
+	t = &nv->tripq[(nv->tripq_head + nv->tripq_count) % NVL_TRIPQ];
+	t->id = e->notify - 1;
+	t->node = e->src_node;
+	t->port = e->src_port;
+	t->access = e->info;
+	nv->tripq_count++;
+}
+
 /*
  * Move the ring's new entries to the stash (entries of armed numbers are
- * the handler thread's, and hidden ones the sync library's: dropped); tell
+ * the handler thread's, and hidden ones the sync library's: dropped;
+ * tripwire hits go to their own queue); tell
  * the driver (poll).  notf_mu held.
  */
-static void drain_ring(struct netvm *nv)
+void nvl_notf_drain(struct netvm *nv)
 {
 	volatile uint32_t *cons = (volatile uint32_t *)(nv->host +
 						      nv->ep.notf_cons_off);
@@ -107,6 +126,10 @@ static void drain_ring(struct netvm *nv)
 		if (nvl_ld32(&e->phase) != phase || !n)
 			break;
 		nv->notf_cons++;
+		if (e->kind == NVM_NOTF_KIND_TRIP) {
+			trip_take(nv, e);
+			continue;
+		}
 		if (n < NVM_NOTF_COUNTING && nv->hd.fn[n])
 			continue;
 		if (n >= nv->hide_lo && n <= nv->hide_hi)
@@ -133,7 +156,7 @@ void nvl_notf_hide(struct netvm *nv, uint32_t lo, uint32_t hi)
 }
 
 /* Sleep in poll(2) until the ring may have something; 0, -ETIMEDOUT, -EINTR. */
-static int sleep_poll(struct netvm *nv, uint64_t deadline, int forever)
+int nvl_notf_sleep(struct netvm *nv, uint64_t deadline, int forever)
 {
 	struct pollfd pfd = { .fd = nv->efd, .events = POLLIN };
 	int ms = NVL_POLL_MAX_MS, r;
@@ -153,7 +176,7 @@ static int sleep_poll(struct netvm *nv, uint64_t deadline, int forever)
 	return 0;
 }
 
-static uint64_t deadline_of(int timeout_ms)
+uint64_t nvl_deadline(int timeout_ms)
 {
 	return nvl_now_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) *
 	       1000000ull;
@@ -179,20 +202,20 @@ NETVM_PUBLIC int netvm_notf_wait(struct netvm *nv, uint32_t n, int timeout_ms)
 
 	if (err)
 		return err;
-	deadline = deadline_of(timeout_ms);
+	deadline = nvl_deadline(timeout_ms);
 	for (;;) {
 		c = pending(nv, n);
 		if (c != 0)
 			return c;
 		pthread_mutex_lock(&nv->notf_mu);
-		drain_ring(nv);
+		nvl_notf_drain(nv);
 		pthread_mutex_unlock(&nv->notf_mu);
 		c = pending(nv, n);
 		if (c != 0)
 			return c;
 		/* the poll timeout is capped: an event that was coalesced
 		 * into an entry already drained is seen on the next pass */
-		err = sleep_poll(nv, deadline, timeout_ms < 0);
+		err = nvl_notf_sleep(nv, deadline, timeout_ms < 0);
 		if (err)
 			return err;
 	}
@@ -206,7 +229,7 @@ NETVM_PUBLIC int netvm_notf_spin(struct netvm *nv, uint32_t n, int timeout_ms)
 
 	if (err)
 		return err;
-	deadline = deadline_of(timeout_ms);
+	deadline = nvl_deadline(timeout_ms);
 	for (i = 1;; i++) {
 		c = pending(nv, n);
 		if (c != 0)
@@ -229,7 +252,7 @@ NETVM_PUBLIC int netvm_notfq_remove(struct netvm *nv, struct netvm_notf *out)
 	if (nv->efd < 0)
 		return -ENXIO;
 	pthread_mutex_lock(&nv->notf_mu);
-	drain_ring(nv);
+	nvl_notf_drain(nv);
 	if (!nv->stash_count) {
 		err = -EAGAIN;
 	} else {
@@ -251,12 +274,12 @@ NETVM_PUBLIC int netvm_notfq_wait(struct netvm *nv, int timeout_ms,
 		return -EINVAL;
 	if (nv->efd < 0)
 		return -ENXIO;
-	deadline = deadline_of(timeout_ms);
+	deadline = nvl_deadline(timeout_ms);
 	for (;;) {
 		err = netvm_notfq_remove(nv, out);
 		if (err != -EAGAIN)
 			return err;
-		err = sleep_poll(nv, deadline, timeout_ms < 0);
+		err = nvl_notf_sleep(nv, deadline, timeout_ms < 0);
 		if (err)
 			return err;
 	}
@@ -298,7 +321,7 @@ static void *handler_main(void *arg)
 
 	pthread_mutex_lock(&nv->notf_mu);
 	while (!nv->hd.stop) {
-		drain_ring(nv);
+		nvl_notf_drain(nv);
 		dispatch(nv);
 		if (nv->hd.stop)
 			break;

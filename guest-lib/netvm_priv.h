@@ -9,6 +9,7 @@
 
 #include <netvm/netvm_fw.h>
 #include <netvm/netvm_uapi.h>
+#include <netvm/tripwire.h>
 
 #include "netvm.h"
 
@@ -17,6 +18,7 @@
 #define NVL_MAX_EXPORTS		64
 #define NVL_MAX_IMPORTS		64
 #define NVL_STASH		1024	/* notification entries drained */
+#define NVL_TRIPQ		1024	/* tripwire hits drained */
 
 struct nvl_export {
 	int used;
@@ -83,6 +85,9 @@ struct netvm {
 	uint32_t stash_count;
 	pthread_mutex_t notf_mu;
 	struct nvl_handlers hd;
+	struct netvm_trip_event tripq[NVL_TRIPQ];	/* notf_mu */
+	uint32_t tripq_head;
+	uint32_t tripq_count;
 	uint32_t hide_lo;		/* numbers kept out of the queue */
 	uint32_t hide_hi;		/* (the sync library's); 0: none */
 	struct nvl_export exp[NVL_MAX_EXPORTS];
@@ -101,6 +106,12 @@ void nvl_notf_fini(struct netvm *nv);
 int nvl_notf_take(struct netvm *nv, uint32_t notf, int timeout_ms);
 /* netvm_notf.c: keep the queue entries of lo..hi out of netvm_notfq_*. */
 void nvl_notf_hide(struct netvm *nv, uint32_t lo, uint32_t hi);
+/* netvm_notf.c, for netvm_trip.c: take the ring's new entries (notf_mu
+ * held); sleep in poll(2) until it may have more (0, -ETIMEDOUT, -EINTR);
+ * a deadline timeout_ms from now. */
+void nvl_notf_drain(struct netvm *nv);
+int nvl_notf_sleep(struct netvm *nv, uint64_t deadline, int forever);
+uint64_t nvl_deadline(int timeout_ms);
 
 static inline uint64_t nvl_now_ns(void)
 {

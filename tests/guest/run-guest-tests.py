@@ -3,7 +3,8 @@
 front door, checks real behaviour in the guests, always tears it down.
 
     tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys | netvm-user | netvm-lib
-                                               | netvm-vm | netvm-teardown: driver_vm_groups.py)
+                                               | netvm-vm | netvm-teardown: driver_vm_groups.py
+                                               | netvm-trip: trip_groups.py)
 
 Output is TAP (meson's protocol: 'tap').  The cluster is named
 't-guest-GROUP' so that a user's own cluster is never touched.
@@ -19,6 +20,7 @@ import time
 
 from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, cluster_processes
 import driver_vm_groups
+import trip_groups
 
 
 
@@ -505,7 +507,8 @@ GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
           "netvm-phys": group_netvm_phys, "netvm-user": group_netvm_user,
           "netvm-lib": group_netvm_lib,
           "netvm-vm": lambda: driver_vm_groups.group_vm(helpers()),
-          "netvm-teardown": lambda: driver_vm_groups.group_teardown(helpers())}
+          "netvm-teardown": lambda: driver_vm_groups.group_teardown(helpers()),
+          "netvm-trip": lambda: trip_groups.group_trip(helpers())}
 
 
 def qemu_pids(cluster):

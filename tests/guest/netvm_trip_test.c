@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * netvm-trip-test: tripwires between two guests (docs/tripwire.md), for
+ * the guest suite's netvm-trip group.
+ *
+ *   netvm-trip-test serve
+ *       Registers, exports "tw" (TW_SIZE bytes, zeroed), sets the
+ *       tripwires below, writes "node N port P" to /tmp/nvtrip.info, then
+ *       follows the client step by step: the client ends each step with a
+ *       notifying write of notification STEP, and the server checks the
+ *       hits of that step (and that there are no others).
+ *   netvm-trip-test client NODE PORT
+ *       Imports "tw" and makes the accesses of each step; then checks an
+ *       outgoing tripwire of its own.
+ *
+ * One "ok - ..." or "not ok - ..." line per check; exit 1 if any failed.
+ * The tripwires (offsets into "tw"):
+ *   A  write        [4096 + 100, +64)
+ *   B  read, once   [8192 + 4000, +96)
+ *   C  write        [16384 + 2000, +9000): three pages, one tripset
+ *   D  read+write   [32768, +4): the atomic's word
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "netvm.h"
+
+#define INFO		"/tmp/nvtrip.info"
+#define TW_SIZE		(64 * 1024)
+#define SYNC_OFF	(60 * 1024)	/* the step notifications' 8 bytes */
+#define A_OFF		(4096 + 100)
+#define B_OFF		(8192 + 4000)
+#define C_OFF		(16384 + 2000)
+#define C_LEN		9000
+#define D_OFF		32768
+#define FLOOD_OFF	(48 * 1024)	/* nobody accesses this page */
+#define WAIT_MS		20000
+
+static int failures;
+
+static void check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf(ok ? "ok - " : "not ok - ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+static void die(const char *what, int err)
+{
+	printf("not ok - %s: %s\n", what, netvm_strerror(err));
+	exit(1);
+}
+
+static void *buffer(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap", -errno);
+	memset(p, 0, len);
+	return p;
+}
+
+/* Wait for the client's step notification, then acknowledge it. */
+static void step(struct netvm *nv, uint32_t n)
+{
+	int r = netvm_notf_wait(nv, n, WAIT_MS);
+
+	if (r <= 0)
+		die("waiting for the client's step", r ? r : -EIO);
+	netvm_notf_ack(nv, n);
+}
+
+/* One hit of ts, from (node, port), of this access. */
+static void expect_hit(struct netvm *nv, const struct netvm_tripset *ts,
+		       const char *name, uint32_t node, uint32_t port,
+		       uint32_t access)
+{
+	struct netvm_trip_event ev;
+	int err = netvm_trip_wait(nv, ts, WAIT_MS, &ev);
+
+	check(!err && ev.node == node && ev.port == port &&
+	      ev.access == access,
+	      "tripwire %s fires: id %u, by %u:%u, access %#x (want %u:%u %#x; %s)",
+	      name, err ? 0 : ev.id, err ? 0 : ev.node, err ? 0 : ev.port,
+	      err ? 0 : ev.access, node, port, access, netvm_strerror(err));
+}
+
+static void expect_none(struct netvm *nv, const struct netvm_tripset *ts,
+			const char *name, const char *when)
+{
+	int n = netvm_trip_test(nv, ts);
+
+	check(n == 0, "tripwire %s: no hit %s (%d)", name, when, n);
+}
+
+static int serve(void)
+{
+	struct netvm_tripset a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 }, x = { 0 };
+	uint8_t *tw = buffer(TW_SIZE), *other = buffer(4096);
+	struct netvm_info info;
+	struct netvm *nv;
+	int port, err, n, held;
+	uint32_t cn, cp;
+	FILE *f;
+
+	err = netvm_open(0, &nv);
+	if (!err)
+		err = netvm_info(nv, &info);
+	if (err)
+		die("open", err);
+	port = netvm_register(nv, NETVM_PORT_ANY, 0);
+	if (port < 0)
+		die("register", port);
+	err = netvm_export(nv, "tw", tw, TW_SIZE, 0, NULL);
+	if (err < 0)
+		die("export", err);
+
+	err = netvm_trip_set(nv, tw + A_OFF, 64, NETVM_TRIP_WRITE, &a);
+	check(!err && a.n == 1, "set A (64 B, writes)");
+	err = netvm_trip_set(nv, tw + B_OFF, 96,
+			     NETVM_TRIP_READ | NETVM_TRIP_ONCE, &b);
+	check(!err && b.n == 1, "set B (96 B, reads, once)");
+	err = netvm_trip_set(nv, tw + C_OFF, C_LEN, NETVM_TRIP_WRITE, &c);
+	check(!err && c.n == 3, "set C (9000 B: a tripset of %u)", c.n);
+	err = netvm_trip_set(nv, tw + D_OFF, 4,
+			     NETVM_TRIP_READ | NETVM_TRIP_WRITE, &d);
+	check(!err && d.n == 1, "set D (4 B, reads and writes)");
+
+	/* refused: outside every export, no access kind, an outgoing flag */
+	err = netvm_trip_set(nv, other, 8, NETVM_TRIP_WRITE, &x);
+	check(err == -ENOENT && x.n == 0, "a range outside the exports: %s",
+	      netvm_strerror(err));
+	err = netvm_trip_set(nv, tw, 8, NETVM_TRIP_ONCE, &x);
+	check(err == -EINVAL, "no access kind: %s", netvm_strerror(err));
+	err = netvm_trip_set(nv, tw, 8, NETVM_TRIP_WRITE | NETVM_TRIP_OUTGOING, &x);
+	check(err == -EINVAL, "netvm_trip_set with OUTGOING: %s",
+	      netvm_strerror(err));
+	err = netvm_trip_set(nv, tw + TW_SIZE - 8, 16, NETVM_TRIP_WRITE, &x);
+	check(err == -ENOENT && x.n == 0,
+	      "a range running past the export's end: %s (nothing kept)",
+	      netvm_strerror(err));
+
+	f = fopen(INFO ".tmp", "w");
+	if (!f)
+		die("info file", -errno);
+	fprintf(f, "node %u port %d\n", info.node_id, port);
+	fclose(f);
+	rename(INFO ".tmp", INFO);
+
+	/* 1: accesses next to the ranges, and a read of write-only A */
+	step(nv, 1);
+	expect_none(nv, &a, "A", "for writes next to it or a read of it");
+	expect_none(nv, &b, "B", "for reads next to it or a write of it");
+	expect_none(nv, &c, "C", "for writes just outside");
+	expect_none(nv, &d, "D", "");
+	/* who the client is: from the step's own notification entry */
+	cn = 0;
+	cp = 0;
+	{
+		struct netvm_notf e;
+
+		while (netvm_notfq_remove(nv, &e) == 0)
+			if (e.notf == 1) {
+				cn = e.src_node;
+				cp = e.src_port;
+			}
+	}
+	check(cp != 0, "the client is %u:%u", cn, cp);
+
+	/* 2: one byte, A's last */
+	step(nv, 2);
+	expect_hit(nv, &a, "A", cn, cp, NETVM_TRIP_WRITE);
+	expect_none(nv, &a, "A", "twice for one write");
+	check(tw[A_OFF + 63] == 0x5a, "the byte is in place when the hit is seen");
+
+	/* 3: two reads of B: once-only, so one hit */
+	step(nv, 3);
+	expect_hit(nv, &b, "B", cn, cp, NETVM_TRIP_READ);
+	expect_none(nv, &b, "B", "for the second read (once-only)");
+
+	/* 4: one write over all of C: a hit per page piece */
+	step(nv, 4);
+	n = netvm_trip_test(nv, &c);
+	check(n == 3, "C (3 pieces): %d hits for a write covering it", n);
+	for (int i = 0; i < 3; i++)
+		expect_hit(nv, &c, "C", cn, cp, NETVM_TRIP_WRITE);
+	n = 0;
+	for (int i = 0; i < C_LEN + 200; i++)
+		n += tw[C_OFF - 100 + i] != (uint8_t)(i * 7);
+	check(n == 0, "C's data byte-verified (%d bad)", n);
+
+	/* 5: an atomic increment of D: a read and a write */
+	step(nv, 5);
+	expect_hit(nv, &d, "D", cn, cp, NETVM_TRIP_READ | NETVM_TRIP_WRITE);
+	check(*(volatile uint32_t *)(tw + D_OFF) == 1, "D's word is 1");
+
+	/* 6: cleared: silent */
+	err = netvm_trip_clear(nv, &a);
+	check(!err && a.n == 0, "clear A: %s", netvm_strerror(err));
+	step(nv, 6);
+	expect_none(nv, &a, "A", "after it was cleared");
+
+	/* the NIC's table: exactly NETVM_TRIP_MAX, then -ENOSPC (on a page
+	 * the client does not touch: it may still be writing) */
+	held = (int)(b.n + c.n + d.n);
+	n = 0;
+	for (;;) {
+		struct netvm_tripset one = { 0 };
+
+		err = netvm_trip_set(nv, tw + FLOOD_OFF + n % 4096, 1,
+				     NETVM_TRIP_WRITE, &one);
+		if (err)
+			break;
+		n++;
+	}
+	check(err == -ENOSPC && n + held == NETVM_TRIP_MAX,
+	      "the NIC holds %d + %d = %d tripwires, then %s", n, held,
+	      n + held, netvm_strerror(err));
+	printf("# unregistering frees them all\n");
+	netvm_unregister(nv);
+	netvm_close(nv);
+	return failures ? 1 : 0;
+}
+
+static int client(unsigned int node, unsigned int port)
+{
+	uint8_t *buf = buffer(TW_SIZE);
+	struct netvm_tripset o = { 0 };
+	struct netvm_trip_event ev;
+	struct netvm *nv;
+	uint32_t old;
+	int seg, err;
+
+	err = netvm_open(0, &nv);
+	if (err)
+		die("open", err);
+	err = netvm_register(nv, NETVM_PORT_ANY, 0);
+	if (err < 0)
+		die("register", err);
+	err = netvm_export(nv, "local", buf, TW_SIZE, 0, NULL);
+	if (err < 0)
+		die("export", err);
+	seg = netvm_import_wait(nv, node, port, "tw", WAIT_MS);
+	if (seg < 0)
+		die("import", seg);
+
+	/* 1 */
+	memset(buf, 0x11, 4096);
+	err = netvm_writeF(nv, seg, A_OFF - 100, buf, 100);
+	err = err ? err : netvm_writeF(nv, seg, A_OFF + 64, buf, 100);
+	err = err ? err : netvm_readF(nv, seg, A_OFF, buf + 8192, 64);
+	err = err ? err : netvm_readF(nv, seg, B_OFF - 100, buf + 8192, 100);
+	err = err ? err : netvm_writeF(nv, seg, B_OFF, buf, 96);
+	err = err ? err : netvm_writeF(nv, seg, C_OFF - 100, buf, 100);
+	err = err ? err : netvm_writeF(nv, seg, C_OFF + C_LEN, buf, 100);
+	err = err ? err : netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 1);
+	check(!err, "step 1: accesses beside the tripwires (%s)",
+	      netvm_strerror(err));
+	/* 2 */
+	buf[0] = 0x5a;
+	err = netvm_writeFN(nv, seg, A_OFF + 63, buf, 1, 2);
+	check(!err, "step 2: one byte into A (%s)", netvm_strerror(err));
+	/* 3 */
+	err = netvm_readF(nv, seg, B_OFF + 90, buf + 8192, 10);
+	err = err ? err : netvm_readF(nv, seg, B_OFF, buf + 8192, 1);
+	err = err ? err : netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 3);
+	check(!err, "step 3: two reads of B (%s)", netvm_strerror(err));
+	/* 4: source and target at the same page offset, so the library
+	 * sends one command per page and each piece of C sees one */
+	for (int i = 0; i < C_LEN + 200; i++)
+		buf[C_OFF - 100 + i] = (uint8_t)(i * 7);
+	err = netvm_writeF(nv, seg, C_OFF - 100, buf + C_OFF - 100,
+			   C_LEN + 200);
+	err = err ? err : netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 4);
+	check(!err, "step 4: %d B over C (%s)", C_LEN + 200,
+	      netvm_strerror(err));
+	/* 5 */
+	err = netvm_incr(nv, seg, D_OFF, &old);
+	err = err ? err : netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 5);
+	check(!err && old == 0, "step 5: incr of D (old %u; %s)", old,
+	      netvm_strerror(err));
+	/* 6 */
+	err = netvm_writeF(nv, seg, A_OFF, buf, 64);
+	err = err ? err : netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 6);
+	check(!err, "step 6: a write over cleared A (%s)", netvm_strerror(err));
+
+	/* our own accesses: an outgoing tripwire on the server's memory */
+	err = netvm_trip_set_remote(nv, seg, 40000, 16, NETVM_TRIP_WRITE, &o);
+	check(!err && o.n == 1, "set an outgoing tripwire (%s)",
+	      netvm_strerror(err));
+	err = netvm_writeF(nv, seg, 39000, buf, 1000);	/* ends before it */
+	check(!err && netvm_trip_test(nv, &o) == 0,
+	      "our write ending at its first byte: no hit");
+	err = netvm_writeF(nv, seg, 40008, buf, 4);
+	err = err ? err : netvm_trip_wait(nv, &o, WAIT_MS, &ev);
+	check(!err && ev.node == node && ev.port == port &&
+	      ev.access == (NETVM_TRIP_WRITE | NETVM_TRIP_OUTGOING),
+	      "our write into it: a hit naming the target %u:%u (%s)",
+	      err ? 0 : ev.node, err ? 0 : ev.port, netvm_strerror(err));
+	err = netvm_trip_set_remote(nv, seg, TW_SIZE - 8, 16, NETVM_TRIP_WRITE,
+				    &o);
+	check(err == -ERANGE, "an outgoing range past the segment: %s",
+	      netvm_strerror(err));
+	err = netvm_trip_clear(nv, &o);
+	check(!err, "clear it (%s)", netvm_strerror(err));
+	netvm_close(nv);
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "serve"))
+		return serve();
+	if (argc == 4 && !strcmp(argv[1], "client"))
+		return client((unsigned int)atoi(argv[2]),
+			      (unsigned int)atoi(argv[3]));
+	fprintf(stderr, "usage: netvm-trip-test serve | client NODE PORT\n");
+	return 2;
+}

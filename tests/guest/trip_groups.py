@@ -1,0 +1,58 @@
+"""Guest group for tripwires (docs/tripwire.md), run by run-guest-tests.py
+(which passes its helpers in `g`):
+
+  netvm-trip   node 1 exports a buffer and sets tripwires on exact ranges
+               (writes; reads once-only; a three-page tripset; an atomic's
+               word); node 0 reads, writes and increments beside and inside
+               them, step by step; node 1 checks each hit (who, what) and
+               that nothing outside a range fires; node 0's own outgoing
+               tripwire; the NIC's table of 4096; ids freed with the
+               endpoint.
+
+The guest program is tests/guest/netvm_trip_test.c (netvm-trip-test).
+"""
+SYS = "/sys/class/netvm/netvm0"
+
+
+def tap_lines(g, who, text):
+    for line in text.splitlines():
+        if line.startswith("ok - "):
+            g.T.ok(True, "%s: %s" % (who, line[5:]))
+        elif line.startswith("not ok - "):
+            g.T.ok(False, "%s: %s" % (who, line[9:]))
+        elif line.startswith("# "):
+            g.T.note(line[2:])
+
+
+def trips(g, n):
+    rc, out, err = g.sh(n, "cat %s/tripwires" % SYS)
+    return dict((l.split()[0], int(l.split()[1])) for l in out.splitlines() if len(l.split()) == 2)
+
+
+def group_trip(g):
+    srv = g.Background(1, ["netvm-trip-test", "serve"], timeout=300)
+    rc, out, err = g.sh(1, "for i in $(seq 150); do test -f /tmp/nvtrip.info && break; sleep 0.2; done; "
+                        "cat /tmp/nvtrip.info")
+    w = out.split()
+    info = dict((w[i], w[i + 1]) for i in range(0, len(w) - 1, 2))
+    if not g.T.ok(rc == 0 and "port" in info, "node 1: tripwires set on its export: %s" % out.strip(),
+                  g.diag(rc, out, err) + "\n" + g.diag(*srv.wait(5))):
+        return
+    t = trips(g, 1)
+    g.T.ok(t.get("in_use") == 6 and t.get("max") == 4096,
+           "node 1's sysfs: 6 tripwires in use of 4096", "%s" % t)
+    crc, cout, cerr = g.nv("run", "0", "--", "netvm-trip-test", "client", "1", info["port"], timeout=240)
+    tap_lines(g, "node 0", cout.decode(errors="replace"))
+    g.T.ok(crc == 0, "node 0: netvm-trip-test client exits 0", g.diag(crc, cout, cerr))
+    src, sout, serr = srv.wait(240)
+    tap_lines(g, "node 1", sout.decode(errors="replace") if isinstance(sout, bytes) else sout)
+    g.T.ok(src == 0, "node 1: netvm-trip-test serve exits 0", g.diag(src, sout, serr))
+    t = trips(g, 1)
+    g.T.ok(t.get("in_use") == 0 and t.get("set", 0) >= 4096,
+           "node 1: every id free again once the endpoint closed (set %s)" % t.get("set"), "%s" % t)
+    t0 = trips(g, 0)
+    g.T.ok(t0.get("in_use") == 0 and t0.get("set") == 1 and t0.get("cleared") == 1,
+           "node 0: its outgoing tripwire set and cleared", "%s" % t0)
+    rc, out, err = g.sh(1, "grep -E '^tripwires ' %s/fw_counters" % SYS)
+    g.T.ok(rc == 0 and int(out.split()[1]) == 6,
+           "node 1's firmware counted 6 hits (A, B, C x3, D)", g.diag(rc, out, err))
