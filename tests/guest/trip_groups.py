@@ -56,3 +56,19 @@ def group_trip(g):
     rc, out, err = g.sh(1, "grep -E '^tripwires ' %s/fw_counters" % SYS)
     g.T.ok(rc == 0 and int(out.split()[1]) == 6,
            "node 1's firmware counted 6 hits (A, B, C x3, D)", g.diag(rc, out, err))
+
+    # the RPC of the trip-bench benchmark, for correctness: 50 calls each way
+    for mode in ("idle", "busy"):
+        g.sh(1, "rm -f /tmp/nvrpc.info")
+        srv = g.Background(1, ["netvm-trip-rpc", "serve", mode], timeout=120)
+        rc, out, err = g.sh(1, "for i in $(seq 150); do test -f /tmp/nvrpc.info && break; sleep 0.2; done; "
+                            "cat /tmp/nvrpc.info")
+        w = out.split()
+        if not g.T.ok(rc == 0 and len(w) == 4, "tripwire RPC server (%s) up" % mode, g.diag(rc, out, err)):
+            continue
+        crc, cout, cerr = g.nv("run", "0", "--", "netvm-trip-rpc", "call", w[1], w[3], "50", timeout=120)
+        src, sout, serr = srv.wait(60)
+        cout = cout.decode(errors="replace")
+        g.T.ok(crc == 0 and " bad 0" in cout and src == 0,
+               "tripwire RPC, server %s: 50 calls, every reply checked" % mode,
+               g.diag(crc, cout, cerr) + "\n" + g.diag(src, sout, serr))
