@@ -7,7 +7,8 @@
 #    build/downloads and check its SHA-256 against apt's Sources index;
 # 2. unpack it into build/qemu-src (once per tarball);
 # 3. overlay: symlink qemu-device/ as hw/misc/lanai and our qtest into
-#    tests/qtest, plus five one-line edits to QEMU's own build files;
+#    tests/qtest, plus five one-line edits to QEMU's own build files
+#    and one to net/stream.c (a non-blocking accepted socket);
 # 4. configure build/qemu for x86_64-softmmu only (once, or when the
 #    configure line changes) and build the emulator and our qtest.
 # Editing a file in qemu-device/ then rebuilds one object and relinks.
@@ -71,6 +72,13 @@ grep -q "'hw/misc/lanai'," "$SRC/meson.build" ||
 # The +ds tarball ships no edk2 blobs; Debian's seabios and
 # qemu-system-data provide firmware at run time (-L).
 sed -i 's/^    unpack_edk2_blobs = bzip2.found()$/    unpack_edk2_blobs = false  # netvm/' "$SRC/meson.build"
+# net/stream.c leaves the socket it accepts (server=on) blocking: when the
+# peer stops reading, sendmsg() blocks QEMU's main loop and the whole VM
+# freezes.  Non-blocking, the net layer queues the frame and the NIC sees
+# back-pressure, as on the client side.
+grep -q 'netvm: non-blocking' "$SRC/net/stream.c" ||
+	sed -i 's|^    s->ioc = QIO_CHANNEL(cioc);$|&\n    qio_channel_set_blocking(s->ioc, false, NULL); /* netvm: non-blocking */|' \
+		"$SRC/net/stream.c"
 grep -q "'lanai-test'" "$SRC/tests/qtest/meson.build" ||
 	sed -i "s|^qtest_executables = {}\$|qtests_x86_64 += ['lanai-test']  # netvm\nqtest_executables = {}|" \
 		"$SRC/tests/qtest/meson.build"

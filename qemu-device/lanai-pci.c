@@ -17,6 +17,7 @@
 #include "hw/pci/pci.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
+#include "system/runstate.h"
 #include "lanai.h"
 
 static void lanai_realize(PCIDevice *pci, Error **errp)
@@ -75,6 +76,7 @@ static void lanai_realize(PCIDevice *pci, Error **errp)
                                      &dev->mem_reentrancy_guard);
     s->st_bh = qemu_bh_new_guarded(lanai_selftest_bh, s,
                                    &dev->mem_reentrancy_guard);
+    s->vm_state = qemu_add_vm_change_state_handler(lanai_wire_vm_state, s);
     lanai_timers_init(s);
     s->link_timer = timer_new_ms(QEMU_CLOCK_VIRTUAL, lanai_link_timer, s);
     timer_mod(s->link_timer, qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) +
@@ -87,6 +89,7 @@ static void lanai_exit(PCIDevice *pci)
 {
     LanaiState *s = LANAI(pci);
 
+    qemu_del_vm_change_state_handler(s->vm_state);
     timer_free(s->link_timer);
     lanai_timers_free(s);
     qemu_bh_delete(s->fw_bh);

@@ -13,6 +13,7 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/timer.h"
+#include "system/runstate.h"
 #include "lanai.h"
 #include "trace.h"
 
@@ -91,9 +92,31 @@ static void lanai_send_sent(NetClientState *nc, ssize_t len)
 {
     LanaiState *s = qemu_get_nic_opaque(nc);
 
-    if (s->send_queued) {
-        trace_lanai_send_sent(len);
-        lanai_send_done(s);
+    if (!s->send_queued) {
+        return;
+    }
+    if (len == 0) {
+        /*
+         * Purged, not sent: QEMU drops the packets still queued when the
+         * VM stops and says so with len 0.  The frame is still in SRAM;
+         * it goes again when the VM runs (lanai_wire_vm_state) or after
+         * a load (lanai_post_load).  Counting it as sent lost a frame
+         * at every save that caught the link busy.
+         */
+        trace_lanai_send_purged();
+        s->send_queued = false;
+        return;
+    }
+    trace_lanai_send_sent(len);
+    lanai_send_done(s);
+}
+
+void lanai_wire_vm_state(void *opaque, bool running, RunState state)
+{
+    LanaiState *s = opaque;
+
+    if (running && s->send_busy && !s->send_queued) {
+        qemu_bh_schedule(s->send_bh);
     }
 }
 
@@ -105,8 +128,8 @@ void lanai_send_bh(void *opaque)
     uint32_t len = s->send_len;
     ssize_t ret;
 
-    if (!s->send_busy || s->send_queued) {
-        return;
+    if (!s->send_busy || s->send_queued || !runstate_is_running()) {
+        return;     /* a stopped VM sends when it runs again */
     }
     memcpy(frame, sram + s->send_off, len);
     if (s->myrinet & LANAI_MYRINET_CRC32_EN) {

@@ -93,6 +93,7 @@ struct LanaiState {
     uint32_t send_len;
     uint32_t send_count;
     QEMUBH *send_bh;
+    VMChangeStateEntry *vm_state;   /* resends a purged frame on run */
 
     /* receive-wire engine (lanai-wire.c) */
     bool rx_enabled;
@@ -144,6 +145,7 @@ void lanai_hdma_reset(LanaiState *s);
 extern NetClientInfo lanai_net_info;
 void lanai_send_start(LanaiState *s, uint32_t off, uint32_t len);
 void lanai_send_bh(void *opaque);
+void lanai_wire_vm_state(void *opaque, bool running, RunState state);
 void lanai_recv_setup(LanaiState *s, uint32_t ring, uint32_t slots,
                       uint32_t slot_size);
 void lanai_recv_kick(LanaiState *s);

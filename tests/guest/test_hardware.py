@@ -64,6 +64,31 @@ def sweep(src, dst):
        "send: %s %s\nrecv: %s" % (out, err, res))
 
 
+def stalled_reader():
+    """Node 1 reads nothing while node 0 -- the server end of the
+    back-to-back stream link -- sends: the frames back up into node 0's NIC,
+    node 0 itself keeps running (QEMU's main loop used to block in
+    sendmsg() on the accepted socket and freeze the VM), and once node 1
+    reads, every frame arrives."""
+    frames = 3000
+    tx0 = counter(0, "raw_tx")
+    background(0, RAW + " send %d 4096" % frames, "/tmp/stall.out")
+    time.sleep(1.5)
+    t0 = time.monotonic()
+    rc, out, err = sh(0, "echo alive; cat /sys/class/netvm/netvm0/raw_tx", timeout=30)
+    dt = time.monotonic() - t0
+    w = out.split()
+    stalled = rc == 0 and len(w) == 2 and w[0] == "alive" and int(w[1]) - tx0 < frames
+    ok(stalled and dt < 20, "node 0 answers while its link is stalled by a reader that reads nothing "
+       "(%.1f s; %s of %d frames on the wire)" % (dt, int(w[1]) - tx0 if len(w) == 2 else "?", frames),
+       out + err)
+    rc, out, err = sh(1, RAW + " recv %d 30000" % frames, timeout=300)
+    res = wait_file(0, "/tmp/stall.out", "sent", 60)
+    ok(rc == 0 and "received %d frames" % frames in out and " 0 bad" in out and
+       "sent %d" % frames in res,
+       "node 1 reads: all %d frames arrive in order, none lost" % frames, out + err + res)
+
+
 def save_restore():
     frames = 200000
     for n in (0, 1):
@@ -103,6 +128,7 @@ def main():
     try:
         sweep(0, 1)
         sweep(1, 0)
+        stalled_reader()
         save_restore()
     finally:
         nv("down")
