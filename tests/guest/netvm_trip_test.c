@@ -13,6 +13,11 @@
  *       Imports "tw" and makes the accesses of each step; then checks an
  *       outgoing tripwire of its own.
  *
+ *   netvm-trip-test serve-multi K / client-multi NODE PORT
+ *       A write tripwire per client node n (1..K) on [n * 4096 + 500, +8);
+ *       each client writes beside its range and into it; each tripwire
+ *       fires once, naming its node (4 VMs: the guest group netvm-trip4).
+ *
  * One "ok - ..." or "not ok - ..." line per check; exit 1 if any failed.
  * The tripwires (offsets into "tw"):
  *   A  write        [4096 + 100, +64)
@@ -321,13 +326,109 @@ static int client(unsigned int node, unsigned int port)
 	return failures ? 1 : 0;
 }
 
+/*
+ * serve-multi K: a write tripwire on [n * 4096 + 500, +8) for each client
+ * node n = 1..K; each must fire exactly once, naming node n.
+ */
+static int serve_multi(int k)
+{
+	uint8_t *tw = buffer(TW_SIZE);
+	struct netvm_tripset all = { 0 };
+	struct netvm_trip_event ev;
+	struct netvm_info info;
+	uint32_t range_of[NETVM_TRIP_MAX];
+	int hits[16] = { 0 };
+	struct netvm *nv;
+	int port, err;
+	FILE *f;
+
+	if (k < 1 || k > 15)
+		die("serve-multi K: 1..15", -EINVAL);
+	err = netvm_open(0, &nv);
+	if (!err)
+		err = netvm_info(nv, &info);
+	if (err)
+		die("open", err);
+	port = netvm_register(nv, NETVM_PORT_ANY, 0);
+	if (port < 0)
+		die("register", port);
+	err = netvm_export(nv, "tw", tw, TW_SIZE, 0, NULL);
+	if (err < 0)
+		die("export", err);
+	for (int n = 1; n <= k; n++) {
+		err = netvm_trip_set(nv, tw + n * 4096 + 500, 8,
+				     NETVM_TRIP_WRITE, &all);
+		if (err)
+			die("tripwire", err);
+		range_of[all.id[all.n - 1]] = (uint32_t)n;
+	}
+	f = fopen(INFO ".tmp", "w");
+	if (!f)
+		die("info file", -errno);
+	fprintf(f, "node %u port %d\n", info.node_id, port);
+	fclose(f);
+	rename(INFO ".tmp", INFO);
+	for (int i = 0; i < k; i++) {
+		err = netvm_trip_wait(nv, &all, 60000, &ev);
+		if (err)
+			die("waiting for the clients", err);
+		check(range_of[ev.id] == ev.node && ev.access == NETVM_TRIP_WRITE,
+		      "node %u's range: its tripwire fired, naming node %u",
+		      range_of[ev.id], ev.node);
+		hits[range_of[ev.id]]++;
+	}
+	usleep(500000);		/* anything more would be a wrong hit */
+	check(netvm_trip_test(nv, &all) == 0,
+	      "no other hit (writes beside each range)");
+	for (int n = 1; n <= k; n++)
+		check(hits[n] == 1, "node %d: exactly one hit (%d)", n, hits[n]);
+	netvm_close(nv);
+	return failures ? 1 : 0;
+}
+
+/* client-multi NODE PORT: write into our own range, and just beside it. */
+static int client_multi(unsigned int node, unsigned int port)
+{
+	uint8_t *buf = buffer(4096);
+	struct netvm_info info;
+	struct netvm *nv;
+	int seg, err;
+
+	err = netvm_open(0, &nv);
+	if (!err)
+		err = netvm_info(nv, &info);
+	if (err)
+		die("open", err);
+	err = netvm_register(nv, NETVM_PORT_ANY, 0);
+	if (err < 0)
+		die("register", err);
+	seg = netvm_import_wait(nv, node, port, "tw", WAIT_MS);
+	if (seg < 0)
+		die("import", seg);
+	memset(buf, (int)info.node_id, 64);
+	/* beside (before and after), then inside */
+	err = netvm_writeF(nv, seg, info.node_id * 4096 + 480, buf, 20);
+	err = err ? err : netvm_writeF(nv, seg, info.node_id * 4096 + 508,
+				       buf, 20);
+	err = err ? err : netvm_writeF(nv, seg, info.node_id * 4096 + 504,
+				       buf, 2);
+	check(!err, "node %u: wrote (%s)", info.node_id, netvm_strerror(err));
+	netvm_close(nv);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "serve-multi"))
+		return serve_multi(atoi(argv[2]));
+	if (argc == 4 && !strcmp(argv[1], "client-multi"))
+		return client_multi((unsigned int)atoi(argv[2]),
+				    (unsigned int)atoi(argv[3]));
 	if (argc == 2 && !strcmp(argv[1], "serve"))
 		return serve();
 	if (argc == 4 && !strcmp(argv[1], "client"))
 		return client((unsigned int)atoi(argv[2]),
 			      (unsigned int)atoi(argv[3]));
-	fprintf(stderr, "usage: netvm-trip-test serve | client NODE PORT\n");
+	fprintf(stderr, "usage: netvm-trip-test serve | client NODE PORT | serve-multi K | client-multi NODE PORT\n");
 	return 2;
 }

@@ -4,7 +4,7 @@ front door, checks real behaviour in the guests, always tears it down.
 
     tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys | netvm-user | netvm-lib
                                                | netvm-vm | netvm-teardown: driver_vm_groups.py
-                                               | netvm-trip: trip_groups.py)
+                                               | netvm-trip | netvm-trip4: trip_groups.py)
 
 Output is TAP (meson's protocol: 'tap').  The cluster is named
 't-guest-GROUP' so that a user's own cluster is never touched.
@@ -508,7 +508,10 @@ GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
           "netvm-lib": group_netvm_lib,
           "netvm-vm": lambda: driver_vm_groups.group_vm(helpers()),
           "netvm-teardown": lambda: driver_vm_groups.group_teardown(helpers()),
-          "netvm-trip": lambda: trip_groups.group_trip(helpers())}
+          "netvm-trip": lambda: trip_groups.group_trip(helpers()),
+          "netvm-trip4": lambda: trip_groups.group_trip4(helpers())}
+# groups that need more than 2 nodes (through netvm-switch)
+GROUP_NODES = {"netvm-trip4": "4"}
 
 
 def qemu_pids(cluster):
@@ -534,7 +537,8 @@ def main():
     nv("down")  # leftovers of an interrupted run
     try:
         t0 = time.monotonic()
-        rc, out, err = nv("up", "-n", "2", "--timeout", BOOT_TIMEOUT, timeout=int(BOOT_TIMEOUT) + 60)
+        rc, out, err = nv("up", "-n", GROUP_NODES.get(group, "2"), "--timeout", BOOT_TIMEOUT,
+                          timeout=int(BOOT_TIMEOUT) + 60)
         if rc != 0:
             msg = err.decode(errors="replace").strip()
             print("Bail out! ./netvm up failed: %s" % msg.replace("\n", " | "), flush=True)

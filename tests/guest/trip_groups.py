@@ -9,6 +9,11 @@
                tripwire; the NIC's table of 4096; ids freed with the
                endpoint.
 
+  netvm-trip4  4 VMs through netvm-switch: node 0 sets a write tripwire
+               per client node on its own range; nodes 1-3 write into
+               theirs (and just beside it) at the same time; each tripwire
+               fires once, naming the node whose range it is.
+
 The guest program is tests/guest/netvm_trip_test.c (netvm-trip-test).
 """
 SYS = "/sys/class/netvm/netvm0"
@@ -72,3 +77,22 @@ def group_trip(g):
         g.T.ok(crc == 0 and " bad 0" in cout and src == 0,
                "tripwire RPC, server %s: 50 calls, every reply checked" % mode,
                g.diag(crc, cout, cerr) + "\n" + g.diag(src, sout, serr))
+
+
+def group_trip4(g):
+    srv = g.Background(0, ["netvm-trip-test", "serve-multi", "3"], timeout=300)
+    rc, out, err = g.sh(0, "for i in $(seq 150); do test -f /tmp/nvtrip.info && break; sleep 0.2; done; "
+                        "cat /tmp/nvtrip.info")
+    w = out.split()
+    info = dict((w[i], w[i + 1]) for i in range(0, len(w) - 1, 2))
+    if not g.T.ok(rc == 0 and "port" in info, "node 0: a tripwire per client node: %s" % out.strip(),
+                  g.diag(rc, out, err) + "\n" + g.diag(*srv.wait(5))):
+        return
+    clients = [g.Background(n, ["netvm-trip-test", "client-multi", "0", info["port"]], timeout=240)
+               for n in (1, 2, 3)]
+    for n, c in zip((1, 2, 3), clients):
+        rc, out, err = c.wait(240)
+        g.T.ok(rc == 0, "node %d: wrote into its range and beside it" % n, g.diag(rc, out, err))
+    src, sout, serr = srv.wait(240)
+    tap_lines(g, "node 0", sout.decode(errors="replace") if isinstance(sout, bytes) else sout)
+    g.T.ok(src == 0, "node 0: netvm-trip-test serve-multi exits 0", g.diag(src, sout, serr))
