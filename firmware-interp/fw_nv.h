@@ -76,6 +76,7 @@ struct fw_nv_op {
 	uint32_t locked[NVM_FRAG_MAX];	/* locked PPN + 1 per fragment */
 	uint32_t resp_len;	/* read: bytes held in the tx buffer */
 	uint32_t miss_va_lo, miss_va_hi;
+	uint32_t stalled;	/* 1 while it waits for a tx buffer */
 	struct nvm_cmd cmd;	/* a copy, validated when taken */
 };
 
@@ -92,6 +93,7 @@ struct fw_nv_ep {
 	uint32_t inflight;
 	uint32_t fence;			/* 1: a FENCE waits for inflight == 0 */
 	uint32_t missing;		/* 1: an op waits for RESTART: take no more */
+	uint32_t credit_stalls;		/* ops that waited for a tx buffer or credit */
 	struct fw_nv_op ops[NVM_CMDQ_LEN];
 };
 
@@ -196,7 +198,7 @@ uint32_t fw_nv_txbuf_off(struct fw *fw, uint32_t tb);
 struct nvm_net_hdr *fw_nv_txbuf_hdr(struct fw *fw, uint32_t tb);
 void fw_nv_hdr_init(struct fw *fw, struct nvm_net_hdr *h, uint8_t op,
 		    uint32_t src_port, uint32_t dst_port);
-void fw_nv_send_seq(struct fw *fw, uint32_t node, uint32_t tb,
+bool fw_nv_send_seq(struct fw *fw, uint32_t node, uint32_t tb,
 		    uint32_t data_len);
 void fw_nv_txbuf_put(struct fw *fw, uint32_t tb, uint32_t owner);
 bool fw_nv_pend_step(struct fw *fw);

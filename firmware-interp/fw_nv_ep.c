@@ -115,6 +115,7 @@ void fw_nv_shadow(struct fw *fw, uint32_t ep)
 	struct nvm_ep_status st = {
 		.consumed = e->consumed, .done = e->done, .errors = e->errors,
 		.notf_queued = e->notf_prod,
+		.credit_stalls = e->credit_stalls,
 	};
 
 	memcpy(fw->chip->sram + ep_off(fw, ep) + NVM_EP_STATUS, &st, sizeof(st));
@@ -286,6 +287,7 @@ static bool take_command(struct fw *fw, uint32_t ep)
 	op->txbuf = 0;
 	op->status = NVM_ST_OK;
 	op->resp_len = 0;	/* the slot may have held a read before */
+	op->stalled = 0;
 
 	if (ep == NVM_EP_KERNEL && op->cmd.op >= NVM_KOP_CONFIG) {
 		op->state = FW_OP_NEW;
@@ -419,6 +421,9 @@ static bool op_start(struct fw *fw, uint32_t ep, uint32_t idx)
 	tb = fw_nv_txbuf_alloc(fw, FW_TB_OP);
 	if (!tb) {
 		fw_count(fw, FW_CNT_CREDIT_STALLS);
+		if (!op->stalled)
+			fw->nv.ep[ep].credit_stalls++;
+		op->stalled = 1;
 		return false;
 	}
 	job = -1;
@@ -463,7 +468,9 @@ static bool op_send(struct fw *fw, uint32_t ep, uint32_t idx)
 
 	op->state = FW_OP_SENT;
 	fw_count_n(fw, FW_CNT_TX_BYTES, len);
-	fw_nv_send_seq(fw, op->cmd.dst_node, op->txbuf, len);
+	if (fw_nv_send_seq(fw, op->cmd.dst_node, op->txbuf, len) &&
+	    !op->stalled)
+		fw->nv.ep[ep].credit_stalls++;
 	return true;
 }
 

@@ -123,21 +123,24 @@ static bool drain_waitq(struct fw *fw, uint32_t node)
 	return moved;
 }
 
-void fw_nv_send_seq(struct fw *fw, uint32_t node, uint32_t tb,
+/* Returns true when the packet has to wait for a credit (window full). */
+bool fw_nv_send_seq(struct fw *fw, uint32_t node, uint32_t tb,
 		    uint32_t data_len)
 {
 	struct fw_nv_peer *p = &fw->nv.peer[node];
+	bool waits = p->wq_count || p->next_seq - p->una >= FW_NV_WIN;
 
 	fw->nv.txbuf_len[tb - 1] = data_len;
 	fw->nv.txbuf_ref[tb - 1] |= FW_TB_WIRE;
 	if (p->wq_count == FW_NV_WAITQ) {
 		/* cannot happen: the queue holds every tx buffer */
 		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
-		return;
+		return false;
 	}
 	p->waitq[(p->wq_head + p->wq_count) % FW_NV_WAITQ] = tb;
 	p->wq_count++;
 	drain_waitq(fw, node);
+	return waits;
 }
 
 void fw_nv_send_ack(struct fw *fw, uint32_t node)

@@ -945,11 +945,12 @@ ssize_t netvm_ep_counters_fmt(struct netvm_ep *ep, char *buf)
 	if (READ_ONCE(ep->nd->dead))
 		return len;
 	len += sysfs_emit_at(buf, len,
-			     "consumed %u\ndone %u\nerrors %u\nnotf_queued %u\n",
+			     "consumed %u\ndone %u\nerrors %u\nnotf_queued %u\ncredit_stalls %u\n",
 			     ep_status_word(ep, offsetof(struct nvm_ep_status, consumed)),
 			     ep_status_word(ep, offsetof(struct nvm_ep_status, done)),
 			     ep_status_word(ep, offsetof(struct nvm_ep_status, errors)),
-			     ep_status_word(ep, offsetof(struct nvm_ep_status, notf_queued)));
+			     ep_status_word(ep, offsetof(struct nvm_ep_status, notf_queued)),
+			     ep_status_word(ep, offsetof(struct nvm_ep_status, credit_stalls)));
 	return len;
 }
 

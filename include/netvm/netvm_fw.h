@@ -153,6 +153,8 @@ struct nvm_ep_status {
 	uint32_t done;
 	uint32_t errors;
 	uint32_t notf_queued;	/* entries written to the notification queue */
+	uint32_t credit_stalls;	/* commands that waited for a tx buffer or a
+				 * sequence-window credit */
 };
 
 enum nvm_status {

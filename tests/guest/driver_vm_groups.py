@@ -132,8 +132,10 @@ def group_vm(g):
     c = lines_kv(out)
     T.ok(rc == 0 and out.split()[0] == info["pid"] and c.get("page_misses", 0) > 0 and
          c.get("bounces", 0) > 0 and c.get("invalidations", 0) > 0 and c.get("restarts", 0) > 0 and
-         c.get("installs", 0) > 0 and "errors" in c and " vm " not in out and "\nvm 0x" in out,
-         "node 1: endpoints/%s/ has pid, counters (misses, restarts, bounces, invalidations) and exports"
+         c.get("installs", 0) > 0 and "errors" in c and "credit_stalls" in c and " vm " not in out and
+         "\nvm 0x" in out,
+         "node 1: endpoints/%s/ has pid, counters (misses, restarts, bounces, invalidations, credit "
+         "stalls) and exports"
          % port, g.diag(rc, out, err))
     rc, out, err = g.sh(1, "cat %s/pt" % DBG)
     rows = [kv(l) for l in out.splitlines()[1:]]

@@ -823,6 +823,18 @@ START_TEST(test_window_exhaustion)
 			  FW_NV_WIN);
 	ck_assert_uint_gt(ca.fw.nv.peer[1].wq_count, 0);
 	ck_assert_uint_gt(ca.fw.counters[FW_CNT_CREDIT_STALLS], 0);
+	{
+		/* per endpoint too: at most once per command */
+		uint32_t sum = 0;
+
+		for (int p = 0; p < 4; p++) {
+			uint32_t n = ca.fw.nv.ep[ports[p]].credit_stalls;
+
+			ck_assert_uint_le(n, 60);
+			sum += n;
+		}
+		ck_assert_uint_gt(sum, 0);
+	}
 	cb.rx_enabled = true;
 	for (int p = 0; p < 4; p++)
 		finish(&ha, ports[p]);
