@@ -21,6 +21,7 @@
 #include "fw_chip.h"
 #include "fw_queue.h"
 #include "fw_nv.h"
+#include "fw_unet.h"
 
 #define FW_VERSION		0x00020000u	/* 2.0: raw frames + NetVM */
 
@@ -56,6 +57,13 @@ enum fw_counter {
 	FW_CNT_ACKS_SENT,
 	FW_CNT_PEER_RESETS,
 	FW_CNT_ERR_COMPLETIONS,
+	/* U-Net */
+	FW_CNT_UNET_TX,
+	FW_CNT_UNET_TX_BAD,
+	FW_CNT_UNET_RX,
+	FW_CNT_UNET_NO_CHANNEL,
+	FW_CNT_UNET_RING_FULL,
+	FW_CNT_UNET_NO_BUF,
 	FW_CNT_MAX
 };
 extern const char *const fw_counter_names[FW_CNT_MAX];
@@ -93,6 +101,8 @@ struct fw {
 	uint32_t counters[FW_CNT_MAX];
 	/* NetVM program */
 	struct fw_nv nv;
+	/* U-Net program */
+	struct fw_unet unet;
 };
 #define FW_SAVED_OFFSET		offsetof(struct fw, state)
 #define FW_SAVED_SIZE		(sizeof(struct fw) - FW_SAVED_OFFSET)

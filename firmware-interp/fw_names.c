@@ -32,6 +32,12 @@ const char *const fw_counter_names[FW_CNT_MAX] = {
 	[FW_CNT_ACKS_SENT] = "acks_sent",
 	[FW_CNT_PEER_RESETS] = "peer_resets",
 	[FW_CNT_ERR_COMPLETIONS] = "error_completions",
+	[FW_CNT_UNET_TX] = "unet_tx",
+	[FW_CNT_UNET_TX_BAD] = "unet_tx_bad",
+	[FW_CNT_UNET_RX] = "unet_rx",
+	[FW_CNT_UNET_NO_CHANNEL] = "unet_no_channel",
+	[FW_CNT_UNET_RING_FULL] = "unet_ring_full",
+	[FW_CNT_UNET_NO_BUF] = "unet_no_buf",
 };
 
 const char *const fw_tx_state_names[FW_TX_STATE_COUNT] = {

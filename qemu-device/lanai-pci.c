@@ -161,8 +161,8 @@ static const VMStateDescription vmstate_lanai_doorbell = {
  */
 static const VMStateDescription vmstate_lanai_fw = {
     .name = "lanai/firmware",
-    .version_id = 3,
-    .minimum_version_id = 3,
+    .version_id = 4,            /* 4: U-Net state in struct fw */
+    .minimum_version_id = 4,
     .fields = (const VMStateField[]) {
         VMSTATE_BUFFER_UNSAFE(state, struct fw, 0, FW_SAVED_SIZE),
         VMSTATE_END_OF_LIST()

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: (GPL-2.0-only WITH Linux-syscall-note OR MIT) */
+/*
+ * U-Net message endpoints beside NetVM on the same NIC (docs/unet.md).
+ * Shared by the firmware (fw_unet.c), the driver (netvm_unet.c) and the
+ * library (libnetvm_unet.c).  Little-endian in SRAM and host memory,
+ * big-endian on the wire (see abi_types.h, packet.h).
+ *
+ * A U-Net endpoint takes one port (1..ep_count-1) out of the same table as
+ * NetVM endpoints and owns that port's 32 KiB SRAM region and doorbell
+ * page, laid out as below instead of NetVM's.  Its host block (pinned,
+ * contiguous, allocated by the driver and mapped into the process) holds
+ * the receive queue followed by the communication segment.  Descriptors
+ * carry offsets into the segment, never addresses; the firmware checks
+ * every offset and length against the segment's size.
+ */
+#ifndef NETVM_UNET_ABI_H
+#define NETVM_UNET_ABI_H
+
+#include "abi_types.h"
+#include "netvm_uapi.h"
+
+#define NVM_UNET_MSG_MAX	4096	/* largest message, bytes */
+#define NVM_UNET_INLINE_MAX	96	/* carried whole in the descriptor */
+#define NVM_UNET_CHANNELS	16	/* channels per endpoint */
+#define NVM_UNET_SENDQ_LEN	64	/* send descriptors (SRAM) */
+#define NVM_UNET_FREEQ_LEN	512	/* free buffer offsets (SRAM) */
+#define NVM_UNET_RXQ_MIN	16	/* receive descriptors (host), power of two */
+#define NVM_UNET_RXQ_MAX	1024
+#define NVM_UNET_BUF_MIN	1024	/* receive buffer size: power of two, */
+#define NVM_UNET_BUF_MAX	4096	/*  so a message needs at most 4 */
+#define NVM_UNET_RX_BUFS	(NVM_UNET_MSG_MAX / NVM_UNET_BUF_MIN)
+#define NVM_UNET_SEG_MAX	(1u << 20)	/* segment: pages, up to 1 MiB */
+#define NVM_UNET_NODES		64	/* node ids 0..63, as NetVM */
+
+/* ---- the endpoint's SRAM region -------------------------------------- */
+#define NVM_UNET_SENDQ		0x0000u	/* struct nvm_unet_send_desc[64]: process */
+#define NVM_UNET_FREEQ		0x2000u	/* uint32_t offset[512]: process */
+#define NVM_UNET_CTL		0x3000u	/* struct nvm_unet_ctl: process */
+#define NVM_UNET_STATUS		0x7000u	/* struct nvm_unet_status: NI */
+
+/*
+ * Send descriptor.  The process fills slot (count % 64), sets status to
+ * NVM_UNET_ST_PENDING, writes seq = count + 1 last (after a write barrier)
+ * and then the new count (free-running) to its doorbell page.  The NI
+ * takes descriptors in order, checks them, sends the message and writes
+ * status: SENT (the segment bytes may be reused) or an error.
+ */
+struct nvm_unet_send_desc {
+	uint16_t channel;	/* channel id from NETVM_IOC_UNET_CHANNEL */
+	uint8_t flags;		/* NVM_UNET_F_INLINE */
+	uint8_t status;		/* enum nvm_unet_st: NI writes */
+	uint32_t len;		/* 1 .. NVM_UNET_MSG_MAX */
+	uint32_t offset;	/* segment offset of the data (not INLINE) */
+	uint32_t reserved;
+	uint8_t data[NVM_UNET_INLINE_MAX];	/* INLINE: the message */
+	uint32_t reserved2[3];
+	uint32_t seq;		/* written last: the descriptor's number + 1 */
+};
+NVM_ABI_ASSERT(sizeof(struct nvm_unet_send_desc) == 128, "unet send desc");
+
+#define NVM_UNET_F_INLINE	0x01	/* send: data[] holds it; receive: same */
+
+enum nvm_unet_st {
+	NVM_UNET_ST_PENDING = 0,
+	NVM_UNET_ST_SENT = 1,		/* on its way; the bytes are reusable */
+	NVM_UNET_ST_BAD_CHANNEL = 2,	/* no such channel open */
+	NVM_UNET_ST_BAD_RANGE = 3,	/* offset + len outside the segment */
+	NVM_UNET_ST_BAD_LEN = 4,	/* 0, > MSG_MAX, or INLINE > INLINE_MAX */
+	NVM_UNET_ST_DMA = 5,		/* host DMA failed */
+};
+
+/* Written by the process; read by the NI when it needs them. */
+struct nvm_unet_ctl {
+	uint32_t free_prod;	/* free buffer offsets pushed (free-running) */
+	uint32_t rx_cons;	/* receive descriptors consumed (free-running) */
+	uint32_t arm;		/* 1: post an event at the next delivery (NI clears) */
+	uint32_t reserved[5];
+};
+
+/* Written by the NI after each change. */
+struct nvm_unet_status {
+	uint32_t send_consumed;	/* send descriptors taken */
+	uint32_t send_errors;	/* ... of which refused */
+	uint32_t free_cons;	/* free buffer offsets popped */
+	uint32_t rx_prod;	/* receive descriptors written */
+	uint32_t rx_ring_full;	/* messages dropped: receive queue full */
+	uint32_t rx_no_buf;	/* ... no free buffer (or a bad one) */
+	uint32_t reserved[2];
+};
+
+/*
+ * Receive descriptor in the host's receive queue: entry (n % len) holds
+ * message n; seq = n + 1 is written last, so an entry is complete when
+ * its seq is the expected one.  Small messages (<= 96 bytes) are in
+ * data[]; larger ones in nbuf buffers popped from the free queue, each
+ * filled up to the endpoint's buffer size (the last with the rest).
+ */
+struct nvm_unet_rx_desc {
+	uint16_t channel;	/* the channel it arrived on */
+	uint16_t flags;		/* NVM_UNET_F_INLINE */
+	uint32_t len;
+	uint32_t nbuf;
+	uint32_t reserved;
+	union {
+		uint8_t data[NVM_UNET_INLINE_MAX];
+		uint32_t buf[NVM_UNET_RX_BUFS];	/* segment offsets */
+	};
+	uint32_t reserved2[3];
+	uint32_t seq;
+};
+NVM_ABI_ASSERT(sizeof(struct nvm_unet_rx_desc) == 128, "unet rx desc");
+
+/* ---- on the wire: struct nvm_pkt_hdr (type NVM_PKT_UNET), this, data -- */
+struct nvm_unet_hdr {
+	uint16_t dst_port;
+	uint16_t src_port;	/* stamped by the sending NI */
+	uint32_t tag;		/* the channel's tag, stamped by the sending NI */
+	uint32_t len;		/* message bytes that follow */
+	uint32_t reserved;
+};
+NVM_ABI_ASSERT(sizeof(struct nvm_unet_hdr) == 16, "unet header");
+
+/* ---- kernel control commands (endpoint 0; NVM_OP >= 0x80) ------------- */
+#define NVM_KOP_UNET_OPEN	0x86	/* struct nvm_k_unet_open at inline_data */
+#define NVM_KOP_UNET_CLOSE	0x87	/* dst_port = endpoint */
+#define NVM_KOP_UNET_CHAN	0x88	/* struct nvm_k_unet_chan at inline_data */
+
+struct nvm_k_unet_open {
+	uint64_t seg;		/* bus address of the segment */
+	uint64_t rxq;		/* bus address of the receive queue */
+	uint32_t seg_size;	/* bytes */
+	uint32_t buf_size;	/* receive buffer size */
+	uint32_t rxq_len;	/* power of two */
+	uint32_t port;
+	uint32_t reserved[2];
+};
+
+struct nvm_k_unet_chan {
+	uint32_t port;		/* local endpoint */
+	uint32_t channel;	/* 0 .. NVM_UNET_CHANNELS - 1 */
+	uint32_t open;		/* 1 = set up, 0 = tear down */
+	uint32_t node;		/* remote node */
+	uint32_t rport;		/* remote endpoint */
+	uint32_t tag;		/* unique per (node, tag) on this NIC */
+	uint32_t reserved[2];
+};
+
+/* ---- ioctls on /dev/netvmN ------------------------------------------- */
+
+/*
+ * Make this open file a U-Net endpoint.  mmap then gives, each from its
+ * start: NETVM_EP_MMAP_SRAM (the 32 KiB region), NETVM_EP_MMAP_DB (the
+ * doorbell page) and NETVM_EP_MMAP_HOST (host_size bytes: the receive
+ * queue at 0, the segment at seg_off).
+ */
+struct netvm_unet_open {
+	uint32_t seg_size;	/* in: page multiple, 4 KiB .. 1 MiB */
+	uint32_t buf_size;	/* in: 1024, 2048 or 4096 */
+	uint32_t rxq_len;	/* in: power of two, 16 .. 1024 */
+	uint32_t port;		/* out */
+	uint32_t node_id;	/* out */
+	uint32_t seg_off;	/* out: segment offset in the host mapping */
+	uint32_t host_size;	/* out */
+	uint32_t reserved[5];
+};
+
+/* Set up a channel to (node, port) carrying tag; returns its id. */
+struct netvm_unet_chan {
+	uint32_t node;
+	uint32_t port;
+	uint32_t tag;		/* agreed by both ends; unique per node here */
+	uint32_t channel;	/* out (UNET_CHANNEL), in (UNET_UNCHANNEL) */
+	uint32_t reserved[4];
+};
+
+#define NETVM_IOC_UNET_OPEN	_IOWR(NETVM_IOC_MAGIC, 0x30, struct netvm_unet_open)
+#define NETVM_IOC_UNET_CHANNEL	_IOWR(NETVM_IOC_MAGIC, 0x31, struct netvm_unet_chan)
+#define NETVM_IOC_UNET_UNCHANNEL _IOW(NETVM_IOC_MAGIC, 0x32, struct netvm_unet_chan)
+
+#endif /* NETVM_UNET_ABI_H */
