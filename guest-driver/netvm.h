@@ -32,6 +32,7 @@
 
 #include "netvm_nv.h"
 #include "netvm_ep.h"
+#include "netvm_unet.h"
 
 #define NETVM_DRV_NAME		"netvm"
 #define NETVM_MAX_DEVS		16

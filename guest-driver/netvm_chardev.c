@@ -45,6 +45,7 @@ static int netvm_release(struct inode *inode, struct file *file)
 	struct netvm_dev *nd = nf->nd;
 
 	netvm_ep_release(nf);	/* closes its endpoint, drops its exports */
+	netvm_unet_release(nf);
 	kfree(nf);
 	put_device(&nd->dev);
 	return 0;
@@ -128,6 +129,9 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_RAW_RECV:
 	case NETVM_IOC_KTEST:
 	case NETVM_IOC_KBENCH:
+	case NETVM_IOC_UNET_OPEN:
+	case NETVM_IOC_UNET_CHANNEL:
+	case NETVM_IOC_UNET_UNCHANNEL:
 		break;
 	default:
 		return -ENOTTY;
@@ -158,7 +162,14 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_EP_INFO:
 	case NETVM_IOC_EXPORT:
 	case NETVM_IOC_UNEXPORT:
-		ret = netvm_ep_ioctl(nf, cmd, uarg);
+		/* a file is a NetVM or a U-Net endpoint, not both */
+		ret = READ_ONCE(nf->unet) ? -EBUSY :
+		      netvm_ep_ioctl(nf, cmd, uarg);
+		break;
+	case NETVM_IOC_UNET_OPEN:
+	case NETVM_IOC_UNET_CHANNEL:
+	case NETVM_IOC_UNET_UNCHANNEL:
+		ret = netvm_unet_ioctl(nf, cmd, uarg);
 		break;
 	default:
 		ret = netvm_ioc_raw_recv(nd, uarg);
@@ -180,6 +191,7 @@ static __poll_t netvm_poll(struct file *file, poll_table *wait)
 
 	poll_wait(file, &nd->raw.rx_wq, wait);
 	mask |= netvm_ep_poll(nf, file, wait);
+	mask |= netvm_unet_poll(nf, file, wait);
 	if (READ_ONCE(nd->dead))
 		return EPOLLHUP | EPOLLERR;
 	if (READ_ONCE(nd->raw.rxq_count))
@@ -192,6 +204,8 @@ static int netvm_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct netvm_file *nf = file->private_data;
 
+	if (READ_ONCE(nf->unet))
+		return netvm_unet_mmap(nf, vma);
 	return netvm_ep_mmap(nf, vma);
 }
 

@@ -106,7 +106,8 @@ static const char * const netvm_fw_counter_names[] = {
 	"tx_bytes", "rx_bytes", "fragments", "page_misses", "restarts",
 	"bounces", "retransmits", "duplicates", "out_of_window",
 	"credit_stalls", "key_failures", "notifications", "acks_sent",
-	"peer_resets", "error_completions",
+	"peer_resets", "error_completions", "unet_tx", "unet_tx_bad",
+	"unet_rx", "unet_no_channel", "unet_ring_full", "unet_no_buf",
 };
 
 /* One "name value" line per firmware counter (read from SRAM). */

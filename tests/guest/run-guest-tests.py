@@ -2,7 +2,7 @@
 """Guest test suite runner: boots a 2-node cluster of its own through the
 front door, checks real behaviour in the guests, always tears it down.
 
-    tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys | netvm-user | netvm-lib)
+    tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys | netvm-user | netvm-lib | unet)
 
 Output is TAP (meson's protocol: 'tap').  The cluster is named
 't-guest-GROUP' so that a user's own cluster is never touched.
@@ -482,6 +482,64 @@ def group_netvm_lib():
          % c.get("page_misses", 0), "%s" % c)
 
 
+def group_unet():
+    """U-Net endpoints (netvm-unet-test): node 1 echoes on endpoint S and
+    keeps a victim endpoint V; node 0's endpoint C ping-pongs by polling
+    and by blocking, sends bad descriptors, and an intruder X sends on a tag
+    S does not know and on V's tag from the wrong endpoint."""
+    for n in (0, 1):
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/nv_state; rm -f /tmp/unet.*")
+        if not T.ok(rc == 0 and out.strip() == "on", "node %d: NetVM on" % n, diag(rc, out, err)):
+            return
+
+    def info(node):
+        rc, out, err = sh(node, "for i in $(seq 300); do test -f /tmp/unet.info && break; sleep 0.2; done; "
+                          "cat /tmp/unet.info")
+        return rc, out.split()
+
+    before = sysfs_counters(1, "fw_counters")
+    srv = Background(1, ["netvm-unet-test", "serve"], timeout=400)
+    rc, w = info(1)
+    if not T.ok(rc == 0 and len(w) == 4, "node 1: endpoints S and V open: %s" % " ".join(w),
+                diag(*srv.wait(5))):
+        return
+    ps, pv = w[1], w[3]
+    t0 = time.monotonic()
+    cli = Background(0, ["netvm-unet-test", "client", "1", ps, pv], timeout=400)
+    rc, w = info(0)
+    if not T.ok(rc == 0 and len(w) == 2, "node 0: endpoints C and X open, channels set up: ports %s"
+                % " ".join(w), diag(*cli.wait(5))):
+        return
+    rc, out, err = sh(1, "echo '%s %s' > /tmp/unet.peer.tmp && mv /tmp/unet.peer.tmp /tmp/unet.peer; "
+                      "for i in $(seq 300); do test -f /tmp/unet.ready && break; sleep 0.2; done; "
+                      "cat /tmp/unet.ready" % (w[0], w[1]))
+    if not T.ok(rc == 0 and out.strip() == "ready", "node 1: channels to node 0 set up",
+                diag(rc, out, err) + "\n" + diag(*srv.wait(5))):
+        return
+    sh(0, "echo go > /tmp/unet.go")
+    rc, out, err = cli.wait(400)
+    for line in out.decode(errors="replace").splitlines():
+        if line.startswith("ok - "):
+            T.ok(True, "node 0: " + line[5:])
+        elif line.startswith("not ok - "):
+            T.ok(False, "node 0: " + line[9:], "stderr: %s" % err.decode(errors="replace").strip())
+    T.ok(rc == 0, "node 0: netvm-unet-test client exits 0 (%.1f s)" % (time.monotonic() - t0),
+         diag(rc, out, err))
+    src, sout, serr = srv.wait(60)
+    T.ok(src == 0, "node 1: the echo server exits 0", diag(src, sout, serr))
+    after = sysfs_counters(1, "fw_counters")
+    d = dict((k, after.get(k, 0) - before.get(k, 0)) for k in after)
+    T.ok(d.get("unet_no_channel", 0) == 6,
+         "node 1: the intruder's 6 messages dropped and counted (unet_no_channel +%d)"
+         % d.get("unet_no_channel", 0), "%s" % d)
+    T.ok(d.get("unet_rx", 0) >= 60 and d.get("unet_ring_full", 1) == 0 and
+         d.get("unet_no_buf", 1) == 0,
+         "node 1: %d messages delivered, none dropped for lack of room" % d.get("unet_rx", 0), "%s" % d)
+    for n in (0, 1):
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/ep_counters")
+        T.ok(rc == 0 and "endpoints 0" in out, "node %d: every endpoint closed" % n, out)
+
+
 def sysfs_counters(n, name):
     """A 'name value' per line sysfs file of node n, as a dict."""
     rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/%s" % name)
@@ -491,7 +549,7 @@ def sysfs_counters(n, name):
 
 GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
           "netvm-phys": group_netvm_phys, "netvm-user": group_netvm_user,
-          "netvm-lib": group_netvm_lib}
+          "netvm-lib": group_netvm_lib, "unet": group_unet}
 
 
 def qemu_pids(cluster):

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * netvm.ko: U-Net message endpoints (docs/unet.md).
+ *
+ * NETVM_IOC_UNET_OPEN gives the open file a port from the table NetVM's
+ * endpoints use, one pinned contiguous coherent block (the receive queue,
+ * then the communication segment) and NVM_KOP_UNET_OPEN.  The segment is
+ * pinned, as in U-Net: the firmware then needs only its bus address and
+ * size to bounds-check and reach every descriptor's offset, and a message
+ * can never meet a missing page.  (Pageable buffering of undeliverable
+ * messages is FUGU's part, not this one's.)
+ *
+ * Channels are set up here, by the kernel, never by the process: the
+ * firmware stamps each outgoing message with the channel's tag and its
+ * own node and port, and delivers an incoming one only to the endpoint
+ * whose channel matches all of them.
+ *
+ * Locking: see netvm_unet.h.
+ */
+#include <linux/dma-mapping.h>
+#include <linux/io.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "netvm.h"
+
+static void __iomem *unet_region(struct netvm_unet *u)
+{
+	return u->nd->sram + u->nd->layout.ep_base + u->port * NVM_EP_STRIDE;
+}
+
+static int unet_check_open(const struct netvm_unet_open *req)
+{
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(req->reserved); i++)
+		if (req->reserved[i])
+			return -EINVAL;
+	if (req->port || req->node_id || req->seg_off || req->host_size)
+		return -EINVAL;
+	if (req->seg_size < PAGE_SIZE || req->seg_size > NVM_UNET_SEG_MAX ||
+	    !PAGE_ALIGNED(req->seg_size))
+		return -EINVAL;
+	if (!is_power_of_2(req->buf_size) || req->buf_size < NVM_UNET_BUF_MIN ||
+	    req->buf_size > NVM_UNET_BUF_MAX)
+		return -EINVAL;
+	if (!is_power_of_2(req->rxq_len) || req->rxq_len < NVM_UNET_RXQ_MIN ||
+	    req->rxq_len > NVM_UNET_RXQ_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+static int unet_open(struct netvm_file *nf, void __user *uarg)
+{
+	struct netvm_dev *nd = nf->nd;
+	struct netvm_eps *eps = &nd->eps;
+	u32 count = min_t(u32, nd->layout.ep_count, NETVM_EP_MAX);
+	struct netvm_unet_open req;
+	struct nvm_k_unet_open ko;
+	struct netvm_unet *u;
+	struct netvm_ep *slot;
+	u32 port, rxq_bytes;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	ret = unet_check_open(&req);
+	if (ret)
+		return ret;
+	if (!eps->ready)
+		return -ENODEV;
+	if (nf->ep || nf->unet)
+		return -EBUSY;
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	slot = kzalloc(sizeof(*slot), GFP_KERNEL);
+	if (!u || !slot) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	rxq_bytes = PAGE_ALIGN(req.rxq_len * sizeof(struct nvm_unet_rx_desc));
+	u->nd = nd;
+	mutex_init(&u->lock);
+	u->seg_off = rxq_bytes;
+	u->seg_size = req.seg_size;
+	u->buf_size = req.buf_size;
+	u->rxq_len = req.rxq_len;
+	u->host_size = rxq_bytes + req.seg_size;
+	u->host = dma_alloc_coherent(&nd->pdev->dev, u->host_size,
+				     &u->host_dma, GFP_KERNEL);
+	if (!u->host) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	/* the placeholder makes NetVM's code see the port as taken */
+	slot->nd = nd;
+	mutex_init(&slot->lock);
+	INIT_LIST_HEAD(&slot->exports);
+	slot->mm = current->mm;
+
+	mutex_lock(&eps->lock);
+	for (port = 1; port < count && eps->ep[port]; port++)
+		;
+	if (port >= count) {
+		ret = -EBUSY;
+		goto err_unlock;
+	}
+	memset(&ko, 0, sizeof(ko));
+	ko.seg = u->host_dma + rxq_bytes;
+	ko.rxq = u->host_dma;
+	ko.seg_size = u->seg_size;
+	ko.buf_size = u->buf_size;
+	ko.rxq_len = u->rxq_len;
+	ko.port = port;
+	ret = nv_kcmd(nd, NVM_KOP_UNET_OPEN, 0, 0, 0, 0, &ko, sizeof(ko));
+	if (ret)
+		goto err_unlock;
+	u->port = port;
+	slot->port = port;
+	u->slot = slot;
+	u->mm = current->mm;
+	mmgrab(u->mm);
+	mmgrab(slot->mm);
+	eps->ep[port] = slot;
+	mutex_unlock(&eps->lock);
+	nf->unet = u;
+
+	req.port = port;
+	req.node_id = nd->node_id;
+	req.seg_off = u->seg_off;
+	req.host_size = u->host_size;
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;		/* the endpoint stays; close frees it */
+	return 0;
+err_unlock:
+	mutex_unlock(&eps->lock);
+	dma_free_coherent(&nd->pdev->dev, u->host_size, u->host, u->host_dma);
+err_free:
+	kfree(slot);
+	kfree(u);
+	return ret;
+}
+
+/* Only the kernel names the tag; the firmware refuses a duplicate. */
+static int unet_channel(struct netvm_unet *u, void __user *uarg, bool open)
+{
+	struct netvm_unet_chan req;
+	struct nvm_k_unet_chan kc;
+	struct netvm_unet_chan_rec *rec;
+	u32 i, c;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	for (i = 0; i < ARRAY_SIZE(req.reserved); i++)
+		if (req.reserved[i])
+			return -EINVAL;
+	memset(&kc, 0, sizeof(kc));
+	kc.port = u->port;
+	mutex_lock(&u->lock);
+	if (!open) {
+		c = req.channel;
+		if (c >= NVM_UNET_CHANNELS || !u->ch[c].open) {
+			ret = -ENOENT;
+			goto out;
+		}
+		kc.channel = c;
+		ret = nv_kcmd(u->nd, NVM_KOP_UNET_CHAN, 0, 0, 0, 0, &kc,
+			      sizeof(kc));
+		if (!ret)
+			u->ch[c].open = false;
+		goto out;
+	}
+	if (req.node >= NVM_UNET_NODES || !req.port ||
+	    req.port >= NETVM_EP_MAX || req.channel) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (c = 0; c < NVM_UNET_CHANNELS && u->ch[c].open; c++)
+		;
+	if (c == NVM_UNET_CHANNELS) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	kc.channel = c;
+	kc.open = 1;
+	kc.node = req.node;
+	kc.rport = req.port;
+	kc.tag = req.tag;
+	ret = nv_kcmd(u->nd, NVM_KOP_UNET_CHAN, 0, 0, 0, 0, &kc, sizeof(kc));
+	if (ret == -EINVAL) {
+		/* every other reason was checked above: the tag is taken */
+		ret = -EADDRINUSE;
+		goto out;
+	}
+	if (ret)
+		goto out;
+	rec = &u->ch[c];
+	rec->open = true;
+	rec->node = req.node;
+	rec->port = req.port;
+	rec->tag = req.tag;
+	req.channel = c;
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		ret = -EFAULT;
+out:
+	mutex_unlock(&u->lock);
+	return ret;
+}
+
+/* Called with nd->lifetime held for reading. */
+long netvm_unet_ioctl(struct netvm_file *nf, unsigned int cmd,
+		      void __user *u)
+{
+	struct netvm_unet *un;
+	long ret;
+
+	mutex_lock(&nf->lock);
+	if (cmd == NETVM_IOC_UNET_OPEN) {
+		ret = unet_open(nf, u);
+		mutex_unlock(&nf->lock);
+		return ret;
+	}
+	un = nf->unet;
+	if (!un)
+		ret = -ENXIO;
+	else if (un->mm != current->mm)
+		ret = -EACCES;		/* only the process that opened it */
+	else if (cmd == NETVM_IOC_UNET_CHANNEL)
+		ret = unet_channel(un, u, true);
+	else if (cmd == NETVM_IOC_UNET_UNCHANNEL)
+		ret = unet_channel(un, u, false);
+	else
+		ret = -ENOTTY;
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/* The SRAM region, the doorbell page and the host block, from their start. */
+int netvm_unet_mmap(struct netvm_file *nf, struct vm_area_struct *vma)
+{
+	struct netvm_dev *nd = nf->nd;
+	unsigned long off = vma->vm_pgoff << PAGE_SHIFT;
+	unsigned long size = vma->vm_end - vma->vm_start;
+	struct netvm_unet *u;
+	phys_addr_t pa;
+	int ret;
+
+	mutex_lock(&nf->lock);
+	u = nf->unet;
+	if (u->mm != current->mm || READ_ONCE(nd->dead)) {
+		ret = -EACCES;
+		goto out;
+	}
+	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	switch (off) {
+	case NETVM_EP_MMAP_SRAM:
+	case NETVM_EP_MMAP_DB:
+		if (off == NETVM_EP_MMAP_SRAM) {
+			pa = pci_resource_start(nd->pdev, LANAI_BAR_SRAM) +
+			     nd->layout.ep_base + u->port * NVM_EP_STRIDE;
+			ret = size > NVM_EP_STRIDE ? -EINVAL : 0;
+		} else {
+			pa = pci_resource_start(nd->pdev, LANAI_BAR_DOORBELL) +
+			     u->port * LANAI_DOORBELL_PAGE;
+			ret = size > LANAI_DOORBELL_PAGE ? -EINVAL : 0;
+		}
+		if (ret)
+			break;
+		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+		ret = io_remap_pfn_range(vma, vma->vm_start, pa >> PAGE_SHIFT,
+					 size, vma->vm_page_prot);
+		break;
+	case NETVM_EP_MMAP_HOST:
+		if (size > PAGE_ALIGN(u->host_size)) {
+			ret = -EINVAL;
+			break;
+		}
+		vma->vm_pgoff = 0;
+		ret = dma_mmap_coherent(&nd->pdev->dev, vma, u->host,
+					u->host_dma, u->host_size);
+		break;
+	default:
+		ret = -EINVAL;
+		break;
+	}
+out:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/*
+ * Readable when the receive descriptor after the last one the process
+ * consumed (its rx_cons, in SRAM) is complete.  The firmware wakes the
+ * port's wait queue with NVM_EV_NOTIFY (data 0) when the process armed it.
+ */
+__poll_t netvm_unet_poll(struct netvm_file *nf, struct file *file,
+			 struct poll_table_struct *wait)
+{
+	struct netvm_unet *u = READ_ONCE(nf->unet);
+	const struct nvm_unet_rx_desc *d;
+	u32 cons;
+
+	if (!u || READ_ONCE(nf->nd->dead))
+		return 0;
+	poll_wait(file, &nf->nd->eps.wq[u->port], wait);
+	cons = readl(unet_region(u) + NVM_UNET_CTL +
+		     offsetof(struct nvm_unet_ctl, rx_cons));
+	d = u->host + (cons & (u->rxq_len - 1)) * sizeof(*d);
+	if (READ_ONCE(d->seq) == cons + 1)
+		return EPOLLIN | EPOLLRDNORM;
+	return 0;
+}
+
+void netvm_unet_release(struct netvm_file *nf)
+{
+	struct netvm_unet *u = nf->unet;
+	struct netvm_dev *nd = nf->nd;
+
+	if (!u)
+		return;
+	nf->unet = NULL;
+	/*
+	 * Close in the firmware first: its completion is written after every
+	 * DMA job queued before it, so nothing reaches the block once it
+	 * returns.  Only then is the port free for someone else.
+	 */
+	if (!READ_ONCE(nd->dead) && nd->eps.ready)
+		nv_kcmd(nd, NVM_KOP_UNET_CLOSE, 0, (u16)u->port, 0, 0, NULL, 0);
+	mutex_lock(&nd->eps.lock);
+	nd->eps.ep[u->port] = NULL;
+	mutex_unlock(&nd->eps.lock);
+	mmdrop(u->slot->mm);
+	kfree(u->slot);
+	mmdrop(u->mm);
+	dma_free_coherent(&nd->pdev->dev, u->host_size, u->host, u->host_dma);
+	kfree(u);
+}

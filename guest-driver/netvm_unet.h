@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * netvm.ko: U-Net message endpoints (netvm_unet.c, docs/unet.md).
+ *
+ * Locking: netvm_eps.lock (mutex) guards the port table, which U-Net
+ * endpoints share with NetVM's (a placeholder struct netvm_ep holds the
+ * port); netvm_unet.lock (mutex) guards the endpoint's channel table and
+ * is taken inside netvm_file.lock, never with netvm_eps.lock held.  The
+ * rest of struct netvm_unet is set once at open and read-only after.
+ */
+#ifndef NETVM_UNET_DRV_H
+#define NETVM_UNET_DRV_H
+
+#include <linux/mutex.h>
+#include <linux/poll.h>
+#include <linux/types.h>
+
+#include <netvm/unet_abi.h>
+
+struct netvm_dev;
+struct netvm_ep;
+struct netvm_file;
+
+struct netvm_unet_chan_rec {
+	bool open;
+	u32 node;
+	u32 port;
+	u32 tag;
+};
+
+struct netvm_unet {
+	struct netvm_dev *nd;
+	struct netvm_ep *slot;		/* holds the port in eps.ep[] */
+	u32 port;
+	struct mm_struct *mm;		/* mmgrab()ed: the owner */
+	void *host;			/* receive queue, then the segment */
+	dma_addr_t host_dma;
+	size_t host_size;
+	u32 seg_off;
+	u32 seg_size;
+	u32 buf_size;
+	u32 rxq_len;
+	struct mutex lock;		/* ch[] */
+	struct netvm_unet_chan_rec ch[NVM_UNET_CHANNELS];
+};
+
+long netvm_unet_ioctl(struct netvm_file *nf, unsigned int cmd,
+		      void __user *u);
+int netvm_unet_mmap(struct netvm_file *nf, struct vm_area_struct *vma);
+__poll_t netvm_unet_poll(struct netvm_file *nf, struct file *file,
+			 struct poll_table_struct *wait);
+void netvm_unet_release(struct netvm_file *nf);
+
+#endif /* NETVM_UNET_DRV_H */
