@@ -372,6 +372,8 @@ static void delivered(struct fw *fw, uint32_t port, uint32_t gen,
 	struct fw_unet_ep *e = &fw->unet.ep[port];
 	uint32_t arm_off = region(fw, port) + NVM_UNET_CTL +
 			   offsetof(struct nvm_unet_ctl, arm);
+	struct nvm_unet_ctl ctl;
+	uint32_t ev = 0, depth;
 
 	fw_rx_release(fw);
 	if (!e->open || e->gen != gen)
@@ -385,10 +387,19 @@ static void delivered(struct fw *fw, uint32_t port, uint32_t gen,
 	fw_count(fw, FW_CNT_UNET_RX);
 	publish(fw, port);
 	/* blocking receive: one event per arming, so polling costs nothing */
-	if (fw_sram_rd32(fw->chip, arm_off)) {
+	ctl = read_ctl(fw, port);
+	if (ctl.arm) {
 		fw_sram_wr32(fw->chip, arm_off, 0);
-		fw_post(fw, NVM_EV_NOTIFY, (uint16_t)port, 0, e->rx_prod);
+		ev |= NVM_UNET_EV_WAKE;
 	}
+	/* upcalls: on the edges only, so one upcall drains all pending */
+	depth = e->rx_prod - ctl.rx_cons;
+	if (ctl.upcall && depth == 1)
+		ev |= NVM_UNET_EV_NONEMPTY;
+	if (ctl.upcall && ctl.upcall_full && depth == ctl.upcall_full)
+		ev |= NVM_UNET_EV_ALMOST_FULL;
+	if (ev)
+		fw_post(fw, NVM_EV_NOTIFY, (uint16_t)port, ev, e->rx_prod);
 }
 
 void fw_unet_job_done(struct fw *fw, uint32_t kind, uint32_t arg,

@@ -209,12 +209,19 @@ static int netvm_mmap(struct file *file, struct vm_area_struct *vma)
 	return netvm_ep_mmap(nf, vma);
 }
 
+/* Upcalls of a U-Net endpoint (netvm_unet.c). */
+static int netvm_fasync(int fd, struct file *file, int on)
+{
+	return netvm_unet_fasync(file->private_data, fd, file, on);
+}
+
 static const struct file_operations netvm_fops = {
 	.owner = THIS_MODULE,
 	.open = netvm_open,
 	.release = netvm_release,
 	.poll = netvm_poll,
 	.mmap = netvm_mmap,
+	.fasync = netvm_fasync,
 	.unlocked_ioctl = netvm_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = no_llseek,

@@ -28,6 +28,21 @@
 
 #include "netvm.h"
 
+/* Upcall targets per NIC (index) and port; see netvm_unet.h. */
+static DEFINE_SPINLOCK(unet_irq_lock);
+static struct netvm_unet *unet_irq[NETVM_MAX_DEVS][NETVM_EP_MAX];
+
+static void unet_irq_set(struct netvm_dev *nd, u32 port, struct netvm_unet *u)
+{
+	unsigned long flags;
+
+	if (nd->index < 0 || nd->index >= NETVM_MAX_DEVS)
+		return;
+	spin_lock_irqsave(&unet_irq_lock, flags);
+	unet_irq[nd->index][port] = u;
+	spin_unlock_irqrestore(&unet_irq_lock, flags);
+}
+
 static void __iomem *unet_region(struct netvm_unet *u)
 {
 	return u->nd->sram + u->nd->layout.ep_base + u->port * NVM_EP_STRIDE;
@@ -127,6 +142,7 @@ static int unet_open(struct netvm_file *nf, void __user *uarg)
 	eps->ep[port] = slot;
 	mutex_unlock(&eps->lock);
 	nf->unet = u;
+	unet_irq_set(nd, port, u);
 
 	req.port = port;
 	req.node_id = nd->node_id;
@@ -323,6 +339,7 @@ void netvm_unet_release(struct netvm_file *nf)
 	if (!u)
 		return;
 	nf->unet = NULL;
+	unet_irq_set(nd, u->port, NULL);
 	/*
 	 * Close in the firmware first: its completion is written after every
 	 * DMA job queued before it, so nothing reaches the block once it
@@ -338,4 +355,40 @@ void netvm_unet_release(struct netvm_file *nf)
 	mmdrop(u->mm);
 	dma_free_coherent(&nd->pdev->dev, u->host_size, u->host, u->host_dma);
 	kfree(u);
+}
+
+/* fcntl(F_SETFL, O_ASYNC): the upcall signal goes to the file's owner. */
+int netvm_unet_fasync(struct netvm_file *nf, int fd, struct file *file,
+		      int on)
+{
+	struct netvm_unet *u = READ_ONCE(nf->unet);
+
+	if (!u)
+		return on ? -ENXIO : 0;
+	return fasync_helper(fd, file, on, &u->fasync);
+}
+
+/*
+ * From the event IRQ handler: a U-Net port's NVM_EV_NOTIFY.  Waking
+ * sleepers is netvm_ep_event()'s (the port's wait queue); here the upcall
+ * reasons become a signal: POLL_IN when the queue became non-empty,
+ * POLL_PRI when it reached the process's threshold (si_band tells which).
+ */
+void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev)
+{
+	u32 port = le16_to_cpu((__force __le16)ev->endpoint);
+	u32 data = le32_to_cpu((__force __le32)ev->data);
+	struct netvm_unet *u;
+
+	if (!(data & (NVM_UNET_EV_NONEMPTY | NVM_UNET_EV_ALMOST_FULL)) ||
+	    port >= NETVM_EP_MAX || nd->index < 0 ||
+	    nd->index >= NETVM_MAX_DEVS)
+		return;
+	spin_lock(&unet_irq_lock);
+	u = unet_irq[nd->index][port];
+	if (u && (data & NVM_UNET_EV_NONEMPTY))
+		kill_fasync(&u->fasync, SIGIO, POLL_IN);
+	if (u && (data & NVM_UNET_EV_ALMOST_FULL))
+		kill_fasync(&u->fasync, SIGIO, POLL_PRI);
+	spin_unlock(&unet_irq_lock);
 }

@@ -7,14 +7,20 @@
  * port); netvm_unet.lock (mutex) guards the endpoint's channel table and
  * is taken inside netvm_file.lock, never with netvm_eps.lock held.  The
  * rest of struct netvm_unet is set once at open and read-only after.
+ * Upcalls: a module-wide table (NIC index, port) -> endpoint, guarded by
+ * an IRQ-safe spinlock, lets the event IRQ handler reach the endpoint's
+ * fasync list; entries are set after open and cleared before release
+ * frees the endpoint.
  */
 #ifndef NETVM_UNET_DRV_H
 #define NETVM_UNET_DRV_H
 
+#include <linux/fs.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
 #include <linux/types.h>
 
+#include <netvm/lanai_event.h>
 #include <netvm/unet_abi.h>
 
 struct netvm_dev;
@@ -42,6 +48,7 @@ struct netvm_unet {
 	u32 rxq_len;
 	struct mutex lock;		/* ch[] */
 	struct netvm_unet_chan_rec ch[NVM_UNET_CHANNELS];
+	struct fasync_struct *fasync;	/* upcall targets (fcntl O_ASYNC) */
 };
 
 long netvm_unet_ioctl(struct netvm_file *nf, unsigned int cmd,
@@ -50,5 +57,8 @@ int netvm_unet_mmap(struct netvm_file *nf, struct vm_area_struct *vma);
 __poll_t netvm_unet_poll(struct netvm_file *nf, struct file *file,
 			 struct poll_table_struct *wait);
 void netvm_unet_release(struct netvm_file *nf);
+int netvm_unet_fasync(struct netvm_file *nf, int fd, struct file *file,
+		      int on);
+void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev);
 
 #endif /* NETVM_UNET_DRV_H */

@@ -7,6 +7,7 @@
  * is a look at the next receive descriptor in host memory.  System calls
  * happen only to open, to set up channels and to sleep in poll(2).
  */
+#define _GNU_SOURCE	/* F_SETSIG */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -418,4 +419,34 @@ NETVM_PUBLIC int netvm_unet_stats(struct netvm_unet *u,
 	st->rx_ring_full = status(u)->rx_ring_full;
 	st->rx_no_buf = status(u)->rx_no_buf;
 	return 0;
+}
+
+/* ---- upcalls ---- */
+
+NETVM_PUBLIC int netvm_unet_upcall_setup(struct netvm_unet *u, int signo,
+					 unsigned int almost_full)
+{
+	int fl;
+
+	if (!u || signo <= 0 || almost_full >= UNET_RXQ_LEN)
+		return -EINVAL;
+	if (fcntl(u->fd, F_SETOWN, getpid()) < 0 ||
+	    fcntl(u->fd, F_SETSIG, signo) < 0)
+		return -errno;
+	fl = fcntl(u->fd, F_GETFL);
+	if (fl < 0 || fcntl(u->fd, F_SETFL, fl | O_ASYNC) < 0)
+		return -errno;
+	ctl(u)->upcall_full = almost_full;
+	return netvm_unet_upcalls(u, 1);
+}
+
+NETVM_PUBLIC int netvm_unet_upcalls(struct netvm_unet *u, int on)
+{
+	if (!u)
+		return -EINVAL;
+	ctl(u)->upcall = on ? 1 : 0;
+	if (!on)
+		return 0;
+	__sync_synchronize();	/* on, then look: nothing falls in between */
+	return rdesc(u, u->rx_cons)->seq == u->rx_cons + 1;
 }

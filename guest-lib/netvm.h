@@ -353,6 +353,26 @@ int netvm_unet_recv(struct netvm_unet *u, void *buf, size_t cap, size_t *len,
 int netvm_unet_stats(struct netvm_unet *u, struct netvm_unet_stats *st);
 
 /*
+ * Upcalls: signal signo (e.g. SIGRTMIN) to this process when the receive
+ * queue becomes non-empty (si_band has POLLIN) or holds almost_full
+ * messages (POLLPRI; 0 = never); si_fd is netvm_unet_fd().  Install a
+ * SA_SIGINFO handler first; it should drain the queue with
+ * netvm_unet_recv(..., 0), which is async-signal-safe with timeout 0.
+ * An upcall is raised on the edge only, so one upcall covers every
+ * message queued until the queue is empty again.
+ * Errors: -EINVAL, or fcntl(2)'s.
+ */
+int netvm_unet_upcall_setup(struct netvm_unet *u, int signo,
+			    unsigned int almost_full);
+/*
+ * Turn upcalls off or on again with one store to the NIC (no system
+ * call), e.g. around a critical section.  Turning them on returns 1 if
+ * messages are queued (their upcall may have been skipped: drain them),
+ * else 0.
+ */
+int netvm_unet_upcalls(struct netvm_unet *u, int on);
+
+/*
  * A message for a code returned by this library (0 or negative errno).
  * Never NULL; the string is static.
  */

@@ -74,8 +74,21 @@ struct nvm_unet_ctl {
 	uint32_t free_prod;	/* free buffer offsets pushed (free-running) */
 	uint32_t rx_cons;	/* receive descriptors consumed (free-running) */
 	uint32_t arm;		/* 1: post an event at the next delivery (NI clears) */
-	uint32_t reserved[5];
+	uint32_t upcall;	/* 1: upcalls on (a store turns them off) */
+	uint32_t upcall_full;	/* upcall when this many are queued, 0 = never */
+	uint32_t reserved[3];
 };
+
+/*
+ * Receive events: NVM_EV_NOTIFY with endpoint = the U-Net port, data =
+ * these bits, arg = messages delivered so far.  WAKE when the process had
+ * armed (it sleeps in poll); the upcall reasons when upcalls are on: the
+ * queue became non-empty, or reached upcall_full entries.  The driver turns
+ * the latter into SIGIO (or the fcntl F_SETSIG signal) for the owner.
+ */
+#define NVM_UNET_EV_WAKE	0x1
+#define NVM_UNET_EV_NONEMPTY	0x2
+#define NVM_UNET_EV_ALMOST_FULL	0x4
 
 /* Written by the NI after each change. */
 struct nvm_unet_status {

@@ -497,7 +497,12 @@ def group_unet():
                           "cat /tmp/unet.info")
         return rc, out.split()
 
+    def irqs(n):
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/nv_notifications")
+        return int(out.strip()) if rc == 0 and out.strip().isdigit() else -1
+
     before = sysfs_counters(1, "fw_counters")
+    irq0 = [irqs(0), irqs(1)]
     srv = Background(1, ["netvm-unet-test", "serve"], timeout=400)
     rc, w = info(1)
     if not T.ok(rc == 0 and len(w) == 4, "node 1: endpoints S and V open: %s" % " ".join(w),
@@ -535,6 +540,11 @@ def group_unet():
     T.ok(d.get("unet_rx", 0) >= 60 and d.get("unet_ring_full", 1) == 0 and
          d.get("unet_no_buf", 1) == 0,
          "node 1: %d messages delivered, none dropped for lack of room" % d.get("unet_rx", 0), "%s" % d)
+    # receivers that wait arm the NI for one interrupt; pollers never do
+    n0, n1 = irqs(0) - irq0[0], irqs(1) - irq0[1]
+    T.ok(0 < n0 <= 60 and 0 < n1 <= d.get("unet_rx", 0),
+         "receive interrupts only while someone waits or upcalls are on: node 0 %d "
+         "(35 blocking receives, 12 upcalls), node 1 %d (%d messages)" % (n0, n1, d.get("unet_rx", 0)))
     for n in (0, 1):
         rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/ep_counters")
         T.ok(rc == 0 and "endpoints 0" in out, "node %d: every endpoint closed" % n, out)

@@ -262,10 +262,39 @@ START_TEST(ring_full_and_no_buffer)
 	ctl(&cb, PORT_B)->arm = 1;
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
-	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, 0), 1);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 1);
 	ev = (struct nvm_event *)sim_last_event(&cb, NVM_EV_NOTIFY);
 	ck_assert_uint_eq(ev->endpoint, PORT_B);
+	ck_assert_uint_eq(ev->data, NVM_UNET_EV_WAKE);
 	ck_assert_uint_eq(ctl(&cb, PORT_B)->arm, 0);
+}
+END_TEST
+
+START_TEST(upcall_edges)
+{
+	uint8_t m[4] = "upc!";
+	struct nvm_unet_ctl *k = ctl(&cb, PORT_B);
+
+	/* off: nothing, however many arrive */
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 0);
+	k->rx_cons = 1;
+	/* on: one upcall when the queue becomes non-empty, one at 3 queued */
+	k->upcall = 1;
+	k->upcall_full = 3;
+	for (int i = 0; i < 4; i++)
+		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m),
+				  NVM_UNET_ST_SENT);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY,
+					  NVM_UNET_EV_NONEMPTY), 1);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY,
+					  NVM_UNET_EV_ALMOST_FULL), 1);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 2);
+	/* drained: the next message is an edge again */
+	k->rx_cons = 5;
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY,
+					  NVM_UNET_EV_NONEMPTY), 2);
 }
 END_TEST
 
@@ -295,6 +324,7 @@ static Suite *suite(void)
 	tcase_add_test(t, demultiplexed_on_tag);
 	tcase_add_test(t, ring_full_and_no_buffer);
 	tcase_add_test(t, close_drops);
+	tcase_add_test(t, upcall_edges);
 	suite_add_tcase(s, t);
 	return s;
 }
