@@ -370,8 +370,6 @@ static void delivered(struct fw *fw, uint32_t port, uint32_t gen,
 		      uint32_t status)
 {
 	struct fw_unet_ep *e = &fw->unet.ep[port];
-	uint32_t arm_off = region(fw, port) + NVM_UNET_CTL +
-			   offsetof(struct nvm_unet_ctl, arm);
 	struct nvm_unet_ctl ctl;
 	uint32_t ev = 0, depth;
 
@@ -386,10 +384,18 @@ static void delivered(struct fw *fw, uint32_t port, uint32_t gen,
 	e->rx_prod++;
 	fw_count(fw, FW_CNT_UNET_RX);
 	publish(fw, port);
-	/* blocking receive: one event per arming, so polling costs nothing */
+	/*
+	 * Blocking receive: one event per arming, so polling costs nothing.
+	 * The process stores arm (or rx_cons) and then loads the descriptor;
+	 * we stored the descriptor (DMA) and now load arm and rx_cons: without
+	 * a full fence both loads could see the old values, and a sleeper
+	 * would miss its message.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	ctl = read_ctl(fw, port);
-	if (ctl.arm) {
-		fw_sram_wr32(fw->chip, arm_off, 0);
+	if (ctl.arm && ctl.arm != e->armed_done &&
+	    (int32_t)(e->rx_prod - ctl.arm) >= 0) {
+		e->armed_done = ctl.arm;
 		ev |= NVM_UNET_EV_WAKE;
 	}
 	/* upcalls: on the edges only, so one upcall drains all pending */

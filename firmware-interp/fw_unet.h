@@ -35,6 +35,7 @@ struct fw_unet_ep {
 	uint32_t free_cons;		/* free-queue entries popped */
 	uint32_t rx_prod;		/* receive descriptors written */
 	uint32_t rx_ring_full, rx_no_buf;
+	uint32_t armed_done;		/* the arm value last woken for */
 	struct fw_unet_chan ch[NVM_UNET_CHANNELS];
 };
 

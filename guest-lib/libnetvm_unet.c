@@ -369,6 +369,9 @@ static int take(struct netvm_unet *u, void *buf, size_t cap, size_t *len,
 	}
 	u->rx_cons++;
 	ctl(u)->rx_cons = u->rx_cons;
+	/* before the next look at the queue: the NI reads rx_cons after
+	 * writing a descriptor, for the upcall edge (see fw_unet.c) */
+	__sync_synchronize();
 	return 0;
 }
 
@@ -386,9 +389,9 @@ NETVM_PUBLIC int netvm_unet_recv(struct netvm_unet *u, void *buf, size_t cap,
 		err = take(u, buf, cap, len, channel);
 		if (err != -EAGAIN || timeout_ms == 0)
 			return err;
-		/* arm, then look again: a message that came in between is
-		 * seen now, a later one raises the event */
-		ctl(u)->arm = 1;
+		/* arm for the next message, then look again: one that came in
+		 * between is seen now, a later one raises the event */
+		ctl(u)->arm = u->rx_cons + 1 ? u->rx_cons + 1 : 1;
 		__sync_synchronize();
 		err = take(u, buf, cap, len, channel);
 		if (err != -EAGAIN)

@@ -73,7 +73,8 @@ enum nvm_unet_st {
 struct nvm_unet_ctl {
 	uint32_t free_prod;	/* free buffer offsets pushed (free-running) */
 	uint32_t rx_cons;	/* receive descriptors consumed (free-running) */
-	uint32_t arm;		/* 1: post an event at the next delivery (NI clears) */
+	uint32_t arm;		/* n + 1: post one event once message n is queued
+				 * (a sleeper writes rx_cons + 1); 0 = none */
 	uint32_t upcall;	/* 1: upcalls on (a store turns them off) */
 	uint32_t upcall_full;	/* upcall when this many are queued, 0 = never */
 	uint32_t reserved[3];
@@ -81,8 +82,10 @@ struct nvm_unet_ctl {
 
 /*
  * Receive events: NVM_EV_NOTIFY with endpoint = the U-Net port, data =
- * these bits, arg = messages delivered so far.  WAKE when the process had
- * armed (it sleeps in poll); the upcall reasons when upcalls are on: the
+ * these bits, arg = messages delivered so far.  WAKE once per value of arm
+ * when the message it names is queued (the NI never writes arm, so a
+ * sleeper's new arming cannot be lost to the NI clearing an old one); the
+ * upcall reasons when upcalls are on: the
  * queue became non-empty, or reached upcall_full entries.  The driver turns
  * the latter into SIGIO (or the fcntl F_SETSIG signal) for the owner.
  */

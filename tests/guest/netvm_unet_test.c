@@ -13,11 +13,17 @@
  *       node 0: endpoints C and X; writes "pc P px P" to /tmp/unet.info,
  *       sets up channels, waits for /tmp/unet.go, then runs the checks and
  *       prints "ok - ..." / "not ok - ..." lines.
+ *   netvm-unet-test bench NODE PS
+ *       node 0 against "serve": like client (writes "pc P px 0", waits
+ *       for /tmp/unet.go), then prints round trips by polling for several
+ *       sizes and the echoed streaming bandwidth (16 in flight), and quits
+ *       the server.  Figures only (bench_unet.py).
  */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,6 +437,80 @@ static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 	return failures ? 1 : 0;
 }
 
+static uint64_t ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int bench(struct netvm *nv, unsigned int node, unsigned int ps)
+{
+	static const size_t bsz[] = { 8, 64, 96, 512, 1024, 4096 };
+	static uint8_t out[NETVM_UNET_MSG_MAX], in[NETVM_UNET_MSG_MAX];
+	static uint64_t rtt[1000];
+	struct netvm_unet *c;
+	char text[64];
+	size_t len;
+	int cc, err = 0, n = 500;
+
+	if (netvm_unet_open(nv, SEG, BUFSZ, BUFS, &c))
+		return 1;
+	cc = netvm_unet_channel(c, node, ps, T1);
+	if (cc < 0)
+		return 1;
+	snprintf(text, sizeof(text), "%d 0\n", netvm_unet_port(c));
+	write_file("/tmp/unet.info", text);
+	if (wait_file("/tmp/unet.go", text, sizeof(text), 120))
+		return 1;
+	for (size_t s = 0; s < sizeof(bsz) / sizeof(bsz[0]) && !err; s++) {
+		pattern(out, bsz[s], (unsigned int)s);
+		for (int i = 0; i < n && !err; i++) {
+			uint64_t t0 = ns();
+
+			err = netvm_unet_send(c, cc, out, bsz[s]);
+			if (!err)
+				err = get(c, in, sizeof(in), &len, NULL, 0);
+			rtt[i] = ns() - t0;
+		}
+		qsort(rtt, n, sizeof(rtt[0]), cmp64);
+		printf("rtt %zu B: min %.1f us, median %.1f us, p99 %.1f us\n",
+		       bsz[s], rtt[0] / 1e3, rtt[n / 2] / 1e3, rtt[n * 99 / 100] / 1e3);
+	}
+	for (size_t s = 0; s < sizeof(bsz) / sizeof(bsz[0]) && !err; s++) {
+		int total = 2000, sent = 0, got = 0;
+		uint64_t t0 = ns(), t;
+
+		while (got < total && !err) {
+			while (sent < total && sent - got < 16 && !err)
+				err = netvm_unet_send(c, cc, out, bsz[s]), sent++;
+			if (!err)
+				err = get(c, in, sizeof(in), &len, NULL, 0);
+			got++;
+		}
+		t = ns() - t0;
+		printf("stream %zu B: %d echoed, %.2f MB/s each way, %.0f msg/s\n",
+		       bsz[s], total, (double)total * bsz[s] / (t / 1e9) / 1e6,
+		       total / (t / 1e9));
+	}
+	if (!err)
+		err = netvm_unet_send(c, cc, "quit", 4);
+	if (!err)
+		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 30000);
+	if (err)
+		fprintf(stderr, "bench: %s\n", netvm_strerror(err));
+	netvm_unet_close(c);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct netvm *nv;
@@ -447,6 +527,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "serve"))
 		rc = serve(nv);
+	else if (!strcmp(argv[1], "bench") && argc == 4)
+		rc = bench(nv, (unsigned int)atoi(argv[2]),
+			   (unsigned int)atoi(argv[3]));
 	else if (!strcmp(argv[1], "client") && argc == 5)
 		rc = client(nv, (unsigned int)atoi(argv[2]),
 			    (unsigned int)atoi(argv[3]),

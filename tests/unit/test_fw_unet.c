@@ -258,15 +258,20 @@ START_TEST(ring_full_and_no_buffer)
 		ck_assert_uint_eq(send(0, 0, 0, 4096, NULL), NVM_UNET_ST_SENT);
 	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN + 2);
 	ck_assert_uint_eq(status(&cb, PORT_B).rx_no_buf, 1);
-	/* armed: the next delivery raises one event, then disarms */
-	ctl(&cb, PORT_B)->arm = 1;
+	/* armed for the next message: one event, none for the one after */
+	ctl(&cb, PORT_B)->arm = RXQ_LEN + 3;
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
 	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 1);
 	ev = (struct nvm_event *)sim_last_event(&cb, NVM_EV_NOTIFY);
 	ck_assert_uint_eq(ev->endpoint, PORT_B);
 	ck_assert_uint_eq(ev->data, NVM_UNET_EV_WAKE);
-	ck_assert_uint_eq(ctl(&cb, PORT_B)->arm, 0);
+	/* armed for a message not yet there: nothing until it is */
+	ctl(&cb, PORT_B)->arm = RXQ_LEN + 6;
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 1);
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 2);
 }
 END_TEST
 
