@@ -3,10 +3,11 @@
  * netvm-unet-test: U-Net endpoints between two guests (group "unet" of
  * run-guest-tests.py, which passes the ports between the nodes).
  *
- *   netvm-unet-test serve
- *       node 1: endpoints S (echo) and V (victim); writes "ps P pv P" to
- *       /tmp/unet.info, waits for "PC PX" in /tmp/unet.peer, sets up S's
- *       channel to (0, PC, 0x1001) and V's to (0, PC, 0x3003), writes
+ *   netvm-unet-test serve [NODE]
+ *       the server (peer NODE, default 0): endpoints S (echo) and V
+ *       (victim); writes "ps P pv P" to /tmp/unet.info, waits for "PC PX"
+ *       in /tmp/unet.peer, sets up S's channel to (NODE, PC, 0x1001) and
+ *       V's to (NODE, PC, 0x3003), writes
  *       /tmp/unet.ready, then echoes every message on S (blocking
  *       receive) until "quit", answering "bye ok" if V received nothing.
  *   netvm-unet-test client NODE PS PV
@@ -95,7 +96,7 @@ static void write_file(const char *path, const char *text)
 	rename(tmp, path);	/* the reader sees all of it or nothing */
 }
 
-static int serve(struct netvm *nv)
+static int serve(struct netvm *nv, unsigned int peer)
 {
 	struct netvm_unet *s, *v;
 	struct netvm_unet_stats st;
@@ -118,8 +119,8 @@ static int serve(struct netvm *nv)
 		fprintf(stderr, "serve: no peer ports\n");
 		return 1;
 	}
-	cs = netvm_unet_channel(s, 0, pc, T1);
-	cv = netvm_unet_channel(v, 0, pc, T3);
+	cs = netvm_unet_channel(s, peer, pc, T1);
+	cv = netvm_unet_channel(v, peer, pc, T3);
 	if (cs < 0 || cv < 0) {
 		fprintf(stderr, "serve: channels: %s / %s\n",
 			netvm_strerror(cs), netvm_strerror(cv));
@@ -431,7 +432,7 @@ static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 		err = netvm_unet_recv(c, in, sizeof(in) - 1, &len, NULL, 30000);
 	in[err ? 0 : len] = 0;
 	check(!err && !strncmp((char *)in, "bye ok", 6),
-	      "node 1: the victim endpoint received nothing: \"%s\"", (char *)in);
+	      "the server's victim endpoint received nothing: \"%s\"", (char *)in);
 	netvm_unet_close(x);
 	netvm_unet_close(c);
 	return failures ? 1 : 0;
@@ -525,8 +526,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "netvm_open: %s\n", netvm_strerror(err));
 		return 1;
 	}
-	if (!strcmp(argv[1], "serve"))
-		rc = serve(nv);
+	if (!strcmp(argv[1], "serve") && argc <= 3)
+		rc = serve(nv, argc == 3 ? (unsigned int)atoi(argv[2]) : 0);
 	else if (!strcmp(argv[1], "bench") && argc == 4)
 		rc = bench(nv, (unsigned int)atoi(argv[2]),
 			   (unsigned int)atoi(argv[3]));

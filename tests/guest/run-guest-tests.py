@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Guest test suite runner: boots a 2-node cluster of its own through the
+"""Guest test suite runner: boots a 2-node cluster (4 for unet4) of its own through the
 front door, checks real behaviour in the guests, always tears it down.
 
-    tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys | netvm-user | netvm-lib | unet)
+    tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys | netvm-user | netvm-lib | unet | unet4)
 
 Output is TAP (meson's protocol: 'tap').  The cluster is named
 't-guest-GROUP' so that a user's own cluster is never touched.
@@ -483,11 +483,22 @@ def group_netvm_lib():
 
 
 def group_unet():
-    """U-Net endpoints (netvm-unet-test): node 1 echoes on endpoint S and
-    keeps a victim endpoint V; node 0's endpoint C ping-pongs by polling
-    and by blocking, sends bad descriptors, and an intruder X sends on a tag
-    S does not know and on V's tag from the wrong endpoint."""
-    for n in (0, 1):
+    """U-Net endpoints (netvm-unet-test) between nodes 1 (server) and 0."""
+    unet_pair(1, 0)
+
+
+def group_unet4():
+    """U-Net on 4 VMs through netvm-switch: two pairs, routes of the fabric."""
+    unet_pair(3, 0)
+    unet_pair(1, 2)
+
+
+def unet_pair(s, c):
+    """Node s echoes on endpoint S and keeps a victim endpoint V; node c's
+    endpoint C ping-pongs by polling, blocking and upcall, sends bad
+    descriptors, and an intruder X sends on a tag S does not know and on
+    V's tag from the wrong endpoint."""
+    for n in (c, s):
         rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/nv_state; rm -f /tmp/unet.*")
         if not T.ok(rc == 0 and out.strip() == "on", "node %d: NetVM on" % n, diag(rc, out, err)):
             return
@@ -501,51 +512,53 @@ def group_unet():
         rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/nv_notifications")
         return int(out.strip()) if rc == 0 and out.strip().isdigit() else -1
 
-    before = sysfs_counters(1, "fw_counters")
-    irq0 = [irqs(0), irqs(1)]
-    srv = Background(1, ["netvm-unet-test", "serve"], timeout=400)
-    rc, w = info(1)
-    if not T.ok(rc == 0 and len(w) == 4, "node 1: endpoints S and V open: %s" % " ".join(w),
+    before = sysfs_counters(s, "fw_counters")
+    irq0 = [irqs(c), irqs(s)]
+    srv = Background(s, ["netvm-unet-test", "serve", str(c)], timeout=400)
+    rc, w = info(s)
+    if not T.ok(rc == 0 and len(w) == 4, "node %d: endpoints S and V open: %s" % (s, " ".join(w)),
                 diag(*srv.wait(5))):
         return
     ps, pv = w[1], w[3]
     t0 = time.monotonic()
-    cli = Background(0, ["netvm-unet-test", "client", "1", ps, pv], timeout=400)
-    rc, w = info(0)
-    if not T.ok(rc == 0 and len(w) == 2, "node 0: endpoints C and X open, channels set up: ports %s"
-                % " ".join(w), diag(*cli.wait(5))):
+    cli = Background(c, ["netvm-unet-test", "client", str(s), ps, pv], timeout=400)
+    rc, w = info(c)
+    if not T.ok(rc == 0 and len(w) == 2, "node %d: endpoints C and X open, channels set up: ports %s"
+                % (c, " ".join(w)), diag(*cli.wait(5))):
         return
-    rc, out, err = sh(1, "echo '%s %s' > /tmp/unet.peer.tmp && mv /tmp/unet.peer.tmp /tmp/unet.peer; "
+    rc, out, err = sh(s, "echo '%s %s' > /tmp/unet.peer.tmp && mv /tmp/unet.peer.tmp /tmp/unet.peer; "
                       "for i in $(seq 300); do test -f /tmp/unet.ready && break; sleep 0.2; done; "
                       "cat /tmp/unet.ready" % (w[0], w[1]))
-    if not T.ok(rc == 0 and out.strip() == "ready", "node 1: channels to node 0 set up",
+    if not T.ok(rc == 0 and out.strip() == "ready", "node %d: channels to node %d set up" % (s, c),
                 diag(rc, out, err) + "\n" + diag(*srv.wait(5))):
         return
-    sh(0, "echo go > /tmp/unet.go")
+    sh(c, "echo go > /tmp/unet.go")
     rc, out, err = cli.wait(400)
     for line in out.decode(errors="replace").splitlines():
         if line.startswith("ok - "):
-            T.ok(True, "node 0: " + line[5:])
+            T.ok(True, "node %d: %s" % (c, line[5:]))
         elif line.startswith("not ok - "):
-            T.ok(False, "node 0: " + line[9:], "stderr: %s" % err.decode(errors="replace").strip())
-    T.ok(rc == 0, "node 0: netvm-unet-test client exits 0 (%.1f s)" % (time.monotonic() - t0),
+            T.ok(False, "node %d: %s" % (c, line[9:]), "stderr: %s" % err.decode(errors="replace").strip())
+    T.ok(rc == 0, "node %d: netvm-unet-test client exits 0 (%.1f s)" % (c, time.monotonic() - t0),
          diag(rc, out, err))
     src, sout, serr = srv.wait(60)
-    T.ok(src == 0, "node 1: the echo server exits 0", diag(src, sout, serr))
-    after = sysfs_counters(1, "fw_counters")
+    T.ok(src == 0, "node %d: the echo server exits 0" % s, diag(src, sout, serr))
+    after = sysfs_counters(s, "fw_counters")
     d = dict((k, after.get(k, 0) - before.get(k, 0)) for k in after)
     T.ok(d.get("unet_no_channel", 0) == 6,
-         "node 1: the intruder's 6 messages dropped and counted (unet_no_channel +%d)"
-         % d.get("unet_no_channel", 0), "%s" % d)
+         "node %d: the intruder's 6 messages dropped and counted (unet_no_channel +%d)"
+         % (s, d.get("unet_no_channel", 0)), "%s" % d)
     T.ok(d.get("unet_rx", 0) >= 60 and d.get("unet_ring_full", 1) == 0 and
          d.get("unet_no_buf", 1) == 0,
-         "node 1: %d messages delivered, none dropped for lack of room" % d.get("unet_rx", 0), "%s" % d)
+         "node %d: %d messages delivered, none dropped for lack of room" % (s, d.get("unet_rx", 0)),
+         "%s" % d)
     # receivers that wait arm the NI for one interrupt; pollers never do
-    n0, n1 = irqs(0) - irq0[0], irqs(1) - irq0[1]
+    n0, n1 = irqs(c) - irq0[0], irqs(s) - irq0[1]
     T.ok(0 < n0 <= 60 and 0 < n1 <= d.get("unet_rx", 0),
-         "receive interrupts only while someone waits or upcalls are on: node 0 %d "
-         "(35 blocking receives, 12 upcalls), node 1 %d (%d messages)" % (n0, n1, d.get("unet_rx", 0)))
-    for n in (0, 1):
+         "receive interrupts only while someone waits or upcalls are on: node %d %d "
+         "(35 blocking receives, 12 upcalls), node %d %d (%d messages)"
+         % (c, n0, s, n1, d.get("unet_rx", 0)))
+    for n in (c, s):
         rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/ep_counters")
         T.ok(rc == 0 and "endpoints 0" in out, "node %d: every endpoint closed" % n, out)
 
@@ -559,7 +572,8 @@ def sysfs_counters(n, name):
 
 GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
           "netvm-phys": group_netvm_phys, "netvm-user": group_netvm_user,
-          "netvm-lib": group_netvm_lib, "unet": group_unet}
+          "netvm-lib": group_netvm_lib, "unet": group_unet, "unet4": group_unet4}
+NODES = {"unet4": 4}    # groups that need more than 2 VMs (through netvm-switch)
 
 
 def qemu_pids(cluster):
@@ -585,12 +599,13 @@ def main():
     nv("down")  # leftovers of an interrupted run
     try:
         t0 = time.monotonic()
-        rc, out, err = nv("up", "-n", "2", "--timeout", BOOT_TIMEOUT, timeout=int(BOOT_TIMEOUT) + 60)
+        rc, out, err = nv("up", "-n", str(NODES.get(group, 2)), "--timeout", BOOT_TIMEOUT,
+                          timeout=int(BOOT_TIMEOUT) + 60)
         if rc != 0:
             msg = err.decode(errors="replace").strip()
             print("Bail out! ./netvm up failed: %s" % msg.replace("\n", " | "), flush=True)
             print("./netvm up failed: " + msg, file=sys.stderr)
-            for n in (0, 1):
+            for n in range(NODES.get(group, 2)):
                 log = os.path.join(REPO, "build", "cluster", CLUSTER, "node%d.serial.log" % n)
                 if os.path.exists(log):
                     print("--- node %d serial log (tail)" % n, file=sys.stderr)
