@@ -64,6 +64,9 @@ enum fw_counter {
 	FW_CNT_UNET_NO_CHANNEL,
 	FW_CNT_UNET_RING_FULL,
 	FW_CNT_UNET_NO_BUF,
+	FW_CNT_UNET_DIV_ORDER,
+	FW_CNT_UNET_DIVERTED,
+	FW_CNT_UNET_DROPPED,
 	FW_CNT_MAX
 };
 extern const char *const fw_counter_names[FW_CNT_MAX];

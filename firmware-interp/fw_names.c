@@ -38,6 +38,9 @@ const char *const fw_counter_names[FW_CNT_MAX] = {
 	[FW_CNT_UNET_NO_CHANNEL] = "unet_no_channel",
 	[FW_CNT_UNET_RING_FULL] = "unet_ring_full",
 	[FW_CNT_UNET_NO_BUF] = "unet_no_buf",
+	[FW_CNT_UNET_DIV_ORDER] = "unet_div_order",
+	[FW_CNT_UNET_DIVERTED] = "unet_diverted",
+	[FW_CNT_UNET_DROPPED] = "unet_dropped",
 };
 
 const char *const fw_tx_state_names[FW_TX_STATE_COUNT] = {

@@ -31,6 +31,7 @@ enum fw_job {
 	FW_JOB_NV_BOUNCE,	/* NetVM: packet slot -> bounce buffer */
 	FW_JOB_UNET_FETCH,	/* U-Net: segment -> tx buffer */
 	FW_JOB_UNET_RX,		/* U-Net: slot -> buffers, receive descriptor */
+	FW_JOB_UNET_DIVERT,	/* U-Net: slot -> the kernel's divert ring */
 	FW_JOB_COUNT
 };
 

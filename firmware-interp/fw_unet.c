@@ -41,6 +41,11 @@ static void publish(struct fw *fw, uint32_t port)
 		.rx_prod = e->rx_prod,
 		.rx_ring_full = e->rx_ring_full,
 		.rx_no_buf = e->rx_no_buf,
+		.div_order = e->div_order,
+		.msgs = e->msgs,
+		.diverted = e->diverted,
+		.dropped = e->dropped,
+		.divert_mode = e->divert,
 	};
 
 	memcpy(fw->chip->sram + region(fw, port) + NVM_UNET_STATUS, &st,
@@ -268,6 +273,89 @@ static int find_channel(struct fw *fw, uint32_t src, const struct nvm_unet_hdr *
 	return -1;
 }
 
+/* The cause, per endpoint, of a message that did not go direct. */
+static void count_cause(struct fw *fw, struct fw_unet_ep *e, uint32_t cause)
+{
+	if (cause == FW_CNT_UNET_RING_FULL)
+		e->rx_ring_full++;
+	else if (cause == FW_CNT_UNET_NO_BUF)
+		e->rx_no_buf++;
+	else
+		e->div_order++;
+	fw_count(fw, (enum fw_counter)cause);
+}
+
+/*
+ * FUGU's second case: the message goes whole into the kernel's divert
+ * ring, numbered like the direct ones, and the endpoint stays in divert
+ * mode until the kernel has handed every diverted message over, so the
+ * process sees them all in order.  Without a divert ring it is dropped.
+ */
+static enum fw_rx_verdict divert(struct fw *fw, uint32_t port, int ch,
+				 uint32_t data, uint32_t mlen, uint32_t cause)
+{
+	struct fw_unet *u = &fw->unet;
+	struct fw_unet_ep *e = &u->ep[port];
+	struct nvm_unet_div_rec r;
+	uint64_t rec;
+	uint32_t scr;
+	int slot;
+
+	if (!u->div_slots) {
+		count_cause(fw, e, cause);
+		e->dropped++;
+		fw_count(fw, FW_CNT_UNET_DROPPED);
+		publish(fw, port);
+		return FW_RX_RELEASE;
+	}
+	if (u->div_prod - u->div_cons >= u->div_slots)
+		return FW_RX_WAIT;	/* the kernel is behind: hold the link */
+	slot = fw_hdma_alloc(fw, FW_JOB_UNET_DIVERT,
+			     e->gen << 16 | port << 8 | (cause & 0xff));
+	if (slot < 0)
+		return FW_RX_WAIT;
+	memset(&r, 0, offsetof(struct nvm_unet_div_rec, data));
+	r.port = (uint16_t)port;
+	r.channel = (uint16_t)ch;
+	r.len = mlen;
+	r.msgno = e->msgs++;
+	r.seq = u->div_prod + 1;
+	rec = u->div_base + (uint64_t)(u->div_prod % u->div_slots) *
+	      NVM_UNET_DIV_SLOT;
+	scr = fw_scratch_off(fw, slot);
+	memcpy(fw->chip->sram + scr, &r, 16);
+	fw_hdma_add(fw, slot, LANAI_DMA_L2E, 12, scr, rec);
+	fw_hdma_add(fw, slot, LANAI_DMA_L2E, mlen, data, rec + 16);
+	fw_hdma_add(fw, slot, LANAI_DMA_L2E, 4, scr + 12, rec + 12);
+	fw_hdma_submit(fw, slot);
+	u->div_port[u->div_prod % u->div_slots] = (uint8_t)port;
+	e->divert = 1;
+	return FW_RX_HOLD;
+}
+
+static void diverted(struct fw *fw, uint32_t port, uint32_t gen,
+		     uint32_t cause, uint32_t status)
+{
+	struct fw_unet *u = &fw->unet;
+	struct fw_unet_ep *e = &u->ep[port];
+
+	fw_rx_release(fw);
+	if (status != NVM_DMA_ST_DONE)
+		return;		/* seq not written: the slot is used again */
+	if (!e->open || e->gen != gen) {
+		u->div_port[u->div_prod % u->div_slots] = FW_UNET_EPS;
+	} else {
+		e->div_out++;
+		e->diverted++;
+		count_cause(fw, e, cause);
+		fw_count(fw, FW_CNT_UNET_DIVERTED);
+		publish(fw, port);
+	}
+	u->div_prod++;
+	fw_post(fw, NVM_EV_NOTIFY, (uint16_t)port, NVM_UNET_EV_DIVERT,
+		u->div_prod);
+}
+
 enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 			      uint32_t src)
 {
@@ -297,12 +385,12 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 	}
 	e = &fw->unet.ep[port];
 	ctl = read_ctl(fw, port);
-	if (e->rx_prod - ctl.rx_cons >= e->rxq_len) {
-		e->rx_ring_full++;
-		fw_count(fw, FW_CNT_UNET_RING_FULL);
-		publish(fw, port);
-		return FW_RX_RELEASE;
-	}
+	if (e->divert)
+		return divert(fw, port, ch, data + sizeof(h), mlen,
+			      FW_CNT_UNET_DIV_ORDER);
+	if (e->rx_prod - ctl.rx_cons >= e->rxq_len)
+		return divert(fw, port, ch, data + sizeof(h), mlen,
+			      FW_CNT_UNET_RING_FULL);
 
 	memset(&head, 0, sizeof(head));
 	head.channel = (uint16_t)ch;
@@ -332,6 +420,7 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 	if (slot < 0)
 		return FW_RX_WAIT;
 	e->free_cons += nbuf;
+	head.msgno = e->msgs++;
 
 	/* data, then the descriptor, then its seq: one chain, in order */
 	entry = e->rxq + (uint64_t)(e->rx_prod % e->rxq_len) * sizeof(head);
@@ -360,10 +449,7 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 	fw_count_n(fw, FW_CNT_RX_BYTES, mlen);
 	return FW_RX_HOLD;
 no_buf:
-	e->rx_no_buf++;
-	fw_count(fw, FW_CNT_UNET_NO_BUF);
-	publish(fw, port);
-	return FW_RX_RELEASE;
+	return divert(fw, port, ch, data + sizeof(h), mlen, FW_CNT_UNET_NO_BUF);
 }
 
 static void delivered(struct fw *fw, uint32_t port, uint32_t gen,
@@ -417,6 +503,8 @@ void fw_unet_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
 		return;
 	if (kind == FW_JOB_UNET_FETCH)
 		fetched(fw, port, gen, arg & 0xff, status);
+	else if (kind == FW_JOB_UNET_DIVERT)
+		diverted(fw, port, gen, arg & 0xff, status);
 	else
 		delivered(fw, port, gen, status);
 }
@@ -439,8 +527,9 @@ static uint32_t k_open(struct fw *fw, const struct nvm_k_unet_open *k)
 	    k->rxq_len < NVM_UNET_RXQ_MIN || k->rxq_len > NVM_UNET_RXQ_MAX ||
 	    !pow2(k->buf_size) || k->buf_size < NVM_UNET_BUF_MIN ||
 	    k->buf_size > NVM_UNET_BUF_MAX || !k->seg_size ||
-	    k->seg_size > NVM_UNET_SEG_MAX)
-		return NVM_ST_BAD_CMD;
+	    k->seg_size > NVM_UNET_SEG_MAX ||
+	    fw->unet.ep[k->port].div_out)
+		return NVM_ST_BAD_CMD;	/* (the last owner's records are out) */
 	e = &fw->unet.ep[k->port];
 	gen = (e->gen + 1) & 0xffff;
 	memset(e, 0, sizeof(*e));
@@ -499,6 +588,23 @@ static uint32_t k_chan(struct fw *fw, const struct nvm_k_unet_chan *k)
 	return NVM_ST_OK;
 }
 
+/* The kernel handed records up to @count on: their slots are free. */
+static uint32_t k_div_done(struct fw *fw, uint32_t count)
+{
+	struct fw_unet *u = &fw->unet;
+
+	if (!u->div_slots ||
+	    (uint32_t)(count - u->div_cons) > u->div_prod - u->div_cons)
+		return NVM_ST_BAD_CMD;
+	for (; u->div_cons != count; u->div_cons++) {
+		uint32_t p = u->div_port[u->div_cons % u->div_slots];
+
+		if (p < FW_UNET_EPS && u->ep[p].div_out)
+			u->ep[p].div_out--;
+	}
+	return NVM_ST_OK;
+}
+
 uint32_t fw_unet_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 {
 	switch (c->op) {
@@ -510,6 +616,22 @@ uint32_t fw_unet_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 	}
 	case NVM_KOP_UNET_CLOSE:
 		return k_close(fw, c->dst_port);
+	case NVM_KOP_UNET_DIVERT_CFG:
+		if (c->dst_node > NVM_UNET_DIV_SLOTS)
+			return NVM_ST_BAD_CMD;
+		fw->unet.div_base = (uint64_t)c->arg[1] << 32 | c->arg[0];
+		fw->unet.div_slots = c->dst_node;
+		fw->unet.div_prod = fw->unet.div_cons = 0;
+		return NVM_ST_OK;
+	case NVM_KOP_UNET_DIVERT_DONE:
+		return k_div_done(fw, c->arg[0]);
+	case NVM_KOP_UNET_DIRECT:
+		if (!fw_unet_open_port(fw, c->dst_port) ||
+		    fw->unet.ep[c->dst_port].div_out)
+			return NVM_ST_BAD_CMD;
+		fw->unet.ep[c->dst_port].divert = 0;
+		publish(fw, c->dst_port);
+		return NVM_ST_OK;
 	case NVM_KOP_UNET_CHAN: {
 		struct nvm_k_unet_chan k;
 

@@ -34,14 +34,23 @@ struct fw_unet_ep {
 	uint32_t send_errors;
 	uint32_t free_cons;		/* free-queue entries popped */
 	uint32_t rx_prod;		/* receive descriptors written */
-	uint32_t rx_ring_full, rx_no_buf;
+	uint32_t rx_ring_full, rx_no_buf, div_order;	/* not direct, by cause */
 	uint32_t armed_done;		/* the arm value last woken for */
+	uint32_t msgs;			/* messages accepted: next msgno */
+	uint32_t divert;		/* 1: divert everything (order) */
+	uint32_t div_out;		/* its records not yet handed on */
+	uint32_t diverted, dropped;
 	struct fw_unet_chan ch[NVM_UNET_CHANNELS];
 };
 
 struct fw_unet {
 	struct fw_unet_ep ep[FW_UNET_EPS];
 	uint32_t rr;			/* round robin over senders */
+	/* the kernel's divert ring (FUGU's buffered path) */
+	uint64_t div_base;
+	uint32_t div_slots;		/* 0: none, messages are dropped */
+	uint32_t div_prod, div_cons;	/* records written / handed on */
+	uint8_t div_port[NVM_UNET_DIV_SLOTS];	/* whose record; EPS = nobody's */
 };
 
 bool fw_unet_open_port(struct fw *fw, uint32_t port);

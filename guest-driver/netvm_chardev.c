@@ -132,6 +132,7 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_UNET_OPEN:
 	case NETVM_IOC_UNET_CHANNEL:
 	case NETVM_IOC_UNET_UNCHANNEL:
+	case NETVM_IOC_UNET_DRECV:
 		break;
 	default:
 		return -ENOTTY;
@@ -169,6 +170,7 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_UNET_OPEN:
 	case NETVM_IOC_UNET_CHANNEL:
 	case NETVM_IOC_UNET_UNCHANNEL:
+	case NETVM_IOC_UNET_DRECV:
 		ret = netvm_unet_ioctl(nf, cmd, uarg);
 		break;
 	default:

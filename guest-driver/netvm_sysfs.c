@@ -108,6 +108,7 @@ static const char * const netvm_fw_counter_names[] = {
 	"credit_stalls", "key_failures", "notifications", "acks_sent",
 	"peer_resets", "error_completions", "unet_tx", "unet_tx_bad",
 	"unet_rx", "unet_no_channel", "unet_ring_full", "unet_no_buf",
+	"unet_div_order", "unet_diverted", "unet_dropped",
 };
 
 /* One "name value" line per firmware counter (read from SRAM). */

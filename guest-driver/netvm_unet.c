@@ -23,6 +23,7 @@
 #include <linux/mm.h>
 #include <linux/poll.h>
 #include <linux/sched/mm.h>
+#include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -31,6 +32,173 @@
 /* Upcall targets per NIC (index) and port; see netvm_unet.h. */
 static DEFINE_SPINLOCK(unet_irq_lock);
 static struct netvm_unet *unet_irq[NETVM_MAX_DEVS][NETVM_EP_MAX];
+
+/*
+ * FUGU's buffered path: per NIC, a divert ring the firmware writes
+ * undeliverable messages to, and a worker that appends each to its
+ * endpoint's pageable FIFO.  Set up with the first U-Net endpoint.
+ */
+#define UNET_DIV_RING	(NVM_UNET_DIV_SLOTS * NVM_UNET_DIV_SLOT)
+#define UNET_DIV_CAP	(8u << 20)	/* bytes buffered per endpoint */
+
+struct unet_div {
+	struct netvm_dev *nd;
+	u32 users;			/* U-Net endpoints open */
+	void *ring;
+	dma_addr_t dma;
+	u32 cons;			/* records handed on */
+	atomic_t prod;			/* records written (events) */
+	bool ready;			/* the IRQ handler may queue work */
+	struct work_struct work;
+};
+
+static DEFINE_MUTEX(unet_div_lock);
+static struct unet_div unet_div[NETVM_MAX_DEVS];
+
+/* Record header in the FIFO, then the data rounded up to 16 bytes. */
+struct unet_frec {
+	u32 msgno;
+	u16 channel;
+	u16 reserved;
+	u32 len;
+	u32 pad;
+};
+
+static struct netvm_unet *unet_lookup(struct netvm_dev *nd, u32 port);
+
+static int fifo_io(struct netvm_unet *u, void *buf, u32 n, u64 at, bool wr)
+{
+	while (n) {
+		loff_t pos = at % UNET_DIV_CAP;
+		u32 k = min_t(u64, n, UNET_DIV_CAP - pos);
+		ssize_t r = wr ? kernel_write(u->dfile, buf, k, &pos) :
+				 kernel_read(u->dfile, buf, k, &pos);
+
+		if (r != k)
+			return r < 0 ? (int)r : -EIO;
+		buf += k;
+		at += k;
+		n -= k;
+	}
+	return 0;
+}
+
+static void fifo_put(struct netvm_unet *u, const struct nvm_unet_div_rec *r)
+{
+	struct unet_frec h = {
+		.msgno = r->msgno, .channel = r->channel, .len = r->len,
+	};
+	u32 need = sizeof(h) + ALIGN(r->len, 16);
+
+	mutex_lock(&u->dlock);
+	if (!u->dfile) {
+		struct file *f = shmem_file_setup("netvm-unet", UNET_DIV_CAP,
+						  VM_NORESERVE);
+
+		if (IS_ERR(f))
+			goto drop;
+		u->dfile = f;
+	}
+	if (u->dtail - u->dhead + need > UNET_DIV_CAP)
+		goto drop;	/* overflow control: a runaway sender's bound */
+	if (fifo_io(u, &h, sizeof(h), u->dtail, true) ||
+	    fifo_io(u, (void *)r->data, r->len, u->dtail + sizeof(h), true))
+		goto drop;
+	u->dtail += need;
+	WRITE_ONCE(u->dcount, u->dcount + 1);
+	mutex_unlock(&u->dlock);
+	return;
+drop:
+	u->overflow++;
+	mutex_unlock(&u->dlock);
+}
+
+static void unet_div_work(struct work_struct *w)
+{
+	struct unet_div *ud = container_of(w, struct unet_div, work);
+	struct netvm_dev *nd = ud->nd;
+	bool moved = false;
+	u32 prod;
+
+	mutex_lock(&unet_div_lock);
+	if (!ud->ring)
+		goto out;
+	prod = atomic_read(&ud->prod);
+	while (ud->cons != prod) {
+		const struct nvm_unet_div_rec *r = ud->ring +
+			(ud->cons % NVM_UNET_DIV_SLOTS) * NVM_UNET_DIV_SLOT;
+		struct netvm_unet *u;
+
+		if (READ_ONCE(r->seq) != ud->cons + 1)
+			break;
+		dma_rmb();	/* the seq before the rest */
+		u = r->port < NETVM_EP_MAX ? unet_lookup(nd, r->port) : NULL;
+		if (u && r->len <= NVM_UNET_MSG_MAX) {
+			fifo_put(u, r);
+			wake_up_interruptible(&nd->eps.wq[r->port]);
+		}
+		ud->cons++;
+		moved = true;
+	}
+	if (moved && !READ_ONCE(nd->dead))
+		nv_kcmd(nd, NVM_KOP_UNET_DIVERT_DONE, 0, 0, ud->cons, 0, NULL,
+			0);
+out:
+	mutex_unlock(&unet_div_lock);
+}
+
+/*
+ * The first endpoint of a NIC sets its divert ring up; without one (no
+ * contiguous memory) messages that cannot go direct are dropped.
+ */
+static void unet_div_get(struct netvm_dev *nd)
+{
+	struct unet_div *ud = &unet_div[nd->index];
+
+	mutex_lock(&unet_div_lock);
+	if (ud->users++) {
+		mutex_unlock(&unet_div_lock);
+		return;
+	}
+	ud->nd = nd;
+	ud->cons = 0;
+	atomic_set(&ud->prod, 0);
+	INIT_WORK(&ud->work, unet_div_work);
+	ud->ring = dma_alloc_coherent(&nd->pdev->dev, UNET_DIV_RING, &ud->dma,
+				      GFP_KERNEL);
+	if (ud->ring && nv_kcmd(nd, NVM_KOP_UNET_DIVERT_CFG,
+				NVM_UNET_DIV_SLOTS, 0, lower_32_bits(ud->dma),
+				upper_32_bits(ud->dma), NULL, 0)) {
+		dma_free_coherent(&nd->pdev->dev, UNET_DIV_RING, ud->ring,
+				  ud->dma);
+		ud->ring = NULL;
+	}
+	if (!ud->ring)
+		dev_warn(&nd->pdev->dev, "U-Net: no divert ring; undeliverable messages are dropped\n");
+	WRITE_ONCE(ud->ready, !!ud->ring);
+	mutex_unlock(&unet_div_lock);
+}
+
+static void unet_div_put(struct netvm_dev *nd)
+{
+	struct unet_div *ud = &unet_div[nd->index];
+	void *ring;
+
+	mutex_lock(&unet_div_lock);
+	if (--ud->users) {
+		mutex_unlock(&unet_div_lock);
+		return;
+	}
+	ring = ud->ring;
+	ud->ring = NULL;
+	WRITE_ONCE(ud->ready, false);
+	if (ring && !READ_ONCE(nd->dead))
+		nv_kcmd(nd, NVM_KOP_UNET_DIVERT_CFG, 0, 0, 0, 0, NULL, 0);
+	mutex_unlock(&unet_div_lock);
+	cancel_work_sync(&ud->work);
+	if (ring)
+		dma_free_coherent(&nd->pdev->dev, UNET_DIV_RING, ring, ud->dma);
+}
 
 static void unet_irq_set(struct netvm_dev *nd, u32 port, struct netvm_unet *u)
 {
@@ -41,6 +209,17 @@ static void unet_irq_set(struct netvm_dev *nd, u32 port, struct netvm_unet *u)
 	spin_lock_irqsave(&unet_irq_lock, flags);
 	unet_irq[nd->index][port] = u;
 	spin_unlock_irqrestore(&unet_irq_lock, flags);
+}
+
+static struct netvm_unet *unet_lookup(struct netvm_dev *nd, u32 port)
+{
+	struct netvm_unet *u;
+	unsigned long flags;
+
+	spin_lock_irqsave(&unet_irq_lock, flags);
+	u = unet_irq[nd->index][port];
+	spin_unlock_irqrestore(&unet_irq_lock, flags);
+	return u;
 }
 
 static void __iomem *unet_region(struct netvm_unet *u)
@@ -99,6 +278,7 @@ static int unet_open(struct netvm_file *nf, void __user *uarg)
 	rxq_bytes = PAGE_ALIGN(req.rxq_len * sizeof(struct nvm_unet_rx_desc));
 	u->nd = nd;
 	mutex_init(&u->lock);
+	mutex_init(&u->dlock);
 	u->seg_off = rxq_bytes;
 	u->seg_size = req.seg_size;
 	u->buf_size = req.buf_size;
@@ -116,6 +296,7 @@ static int unet_open(struct netvm_file *nf, void __user *uarg)
 	INIT_LIST_HEAD(&slot->exports);
 	slot->mm = current->mm;
 
+	unet_div_get(nd);
 	mutex_lock(&eps->lock);
 	for (port = 1; port < count && eps->ep[port]; port++)
 		;
@@ -131,6 +312,8 @@ static int unet_open(struct netvm_file *nf, void __user *uarg)
 	ko.rxq_len = u->rxq_len;
 	ko.port = port;
 	ret = nv_kcmd(nd, NVM_KOP_UNET_OPEN, 0, 0, 0, 0, &ko, sizeof(ko));
+	if (ret == -EINVAL)
+		ret = -EBUSY;	/* the port's last owner still has records out */
 	if (ret)
 		goto err_unlock;
 	u->port = port;
@@ -153,6 +336,7 @@ static int unet_open(struct netvm_file *nf, void __user *uarg)
 	return 0;
 err_unlock:
 	mutex_unlock(&eps->lock);
+	unet_div_put(nd);
 	dma_free_coherent(&nd->pdev->dev, u->host_size, u->host, u->host_dma);
 err_free:
 	kfree(slot);
@@ -227,6 +411,67 @@ out:
 	return ret;
 }
 
+/*
+ * The oldest diverted message, if it is the one the process expects.
+ * When the buffer empties, the endpoint goes back to direct delivery (the
+ * firmware refuses while records are still on their way; the next
+ * emptying asks again).
+ */
+static int unet_drecv(struct netvm_unet *u, void __user *uarg)
+{
+	struct netvm_unet_drecv req;
+	struct unet_frec h;
+	bool empty = false;
+	void *buf = NULL;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if ((req.flags & ~NETVM_UNET_PEEK) || req.reserved[0] || req.reserved[1])
+		return -EINVAL;
+	mutex_lock(&u->dlock);
+	req.buffered = u->dcount;
+	req.overflow = u->overflow;
+	req.len = 0;
+	ret = -EAGAIN;
+	if (!u->dcount)
+		goto out;
+	ret = fifo_io(u, &h, sizeof(h), u->dhead, false);
+	if (ret)
+		goto out;
+	req.msgno = h.msgno;
+	req.len = h.len;
+	req.channel = h.channel;
+	ret = -EAGAIN;
+	if ((req.flags & NETVM_UNET_PEEK) || h.msgno != req.want)
+		goto out;
+	ret = -EMSGSIZE;
+	if (h.len > req.cap || h.len > NVM_UNET_MSG_MAX)
+		goto out;
+	ret = -ENOMEM;
+	buf = kmalloc(NVM_UNET_MSG_MAX, GFP_KERNEL);
+	if (!buf)
+		goto out;
+	ret = fifo_io(u, buf, h.len, u->dhead + sizeof(h), false);
+	if (!ret && copy_to_user(u64_to_user_ptr(req.buf), buf, h.len))
+		ret = -EFAULT;
+	if (ret)
+		goto out;
+	u->dhead += sizeof(h) + ALIGN(h.len, 16);
+	WRITE_ONCE(u->dcount, u->dcount - 1);
+	req.buffered = u->dcount;
+	empty = !u->dcount;
+out:
+	mutex_unlock(&u->dlock);
+	kfree(buf);
+	if (empty && !READ_ONCE(u->nd->dead))
+		nv_kcmd(u->nd, NVM_KOP_UNET_DIRECT, 0, (u16)u->port, 0, 0,
+			NULL, 0);
+	if (ret != -EFAULT && copy_to_user(uarg, &req, sizeof(req)))
+		ret = -EFAULT;
+	return ret;
+}
+
 /* Called with nd->lifetime held for reading. */
 long netvm_unet_ioctl(struct netvm_file *nf, unsigned int cmd,
 		      void __user *u)
@@ -249,6 +494,8 @@ long netvm_unet_ioctl(struct netvm_file *nf, unsigned int cmd,
 		ret = unet_channel(un, u, true);
 	else if (cmd == NETVM_IOC_UNET_UNCHANNEL)
 		ret = unet_channel(un, u, false);
+	else if (cmd == NETVM_IOC_UNET_DRECV)
+		ret = unet_drecv(un, u);
 	else
 		ret = -ENOTTY;
 	mutex_unlock(&nf->lock);
@@ -326,7 +573,7 @@ __poll_t netvm_unet_poll(struct netvm_file *nf, struct file *file,
 	cons = readl(unet_region(u) + NVM_UNET_CTL +
 		     offsetof(struct nvm_unet_ctl, rx_cons));
 	d = u->host + (cons & (u->rxq_len - 1)) * sizeof(*d);
-	if (READ_ONCE(d->seq) == cons + 1)
+	if (READ_ONCE(d->seq) == cons + 1 || READ_ONCE(u->dcount))
 		return EPOLLIN | EPOLLRDNORM;
 	return 0;
 }
@@ -350,6 +597,12 @@ void netvm_unet_release(struct netvm_file *nf)
 	mutex_lock(&nd->eps.lock);
 	nd->eps.ep[u->port] = NULL;
 	mutex_unlock(&nd->eps.lock);
+	/* the divert worker looks endpoints up under unet_div_lock */
+	mutex_lock(&unet_div_lock);
+	mutex_unlock(&unet_div_lock);
+	unet_div_put(nd);
+	if (u->dfile)
+		fput(u->dfile);	/* buffered messages go with the endpoint */
 	mmdrop(u->slot->mm);
 	kfree(u->slot);
 	mmdrop(u->mm);
@@ -380,9 +633,19 @@ void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev)
 	u32 data = le32_to_cpu((__force __le32)ev->data);
 	struct netvm_unet *u;
 
+	if (nd->index < 0 || nd->index >= NETVM_MAX_DEVS)
+		return;
+	if (data & NVM_UNET_EV_DIVERT) {
+		struct unet_div *ud = &unet_div[nd->index];
+
+		if (READ_ONCE(ud->ready)) {
+			atomic_set(&ud->prod,
+				   (u32)le64_to_cpu((__force __le64)ev->arg));
+			queue_work(system_unbound_wq, &ud->work);
+		}
+	}
 	if (!(data & (NVM_UNET_EV_NONEMPTY | NVM_UNET_EV_ALMOST_FULL)) ||
-	    port >= NETVM_EP_MAX || nd->index < 0 ||
-	    nd->index >= NETVM_MAX_DEVS)
+	    port >= NETVM_EP_MAX)
 		return;
 	spin_lock(&unet_irq_lock);
 	u = unet_irq[nd->index][port];

@@ -11,6 +11,11 @@
  * an IRQ-safe spinlock, lets the event IRQ handler reach the endpoint's
  * fasync list; entries are set after open and cleared before release
  * frees the endpoint.
+ * Diverted messages: a module-wide mutex (unet_div_lock) guards each
+ * NIC's divert ring and its count of users; the worker that hands records
+ * to endpoints holds it, and release takes it once after unlisting the
+ * endpoint, so the worker never sees a freed one.  Order: unet_div_lock,
+ * then netvm_unet.dlock, then netvm_nv.lock (control commands).
  */
 #ifndef NETVM_UNET_DRV_H
 #define NETVM_UNET_DRV_H
@@ -49,6 +54,12 @@ struct netvm_unet {
 	struct mutex lock;		/* ch[] */
 	struct netvm_unet_chan_rec ch[NVM_UNET_CHANNELS];
 	struct fasync_struct *fasync;	/* upcall targets (fcntl O_ASYNC) */
+	/* diverted messages (FUGU), in pageable shmem: a byte FIFO */
+	struct mutex dlock;		/* dfile, dhead, dtail, dcount, overflow */
+	struct file *dfile;		/* made at the first divert */
+	u64 dhead, dtail;		/* free-running byte offsets */
+	u32 dcount;			/* records buffered (read locklessly by poll) */
+	u32 overflow;			/* dropped: the buffer was at its bound */
 };
 
 long netvm_unet_ioctl(struct netvm_file *nf, unsigned int cmd,

@@ -39,6 +39,9 @@ struct netvm_unet {
 	int err;			/* first error since the last flush */
 	uint32_t rx_cons;
 	uint32_t free_prod;
+	uint32_t msgno;			/* the next message, in arrival order */
+	uint32_t div_done;		/* diverted ones taken */
+	uint32_t div_lost;		/* ... dropped by the driver's bound */
 };
 
 static volatile struct nvm_unet_send_desc *sdesc(struct netvm_unet *u,
@@ -335,15 +338,73 @@ NETVM_PUBLIC int netvm_unet_flush(struct netvm_unet *u, int timeout_ms)
 
 /* ---- receive ---- */
 
+/*
+ * The oldest diverted message (FUGU's buffered path) if it is the next one
+ * in order.  The driver holds them; the NI numbers every message, direct
+ * or diverted, so the two sources merge by msgno.  A system call happens
+ * only while the NI reports diverted messages not yet taken.
+ */
+static int take_diverted(struct netvm_unet *u, void *buf, size_t cap,
+			 size_t *len, unsigned int *channel, int ring_ok,
+			 uint32_t ring_msgno)
+{
+	struct netvm_unet_drecv r;
+	uint32_t inflight, next;
+
+	if (status(u)->diverted == u->div_done + u->div_lost)
+		return 1;	/* none: the ring decides */
+	memset(&r, 0, sizeof(r));
+	r.flags = NETVM_UNET_PEEK;
+	if (ioctl(u->fd, NETVM_IOC_UNET_DRECV, &r) < 0 && errno != EAGAIN)
+		return -errno;
+	/* what the NI diverted but the driver has not buffered yet */
+	u->div_lost = r.overflow;
+	inflight = status(u)->diverted - u->div_done - u->div_lost -
+		   r.buffered;
+	if (r.buffered && r.msgno == u->msgno)
+		next = r.msgno;
+	else if (ring_ok && ring_msgno == u->msgno)
+		return 1;
+	else if (inflight)
+		return -EAGAIN;	/* the next one may still be on its way */
+	else if (r.buffered && (!ring_ok || r.msgno - u->msgno <
+				ring_msgno - u->msgno))
+		next = r.msgno;	/* a gap: overflow control dropped some */
+	else
+		return ring_ok ? 1 : -EAGAIN;
+	memset(&r, 0, sizeof(r));
+	r.buf = (uintptr_t)buf;
+	r.cap = (uint32_t)(cap < NVM_UNET_MSG_MAX ? cap : NVM_UNET_MSG_MAX);
+	r.want = next;
+	if (ioctl(u->fd, NETVM_IOC_UNET_DRECV, &r) < 0) {
+		if (errno == EMSGSIZE && len)
+			*len = r.len;
+		return -errno;
+	}
+	if (len)
+		*len = r.len;
+	if (channel)
+		*channel = r.channel;
+	u->div_done++;
+	u->msgno = next + 1;
+	return 0;
+}
+
 static int take(struct netvm_unet *u, void *buf, size_t cap, size_t *len,
 		unsigned int *channel)
 {
 	volatile struct nvm_unet_rx_desc *d = rdesc(u, u->rx_cons);
 	uint32_t n, nbuf, bs = u->info.buf_size;
+	int ok = d->seq == u->rx_cons + 1, err;
 
-	if (d->seq != u->rx_cons + 1)
+	if (ok)
+		__sync_synchronize();	/* the seq before the rest */
+	err = take_diverted(u, buf, cap, len, channel, ok, ok ? d->msgno : 0);
+	if (err <= 0)
+		return err;
+	if (!ok)
 		return -EAGAIN;
-	__sync_synchronize();	/* the seq before the rest */
+	u->msgno = d->msgno + 1;
 	n = d->len;
 	nbuf = d->nbuf;
 	if (len)
@@ -421,6 +482,9 @@ NETVM_PUBLIC int netvm_unet_stats(struct netvm_unet *u,
 	st->received = status(u)->rx_prod;
 	st->rx_ring_full = status(u)->rx_ring_full;
 	st->rx_no_buf = status(u)->rx_no_buf;
+	st->div_order = status(u)->div_order;
+	st->diverted = status(u)->diverted;
+	st->dropped = status(u)->dropped;
 	return 0;
 }
 
@@ -451,5 +515,6 @@ NETVM_PUBLIC int netvm_unet_upcalls(struct netvm_unet *u, int on)
 	if (!on)
 		return 0;
 	__sync_synchronize();	/* on, then look: nothing falls in between */
-	return rdesc(u, u->rx_cons)->seq == u->rx_cons + 1;
+	return rdesc(u, u->rx_cons)->seq == u->rx_cons + 1 ||
+	       status(u)->diverted != u->div_done + u->div_lost;
 }

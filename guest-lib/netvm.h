@@ -293,8 +293,11 @@ struct netvm_unet_stats {
 	uint32_t sent;		/* send descriptors taken */
 	uint32_t send_errors;	/* ... refused */
 	uint32_t received;	/* messages delivered */
-	uint32_t rx_ring_full;	/* dropped: receive queue full */
-	uint32_t rx_no_buf;	/* dropped: no free buffer */
+	uint32_t rx_ring_full;	/* not direct: receive queue full */
+	uint32_t rx_no_buf;	/* not direct: no free buffer */
+	uint32_t div_order;	/* not direct: earlier ones were diverted */
+	uint32_t diverted;	/* to the driver's pageable buffer (FUGU) */
+	uint32_t dropped;	/* no divert ring: lost */
 };
 
 /*
@@ -343,7 +346,9 @@ int netvm_unet_flush(struct netvm_unet *u, int timeout_ms);
 
 /*
  * Take the next message: copy it to buf, give its buffers back to the free
- * queue.  timeout_ms 0 polls (-EAGAIN), < 0 waits for ever, else
+ * queue.  Messages the NI could not queue (queue full, no free buffer) were
+ * diverted to the driver, which keeps them in pageable memory; they come
+ * back here in arrival order with the direct ones (a system call each).  timeout_ms 0 polls (-EAGAIN), < 0 waits for ever, else
  * -ETIMEDOUT; waiting sleeps in poll(2) on netvm_unet_fd(), woken by one
  * interrupt the NI raises only while someone waits.  -EMSGSIZE when cap
  * is too small (*len = the size; the message stays queued), -EINTR.

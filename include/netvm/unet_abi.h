@@ -92,16 +92,45 @@ struct nvm_unet_ctl {
 #define NVM_UNET_EV_WAKE	0x1
 #define NVM_UNET_EV_NONEMPTY	0x2
 #define NVM_UNET_EV_ALMOST_FULL	0x4
+#define NVM_UNET_EV_DIVERT	0x8	/* a record in the divert ring; arg = records written */
 
-/* Written by the NI after each change. */
+/*
+ * Divert ring (kernel memory, NVM_KOP_UNET_DIVERT_CFG): record n in slot
+ * n % slots, seq = n + 1 written last.  The kernel hands the records on
+ * and returns the slots with NVM_KOP_UNET_DIVERT_DONE.  When the ring is
+ * full the NI keeps the frame in its wire slot (back-pressure).
+ */
+#define NVM_UNET_DIV_SLOTS	64
+#define NVM_UNET_DIV_SLOT	4352
+struct nvm_unet_div_rec {
+	uint16_t port;
+	uint16_t channel;
+	uint32_t len;
+	uint32_t msgno;
+	uint32_t seq;		/* written last */
+	uint8_t data[NVM_UNET_MSG_MAX];
+};
+
+/*
+ * Written by the NI after each change.  A message that cannot go into the
+ * receive queue is diverted to the driver (FUGU's buffered path) when the
+ * kernel has given the NI a divert ring, else dropped; the causes count
+ * both.  Once one is diverted, later ones follow it until the driver has
+ * handed every diverted message over (so the order holds cheaply).
+ */
 struct nvm_unet_status {
 	uint32_t send_consumed;	/* send descriptors taken */
 	uint32_t send_errors;	/* ... of which refused */
 	uint32_t free_cons;	/* free buffer offsets popped */
-	uint32_t rx_prod;	/* receive descriptors written */
-	uint32_t rx_ring_full;	/* messages dropped: receive queue full */
+	uint32_t rx_prod;	/* receive descriptors written (direct) */
+	uint32_t rx_ring_full;	/* not direct: receive queue full */
 	uint32_t rx_no_buf;	/* ... no free buffer (or a bad one) */
-	uint32_t reserved[2];
+	uint32_t div_order;	/* ... earlier ones were diverted */
+	uint32_t msgs;		/* messages accepted: the next msgno */
+	uint32_t diverted;	/* messages diverted (all causes) */
+	uint32_t dropped;	/* messages dropped (no divert ring) */
+	uint32_t divert_mode;	/* 1 while messages are diverted */
+	uint32_t reserved[5];
 };
 
 /*
@@ -116,7 +145,7 @@ struct nvm_unet_rx_desc {
 	uint16_t flags;		/* NVM_UNET_F_INLINE */
 	uint32_t len;
 	uint32_t nbuf;
-	uint32_t reserved;
+	uint32_t msgno;		/* per endpoint from 0, diverted ones included */
 	union {
 		uint8_t data[NVM_UNET_INLINE_MAX];
 		uint32_t buf[NVM_UNET_RX_BUFS];	/* segment offsets */
@@ -140,6 +169,9 @@ NVM_ABI_ASSERT(sizeof(struct nvm_unet_hdr) == 16, "unet header");
 #define NVM_KOP_UNET_OPEN	0x86	/* struct nvm_k_unet_open at inline_data */
 #define NVM_KOP_UNET_CLOSE	0x87	/* dst_port = endpoint */
 #define NVM_KOP_UNET_CHAN	0x88	/* struct nvm_k_unet_chan at inline_data */
+#define NVM_KOP_UNET_DIVERT_CFG	0x89	/* arg0/arg1 = ring address lo/hi, dst_node = slots (0 = none) */
+#define NVM_KOP_UNET_DIVERT_DONE 0x8a	/* arg0 = records handed on (free-running) */
+#define NVM_KOP_UNET_DIRECT	0x8b	/* dst_port: back to direct delivery if none is outstanding */
 
 struct nvm_k_unet_open {
 	uint64_t seg;		/* bus address of the segment */
@@ -189,7 +221,27 @@ struct netvm_unet_chan {
 	uint32_t reserved[4];
 };
 
+/*
+ * Take the oldest diverted message if its msgno is want (or, with
+ * NETVM_UNET_PEEK, only report it): -EAGAIN if none is buffered or the
+ * oldest is another, -EMSGSIZE if cap is too small (len says how much).
+ */
+#define NETVM_UNET_PEEK		0x1
+struct netvm_unet_drecv {
+	uint64_t buf;
+	uint32_t cap;
+	uint32_t want;		/* the msgno the caller expects */
+	uint32_t flags;		/* NETVM_UNET_PEEK */
+	uint32_t len;		/* out */
+	uint32_t channel;	/* out */
+	uint32_t msgno;		/* out: the oldest buffered */
+	uint32_t buffered;	/* out: messages buffered in the driver */
+	uint32_t overflow;	/* out: dropped by overflow control so far */
+	uint32_t reserved[2];
+};
+
 #define NETVM_IOC_UNET_OPEN	_IOWR(NETVM_IOC_MAGIC, 0x30, struct netvm_unet_open)
+#define NETVM_IOC_UNET_DRECV	_IOWR(NETVM_IOC_MAGIC, 0x33, struct netvm_unet_drecv)
 #define NETVM_IOC_UNET_CHANNEL	_IOWR(NETVM_IOC_MAGIC, 0x31, struct netvm_unet_chan)
 #define NETVM_IOC_UNET_UNCHANNEL _IOW(NETVM_IOC_MAGIC, 0x32, struct netvm_unet_chan)
 

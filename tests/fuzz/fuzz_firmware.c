@@ -48,6 +48,13 @@ static void unet_setup(struct sim_host *h, uint32_t peer)
 	};
 	uint8_t *r;
 
+	struct nvm_cmd dc = {
+		.op = NVM_KOP_UNET_DIVERT_CFG, .dst_node = 8,
+		.arg = { (uint32_t)(SIM_HOST_BASE + (13u << 20)) },
+	};
+
+	/* a divert ring of 8 that nobody empties: diverting, then holding */
+	sh_cmd(h, NVM_EP_KERNEL, &dc);
 	unet_kop(h, NVM_KOP_UNET_OPEN, &o, sizeof(o));
 	unet_kop(h, NVM_KOP_UNET_CHAN, &ch, sizeof(ch));
 	sim_settle(&a, &b);

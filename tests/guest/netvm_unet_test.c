@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "netvm.h"
@@ -327,6 +328,73 @@ static void upcalls(struct netvm_unet *c, int cc)
 	      "5 messages with upcalls at 4: one upcall for non-empty (POLLIN), one at 4 queued (POLLPRI); all 5 in order");
 }
 
+/*
+ * FUGU's two cases: n echoes of size bytes come back while nothing
+ * receives, so the receive queue (256) or the free buffers (32) run out
+ * and the rest is diverted to the driver; all must arrive in order.
+ */
+static void divert(struct netvm_unet *c, int cc, int n, size_t size,
+		   const char *what, int stop)
+{
+	static uint8_t out[NETVM_UNET_MSG_MAX], in[NETVM_UNET_MSG_MAX];
+	struct netvm_unet_stats a, b;
+	int bad = 0, err = 0, k;
+	size_t len;
+
+	netvm_unet_stats(c, &a);
+	for (k = 0; k < n && !err; k++) {
+		pattern(out, size, 1000 + k);
+		err = netvm_unet_send(c, cc, out, size);
+	}
+	if (stop && !err) {
+		/* really not running: stopped until a child wakes us */
+		pid_t child = fork();
+
+		if (child == 0) {
+			sleep(3);
+			kill(getppid(), SIGCONT);
+			_exit(0);
+		}
+		if (child > 0) {
+			raise(SIGSTOP);
+			waitpid(child, NULL, 0);
+		}
+	}
+	for (k = 0; k < 3000; k++) {
+		netvm_unet_stats(c, &b);
+		if (b.received + b.diverted - a.received - a.diverted >=
+		    (uint32_t)n)
+			break;
+		usleep(10000);
+	}
+	for (k = 0; k < n && !err; k++) {
+		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 30000);
+		pattern(out, size, 1000 + k);
+		if (err || len != size || memcmp(in, out, size)) {
+			if (bad++ < 3)
+				fprintf(stderr, "divert %s #%d: %s, len %zu\n",
+					what, k, netvm_strerror(err), len);
+		}
+	}
+	netvm_unet_stats(c, &b);
+	check(!err && !bad && b.diverted > a.diverted && b.dropped == a.dropped,
+	      "%d echoes of %zu B with nobody receiving: %u direct, %u diverted (%u queue full, %u no buffer, %u for order), all %d in order, byte-verified (%s)",
+	      n, size, b.received - a.received, b.diverted - a.diverted,
+	      b.rx_ring_full - a.rx_ring_full, b.rx_no_buf - a.rx_no_buf,
+	      b.div_order - a.div_order, n, what);
+	/* and back to direct delivery */
+	netvm_unet_stats(c, &a);
+	pattern(out, 50, 7);
+	err = netvm_unet_send(c, cc, out, 50);
+	if (!err)
+		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 30000);
+	netvm_unet_stats(c, &b);
+	check(!err && len == 50 && !memcmp(in, out, 50) &&
+	      b.received == a.received + 1 && b.diverted == a.diverted,
+	      "after the buffered ones are taken, delivery is direct again (%s)",
+	      what);
+}
+
 static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 		  unsigned int pv)
 {
@@ -369,6 +437,9 @@ static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 	pingpong(c, cc, 0);
 	pingpong(c, cc, 1);
 	upcalls(c, cc);
+	divert(c, cc, 400, 40, "receive queue full", 0);
+	divert(c, cc, 60, 1000, "no free buffer", 0);
+	divert(c, cc, 300, 200, "process stopped (SIGSTOP) meanwhile", 1);
 
 	/* a receive buffer too small leaves the message queued */
 	pattern(out, 3000, 99);

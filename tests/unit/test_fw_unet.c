@@ -140,6 +140,28 @@ static void setup(void)
 		push_free(&cb, PORT_B, SEG_SZ - (i + 1) * BUF);
 }
 
+/* A kernel command with arguments in the command itself. */
+static int kop_args(struct sim_host *h, uint8_t op, uint16_t node,
+		    uint16_t port, uint32_t a0, uint32_t a1)
+{
+	struct nvm_cmd c = { .op = op, .dst_node = node, .dst_port = port };
+	uint32_t before = sh_shadow(h, NVM_EP_KERNEL).errors;
+
+	c.arg[0] = a0;
+	c.arg[1] = a1;
+	sh_cmd(h, NVM_EP_KERNEL, &c);
+	settle();
+	return sh_shadow(h, NVM_EP_KERNEL).errors != before;
+}
+
+#define DIV	(SIM_HOST_BASE + (12u << 20))	/* B's divert ring */
+
+static struct nvm_unet_div_rec *drec(uint32_t n)
+{
+	return (struct nvm_unet_div_rec *)sim_host(&cb, DIV + (n % 8) *
+						   NVM_UNET_DIV_SLOT);
+}
+
 static void teardown(void)
 {
 	sim_free(&ca);
@@ -317,6 +339,72 @@ START_TEST(close_drops)
 }
 END_TEST
 
+START_TEST(divert_in_order)
+{
+	uint8_t m[64];
+	uint32_t n = 0;
+
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
+				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
+	/* 16 direct, then the queue is full: one diverted for that, and the
+	 * ones after it for the order, although the process has made room */
+	for (; n < RXQ_LEN + 2; n++) {
+		fill(m, 40, n);
+		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m),
+				  NVM_UNET_ST_SENT);
+	}
+	ctl(&cb, PORT_B)->rx_cons = RXQ_LEN;
+	fill(m, 40, n++);
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_ring_full, 1);
+	ck_assert_uint_eq(status(&cb, PORT_B).div_order, 2);
+	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 3);
+	ck_assert_uint_eq(status(&cb, PORT_B).divert_mode, 1);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY,
+					  NVM_UNET_EV_DIVERT), 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		struct nvm_unet_div_rec *r = drec(i);
+
+		fill(m, 40, RXQ_LEN + i);
+		ck_assert_uint_eq(r->seq, i + 1);
+		ck_assert_uint_eq(r->msgno, RXQ_LEN + i);
+		ck_assert_uint_eq(r->port, PORT_B);
+		ck_assert_uint_eq(r->channel, 5);
+		ck_assert_uint_eq(r->len, 40);
+		ck_assert_mem_eq(r->data, m, 40);
+	}
+	/* back to direct only once every record is handed on */
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIRECT, 0, PORT_B, 0, 0), 1);
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE, 0, 0, 4, 0), 1);
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE, 0, 0, 3, 0), 0);
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIRECT, 0, PORT_B, 0, 0), 0);
+	fill(m, 40, n);
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN + 1);
+	ck_assert_uint_eq(rxd(RXQ_LEN)->msgno, n);
+	ck_assert_mem_eq(rxd(RXQ_LEN)->data, m, 40);
+	/* no buffer for a large one: diverted with that cause, data whole */
+	ctl(&cb, PORT_B)->free_prod = status(&cb, PORT_B).free_cons;
+	memset(sim_host(&ca, SEG), 0x5a, 3000);
+	ck_assert_uint_eq(send(0, 0, 0, 3000, NULL), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_no_buf, 1);
+	ck_assert_uint_eq(drec(3)->msgno, n + 1);
+	ck_assert_uint_eq(drec(3)->len, 3000);
+	ck_assert_mem_eq(drec(3)->data, sim_host(&ca, SEG), 3000);
+	/* a full divert ring holds the link, losing nothing */
+	for (uint32_t i = 0; i < 8; i++)
+		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m),
+				  NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 3 + 1 + 7);
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE, 0, 0, 8, 0), 0);
+	settle();
+	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 3 + 1 + 8);
+	ck_assert_uint_eq(status(&cb, PORT_B).dropped, 0);
+	ck_assert_uint_eq(drec(11)->msgno, n + 9);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("firmware-unet");
@@ -330,6 +418,7 @@ static Suite *suite(void)
 	tcase_add_test(t, ring_full_and_no_buffer);
 	tcase_add_test(t, close_drops);
 	tcase_add_test(t, upcall_edges);
+	tcase_add_test(t, divert_in_order);
 	suite_add_tcase(s, t);
 	return s;
 }
