@@ -22,6 +22,7 @@ const char *const fw_job_names[FW_JOB_COUNT] = {
 	[FW_JOB_UNET_FETCH] = "unet_fetch",
 	[FW_JOB_UNET_RX] = "unet_rx",
 	[FW_JOB_UNET_DIVERT] = "unet_divert",
+	[FW_JOB_UNET_KFETCH] = "unet_kfetch",
 };
 
 static uint32_t desc_off(struct fw *fw, int slot, uint32_t i)
@@ -158,6 +159,7 @@ void fw_queues_hdma_done(struct fw *fw)
 	case FW_JOB_UNET_FETCH:
 	case FW_JOB_UNET_RX:
 	case FW_JOB_UNET_DIVERT:
+	case FW_JOB_UNET_KFETCH:
 		fw_unet_job_done(fw, kind, arg, status);
 		break;
 	case FW_JOB_NONE:

@@ -32,6 +32,7 @@ enum fw_job {
 	FW_JOB_UNET_FETCH,	/* U-Net: segment -> tx buffer */
 	FW_JOB_UNET_RX,		/* U-Net: slot -> buffers, receive descriptor */
 	FW_JOB_UNET_DIVERT,	/* U-Net: slot -> the kernel's divert ring */
+	FW_JOB_UNET_KFETCH,	/* U-Net: a kernel-emulated endpoint's message */
 	FW_JOB_COUNT
 };
 

@@ -25,6 +25,9 @@
 #include "fw.h"
 
 _Static_assert(FW_NV_TXBUFS < 256, "a tx buffer number fits a job argument's low byte");
+_Static_assert(FW_NV_TXBUFS <= 128, "ks_done[] covers every tx buffer");
+
+static void kfetched(struct fw *fw, uint32_t tb, uint32_t status);
 
 static uint32_t region(struct fw *fw, uint32_t port)
 {
@@ -291,6 +294,90 @@ static void count_cause(struct fw *fw, struct fw_unet_ep *e, uint32_t cause)
  * mode until the kernel has handed every diverted message over, so the
  * process sees them all in order.  Without a divert ring it is dropped.
  */
+/* Header (seq apart), data, then seq: one chain, in order. */
+/*
+ * The message is copied out of the wire slot into a tx buffer and the
+ * slot released at once, so the link keeps draining while the record is
+ * written (a diverted message is usually one of a burst).
+ */
+static uint32_t div_stage(struct fw *fw, uint32_t data, uint32_t mlen)
+{
+	uint32_t tb = fw_nv_txbuf_alloc(fw, FW_TB_OP);
+
+	if (tb)
+		memcpy(fw->chip->sram + fw_nv_txbuf_off(fw, tb),
+		       fw->chip->sram + data, mlen);
+	return tb;
+}
+
+static uint32_t div_arg(uint32_t gen, uint32_t tb, uint32_t port,
+			uint32_t cause)
+{
+	return (gen & 0xfff) << 20 | tb << 12 | (port & 0xf) << 8 |
+	       (cause & 0xff);
+}
+
+static void div_submit(struct fw *fw, int slot, uint64_t rec, uint32_t tb,
+		       uint32_t mlen)
+{
+	uint32_t scr = fw_scratch_off(fw, slot);
+	uint32_t seq = offsetof(struct nvm_unet_div_rec, seq);
+
+	fw_hdma_add(fw, slot, LANAI_DMA_L2E, seq, scr, rec);
+	fw_hdma_add(fw, slot, LANAI_DMA_L2E, 32 - seq - 4, scr + seq + 4,
+		    rec + seq + 4);
+	fw_hdma_add(fw, slot, LANAI_DMA_L2E, mlen, fw_nv_txbuf_off(fw, tb),
+		    rec + offsetof(struct nvm_unet_div_rec, data));
+	fw_hdma_add(fw, slot, LANAI_DMA_L2E, 4, scr + seq, rec + seq);
+	fw_hdma_submit(fw, slot);
+}
+
+/*
+ * A message for a virtual port (a kernel-emulated endpoint) goes to the
+ * kernel whole, with what it needs to demultiplex it; the kernel checks
+ * the channel.
+ */
+static enum fw_rx_verdict to_kernel(struct fw *fw, uint32_t src,
+				    const struct nvm_unet_hdr *h,
+				    uint32_t data, uint32_t mlen)
+{
+	struct fw_unet *u = &fw->unet;
+	struct nvm_unet_div_rec r;
+	uint64_t rec;
+	uint32_t tb;
+	int slot;
+
+	if (!u->div_slots) {
+		fw_count(fw, FW_CNT_UNET_NO_CHANNEL);
+		return FW_RX_RELEASE;
+	}
+	if (u->div_busy || u->div_prod - u->div_cons >= u->div_slots)
+		return FW_RX_WAIT;
+	tb = div_stage(fw, data, mlen);
+	if (!tb)
+		return FW_RX_WAIT;
+	slot = fw_hdma_alloc(fw, FW_JOB_UNET_DIVERT, div_arg(0, tb, 0, 0xff));
+	if (slot < 0) {
+		fw_nv_txbuf_put(fw, tb, FW_TB_OP);
+		return FW_RX_WAIT;
+	}
+	memset(&r, 0, offsetof(struct nvm_unet_div_rec, data));
+	r.port = fw_be16(h->dst_port);
+	r.channel = 0xffff;
+	r.len = mlen;
+	r.seq = u->div_prod + 1;
+	r.src_node = (uint16_t)src;
+	r.src_port = fw_be16(h->src_port);
+	r.tag = fw_be32(h->tag);
+	rec = u->div_base + (uint64_t)(u->div_prod % u->div_slots) *
+	      NVM_UNET_DIV_SLOT;
+	memcpy(fw->chip->sram + fw_scratch_off(fw, slot), &r, 32);
+	div_submit(fw, slot, rec, tb, mlen);
+	u->div_port[u->div_prod % u->div_slots] = FW_UNET_EPS;
+	u->div_busy = 1;
+	return FW_RX_RELEASE;
+}
+
 static enum fw_rx_verdict divert(struct fw *fw, uint32_t port, int ch,
 				 uint32_t data, uint32_t mlen, uint32_t cause)
 {
@@ -298,7 +385,7 @@ static enum fw_rx_verdict divert(struct fw *fw, uint32_t port, int ch,
 	struct fw_unet_ep *e = &u->ep[port];
 	struct nvm_unet_div_rec r;
 	uint64_t rec;
-	uint32_t scr;
+	uint32_t tb;
 	int slot;
 
 	if (!u->div_slots) {
@@ -308,12 +395,19 @@ static enum fw_rx_verdict divert(struct fw *fw, uint32_t port, int ch,
 		publish(fw, port);
 		return FW_RX_RELEASE;
 	}
-	if (u->div_prod - u->div_cons >= u->div_slots)
-		return FW_RX_WAIT;	/* the kernel is behind: hold the link */
-	slot = fw_hdma_alloc(fw, FW_JOB_UNET_DIVERT,
-			     e->gen << 16 | port << 8 | (cause & 0xff));
-	if (slot < 0)
+	/* one record at a time (numbered as written); a kernel that is
+	 * behind holds the link */
+	if (u->div_busy || u->div_prod - u->div_cons >= u->div_slots)
 		return FW_RX_WAIT;
+	tb = div_stage(fw, data, mlen);
+	if (!tb)
+		return FW_RX_WAIT;
+	slot = fw_hdma_alloc(fw, FW_JOB_UNET_DIVERT,
+			     div_arg(e->gen, tb, port, cause));
+	if (slot < 0) {
+		fw_nv_txbuf_put(fw, tb, FW_TB_OP);
+		return FW_RX_WAIT;
+	}
 	memset(&r, 0, offsetof(struct nvm_unet_div_rec, data));
 	r.port = (uint16_t)port;
 	r.channel = (uint16_t)ch;
@@ -322,35 +416,46 @@ static enum fw_rx_verdict divert(struct fw *fw, uint32_t port, int ch,
 	r.seq = u->div_prod + 1;
 	rec = u->div_base + (uint64_t)(u->div_prod % u->div_slots) *
 	      NVM_UNET_DIV_SLOT;
-	scr = fw_scratch_off(fw, slot);
-	memcpy(fw->chip->sram + scr, &r, 16);
-	fw_hdma_add(fw, slot, LANAI_DMA_L2E, 12, scr, rec);
-	fw_hdma_add(fw, slot, LANAI_DMA_L2E, mlen, data, rec + 16);
-	fw_hdma_add(fw, slot, LANAI_DMA_L2E, 4, scr + 12, rec + 12);
-	fw_hdma_submit(fw, slot);
+	memcpy(fw->chip->sram + fw_scratch_off(fw, slot), &r, 32);
+	div_submit(fw, slot, rec, tb, mlen);
 	u->div_port[u->div_prod % u->div_slots] = (uint8_t)port;
+	u->div_busy = 1;
+	/*
+	 * Counted now, not when the DMA is done: a process that sees a later
+	 * direct message must know this one exists (it waits for it), and
+	 * DIRECT must be refused while it is on its way.
+	 */
 	e->divert = 1;
-	return FW_RX_HOLD;
+	e->div_out++;
+	e->diverted++;
+	count_cause(fw, e, cause);
+	fw_count(fw, FW_CNT_UNET_DIVERTED);
+	publish(fw, port);
+	return FW_RX_RELEASE;
 }
 
-static void diverted(struct fw *fw, uint32_t port, uint32_t gen,
-		     uint32_t cause, uint32_t status)
+static void diverted(struct fw *fw, uint32_t arg, uint32_t status)
 {
 	struct fw_unet *u = &fw->unet;
+	uint32_t port = (arg >> 8) & 0xf, gen = arg >> 20, cause = arg & 0xff;
 	struct fw_unet_ep *e = &u->ep[port];
 
-	fw_rx_release(fw);
-	if (status != NVM_DMA_ST_DONE)
-		return;		/* seq not written: the slot is used again */
-	if (!e->open || e->gen != gen) {
-		u->div_port[u->div_prod % u->div_slots] = FW_UNET_EPS;
-	} else {
-		e->div_out++;
-		e->diverted++;
-		count_cause(fw, e, cause);
-		fw_count(fw, FW_CNT_UNET_DIVERTED);
-		publish(fw, port);
+	fw_nv_txbuf_put(fw, (arg >> 12) & 0xff, FW_TB_OP);
+	u->div_busy = 0;
+	if (cause == 0xff)
+		port = 0;	/* for a virtual port: the kernel's */
+	if (status != NVM_DMA_ST_DONE) {
+		/* seq not written: the slot is used again, the message lost */
+		if (cause != 0xff && e->div_out)
+			e->div_out--;
+		if (cause != 0xff && e->open && (e->gen & 0xfff) == gen) {
+			e->dropped++;
+			publish(fw, port);
+		}
+		return;
 	}
+	/* a closed endpoint's record still counts in its div_out (the port
+	 * is not reopened until DONE); the kernel finds nobody to give it to */
 	u->div_prod++;
 	fw_post(fw, NVM_EV_NOTIFY, (uint16_t)port, NVM_UNET_EV_DIVERT,
 		u->div_prod);
@@ -378,6 +483,9 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 		return FW_RX_RELEASE;
 	}
 	ch = find_channel(fw, src, &h, &port);
+	if (ch < 0 && fw_be16(h.dst_port) >= NVM_UNET_VPORT_MIN &&
+	    fw_be16(h.dst_port) < NVM_UNET_VPORT_MAX)
+		return to_kernel(fw, src, &h, data + sizeof(h), mlen);
 	if (ch < 0) {
 		fw_count(fw, FW_CNT_UNET_NO_CHANNEL);
 		fw_trace(fw, "unet_no_channel", src, fw_be32(h.tag));
@@ -499,12 +607,19 @@ void fw_unet_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
 {
 	uint32_t port = (arg >> 8) & 0xff, gen = arg >> 16;
 
+	if (kind == FW_JOB_UNET_KFETCH) {
+		if (arg && arg <= FW_NV_TXBUFS)
+			kfetched(fw, arg, status);
+		return;
+	}
+	if (kind == FW_JOB_UNET_DIVERT) {	/* its own argument layout */
+		diverted(fw, arg, status);
+		return;
+	}
 	if (port >= FW_UNET_EPS)
 		return;
 	if (kind == FW_JOB_UNET_FETCH)
 		fetched(fw, port, gen, arg & 0xff, status);
-	else if (kind == FW_JOB_UNET_DIVERT)
-		diverted(fw, port, gen, arg & 0xff, status);
 	else
 		delivered(fw, port, gen, status);
 }
@@ -569,7 +684,8 @@ static uint32_t k_chan(struct fw *fw, const struct nvm_k_unet_chan *k)
 		memset(ch, 0, sizeof(*ch));
 		return NVM_ST_OK;
 	}
-	if (ch->open || k->node >= FW_NV_NODES || k->rport >= FW_UNET_EPS ||
+	if (ch->open || k->node >= FW_NV_NODES ||
+	    k->rport >= NVM_UNET_VPORT_MAX ||
 	    k->rport == NVM_EP_KERNEL)
 		return NVM_ST_BAD_CMD;
 	/* a tag names one channel per remote node on this NIC */
@@ -586,6 +702,68 @@ static uint32_t k_chan(struct fw *fw, const struct nvm_k_unet_chan *k)
 	ch->tag = k->tag;
 	ch->open = 1;
 	return NVM_ST_OK;
+}
+
+/*
+ * A message of a kernel-emulated endpoint: built like a NIC endpoint's,
+ * the data fetched from the kernel's buffer.  The command completes at
+ * once, before the fetch; the NI writes the kernel's cookie to done_addr
+ * when it has the bytes, and only then may the kernel reuse its buffer.
+ */
+static uint32_t k_ksend(struct fw *fw, const struct nvm_k_unet_ksend *k)
+{
+	struct fw_unet_chan ch = {
+		.open = 1, .node = k->node, .rport = k->dst_port, .tag = k->tag,
+	};
+	uint32_t tb, off;
+	int slot;
+
+	if (k->node >= FW_NV_NODES || !k->len || k->len > NVM_UNET_MSG_MAX ||
+	    k->src_port < NVM_UNET_VPORT_MIN ||
+	    k->src_port >= NVM_UNET_VPORT_MAX)
+		return NVM_ST_BAD_CMD;
+	if (fw_sendq_room(fw) < 2)
+		return NVM_ST_UNREACHABLE;	/* busy: the kernel reports it */
+	tb = fw_nv_txbuf_alloc(fw, FW_TB_WIRE);
+	if (!tb)
+		return NVM_ST_UNREACHABLE;
+	slot = fw_hdma_alloc(fw, FW_JOB_UNET_KFETCH, tb);
+	if (slot < 0) {
+		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
+		return NVM_ST_UNREACHABLE;
+	}
+	/* headers now (the route and tag are the kernel's), data by DMA */
+	fw->nv.txbuf_len[tb - 1] = frame_build(fw, k->src_port, tb, &ch,
+					       k->len, &off);
+	fw_hdma_add(fw, slot, LANAI_DMA_E2L, k->len, data_off(fw, tb),
+		    k->addr);
+	fw_hdma_submit(fw, slot);
+	fw->unet.ks_done[tb - 1] = k->done_addr;
+	fw->unet.ks_cookie[tb - 1] = k->cookie;
+	return NVM_ST_OK;
+}
+
+static void kfetched(struct fw *fw, uint32_t tb, uint32_t status)
+{
+	struct nvm_pkt_hdr ph;
+	uint32_t base = fw_nv_txbuf_off(fw, tb);
+	uint32_t flen = fw->nv.txbuf_len[tb - 1];
+	uint8_t rl;
+
+	/* the bytes are here: the kernel may reuse its buffer */
+	if (fw->unet.ks_done[tb - 1])
+		fw_nv_host_write(fw, fw->unet.ks_done[tb - 1],
+				 &fw->unet.ks_cookie[tb - 1], 4);
+	fw->unet.ks_done[tb - 1] = 0;
+	memcpy(&ph, fw->chip->sram + base + NVM_ROUTE_MAX, sizeof(ph));
+	rl = fw->nv.route_len[fw_be16(ph.dst_node) % FW_NV_NODES];
+	if (status != NVM_DMA_ST_DONE ||
+	    !fw_send_submit(fw, FW_SEND_UNET, tb, base + NVM_ROUTE_MAX - rl,
+			    flen)) {
+		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
+		return;
+	}
+	fw_count(fw, FW_CNT_UNET_TX);
 }
 
 /* The kernel handed records up to @count on: their slots are free. */
@@ -625,6 +803,12 @@ uint32_t fw_unet_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 		return NVM_ST_OK;
 	case NVM_KOP_UNET_DIVERT_DONE:
 		return k_div_done(fw, c->arg[0]);
+	case NVM_KOP_UNET_KSEND: {
+		struct nvm_k_unet_ksend k;
+
+		memcpy(&k, c->inline_data, sizeof(k));
+		return k_ksend(fw, &k);
+	}
 	case NVM_KOP_UNET_DIRECT:
 		if (!fw_unet_open_port(fw, c->dst_port) ||
 		    fw->unet.ep[c->dst_port].div_out)

@@ -50,7 +50,11 @@ struct fw_unet {
 	uint64_t div_base;
 	uint32_t div_slots;		/* 0: none, messages are dropped */
 	uint32_t div_prod, div_cons;	/* records written / handed on */
+	uint32_t div_busy;		/* 1 while a record is being written */
 	uint8_t div_port[NVM_UNET_DIV_SLOTS];	/* whose record; EPS = nobody's */
+	/* kernel sends being fetched, per tx buffer: where to say done */
+	uint64_t ks_done[128];
+	uint32_t ks_cookie[128];
 };
 
 bool fw_unet_open_port(struct fw *fw, uint32_t port);

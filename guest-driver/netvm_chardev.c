@@ -133,6 +133,7 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_UNET_CHANNEL:
 	case NETVM_IOC_UNET_UNCHANNEL:
 	case NETVM_IOC_UNET_DRECV:
+	case NETVM_IOC_UNET_KICK:
 		break;
 	default:
 		return -ENOTTY;
@@ -171,6 +172,7 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_UNET_CHANNEL:
 	case NETVM_IOC_UNET_UNCHANNEL:
 	case NETVM_IOC_UNET_DRECV:
+	case NETVM_IOC_UNET_KICK:
 		ret = netvm_unet_ioctl(nf, cmd, uarg);
 		break;
 	default:

@@ -31,7 +31,7 @@
 
 /* Upcall targets per NIC (index) and port; see netvm_unet.h. */
 static DEFINE_SPINLOCK(unet_irq_lock);
-static struct netvm_unet *unet_irq[NETVM_MAX_DEVS][NETVM_EP_MAX];
+static struct netvm_unet *unet_irq[NETVM_MAX_DEVS][NVM_UNET_VPORT_MAX];
 
 /*
  * FUGU's buffered path: per NIC, a divert ring the firmware writes
@@ -83,12 +83,13 @@ static int fifo_io(struct netvm_unet *u, void *buf, u32 n, u64 at, bool wr)
 	return 0;
 }
 
-static void fifo_put(struct netvm_unet *u, const struct nvm_unet_div_rec *r)
+void netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
+			 const void *data, u32 len)
 {
 	struct unet_frec h = {
-		.msgno = r->msgno, .channel = r->channel, .len = r->len,
+		.msgno = msgno, .channel = (u16)channel, .len = len,
 	};
-	u32 need = sizeof(h) + ALIGN(r->len, 16);
+	u32 need = sizeof(h) + ALIGN(len, 16);
 
 	mutex_lock(&u->dlock);
 	if (!u->dfile) {
@@ -102,7 +103,7 @@ static void fifo_put(struct netvm_unet *u, const struct nvm_unet_div_rec *r)
 	if (u->dtail - u->dhead + need > UNET_DIV_CAP)
 		goto drop;	/* overflow control: a runaway sender's bound */
 	if (fifo_io(u, &h, sizeof(h), u->dtail, true) ||
-	    fifo_io(u, (void *)r->data, r->len, u->dtail + sizeof(h), true))
+	    fifo_io(u, (void *)data, len, u->dtail + sizeof(h), true))
 		goto drop;
 	u->dtail += need;
 	WRITE_ONCE(u->dcount, u->dcount + 1);
@@ -132,10 +133,16 @@ static void unet_div_work(struct work_struct *w)
 		if (READ_ONCE(r->seq) != ud->cons + 1)
 			break;
 		dma_rmb();	/* the seq before the rest */
-		u = r->port < NETVM_EP_MAX ? unet_lookup(nd, r->port) : NULL;
+		u = r->port < NVM_UNET_VPORT_MAX ? unet_lookup(nd, r->port) :
+		    NULL;
 		if (u && r->len <= NVM_UNET_MSG_MAX) {
-			fifo_put(u, r);
-			wake_up_interruptible(&nd->eps.wq[r->port]);
+			if (u->emulated) {
+				netvm_unet_emu_deliver(u, r);
+			} else {
+				netvm_unet_fifo_put(u, r->msgno, r->channel,
+						    r->data, r->len);
+				wake_up_interruptible(&nd->eps.wq[r->port]);
+			}
 		}
 		ud->cons++;
 		moved = true;
@@ -234,7 +241,8 @@ static int unet_check_open(const struct netvm_unet_open *req)
 	for (i = 0; i < ARRAY_SIZE(req->reserved); i++)
 		if (req->reserved[i])
 			return -EINVAL;
-	if (req->port || req->node_id || req->seg_off || req->host_size)
+	if (req->port || req->node_id || req->seg_off || req->host_size ||
+	    (req->flags & ~NETVM_UNET_EMULATE))
 		return -EINVAL;
 	if (req->seg_size < PAGE_SIZE || req->seg_size > NVM_UNET_SEG_MAX ||
 	    !PAGE_ALIGNED(req->seg_size))
@@ -245,6 +253,46 @@ static int unet_check_open(const struct netvm_unet_open *req)
 	if (!is_power_of_2(req->rxq_len) || req->rxq_len < NVM_UNET_RXQ_MIN ||
 	    req->rxq_len > NVM_UNET_RXQ_MAX)
 		return -EINVAL;
+	return 0;
+}
+
+/*
+ * No NIC port (or the caller asked): a virtual port whose NI is this
+ * driver.  Messages for it come through the divert ring, so it needs one.
+ */
+static int unet_open_emulated(struct netvm_file *nf, struct netvm_unet *u,
+			      struct netvm_unet_open *req)
+{
+	struct netvm_dev *nd = nf->nd;
+	u32 vp;
+	int ret;
+
+	mutex_lock(&unet_div_lock);
+	if (!unet_div[nd->index].ring) {
+		mutex_unlock(&unet_div_lock);
+		return -EBUSY;
+	}
+	for (vp = NVM_UNET_VPORT_MIN; vp < NVM_UNET_VPORT_MAX &&
+	     unet_lookup(nd, vp); vp++)
+		;
+	if (vp == NVM_UNET_VPORT_MAX) {
+		mutex_unlock(&unet_div_lock);
+		return -EBUSY;
+	}
+	u->port = vp;
+	u->emulated = true;
+	ret = netvm_unet_emu_setup(u);
+	if (ret) {
+		mutex_unlock(&unet_div_lock);
+		return ret;
+	}
+	u->mm = current->mm;
+	mmgrab(u->mm);
+	nf->unet = u;
+	unet_irq_set(nd, vp, u);
+	mutex_unlock(&unet_div_lock);
+	req->port = vp;
+	req->flags = NETVM_UNET_EMULATED;
 	return 0;
 }
 
@@ -300,9 +348,18 @@ static int unet_open(struct netvm_file *nf, void __user *uarg)
 	mutex_lock(&eps->lock);
 	for (port = 1; port < count && eps->ep[port]; port++)
 		;
-	if (port >= count) {
-		ret = -EBUSY;
-		goto err_unlock;
+	if (port >= count || (req.flags & NETVM_UNET_EMULATE)) {
+		mutex_unlock(&eps->lock);
+		kfree(slot);
+		ret = unet_open_emulated(nf, u, &req);
+		if (ret) {
+			unet_div_put(nd);
+			dma_free_coherent(&nd->pdev->dev, u->host_size, u->host,
+					  u->host_dma);
+			kfree(u);
+			return ret;
+		}
+		goto done;
 	}
 	memset(&ko, 0, sizeof(ko));
 	ko.seg = u->host_dma + rxq_bytes;
@@ -326,8 +383,8 @@ static int unet_open(struct netvm_file *nf, void __user *uarg)
 	mutex_unlock(&eps->lock);
 	nf->unet = u;
 	unet_irq_set(nd, port, u);
-
 	req.port = port;
+done:
 	req.node_id = nd->node_id;
 	req.seg_off = u->seg_off;
 	req.host_size = u->host_size;
@@ -342,6 +399,31 @@ err_free:
 	kfree(slot);
 	kfree(u);
 	return ret;
+}
+
+/*
+ * Whether an emulated endpoint of @nd has a channel with (node, tag): the
+ * firmware checks the NIC's endpoints, the driver these.  Read without
+ * their channel locks: a channel being set up at the same moment on
+ * another endpoint may slip through, which costs only the uniqueness, not
+ * isolation (delivery also matches the ports).
+ */
+static bool unet_tag_taken(struct netvm_dev *nd, u32 node, u32 tag)
+{
+	bool taken = false;
+	u32 p, c;
+
+	mutex_lock(&unet_div_lock);	/* no endpoint is freed meanwhile */
+	for (p = 1; p < NVM_UNET_VPORT_MAX && !taken; p++) {
+		struct netvm_unet *o = unet_lookup(nd, p);
+
+		for (c = 0; o && c < NVM_UNET_CHANNELS; c++)
+			if (READ_ONCE(o->ch[c].open) && o->ch[c].node == node &&
+			    o->ch[c].tag == tag)
+				taken = true;
+	}
+	mutex_unlock(&unet_div_lock);
+	return taken;
 }
 
 /* Only the kernel names the tag; the firmware refuses a duplicate. */
@@ -368,14 +450,14 @@ static int unet_channel(struct netvm_unet *u, void __user *uarg, bool open)
 			goto out;
 		}
 		kc.channel = c;
-		ret = nv_kcmd(u->nd, NVM_KOP_UNET_CHAN, 0, 0, 0, 0, &kc,
-			      sizeof(kc));
+		ret = u->emulated ? 0 : nv_kcmd(u->nd, NVM_KOP_UNET_CHAN, 0, 0,
+						0, 0, &kc, sizeof(kc));
 		if (!ret)
-			u->ch[c].open = false;
+			WRITE_ONCE(u->ch[c].open, false);
 		goto out;
 	}
 	if (req.node >= NVM_UNET_NODES || !req.port ||
-	    req.port >= NETVM_EP_MAX || req.channel) {
+	    req.port >= NVM_UNET_VPORT_MAX || req.channel) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -390,7 +472,20 @@ static int unet_channel(struct netvm_unet *u, void __user *uarg, bool open)
 	kc.node = req.node;
 	kc.rport = req.port;
 	kc.tag = req.tag;
-	ret = nv_kcmd(u->nd, NVM_KOP_UNET_CHAN, 0, 0, 0, 0, &kc, sizeof(kc));
+	if (u->emulated) {
+		/* the driver is the NI: it checks the tag over every endpoint */
+		ret = unet_tag_taken(u->nd, req.node, req.tag) ? -EINVAL : 0;
+	} else {
+		ret = nv_kcmd(u->nd, NVM_KOP_UNET_CHAN, 0, 0, 0, 0, &kc,
+			      sizeof(kc));
+		if (!ret && unet_tag_taken(u->nd, req.node, req.tag)) {
+			/* an emulated endpoint has it: undo */
+			kc.open = 0;
+			nv_kcmd(u->nd, NVM_KOP_UNET_CHAN, 0, 0, 0, 0, &kc,
+				sizeof(kc));
+			ret = -EINVAL;
+		}
+	}
 	if (ret == -EINVAL) {
 		/* every other reason was checked above: the tag is taken */
 		ret = -EADDRINUSE;
@@ -399,10 +494,11 @@ static int unet_channel(struct netvm_unet *u, void __user *uarg, bool open)
 	if (ret)
 		goto out;
 	rec = &u->ch[c];
-	rec->open = true;
 	rec->node = req.node;
 	rec->port = req.port;
 	rec->tag = req.tag;
+	smp_wmb();	/* the emulated NI reads open first */
+	WRITE_ONCE(rec->open, true);
 	req.channel = c;
 	if (copy_to_user(uarg, &req, sizeof(req)))
 		ret = -EFAULT;
@@ -464,7 +560,9 @@ static int unet_drecv(struct netvm_unet *u, void __user *uarg)
 out:
 	mutex_unlock(&u->dlock);
 	kfree(buf);
-	if (empty && !READ_ONCE(u->nd->dead))
+	if (empty && u->emulated)
+		netvm_unet_emu_direct(u);
+	else if (empty && !READ_ONCE(u->nd->dead))
 		nv_kcmd(u->nd, NVM_KOP_UNET_DIRECT, 0, (u16)u->port, 0, 0,
 			NULL, 0);
 	if (ret != -EFAULT && copy_to_user(uarg, &req, sizeof(req)))
@@ -496,6 +594,8 @@ long netvm_unet_ioctl(struct netvm_file *nf, unsigned int cmd,
 		ret = unet_channel(un, u, false);
 	else if (cmd == NETVM_IOC_UNET_DRECV)
 		ret = unet_drecv(un, u);
+	else if (cmd == NETVM_IOC_UNET_KICK)
+		ret = un->emulated ? netvm_unet_emu_kick(un) : 0;
 	else
 		ret = -ENOTTY;
 	mutex_unlock(&nf->lock);
@@ -519,6 +619,10 @@ int netvm_unet_mmap(struct netvm_file *nf, struct vm_area_struct *vma)
 		goto out;
 	}
 	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	if (u->emulated && off != NETVM_EP_MMAP_HOST) {
+		ret = netvm_unet_emu_mmap(u, vma, off);
+		goto out;
+	}
 	switch (off) {
 	case NETVM_EP_MMAP_SRAM:
 	case NETVM_EP_MMAP_DB:
@@ -569,6 +673,8 @@ __poll_t netvm_unet_poll(struct netvm_file *nf, struct file *file,
 
 	if (!u || READ_ONCE(nf->nd->dead))
 		return 0;
+	if (u->emulated)
+		return netvm_unet_emu_poll(u, file, wait);
 	poll_wait(file, &nf->nd->eps.wq[u->port], wait);
 	cons = readl(unet_region(u) + NVM_UNET_CTL +
 		     offsetof(struct nvm_unet_ctl, rx_cons));
@@ -592,19 +698,25 @@ void netvm_unet_release(struct netvm_file *nf)
 	 * DMA job queued before it, so nothing reaches the block once it
 	 * returns.  Only then is the port free for someone else.
 	 */
-	if (!READ_ONCE(nd->dead) && nd->eps.ready)
+	if (!u->emulated && !READ_ONCE(nd->dead) && nd->eps.ready)
 		nv_kcmd(nd, NVM_KOP_UNET_CLOSE, 0, (u16)u->port, 0, 0, NULL, 0);
-	mutex_lock(&nd->eps.lock);
-	nd->eps.ep[u->port] = NULL;
-	mutex_unlock(&nd->eps.lock);
+	if (!u->emulated) {
+		mutex_lock(&nd->eps.lock);
+		nd->eps.ep[u->port] = NULL;
+		mutex_unlock(&nd->eps.lock);
+	}
 	/* the divert worker looks endpoints up under unet_div_lock */
 	mutex_lock(&unet_div_lock);
 	mutex_unlock(&unet_div_lock);
 	unet_div_put(nd);
 	if (u->dfile)
 		fput(u->dfile);	/* buffered messages go with the endpoint */
-	mmdrop(u->slot->mm);
-	kfree(u->slot);
+	if (u->emulated) {
+		netvm_unet_emu_free(u);
+	} else {
+		mmdrop(u->slot->mm);
+		kfree(u->slot);
+	}
 	mmdrop(u->mm);
 	dma_free_coherent(&nd->pdev->dev, u->host_size, u->host, u->host_dma);
 	kfree(u);

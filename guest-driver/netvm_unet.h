@@ -60,6 +60,15 @@ struct netvm_unet {
 	u64 dhead, dtail;		/* free-running byte offsets */
 	u32 dcount;			/* records buffered (read locklessly by poll) */
 	u32 overflow;			/* dropped: the buffer was at its bound */
+	/* a kernel-emulated endpoint (netvm_unet_emu.c): the driver is its NI */
+	bool emulated;
+	void *vsram;			/* NVM_EP_STRIDE bytes for the "SRAM region" */
+	void *vdb;			/* a page standing in for the doorbell */
+	void *ks;			/* the message being sent (coherent) */
+	dma_addr_t ks_dma;
+	wait_queue_head_t ewq;		/* its sleepers */
+	struct mutex elock;		/* est, e_* */
+	struct nvm_unet_status est;	/* what an NI would publish */
 };
 
 long netvm_unet_ioctl(struct netvm_file *nf, unsigned int cmd,
@@ -71,5 +80,21 @@ void netvm_unet_release(struct netvm_file *nf);
 int netvm_unet_fasync(struct netvm_file *nf, int fd, struct file *file,
 		      int on);
 void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev);
+
+/* netvm_unet.c, for netvm_unet_emu.c */
+void netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
+			 const void *data, u32 len);
+
+/* netvm_unet_emu.c: kernel-emulated endpoints */
+int netvm_unet_emu_setup(struct netvm_unet *u);
+void netvm_unet_emu_free(struct netvm_unet *u);
+int netvm_unet_emu_kick(struct netvm_unet *u);
+void netvm_unet_emu_deliver(struct netvm_unet *u,
+			    const struct nvm_unet_div_rec *r);
+int netvm_unet_emu_mmap(struct netvm_unet *u, struct vm_area_struct *vma,
+			unsigned long off);
+__poll_t netvm_unet_emu_poll(struct netvm_unet *u, struct file *file,
+			     struct poll_table_struct *wait);
+void netvm_unet_emu_direct(struct netvm_unet *u);
 
 #endif /* NETVM_UNET_DRV_H */

@@ -311,7 +311,13 @@ int netvm_unet_open(struct netvm *nv, size_t seg_size, unsigned int buf_size,
 		    unsigned int rx_bufs, struct netvm_unet **out);
 int netvm_unet_close(struct netvm_unet *u);		/* NULL accepted */
 int netvm_unet_fd(const struct netvm_unet *u);	/* POLLIN: message queued */
-int netvm_unet_port(const struct netvm_unet *u);
+int netvm_unet_port(const struct netvm_unet *u);	/* >= 16: emulated */
+/*
+ * 1 if the endpoint is kernel-emulated: the NIC had no port left (or the
+ * environment has NETVM_UNET_EMULATE set, for tests).  Same interface;
+ * each send costs a system call (the driver plays the NI).
+ */
+int netvm_unet_emulated(const struct netvm_unet *u);
 /* The segment and its size; the application's part starts at
  * NETVM_UNET_TX_AREA and ends at *app_end. */
 void *netvm_unet_segment(struct netvm_unet *u, size_t *size, size_t *app_end);

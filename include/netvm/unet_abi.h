@@ -103,12 +103,42 @@ struct nvm_unet_ctl {
 #define NVM_UNET_DIV_SLOTS	64
 #define NVM_UNET_DIV_SLOT	4352
 struct nvm_unet_div_rec {
-	uint16_t port;
-	uint16_t channel;
+	uint16_t port;		/* a NIC endpoint, or a virtual one (>= 16) */
+	uint16_t channel;	/* NIC endpoints: the channel; else 0xffff */
 	uint32_t len;
-	uint32_t msgno;
+	uint32_t msgno;		/* NIC endpoints; virtual ones: 0 */
 	uint32_t seq;		/* written last */
+	uint16_t src_node;	/* as the packet header says */
+	uint16_t src_port;	/* stamped by the sending NI */
+	uint32_t tag;
+	uint32_t reserved[2];
 	uint8_t data[NVM_UNET_MSG_MAX];
+};
+NVM_ABI_ASSERT(sizeof(struct nvm_unet_div_rec) <= NVM_UNET_DIV_SLOT,
+	       "a divert record fits its slot");
+
+/*
+ * Kernel-emulated endpoints: when the NIC's ports run out, the driver
+ * gives out virtual ports NVM_UNET_VPORT_MIN..NVM_UNET_VPORT_MAX-1 and
+ * plays the NI for them.  The NI hands every message for a virtual port
+ * to the kernel through the divert ring and sends the kernel's messages
+ * with NVM_KOP_UNET_KSEND (src_port a virtual port).
+ */
+#define NVM_UNET_VPORT_MIN	16
+#define NVM_UNET_VPORT_MAX	64
+#define NVM_KOP_UNET_KSEND	0x8c	/* struct nvm_k_unet_ksend at inline_data */
+
+struct nvm_k_unet_ksend {
+	uint64_t addr;		/* bus address of the message (kept until done) */
+	uint32_t len;
+	uint32_t tag;
+	uint16_t node;
+	uint16_t dst_port;
+	uint16_t src_port;	/* a virtual port */
+	uint16_t reserved;
+	uint64_t done_addr;	/* the NI writes cookie here once it has the bytes */
+	uint32_t cookie;
+	uint32_t reserved2;
 };
 
 /*
@@ -209,8 +239,17 @@ struct netvm_unet_open {
 	uint32_t node_id;	/* out */
 	uint32_t seg_off;	/* out: segment offset in the host mapping */
 	uint32_t host_size;	/* out */
-	uint32_t reserved[5];
+	uint32_t flags;		/* in: NETVM_UNET_EMULATE; out: NETVM_UNET_EMULATED */
+	uint32_t reserved[4];
 };
+/*
+ * A kernel-emulated endpoint (no NIC port was free, or asked for): same
+ * mappings and layout, but the "SRAM region" and doorbell page are kernel
+ * memory and the driver plays the NI, so after posting send descriptors
+ * the process calls NETVM_IOC_UNET_KICK.  Its port is virtual (>= 16).
+ */
+#define NETVM_UNET_EMULATE	0x1
+#define NETVM_UNET_EMULATED	0x2
 
 /* Set up a channel to (node, port) carrying tag; returns its id. */
 struct netvm_unet_chan {
@@ -242,6 +281,7 @@ struct netvm_unet_drecv {
 
 #define NETVM_IOC_UNET_OPEN	_IOWR(NETVM_IOC_MAGIC, 0x30, struct netvm_unet_open)
 #define NETVM_IOC_UNET_DRECV	_IOWR(NETVM_IOC_MAGIC, 0x33, struct netvm_unet_drecv)
+#define NETVM_IOC_UNET_KICK	_IO(NETVM_IOC_MAGIC, 0x34)
 #define NETVM_IOC_UNET_CHANNEL	_IOWR(NETVM_IOC_MAGIC, 0x31, struct netvm_unet_chan)
 #define NETVM_IOC_UNET_UNCHANNEL _IOW(NETVM_IOC_MAGIC, 0x32, struct netvm_unet_chan)
 

@@ -371,9 +371,17 @@ static void divert(struct netvm_unet *c, int cc, int n, size_t size,
 		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 30000);
 		pattern(out, size, 1000 + k);
 		if (err || len != size || memcmp(in, out, size)) {
+			int was = -1;
+
+			/* which message it was: order or contents? */
+			for (int j = 0; j < n && !err && len == size; j++) {
+				pattern(out, size, 1000 + j);
+				if (!memcmp(in, out, size))
+					was = j;
+			}
 			if (bad++ < 3)
-				fprintf(stderr, "divert %s #%d: %s, len %zu\n",
-					what, k, netvm_strerror(err), len);
+				fprintf(stderr, "divert %s #%d: %s, len %zu, got #%d\n",
+					what, k, netvm_strerror(err), len, was);
 		}
 	}
 	netvm_unet_stats(c, &b);
@@ -412,6 +420,15 @@ static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 		fprintf(stderr, "client: cannot open endpoints\n");
 		return 1;
 	}
+	if (getenv("NETVM_UNET_EMULATE"))
+		check(netvm_unet_emulated(c) == 1 && netvm_unet_emulated(x) == 1 &&
+		      netvm_unet_port(c) >= 16 && netvm_unet_port(x) >= 16,
+		      "kernel-emulated endpoints: virtual ports %d and %d",
+		      netvm_unet_port(c), netvm_unet_port(x));
+	else
+		check(netvm_unet_emulated(c) == 0 && netvm_unet_port(c) < 16,
+		      "NIC endpoints: ports %d and %d", netvm_unet_port(c),
+		      netvm_unet_port(x));
 	cc = netvm_unet_channel(c, node, ps, T1);
 	check(cc >= 0, "channel to node %u port %u, tag %#x: id %d", node, ps,
 	      T1, cc);

@@ -405,6 +405,96 @@ START_TEST(divert_in_order)
 }
 END_TEST
 
+/* Many frames in flight at once: each diverted record holds its own data. */
+START_TEST(divert_burst)
+{
+	uint32_t total = 40, i;
+
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_CFG, 64, 0,
+				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
+	for (i = 0; i < total; i++) {
+		struct nvm_unet_send_desc d = {
+			.channel = 0, .flags = NVM_UNET_F_INLINE, .len = 8,
+			.seq = sent_a + 1,
+		};
+
+		memcpy(d.data, &i, 4);
+		memcpy(region(&ca, PORT_A) + NVM_UNET_SENDQ +
+		       (sent_a % NVM_UNET_SENDQ_LEN) * sizeof(d), &d, sizeof(d));
+		sent_a++;
+	}
+	sim_doorbell(&ca, PORT_A * LANAI_DOORBELL_PAGE, sent_a);
+	settle();
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN);
+	ck_assert_uint_eq(status(&cb, PORT_B).diverted, total - RXQ_LEN);
+	for (i = 0; i < RXQ_LEN; i++) {
+		ck_assert_uint_eq(rxd(i)->msgno, i);
+		ck_assert_mem_eq(rxd(i)->data, &i, 4);
+	}
+	for (i = RXQ_LEN; i < total; i++) {
+		struct nvm_unet_div_rec *r = (struct nvm_unet_div_rec *)
+			sim_host(&cb, DIV + (i - RXQ_LEN) * NVM_UNET_DIV_SLOT);
+
+		ck_assert_uint_eq(r->msgno, i);
+		ck_assert_mem_eq(r->data, &i, 4);
+	}
+}
+END_TEST
+
+START_TEST(virtual_ports)
+{
+	struct nvm_k_unet_ksend k = {
+		.addr = SIM_HOST_BASE + (13u << 20), .len = 2000, .tag = 0x99,
+		.node = 1, .dst_port = PORT_B, .src_port = 20,
+		.done_addr = SIM_HOST_BASE + (13u << 20) + 8192, .cookie = 77,
+	};
+	struct nvm_unet_div_rec *r;
+	uint8_t *msg = sim_host(&ca, k.addr);
+
+	/* the kernel of A sends for its virtual port 20 to B's port */
+	ck_assert_int_eq(chan(&hb, PORT_B, 6, 0, 20, 0x99), 0);
+	fill(msg, 2000, 3);
+	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 1);
+	ck_assert_uint_eq(rxd(0)->channel, 6);
+	ck_assert_uint_eq(rxd(0)->len, 2000);
+	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[0]), msg, 1024);
+	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[1]), msg + 1024, 976);
+	ck_assert_uint_eq(*(uint32_t *)sim_host(&ca, k.done_addr), 77);
+	/* real ports are not the kernel's to send from */
+	k.src_port = PORT_A;
+	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 1);
+	/* B's endpoint sends to A's virtual port 21: A's kernel gets it */
+	ck_assert_int_eq(kop_args(&ha, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
+				  (uint32_t)DIV, 0), 0);
+	{
+		struct nvm_k_unet_chan c = {
+			.port = PORT_B, .channel = 7, .open = 1, .node = 0,
+			.rport = 21, .tag = 0x98,
+		};
+		struct nvm_unet_send_desc d = {
+			.channel = 7, .flags = NVM_UNET_F_INLINE, .len = 5,
+			.data = "hello", .seq = 1,
+		};
+
+		ck_assert_int_eq(kop(&hb, NVM_KOP_UNET_CHAN, &c, sizeof(c)), 0);
+		memcpy(region(&cb, PORT_B) + NVM_UNET_SENDQ, &d, sizeof(d));
+		sim_doorbell(&cb, PORT_B * LANAI_DOORBELL_PAGE, 1);
+		settle();
+	}
+	r = (struct nvm_unet_div_rec *)sim_host(&ca, DIV);
+	ck_assert_uint_eq(r->seq, 1);
+	ck_assert_uint_eq(r->port, 21);
+	ck_assert_uint_eq(r->src_node, 1);
+	ck_assert_uint_eq(r->src_port, PORT_B);
+	ck_assert_uint_eq(r->tag, 0x98);
+	ck_assert_uint_eq(r->len, 5);
+	ck_assert_mem_eq(r->data, "hello", 5);
+	ck_assert_int_eq(sim_count_events(&ca, NVM_EV_NOTIFY, NVM_UNET_EV_DIVERT), 1);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_NO_CHANNEL], 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("firmware-unet");
@@ -419,6 +509,8 @@ static Suite *suite(void)
 	tcase_add_test(t, close_drops);
 	tcase_add_test(t, upcall_edges);
 	tcase_add_test(t, divert_in_order);
+	tcase_add_test(t, virtual_ports);
+	tcase_add_test(t, divert_burst);
 	suite_add_tcase(s, t);
 	return s;
 }
