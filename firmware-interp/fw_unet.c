@@ -295,26 +295,40 @@ static void count_cause(struct fw *fw, struct fw_unet_ep *e, uint32_t cause)
  * process sees them all in order.  Without a divert ring it is dropped.
  */
 /* Header (seq apart), data, then seq: one chain, in order. */
-/*
- * The message is copied out of the wire slot into a tx buffer and the
- * slot released at once, so the link keeps draining while the record is
- * written (a diverted message is usually one of a burst).
- */
-static uint32_t div_stage(struct fw *fw, uint32_t data, uint32_t mlen)
-{
-	uint32_t tb = fw_nv_txbuf_alloc(fw, FW_TB_OP);
-
-	if (tb)
-		memcpy(fw->chip->sram + fw_nv_txbuf_off(fw, tb),
-		       fw->chip->sram + data, mlen);
-	return tb;
-}
-
 static uint32_t div_arg(uint32_t gen, uint32_t tb, uint32_t port,
 			uint32_t cause)
 {
 	return (gen & 0xfff) << 20 | tb << 12 | (port & 0xf) << 8 |
 	       (cause & 0xff);
+}
+
+/*
+ * Room in the divert ring, a job slot, and the message copied out of its
+ * wire slot into a tx buffer (so the wire slot is released at once and
+ * the link keeps draining while the record is written; a diverted message
+ * is usually one of a burst).  Returns the job slot, or -1: wait.  One
+ * record at a time (they are numbered as written); a kernel that is
+ * behind holds the link.
+ */
+static int div_start(struct fw *fw, uint32_t data, uint32_t mlen,
+		     uint32_t arg_no_tb, uint32_t *tb)
+{
+	struct fw_unet *u = &fw->unet;
+	int slot;
+
+	if (u->div_busy || u->div_prod - u->div_cons >= u->div_slots)
+		return -1;
+	*tb = fw_nv_txbuf_alloc(fw, FW_TB_OP);
+	if (!*tb)
+		return -1;
+	slot = fw_hdma_alloc(fw, FW_JOB_UNET_DIVERT, arg_no_tb | *tb << 12);
+	if (slot < 0) {
+		fw_nv_txbuf_put(fw, *tb, FW_TB_OP);
+		return -1;
+	}
+	memcpy(fw->chip->sram + fw_nv_txbuf_off(fw, *tb),
+	       fw->chip->sram + data, mlen);
+	return slot;
 }
 
 static void div_submit(struct fw *fw, int slot, uint64_t rec, uint32_t tb,
@@ -351,16 +365,9 @@ static enum fw_rx_verdict to_kernel(struct fw *fw, uint32_t src,
 		fw_count(fw, FW_CNT_UNET_NO_CHANNEL);
 		return FW_RX_RELEASE;
 	}
-	if (u->div_busy || u->div_prod - u->div_cons >= u->div_slots)
+	slot = div_start(fw, data, mlen, div_arg(0, 0, 0, 0xff), &tb);
+	if (slot < 0)
 		return FW_RX_WAIT;
-	tb = div_stage(fw, data, mlen);
-	if (!tb)
-		return FW_RX_WAIT;
-	slot = fw_hdma_alloc(fw, FW_JOB_UNET_DIVERT, div_arg(0, tb, 0, 0xff));
-	if (slot < 0) {
-		fw_nv_txbuf_put(fw, tb, FW_TB_OP);
-		return FW_RX_WAIT;
-	}
 	memset(&r, 0, offsetof(struct nvm_unet_div_rec, data));
 	r.port = fw_be16(h->dst_port);
 	r.channel = 0xffff;
@@ -395,19 +402,9 @@ static enum fw_rx_verdict divert(struct fw *fw, uint32_t port, int ch,
 		publish(fw, port);
 		return FW_RX_RELEASE;
 	}
-	/* one record at a time (numbered as written); a kernel that is
-	 * behind holds the link */
-	if (u->div_busy || u->div_prod - u->div_cons >= u->div_slots)
+	slot = div_start(fw, data, mlen, div_arg(e->gen, 0, port, cause), &tb);
+	if (slot < 0)
 		return FW_RX_WAIT;
-	tb = div_stage(fw, data, mlen);
-	if (!tb)
-		return FW_RX_WAIT;
-	slot = fw_hdma_alloc(fw, FW_JOB_UNET_DIVERT,
-			     div_arg(e->gen, tb, port, cause));
-	if (slot < 0) {
-		fw_nv_txbuf_put(fw, tb, FW_TB_OP);
-		return FW_RX_WAIT;
-	}
 	memset(&r, 0, offsetof(struct nvm_unet_div_rec, data));
 	r.port = (uint16_t)port;
 	r.channel = (uint16_t)ch;
