@@ -22,9 +22,10 @@
 #include "fw_queue.h"
 #include "fw_nv.h"
 #include "fw_tripwire.h"
+#include "fw_unet.h"
 #include "netvm/fw_counters.h"
 
-#define FW_VERSION		0x00020000u	/* 2.0: raw frames + NetVM */
+#define FW_VERSION		0x00020100u	/* 2.1: raw frames, NetVM, tripwires, U-Net */
 
 /* Firmware counters, published in SRAM at layout.counters. */
 enum fw_counter {
@@ -70,6 +71,8 @@ struct fw {
 	struct fw_nv nv;
 	/* tripwires on NetVM accesses */
 	struct fw_tw tw;
+	/* U-Net program */
+	struct fw_unet unet;
 };
 #define FW_SAVED_OFFSET		offsetof(struct fw, state)
 #define FW_SAVED_SIZE		(sizeof(struct fw) - FW_SAVED_OFFSET)

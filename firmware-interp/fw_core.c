@@ -192,6 +192,10 @@ static void fw_doorbells(struct fw *fw)
 			fw_nv_doorbell(fw, off, data);
 			continue;
 		}
+		if (fw_unet_open_port(fw, ep)) {
+			fw_unet_doorbell(fw, ep, off, data);
+			continue;
+		}
 		fw_count(fw, FW_CNT_BAD_DOORBELLS);
 		fw_trace(fw, "bad_doorbell", off, data);
 		fw_post(fw, NVM_EV_ERROR, (uint16_t)ep, NVM_ERR_BAD_DOORBELL,
@@ -233,6 +237,7 @@ void fw_run(struct fw *fw)
 		progress = fw_raw_tx_step(fw);
 		progress |= fw_rx_step(fw);
 		progress |= fw_nv_cmd_step(fw);
+		progress |= fw_unet_tx_step(fw);
 	} while (progress && ++rounds < 1000);
 	fw_nv_arm_timer(fw);
 	fw_publish_counters(fw);

@@ -74,7 +74,8 @@ static uint32_t k_ep_open(struct fw *fw, const struct nvm_k_ep_open *k)
 	    (k->notf_len & (k->notf_len - 1)))
 		return NVM_ST_BAD_CMD;
 	e = &fw->nv.ep[k->port];
-	if (e->open && k->port != NVM_EP_KERNEL)
+	if ((e->open || fw_unet_open_port(fw, k->port)) &&
+	    k->port != NVM_EP_KERNEL)
 		return NVM_ST_BAD_CMD;
 	if (k->port != NVM_EP_KERNEL)
 		memset(e, 0, sizeof(*e));
@@ -181,6 +182,6 @@ uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 			FW_NV_NO_ROUTE : (uint8_t)c->arg[0];
 		return NVM_ST_OK;
 	default:
-		return NVM_ST_BAD_CMD;
+		return fw_unet_kernel_cmd(fw, c);	/* U-Net's, or BAD_CMD */
 	}
 }

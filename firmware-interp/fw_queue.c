@@ -19,6 +19,10 @@ const char *const fw_job_names[FW_JOB_COUNT] = {
 	[FW_JOB_NV_ATOMIC_OUT] = "nv_atomic_out",
 	[FW_JOB_NV_HOSTWRITE] = "nv_hostwrite",
 	[FW_JOB_NV_BOUNCE] = "nv_bounce",
+	[FW_JOB_UNET_FETCH] = "unet_fetch",
+	[FW_JOB_UNET_RX] = "unet_rx",
+	[FW_JOB_UNET_DIVERT] = "unet_divert",
+	[FW_JOB_UNET_KFETCH] = "unet_kfetch",
 };
 
 static uint32_t desc_off(struct fw *fw, int slot, uint32_t i)
@@ -152,6 +156,12 @@ void fw_queues_hdma_done(struct fw *fw)
 	case FW_JOB_RAW_RX:
 		fw_raw_rx_delivered(fw, arg, status);
 		break;
+	case FW_JOB_UNET_FETCH:
+	case FW_JOB_UNET_RX:
+	case FW_JOB_UNET_DIVERT:
+	case FW_JOB_UNET_KFETCH:
+		fw_unet_job_done(fw, kind, arg, status);
+		break;
 	case FW_JOB_NONE:
 	case FW_JOB_COUNT:
 		break;
@@ -210,6 +220,8 @@ void fw_queues_send_done(struct fw *fw)
 	q->send_running = 0;
 	if (e.kind == FW_SEND_RAW)
 		fw_raw_sent(fw, e.arg);
+	else if (e.kind == FW_SEND_UNET)
+		fw_unet_sent(fw, e.arg);
 	else
 		fw_nv_sent(fw, e.arg);
 	fw_send_start_next(fw);

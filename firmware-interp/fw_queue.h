@@ -29,6 +29,10 @@ enum fw_job {
 	FW_JOB_NV_ATOMIC_OUT,	/* NetVM: operand SRAM -> host */
 	FW_JOB_NV_HOSTWRITE,	/* NetVM: small SRAM -> host writes (queues, counters) */
 	FW_JOB_NV_BOUNCE,	/* NetVM: packet slot -> bounce buffer */
+	FW_JOB_UNET_FETCH,	/* U-Net: segment -> tx buffer */
+	FW_JOB_UNET_RX,		/* U-Net: slot -> buffers, receive descriptor */
+	FW_JOB_UNET_DIVERT,	/* U-Net: slot -> the kernel's divert ring */
+	FW_JOB_UNET_KFETCH,	/* U-Net: a kernel-emulated endpoint's message */
 	FW_JOB_COUNT
 };
 
@@ -36,6 +40,7 @@ enum fw_job {
 enum fw_send {
 	FW_SEND_RAW,		/* the raw program's staging buffer */
 	FW_SEND_NV,		/* a NetVM tx buffer */
+	FW_SEND_UNET,		/* a U-Net message in a tx buffer */
 	FW_SEND_COUNT
 };
 

@@ -62,6 +62,10 @@ bool fw_rx_step(struct fw *fw)
 		v = fw_nv_rx(fw, data + sizeof(h), len - sizeof(h),
 			     fw_be16(h.src_node));
 		break;
+	case NVM_PKT_UNET:
+		v = fw_unet_rx(fw, data + sizeof(h), len - sizeof(h),
+			       fw_be16(h.src_node));
+		break;
 	default:
 		fw_count(fw, FW_CNT_RX_BAD_FRAME);
 		goto drop;

@@ -34,6 +34,7 @@
 #include "netvm_ep.h"
 #include "netvm_map.h"
 #include "netvm_trip.h"
+#include "netvm_unet.h"
 
 #define NETVM_DRV_NAME		"netvm"
 #define NETVM_MAX_DEVS		16

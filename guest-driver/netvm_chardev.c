@@ -49,6 +49,7 @@ static int netvm_release(struct inode *inode, struct file *file)
 	struct netvm_dev *nd = nf->nd;
 
 	netvm_ep_release(nf);	/* closes its endpoint, drops its exports */
+	netvm_unet_release(nf);
 	kfree(nf);
 	put_device(&nd->dev);
 	return 0;
@@ -135,6 +136,11 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_KBENCH:
 	case NETVM_IOC_TRIP_SET:
 	case NETVM_IOC_TRIP_CLEAR:
+	case NETVM_IOC_UNET_OPEN:
+	case NETVM_IOC_UNET_CHANNEL:
+	case NETVM_IOC_UNET_UNCHANNEL:
+	case NETVM_IOC_UNET_DRECV:
+	case NETVM_IOC_UNET_KICK:
 		break;
 	default:
 		return -ENOTTY;
@@ -170,7 +176,16 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_EXPORT:
 	case NETVM_IOC_UNEXPORT:
 	case NETVM_IOC_PTBENCH:
-		ret = netvm_ep_ioctl(nf, cmd, uarg);
+		/* a file is a NetVM or a U-Net endpoint, not both */
+		ret = READ_ONCE(nf->unet) ? -EBUSY :
+		      netvm_ep_ioctl(nf, cmd, uarg);
+		break;
+	case NETVM_IOC_UNET_OPEN:
+	case NETVM_IOC_UNET_CHANNEL:
+	case NETVM_IOC_UNET_UNCHANNEL:
+	case NETVM_IOC_UNET_DRECV:
+	case NETVM_IOC_UNET_KICK:
+		ret = netvm_unet_ioctl(nf, cmd, uarg);
 		break;
 	default:
 		ret = netvm_ioc_raw_recv(nd, uarg);
@@ -192,6 +207,7 @@ static __poll_t netvm_poll(struct file *file, poll_table *wait)
 
 	poll_wait(file, &nd->raw.rx_wq, wait);
 	mask |= netvm_ep_poll(nf, file, wait);
+	mask |= netvm_unet_poll(nf, file, wait);
 	if (READ_ONCE(nd->dead))
 		return EPOLLHUP | EPOLLERR;
 	if (READ_ONCE(nd->raw.rxq_count))
@@ -199,18 +215,27 @@ static __poll_t netvm_poll(struct file *file, poll_table *wait)
 	return mask;
 }
 
-/* O_ASYNC: signals for the endpoint's notifications (netvm_ep.c). */
-static int netvm_fasync(int fd, struct file *file, int on)
-{
-	return netvm_ep_fasync(file->private_data, fd, file, on);
-}
-
 /* The endpoint's own memory only (netvm_ep.c). */
 static int netvm_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct netvm_file *nf = file->private_data;
 
+	if (READ_ONCE(nf->unet))
+		return netvm_unet_mmap(nf, vma);
 	return netvm_ep_mmap(nf, vma);
+}
+
+/*
+ * O_ASYNC: upcalls of a U-Net endpoint (netvm_unet.c), or signals for a
+ * NetVM endpoint's notifications (netvm_ep.c).
+ */
+static int netvm_fasync(int fd, struct file *file, int on)
+{
+	struct netvm_file *nf = file->private_data;
+
+	if (READ_ONCE(nf->unet))
+		return netvm_unet_fasync(nf, fd, file, on);
+	return netvm_ep_fasync(nf, fd, file, on);
 }
 
 static const struct file_operations netvm_fops = {

@@ -150,8 +150,9 @@ struct netvm_imp {
 /* Per open file of /dev/netvmN. */
 struct netvm_file {
 	struct netvm_dev *nd;
-	struct mutex lock;		/* ep */
+	struct mutex lock;		/* ep, unet */
 	struct netvm_ep *ep;
+	struct netvm_unet *unet;	/* U-Net instead (netvm_unet.c) */
 };
 
 int netvm_ep_init(struct netvm_dev *nd);

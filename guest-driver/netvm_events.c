@@ -96,6 +96,7 @@ static void netvm_handle_event(struct netvm_dev *nd, const struct nvm_event *ev)
 	case NVM_EV_NOTIFY:
 		netvm_nv_event(nd, ev);
 		netvm_ep_event(nd, ev);
+		netvm_unet_event(nd, ev);	/* U-Net upcalls */
 		break;
 	case NVM_EV_FW_STATE:
 		WRITE_ONCE(nd->fw_state, data);

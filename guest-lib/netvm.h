@@ -305,6 +305,121 @@ int netvm_notf_disarm(struct netvm *nv, uint32_t notf);
 int netvm_notfq_remove(struct netvm *nv, struct netvm_notf *out);
 int netvm_notfq_wait(struct netvm *nv, int timeout_ms, struct netvm_notf *out);
 
+/* ---- U-Net message endpoints (NETVM_0.3; docs/unet.md) ----------------
+ *
+ * A U-Net endpoint is a second descriptor on the device with its own port,
+ * a pinned communication segment mapped into the process, a send queue and
+ * a free queue in the NIC and a receive queue in host memory.  Messages of
+ * 1..4096 bytes travel on channels the kernel sets up; up to 96 bytes go
+ * inside the descriptors, larger ones through the segment.  Not
+ * thread-safe per endpoint (one thread per endpoint, or your own lock).
+ *
+ * The library divides the segment: [0, NETVM_UNET_TX_AREA) stages what
+ * netvm_unet_send() copies; the last rx_bufs * buf_size bytes are the
+ * receive buffers it keeps on the free queue; the bytes in between are
+ * the application's, for netvm_unet_send_seg().
+ */
+struct netvm_unet;
+
+#define NETVM_UNET_MSG_MAX	4096
+#define NETVM_UNET_TX_SLOTS	16
+#define NETVM_UNET_TX_AREA	(NETVM_UNET_TX_SLOTS * NETVM_UNET_MSG_MAX)
+
+/* What the NI counted for this endpoint (struct nvm_unet_status). */
+struct netvm_unet_stats {
+	uint32_t sent;		/* send descriptors taken */
+	uint32_t send_errors;	/* ... refused */
+	uint32_t received;	/* messages delivered */
+	uint32_t rx_ring_full;	/* not direct: receive queue full */
+	uint32_t rx_no_buf;	/* not direct: no free buffer */
+	uint32_t div_order;	/* not direct: earlier ones were diverted */
+	uint32_t diverted;	/* to the driver's pageable buffer (FUGU) */
+	uint32_t dropped;	/* no divert ring: lost */
+};
+
+/*
+ * Open an endpoint on nv's device: seg_size bytes of segment (page
+ * multiple, at most 1 MiB, room for the tx area and the buffers),
+ * buf_size 1024/2048/4096, rx_bufs receive buffers (1..511), a receive
+ * queue of 256 descriptors.  Errors: -EINVAL, -EBUSY (no free port),
+ * -ENODEV (NetVM off), -ENOMEM.
+ */
+int netvm_unet_open(struct netvm *nv, size_t seg_size, unsigned int buf_size,
+		    unsigned int rx_bufs, struct netvm_unet **out);
+int netvm_unet_close(struct netvm_unet *u);		/* NULL accepted */
+int netvm_unet_fd(const struct netvm_unet *u);	/* POLLIN: message queued */
+int netvm_unet_port(const struct netvm_unet *u);	/* >= 16: emulated */
+/*
+ * 1 if the endpoint is kernel-emulated: the NIC had no port left (or the
+ * environment has NETVM_UNET_EMULATE set, for tests).  Same interface;
+ * each send costs a system call (the driver plays the NI).
+ */
+int netvm_unet_emulated(const struct netvm_unet *u);
+/* The segment and its size; the application's part starts at
+ * NETVM_UNET_TX_AREA and ends at *app_end. */
+void *netvm_unet_segment(struct netvm_unet *u, size_t *size, size_t *app_end);
+
+/*
+ * Ask the kernel for a channel to (node, port) carrying tag; returns the
+ * channel id (>= 0).  Both ends set up a channel with the same tag.
+ * Errors: -EINVAL, -EADDRINUSE (the tag is taken for that node here),
+ * -ENOSPC (16 channels).  netvm_unet_unchannel: -ENOENT.
+ */
+int netvm_unet_channel(struct netvm_unet *u, unsigned int node,
+		       unsigned int port, uint32_t tag);
+int netvm_unet_unchannel(struct netvm_unet *u, int channel);
+
+/*
+ * Send len (1..4096) bytes on a channel: inline up to 96 bytes, else
+ * copied into the tx area.  Returns once queued (waiting for a free
+ * descriptor); the NI's verdict comes with netvm_unet_flush().
+ * netvm_unet_send_seg sends len bytes at segment offset off as they are
+ * (U-Net's own call: the NI checks the range, not the library).
+ */
+int netvm_unet_send(struct netvm_unet *u, int channel, const void *buf,
+		    size_t len);
+int netvm_unet_send_seg(struct netvm_unet *u, int channel, uint32_t off,
+			uint32_t len);
+/*
+ * Wait until the NI took every queued descriptor; return the first error
+ * since the last flush: -ENOTCONN (no such channel), -ERANGE (outside the
+ * segment), -EMSGSIZE (length), -EIO (DMA), -ETIMEDOUT.
+ */
+int netvm_unet_flush(struct netvm_unet *u, int timeout_ms);
+
+/*
+ * Take the next message: copy it to buf, give its buffers back to the free
+ * queue.  Messages the NI could not queue (queue full, no free buffer) were
+ * diverted to the driver, which keeps them in pageable memory; they come
+ * back here in arrival order with the direct ones (a system call each).  timeout_ms 0 polls (-EAGAIN), < 0 waits for ever, else
+ * -ETIMEDOUT; waiting sleeps in poll(2) on netvm_unet_fd(), woken by one
+ * interrupt the NI raises only while someone waits.  -EMSGSIZE when cap
+ * is too small (*len = the size; the message stays queued), -EINTR.
+ */
+int netvm_unet_recv(struct netvm_unet *u, void *buf, size_t cap, size_t *len,
+		    unsigned int *channel, int timeout_ms);
+int netvm_unet_stats(struct netvm_unet *u, struct netvm_unet_stats *st);
+
+/*
+ * Upcalls: signal signo (e.g. SIGRTMIN) to this process when the receive
+ * queue becomes non-empty (si_band has POLLIN) or holds almost_full
+ * messages (POLLPRI; 0 = never); si_fd is netvm_unet_fd().  Install a
+ * SA_SIGINFO handler first; it should drain the queue with
+ * netvm_unet_recv(..., 0), which is async-signal-safe with timeout 0.
+ * An upcall is raised on the edge only, so one upcall covers every
+ * message queued until the queue is empty again.
+ * Errors: -EINVAL, or fcntl(2)'s.
+ */
+int netvm_unet_upcall_setup(struct netvm_unet *u, int signo,
+			    unsigned int almost_full);
+/*
+ * Turn upcalls off or on again with one store to the NIC (no system
+ * call), e.g. around a critical section.  Turning them on returns 1 if
+ * messages are queued (their upcall may have been skipped: drain them),
+ * else 0.
+ */
+int netvm_unet_upcalls(struct netvm_unet *u, int on);
+
 /*
  * Tripwires (docs/tripwire.md): address-range triggers the NIC matches on
  * NetVM reads and writes.  A tripset is a group of tripwires waited on as

@@ -38,7 +38,16 @@
 	X(ACKS_SENT, acks_sent) \
 	X(PEER_RESETS, peer_resets) \
 	X(ERR_COMPLETIONS, error_completions) \
-	X(TRIPWIRES, tripwires)
+	X(TRIPWIRES, tripwires) \
+	X(UNET_TX, unet_tx) \
+	X(UNET_TX_BAD, unet_tx_bad) \
+	X(UNET_RX, unet_rx) \
+	X(UNET_NO_CHANNEL, unet_no_channel) \
+	X(UNET_RING_FULL, unet_ring_full) \
+	X(UNET_NO_BUF, unet_no_buf) \
+	X(UNET_DIV_ORDER, unet_div_order) \
+	X(UNET_DIVERTED, unet_diverted) \
+	X(UNET_DROPPED, unet_dropped)
 
 /* For a table of names: { NVM_FW_COUNTERS(NVM_FW_COUNTER_NAME) } */
 #define NVM_FW_COUNTER_NAME(e, n) #n,

@@ -36,6 +36,7 @@ NVM_ABI_ASSERT(sizeof(struct nvm_pkt_hdr) == 8, "packet header size");
 enum nvm_pkt_type {
 	NVM_PKT_RAW = 0x01,	/* raw frame for the host's raw rings */
 	NVM_PKT_NETVM = 0x02,	/* NetVM: struct nvm_net_hdr, then data */
+	NVM_PKT_UNET = 0x03,	/* U-Net: struct nvm_unet_hdr (unet_abi.h), then data */
 };
 
 /*

@@ -10,6 +10,7 @@
  *   kind 1  a command for endpoint (bytes[0] % 4) (command validation)
  *   kind 2  a doorbell write: offset (4 bytes) and data (4 bytes)
  *   kind 3  a raw descriptor pushed to the raw rings
+ *   kind 4  a U-Net send descriptor on a's U-Net endpoint (port 5)
  */
 #include <stdint.h>
 #include <string.h>
@@ -19,6 +20,51 @@
 
 static struct sim_chip a, b;
 static struct sim_host ha, hb;
+static uint32_t unet_sent;
+
+#define UNET_PORT	5
+#define UNET_AREA	(SIM_HOST_BASE + (14u << 20))	/* rxq, then segment */
+#define UNET_SEG	(UNET_AREA + 16 * sizeof(struct nvm_unet_rx_desc))
+
+static void unet_kop(struct sim_host *h, uint8_t op, const void *k, size_t n)
+{
+	struct nvm_cmd c = { .op = op };
+
+	memcpy(c.inline_data, k, n);
+	sh_cmd(h, NVM_EP_KERNEL, &c);
+}
+
+/* A U-Net endpoint on port 5 of each chip, linked by tag 0x77, so frames
+ * of type NVM_PKT_UNET reach the receive path and not only the drop. */
+static void unet_setup(struct sim_host *h, uint32_t peer)
+{
+	struct nvm_k_unet_open o = {
+		.seg = UNET_SEG, .rxq = UNET_AREA, .seg_size = 65536,
+		.buf_size = 1024, .rxq_len = 16, .port = UNET_PORT,
+	};
+	struct nvm_k_unet_chan ch = {
+		.port = UNET_PORT, .open = 1, .node = peer, .rport = UNET_PORT,
+		.tag = 0x77,
+	};
+	uint8_t *r;
+
+	struct nvm_cmd dc = {
+		.op = NVM_KOP_UNET_DIVERT_CFG, .dst_node = 8,
+		.arg = { (uint32_t)(SIM_HOST_BASE + (13u << 20)) },
+	};
+
+	/* a divert ring of 8 that nobody empties: diverting, then holding */
+	sh_cmd(h, NVM_EP_KERNEL, &dc);
+	unet_kop(h, NVM_KOP_UNET_OPEN, &o, sizeof(o));
+	unet_kop(h, NVM_KOP_UNET_CHAN, &ch, sizeof(ch));
+	sim_settle(&a, &b);
+	r = h->c->chip.sram + h->c->fw.layout.ep_base + UNET_PORT * NVM_EP_STRIDE;
+	for (uint32_t i = 0; i < 8; i++)
+		fw_sram_wr32(&h->c->chip, (uint32_t)(r - h->c->chip.sram) +
+			     NVM_UNET_FREEQ + i * 4, i * 1024);
+	fw_sram_wr32(&h->c->chip, (uint32_t)(r - h->c->chip.sram) + NVM_UNET_CTL,
+		     8);
+}
 
 static void setup(void)
 {
@@ -38,6 +84,9 @@ static void setup(void)
 	sh_alloc(&hb, 1, 0x20000000ull, 8 * 4096, 0x42, true);
 	sh_alloc(&ha, 1, 0x10000000ull, 8 * 4096, 0x43, true);
 	sim_settle(&a, &b);
+	unet_setup(&ha, 1);
+	unet_setup(&hb, 0);
+	unet_sent = 0;
 }
 
 /* Put bytes into b's next receive slot, as the receive engine would. */
@@ -71,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (i + 3 + len > size)
 			len = (uint32_t)(size - i - 3);
 		i += 3 + len;
-		switch (kind % 4) {
+		switch (kind % 5) {
 		case 0:
 			inject_frame(p, len);
 			break;
@@ -113,6 +162,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			       (a.fw.tx_next % l->raw_tx_len) * sizeof(d), &d,
 			       sizeof(d));
 			sim_doorbell(&a, 0, NVM_DB_RAW_TX);
+			break;
+		}
+		case 4: {
+			struct nvm_unet_send_desc d;
+			uint32_t base = a.fw.layout.ep_base +
+					UNET_PORT * NVM_EP_STRIDE;
+
+			memset(&d, 0, sizeof(d));
+			memcpy(&d, p, len < sizeof(d) ? len : sizeof(d));
+			d.seq = ++unet_sent;
+			memcpy(a.chip.sram + base + NVM_UNET_SENDQ +
+			       ((d.seq - 1) % NVM_UNET_SENDQ_LEN) * sizeof(d),
+			       &d, sizeof(d));
+			sim_doorbell(&a, UNET_PORT * LANAI_DOORBELL_PAGE,
+				     unet_sent);
 			break;
 		}
 		}

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
-"""Guest test suite runner: boots a 2-node cluster of its own through the
+"""Guest test suite runner: boots a 2-node cluster (4 for unet4) of its own through the
 front door, checks real behaviour in the guests, always tears it down.
 
     tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys | netvm-user | netvm-lib
                                                | netvm-vm | netvm-teardown: driver_vm_groups.py
-                                               | netvm-trip | netvm-trip4: trip_groups.py)
+                                               | netvm-trip | netvm-trip4: trip_groups.py
+                                               | unet | unet4 | unet-emu)
 
 Output is TAP (meson's protocol: 'tap').  The cluster is named
 't-guest-GROUP' so that a user's own cluster is never touched.
@@ -53,14 +54,14 @@ def diag(rc, out, err):
 class Background:
     """./netvm run in a thread (e.g. a server on node 1)."""
 
-    def __init__(self, node, argv, timeout=120):
+    def __init__(self, node, argv, timeout=120, opts=()):
         self.result = None
         self.t0 = time.monotonic()
-        self.th = threading.Thread(target=self._run, args=(node, argv, timeout), daemon=True)
+        self.th = threading.Thread(target=self._run, args=(node, argv, timeout, opts), daemon=True)
         self.th.start()
 
-    def _run(self, node, argv, timeout):
-        self.result = nv("run", str(node), "--", *argv, timeout=timeout)
+    def _run(self, node, argv, timeout, opts):
+        self.result = nv("run", *opts, str(node), "--", *argv, timeout=timeout)
 
     def wait(self, timeout=150):
         self.th.join(timeout)
@@ -490,6 +491,112 @@ def group_netvm_lib():
          % c.get("page_misses", 0), "%s" % c)
 
 
+def group_unet():
+    """U-Net endpoints (netvm-unet-test) between nodes 1 (server) and 0."""
+    unet_pair(1, 0)
+
+
+def group_unet_emu():
+    """The same with node 0's endpoints kernel-emulated (virtual ports, the
+    driver as their NI) against node 1's NIC endpoints."""
+    unet_pair(1, 0, emulate=True)
+
+
+def group_unet4():
+    """U-Net on 4 VMs through netvm-switch: two pairs, routes of the fabric."""
+    unet_pair(3, 0)
+    unet_pair(1, 2)
+
+
+def unet_pair(s, c, emulate=False):
+    """Node s echoes on endpoint S and keeps a victim endpoint V; node c's
+    endpoint C ping-pongs by polling, blocking and upcall, sends bad
+    descriptors, and an intruder X sends on a tag S does not know and on
+    V's tag from the wrong endpoint."""
+    for n in (c, s):
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/nv_state; rm -f /tmp/unet.*")
+        if not T.ok(rc == 0 and out.strip() == "on", "node %d: NetVM on" % n, diag(rc, out, err)):
+            return
+
+    def info(node):
+        rc, out, err = sh(node, "for i in $(seq 300); do test -f /tmp/unet.info && break; sleep 0.2; done; "
+                          "cat /tmp/unet.info")
+        return rc, out.split()
+
+    def irqs(n):
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/nv_notifications")
+        return int(out.strip()) if rc == 0 and out.strip().isdigit() else -1
+
+    before = sysfs_counters(s, "fw_counters")
+    cbefore = sysfs_counters(c, "fw_counters")
+    irq0 = [irqs(c), irqs(s)]
+    srv = Background(s, ["netvm-unet-test", "serve", str(c)], timeout=400)
+    rc, w = info(s)
+    if not T.ok(rc == 0 and len(w) == 4, "node %d: endpoints S and V open: %s" % (s, " ".join(w)),
+                diag(*srv.wait(5))):
+        return
+    ps, pv = w[1], w[3]
+    t0 = time.monotonic()
+    env = ["-e", "NETVM_UNET_EMULATE=1"] if emulate else []
+    cli = Background(c, ["netvm-unet-test", "client", str(s), ps, pv], timeout=400, opts=env)
+    rc, w = info(c)
+    if not T.ok(rc == 0 and len(w) == 2, "node %d: endpoints C and X open, channels set up: ports %s"
+                % (c, " ".join(w)), diag(*cli.wait(5))):
+        return
+    rc, out, err = sh(s, "echo '%s %s' > /tmp/unet.peer.tmp && mv /tmp/unet.peer.tmp /tmp/unet.peer; "
+                      "for i in $(seq 300); do test -f /tmp/unet.ready && break; sleep 0.2; done; "
+                      "cat /tmp/unet.ready" % (w[0], w[1]))
+    if not T.ok(rc == 0 and out.strip() == "ready", "node %d: channels to node %d set up" % (s, c),
+                diag(rc, out, err) + "\n" + diag(*srv.wait(5))):
+        return
+    sh(c, "echo go > /tmp/unet.go")
+    rc, out, err = cli.wait(400)
+    for line in out.decode(errors="replace").splitlines():
+        if line.startswith("ok - "):
+            T.ok(True, "node %d: %s" % (c, line[5:]))
+        elif line.startswith("not ok - "):
+            T.ok(False, "node %d: %s" % (c, line[9:]), "stderr: %s" % err.decode(errors="replace").strip())
+    T.ok(rc == 0, "node %d: netvm-unet-test client exits 0 (%.1f s)" % (c, time.monotonic() - t0),
+         diag(rc, out, err))
+    src, sout, serr = srv.wait(60)
+    T.ok(src == 0, "node %d: the echo server exits 0" % s, diag(src, sout, serr))
+    after = sysfs_counters(s, "fw_counters")
+    d = dict((k, after.get(k, 0) - before.get(k, 0)) for k in after)
+    T.ok(d.get("unet_no_channel", 0) == 6,
+         "node %d: the intruder's 6 messages dropped and counted (unet_no_channel +%d)"
+         % (s, d.get("unet_no_channel", 0)), "%s" % d)
+    T.ok(d.get("unet_rx", 0) >= 60 and d.get("unet_dropped", 1) == 0,
+         "node %d: %d messages delivered direct, %d diverted, none dropped"
+         % (s, d.get("unet_rx", 0), d.get("unet_diverted", 0)), "%s" % d)
+    cafter = sysfs_counters(c, "fw_counters")
+    cd = dict((k, cafter.get(k, 0) - cbefore.get(k, 0)) for k in cafter)
+    if emulate:
+        # the driver is the emulated endpoints' NI: the client's own lines
+        # above report their diverting; the NIC only carried messages
+        T.ok(cd.get("unet_diverted", 1) == 0 and cd.get("unet_tx", 0) > 0,
+             "node %d: every message left through the kernel (%d) and came in through the "
+             "divert ring, none for a NIC endpoint" % (c, cd.get("unet_tx", 0)), "%s" % cd)
+        for n in (c, s):
+            rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/ep_counters")
+            T.ok(rc == 0 and "endpoints 0" in out, "node %d: every endpoint closed" % n, out)
+        return
+    T.ok(cd.get("unet_diverted", 0) > 0 and cd.get("unet_dropped", 1) == 0,
+         "node %d: %d messages diverted to the driver (%d queue full, %d no buffer, %d order), "
+         "none dropped" % (c, cd.get("unet_diverted", 0), cd.get("unet_ring_full", 0),
+                           cd.get("unet_no_buf", 0), cd.get("unet_div_order", 0)), "%s" % cd)
+    # receivers that wait arm the NI for one interrupt; pollers never do;
+    # each diverted message is one event for the driver
+    n0, n1 = irqs(c) - irq0[0], irqs(s) - irq0[1]
+    div = cd.get("unet_diverted", 0)
+    T.ok(div < n0 <= 80 + div and 0 < n1 <= d.get("unet_rx", 0),
+         "receive interrupts only while someone waits, upcalls are on, or a message is "
+         "diverted: node %d %d (%d diverted), node %d %d (%d messages)"
+         % (c, n0, div, s, n1, d.get("unet_rx", 0)))
+    for n in (c, s):
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/ep_counters")
+        T.ok(rc == 0 and "endpoints 0" in out, "node %d: every endpoint closed" % n, out)
+
+
 def sysfs_counters(n, name):
     """A 'name value' per line sysfs file of node n, as a dict."""
     rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/%s" % name)
@@ -509,9 +616,10 @@ GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
           "netvm-vm": lambda: driver_vm_groups.group_vm(helpers()),
           "netvm-teardown": lambda: driver_vm_groups.group_teardown(helpers()),
           "netvm-trip": lambda: trip_groups.group_trip(helpers()),
-          "netvm-trip4": lambda: trip_groups.group_trip4(helpers())}
+          "netvm-trip4": lambda: trip_groups.group_trip4(helpers()),
+          "unet": group_unet, "unet4": group_unet4, "unet-emu": group_unet_emu}
 # groups that need more than 2 nodes (through netvm-switch)
-GROUP_NODES = {"netvm-trip4": "4"}
+GROUP_NODES = {"netvm-trip4": "4", "unet4": "4"}
 
 
 def qemu_pids(cluster):
@@ -543,7 +651,7 @@ def main():
             msg = err.decode(errors="replace").strip()
             print("Bail out! ./netvm up failed: %s" % msg.replace("\n", " | "), flush=True)
             print("./netvm up failed: " + msg, file=sys.stderr)
-            for n in (0, 1):
+            for n in range(int(GROUP_NODES.get(group, "2"))):
                 log = os.path.join(REPO, "build", "cluster", CLUSTER, "node%d.serial.log" % n)
                 if os.path.exists(log):
                     print("--- node %d serial log (tail)" % n, file=sys.stderr)

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * U-Net message endpoints (fw_unet.c): state inside struct fw.
+ * docs/unet.md describes the protocol; include/netvm/unet_abi.h the layout.
+ */
+#ifndef NETVM_FW_UNET_H
+#define NETVM_FW_UNET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "netvm/unet_abi.h"
+
+struct fw;
+struct nvm_cmd;
+
+#define FW_UNET_EPS		16	/* = FW_NV_EPS: one port table for both */
+
+struct fw_unet_chan {
+	uint32_t open;
+	uint32_t node;
+	uint32_t rport;
+	uint32_t tag;
+};
+
+struct fw_unet_ep {
+	uint32_t open;
+	uint32_t gen;			/* bumped at open: stale jobs are ignored */
+	uint64_t seg, rxq;		/* bus addresses (pinned by the driver) */
+	uint32_t seg_size, buf_size, rxq_len;
+	uint32_t produced;		/* send count from the doorbell */
+	uint32_t consumed;		/* send descriptors taken */
+	uint32_t tx_tb;			/* tx buffer of the send being fetched */
+	uint32_t send_errors;
+	uint32_t free_cons;		/* free-queue entries popped */
+	uint32_t rx_prod;		/* receive descriptors written */
+	uint32_t rx_ring_full, rx_no_buf, div_order;	/* not direct, by cause */
+	uint32_t armed_done;		/* the arm value last woken for */
+	uint32_t msgs;			/* messages accepted: next msgno */
+	uint32_t divert;		/* 1: divert everything (order) */
+	uint32_t div_out;		/* its records not yet handed on */
+	uint32_t diverted, dropped;
+	struct fw_unet_chan ch[NVM_UNET_CHANNELS];
+};
+
+struct fw_unet {
+	struct fw_unet_ep ep[FW_UNET_EPS];
+	uint32_t rr;			/* round robin over senders */
+	/* the kernel's divert ring (FUGU's buffered path) */
+	uint64_t div_base;
+	uint32_t div_slots;		/* 0: none, messages are dropped */
+	uint32_t div_prod, div_cons;	/* records written / handed on */
+	uint32_t div_busy;		/* 1 while a record is being written */
+	uint8_t div_port[NVM_UNET_DIV_SLOTS];	/* whose record; EPS = nobody's */
+	/* kernel sends being fetched, per tx buffer: where to say done */
+	uint64_t ks_done[128];
+	uint32_t ks_cookie[128];
+};
+
+bool fw_unet_open_port(struct fw *fw, uint32_t port);
+void fw_unet_doorbell(struct fw *fw, uint32_t port, uint32_t off,
+		      uint32_t data);
+bool fw_unet_tx_step(struct fw *fw);
+uint32_t fw_unet_kernel_cmd(struct fw *fw, const struct nvm_cmd *c);
+enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
+			      uint32_t src);
+void fw_unet_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
+		      uint32_t status);
+void fw_unet_sent(struct fw *fw, uint32_t arg);
+
+#endif

@@ -1,0 +1,769 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * netvm.ko: U-Net message endpoints (docs/unet.md).
+ *
+ * NETVM_IOC_UNET_OPEN gives the open file a port from the table NetVM's
+ * endpoints use, one pinned contiguous coherent block (the receive queue,
+ * then the communication segment) and NVM_KOP_UNET_OPEN.  The segment is
+ * pinned, as in U-Net: the firmware then needs only its bus address and
+ * size to bounds-check and reach every descriptor's offset, and a message
+ * can never meet a missing page.  (Pageable buffering of undeliverable
+ * messages is FUGU's part, not this one's.)
+ *
+ * Channels are set up here, by the kernel, never by the process: the
+ * firmware stamps each outgoing message with the channel's tag and its
+ * own node and port, and delivers an incoming one only to the endpoint
+ * whose channel matches all of them.
+ *
+ * Locking: see netvm_unet.h.
+ */
+#include <linux/dma-mapping.h>
+#include <linux/io.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/sched/mm.h>
+#include <linux/shmem_fs.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "netvm.h"
+
+/* Upcall targets per NIC (index) and port; see netvm_unet.h. */
+static DEFINE_SPINLOCK(unet_irq_lock);
+static struct netvm_unet *unet_irq[NETVM_MAX_DEVS][NVM_UNET_VPORT_MAX];
+
+/*
+ * FUGU's buffered path: per NIC, a divert ring the firmware writes
+ * undeliverable messages to, and a worker that appends each to its
+ * endpoint's pageable FIFO.  Set up with the first U-Net endpoint.
+ */
+#define UNET_DIV_RING	(NVM_UNET_DIV_SLOTS * NVM_UNET_DIV_SLOT)
+#define UNET_DIV_CAP	(8u << 20)	/* bytes buffered per endpoint */
+
+struct unet_div {
+	struct netvm_dev *nd;
+	u32 users;			/* U-Net endpoints open */
+	void *ring;
+	dma_addr_t dma;
+	u32 cons;			/* records handed on */
+	atomic_t prod;			/* records written (events) */
+	bool ready;			/* the IRQ handler may queue work */
+	struct work_struct work;
+};
+
+static DEFINE_MUTEX(unet_div_lock);
+static struct unet_div unet_div[NETVM_MAX_DEVS];
+
+/* Record header in the FIFO, then the data rounded up to 16 bytes. */
+struct unet_frec {
+	u32 msgno;
+	u16 channel;
+	u16 reserved;
+	u32 len;
+	u32 pad;
+};
+
+static struct netvm_unet *unet_lookup(struct netvm_dev *nd, u32 port);
+
+static int fifo_io(struct netvm_unet *u, void *buf, u32 n, u64 at, bool wr)
+{
+	while (n) {
+		loff_t pos = at % UNET_DIV_CAP;
+		u32 k = min_t(u64, n, UNET_DIV_CAP - pos);
+		ssize_t r = wr ? kernel_write(u->dfile, buf, k, &pos) :
+				 kernel_read(u->dfile, buf, k, &pos);
+
+		if (r != k)
+			return r < 0 ? (int)r : -EIO;
+		buf += k;
+		at += k;
+		n -= k;
+	}
+	return 0;
+}
+
+void netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
+			 const void *data, u32 len)
+{
+	struct unet_frec h = {
+		.msgno = msgno, .channel = (u16)channel, .len = len,
+	};
+	u32 need = sizeof(h) + ALIGN(len, 16);
+
+	mutex_lock(&u->dlock);
+	if (!u->dfile) {
+		struct file *f = shmem_file_setup("netvm-unet", UNET_DIV_CAP,
+						  VM_NORESERVE);
+
+		if (IS_ERR(f))
+			goto drop;
+		u->dfile = f;
+	}
+	if (u->dtail - u->dhead + need > UNET_DIV_CAP)
+		goto drop;	/* overflow control: a runaway sender's bound */
+	if (fifo_io(u, &h, sizeof(h), u->dtail, true) ||
+	    fifo_io(u, (void *)data, len, u->dtail + sizeof(h), true))
+		goto drop;
+	u->dtail += need;
+	WRITE_ONCE(u->dcount, u->dcount + 1);
+	mutex_unlock(&u->dlock);
+	return;
+drop:
+	u->overflow++;
+	mutex_unlock(&u->dlock);
+}
+
+static void unet_div_work(struct work_struct *w)
+{
+	struct unet_div *ud = container_of(w, struct unet_div, work);
+	struct netvm_dev *nd = ud->nd;
+	bool moved = false;
+	u32 prod;
+
+	mutex_lock(&unet_div_lock);
+	if (!ud->ring)
+		goto out;
+	prod = atomic_read(&ud->prod);
+	while (ud->cons != prod) {
+		const struct nvm_unet_div_rec *r = ud->ring +
+			(ud->cons % NVM_UNET_DIV_SLOTS) * NVM_UNET_DIV_SLOT;
+		struct netvm_unet *u;
+
+		if (READ_ONCE(r->seq) != ud->cons + 1)
+			break;
+		dma_rmb();	/* the seq before the rest */
+		u = r->port < NVM_UNET_VPORT_MAX ? unet_lookup(nd, r->port) :
+		    NULL;
+		if (u && r->len <= NVM_UNET_MSG_MAX) {
+			if (u->emulated) {
+				netvm_unet_emu_deliver(u, r);
+			} else {
+				netvm_unet_fifo_put(u, r->msgno, r->channel,
+						    r->data, r->len);
+				wake_up_interruptible(&nd->eps.wq[r->port]);
+			}
+		}
+		ud->cons++;
+		moved = true;
+	}
+	if (moved && !READ_ONCE(nd->dead))
+		nv_kcmd(nd, NVM_KOP_UNET_DIVERT_DONE, 0, 0, ud->cons, 0, NULL,
+			0);
+out:
+	mutex_unlock(&unet_div_lock);
+}
+
+/*
+ * The first endpoint of a NIC sets its divert ring up; without one (no
+ * contiguous memory) messages that cannot go direct are dropped.
+ */
+static void unet_div_get(struct netvm_dev *nd)
+{
+	struct unet_div *ud = &unet_div[nd->index];
+
+	mutex_lock(&unet_div_lock);
+	if (ud->users++) {
+		mutex_unlock(&unet_div_lock);
+		return;
+	}
+	ud->nd = nd;
+	ud->cons = 0;
+	atomic_set(&ud->prod, 0);
+	INIT_WORK(&ud->work, unet_div_work);
+	ud->ring = dma_alloc_coherent(&nd->pdev->dev, UNET_DIV_RING, &ud->dma,
+				      GFP_KERNEL);
+	if (ud->ring && nv_kcmd(nd, NVM_KOP_UNET_DIVERT_CFG,
+				NVM_UNET_DIV_SLOTS, 0, lower_32_bits(ud->dma),
+				upper_32_bits(ud->dma), NULL, 0)) {
+		dma_free_coherent(&nd->pdev->dev, UNET_DIV_RING, ud->ring,
+				  ud->dma);
+		ud->ring = NULL;
+	}
+	if (!ud->ring)
+		dev_warn(&nd->pdev->dev, "U-Net: no divert ring; undeliverable messages are dropped\n");
+	WRITE_ONCE(ud->ready, !!ud->ring);
+	mutex_unlock(&unet_div_lock);
+}
+
+static void unet_div_put(struct netvm_dev *nd)
+{
+	struct unet_div *ud = &unet_div[nd->index];
+	void *ring;
+
+	mutex_lock(&unet_div_lock);
+	if (--ud->users) {
+		mutex_unlock(&unet_div_lock);
+		return;
+	}
+	ring = ud->ring;
+	ud->ring = NULL;
+	WRITE_ONCE(ud->ready, false);
+	if (ring && !READ_ONCE(nd->dead))
+		nv_kcmd(nd, NVM_KOP_UNET_DIVERT_CFG, 0, 0, 0, 0, NULL, 0);
+	mutex_unlock(&unet_div_lock);
+	cancel_work_sync(&ud->work);
+	if (ring)
+		dma_free_coherent(&nd->pdev->dev, UNET_DIV_RING, ring, ud->dma);
+}
+
+static void unet_irq_set(struct netvm_dev *nd, u32 port, struct netvm_unet *u)
+{
+	unsigned long flags;
+
+	if (nd->index < 0 || nd->index >= NETVM_MAX_DEVS)
+		return;
+	spin_lock_irqsave(&unet_irq_lock, flags);
+	unet_irq[nd->index][port] = u;
+	spin_unlock_irqrestore(&unet_irq_lock, flags);
+}
+
+static struct netvm_unet *unet_lookup(struct netvm_dev *nd, u32 port)
+{
+	struct netvm_unet *u;
+	unsigned long flags;
+
+	spin_lock_irqsave(&unet_irq_lock, flags);
+	u = unet_irq[nd->index][port];
+	spin_unlock_irqrestore(&unet_irq_lock, flags);
+	return u;
+}
+
+static void __iomem *unet_region(struct netvm_unet *u)
+{
+	return u->nd->sram + u->nd->layout.ep_base + u->port * NVM_EP_STRIDE;
+}
+
+static int unet_check_open(const struct netvm_unet_open *req)
+{
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(req->reserved); i++)
+		if (req->reserved[i])
+			return -EINVAL;
+	if (req->port || req->node_id || req->seg_off || req->host_size ||
+	    (req->flags & ~NETVM_UNET_EMULATE))
+		return -EINVAL;
+	if (req->seg_size < PAGE_SIZE || req->seg_size > NVM_UNET_SEG_MAX ||
+	    !PAGE_ALIGNED(req->seg_size))
+		return -EINVAL;
+	if (!is_power_of_2(req->buf_size) || req->buf_size < NVM_UNET_BUF_MIN ||
+	    req->buf_size > NVM_UNET_BUF_MAX)
+		return -EINVAL;
+	if (!is_power_of_2(req->rxq_len) || req->rxq_len < NVM_UNET_RXQ_MIN ||
+	    req->rxq_len > NVM_UNET_RXQ_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * No NIC port (or the caller asked): a virtual port whose NI is this
+ * driver.  Messages for it come through the divert ring, so it needs one.
+ */
+static int unet_open_emulated(struct netvm_file *nf, struct netvm_unet *u,
+			      struct netvm_unet_open *req)
+{
+	struct netvm_dev *nd = nf->nd;
+	u32 vp;
+	int ret;
+
+	mutex_lock(&unet_div_lock);
+	if (!unet_div[nd->index].ring) {
+		mutex_unlock(&unet_div_lock);
+		return -EBUSY;
+	}
+	for (vp = NVM_UNET_VPORT_MIN; vp < NVM_UNET_VPORT_MAX &&
+	     unet_lookup(nd, vp); vp++)
+		;
+	if (vp == NVM_UNET_VPORT_MAX) {
+		mutex_unlock(&unet_div_lock);
+		return -EBUSY;
+	}
+	u->port = vp;
+	u->emulated = true;
+	ret = netvm_unet_emu_setup(u);
+	if (ret) {
+		mutex_unlock(&unet_div_lock);
+		return ret;
+	}
+	u->mm = current->mm;
+	mmgrab(u->mm);
+	nf->unet = u;
+	unet_irq_set(nd, vp, u);
+	mutex_unlock(&unet_div_lock);
+	req->port = vp;
+	req->flags = NETVM_UNET_EMULATED;
+	return 0;
+}
+
+static int unet_open(struct netvm_file *nf, void __user *uarg)
+{
+	struct netvm_dev *nd = nf->nd;
+	struct netvm_eps *eps = &nd->eps;
+	u32 count = min_t(u32, nd->layout.ep_count, NETVM_EP_MAX);
+	struct netvm_unet_open req;
+	struct nvm_k_unet_open ko;
+	struct netvm_unet *u;
+	struct netvm_ep *slot;
+	u32 port, rxq_bytes;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	ret = unet_check_open(&req);
+	if (ret)
+		return ret;
+	if (!eps->ready)
+		return -ENODEV;
+	if (nf->ep || nf->unet)
+		return -EBUSY;
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	slot = kzalloc(sizeof(*slot), GFP_KERNEL);
+	if (!u || !slot) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	rxq_bytes = PAGE_ALIGN(req.rxq_len * sizeof(struct nvm_unet_rx_desc));
+	u->nd = nd;
+	mutex_init(&u->lock);
+	mutex_init(&u->dlock);
+	u->seg_off = rxq_bytes;
+	u->seg_size = req.seg_size;
+	u->buf_size = req.buf_size;
+	u->rxq_len = req.rxq_len;
+	u->host_size = rxq_bytes + req.seg_size;
+	u->host = dma_alloc_coherent(&nd->pdev->dev, u->host_size,
+				     &u->host_dma, GFP_KERNEL);
+	if (!u->host) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	/* the placeholder makes NetVM's code see the port as taken */
+	slot->nd = nd;
+	mutex_init(&slot->lock);
+	INIT_LIST_HEAD(&slot->exports);
+	slot->mm = current->mm;
+
+	unet_div_get(nd);
+	mutex_lock(&eps->lock);
+	for (port = 1; port < count && eps->ep[port]; port++)
+		;
+	if (port >= count || (req.flags & NETVM_UNET_EMULATE)) {
+		mutex_unlock(&eps->lock);
+		kfree(slot);
+		ret = unet_open_emulated(nf, u, &req);
+		if (ret) {
+			unet_div_put(nd);
+			dma_free_coherent(&nd->pdev->dev, u->host_size, u->host,
+					  u->host_dma);
+			kfree(u);
+			return ret;
+		}
+		goto done;
+	}
+	memset(&ko, 0, sizeof(ko));
+	ko.seg = u->host_dma + rxq_bytes;
+	ko.rxq = u->host_dma;
+	ko.seg_size = u->seg_size;
+	ko.buf_size = u->buf_size;
+	ko.rxq_len = u->rxq_len;
+	ko.port = port;
+	ret = nv_kcmd(nd, NVM_KOP_UNET_OPEN, 0, 0, 0, 0, &ko, sizeof(ko));
+	if (ret == -EINVAL)
+		ret = -EBUSY;	/* the port's last owner still has records out */
+	if (ret)
+		goto err_unlock;
+	u->port = port;
+	slot->port = port;
+	u->slot = slot;
+	u->mm = current->mm;
+	mmgrab(u->mm);
+	mmgrab(slot->mm);
+	eps->ep[port] = slot;
+	mutex_unlock(&eps->lock);
+	nf->unet = u;
+	unet_irq_set(nd, port, u);
+	req.port = port;
+done:
+	req.node_id = nd->node_id;
+	req.seg_off = u->seg_off;
+	req.host_size = u->host_size;
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;		/* the endpoint stays; close frees it */
+	return 0;
+err_unlock:
+	mutex_unlock(&eps->lock);
+	unet_div_put(nd);
+	dma_free_coherent(&nd->pdev->dev, u->host_size, u->host, u->host_dma);
+err_free:
+	kfree(slot);
+	kfree(u);
+	return ret;
+}
+
+/*
+ * Whether an emulated endpoint of @nd has a channel with (node, tag): the
+ * firmware checks the NIC's endpoints, the driver these.  Read without
+ * their channel locks: a channel being set up at the same moment on
+ * another endpoint may slip through, which costs only the uniqueness, not
+ * isolation (delivery also matches the ports).
+ */
+static bool unet_tag_taken(struct netvm_dev *nd, u32 node, u32 tag)
+{
+	bool taken = false;
+	u32 p, c;
+
+	mutex_lock(&unet_div_lock);	/* no endpoint is freed meanwhile */
+	for (p = 1; p < NVM_UNET_VPORT_MAX && !taken; p++) {
+		struct netvm_unet *o = unet_lookup(nd, p);
+
+		for (c = 0; o && c < NVM_UNET_CHANNELS; c++)
+			if (READ_ONCE(o->ch[c].open) && o->ch[c].node == node &&
+			    o->ch[c].tag == tag)
+				taken = true;
+	}
+	mutex_unlock(&unet_div_lock);
+	return taken;
+}
+
+/* Only the kernel names the tag; the firmware refuses a duplicate. */
+static int unet_channel(struct netvm_unet *u, void __user *uarg, bool open)
+{
+	struct netvm_unet_chan req;
+	struct nvm_k_unet_chan kc;
+	struct netvm_unet_chan_rec *rec;
+	u32 i, c;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	for (i = 0; i < ARRAY_SIZE(req.reserved); i++)
+		if (req.reserved[i])
+			return -EINVAL;
+	memset(&kc, 0, sizeof(kc));
+	kc.port = u->port;
+	mutex_lock(&u->lock);
+	if (!open) {
+		c = req.channel;
+		if (c >= NVM_UNET_CHANNELS || !u->ch[c].open) {
+			ret = -ENOENT;
+			goto out;
+		}
+		kc.channel = c;
+		ret = u->emulated ? 0 : nv_kcmd(u->nd, NVM_KOP_UNET_CHAN, 0, 0,
+						0, 0, &kc, sizeof(kc));
+		if (!ret)
+			WRITE_ONCE(u->ch[c].open, false);
+		goto out;
+	}
+	if (req.node >= NVM_UNET_NODES || !req.port ||
+	    req.port >= NVM_UNET_VPORT_MAX || req.channel) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (c = 0; c < NVM_UNET_CHANNELS && u->ch[c].open; c++)
+		;
+	if (c == NVM_UNET_CHANNELS) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	kc.channel = c;
+	kc.open = 1;
+	kc.node = req.node;
+	kc.rport = req.port;
+	kc.tag = req.tag;
+	if (u->emulated) {
+		/* the driver is the NI: it checks the tag over every endpoint */
+		ret = unet_tag_taken(u->nd, req.node, req.tag) ? -EINVAL : 0;
+	} else {
+		ret = nv_kcmd(u->nd, NVM_KOP_UNET_CHAN, 0, 0, 0, 0, &kc,
+			      sizeof(kc));
+		if (!ret && unet_tag_taken(u->nd, req.node, req.tag)) {
+			/* an emulated endpoint has it: undo */
+			kc.open = 0;
+			nv_kcmd(u->nd, NVM_KOP_UNET_CHAN, 0, 0, 0, 0, &kc,
+				sizeof(kc));
+			ret = -EINVAL;
+		}
+	}
+	if (ret == -EINVAL) {
+		/* every other reason was checked above: the tag is taken */
+		ret = -EADDRINUSE;
+		goto out;
+	}
+	if (ret)
+		goto out;
+	rec = &u->ch[c];
+	rec->node = req.node;
+	rec->port = req.port;
+	rec->tag = req.tag;
+	smp_wmb();	/* the emulated NI reads open first */
+	WRITE_ONCE(rec->open, true);
+	req.channel = c;
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		ret = -EFAULT;
+out:
+	mutex_unlock(&u->lock);
+	return ret;
+}
+
+/*
+ * The oldest diverted message, if it is the one the process expects.
+ * When the buffer empties, the endpoint goes back to direct delivery (the
+ * firmware refuses while records are still on their way; the next
+ * emptying asks again).
+ */
+static int unet_drecv(struct netvm_unet *u, void __user *uarg)
+{
+	struct netvm_unet_drecv req;
+	struct unet_frec h;
+	bool empty = false;
+	void *buf = NULL;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if ((req.flags & ~NETVM_UNET_PEEK) || req.reserved[0] || req.reserved[1])
+		return -EINVAL;
+	mutex_lock(&u->dlock);
+	req.buffered = u->dcount;
+	req.overflow = u->overflow;
+	req.len = 0;
+	ret = -EAGAIN;
+	if (!u->dcount)
+		goto out;
+	ret = fifo_io(u, &h, sizeof(h), u->dhead, false);
+	if (ret)
+		goto out;
+	req.msgno = h.msgno;
+	req.len = h.len;
+	req.channel = h.channel;
+	ret = -EAGAIN;
+	if ((req.flags & NETVM_UNET_PEEK) || h.msgno != req.want)
+		goto out;
+	ret = -EMSGSIZE;
+	if (h.len > req.cap || h.len > NVM_UNET_MSG_MAX)
+		goto out;
+	ret = -ENOMEM;
+	buf = kmalloc(NVM_UNET_MSG_MAX, GFP_KERNEL);
+	if (!buf)
+		goto out;
+	ret = fifo_io(u, buf, h.len, u->dhead + sizeof(h), false);
+	if (!ret && copy_to_user(u64_to_user_ptr(req.buf), buf, h.len))
+		ret = -EFAULT;
+	if (ret)
+		goto out;
+	u->dhead += sizeof(h) + ALIGN(h.len, 16);
+	WRITE_ONCE(u->dcount, u->dcount - 1);
+	req.buffered = u->dcount;
+	empty = !u->dcount;
+out:
+	mutex_unlock(&u->dlock);
+	kfree(buf);
+	if (empty && u->emulated)
+		netvm_unet_emu_direct(u);
+	else if (empty && !READ_ONCE(u->nd->dead))
+		nv_kcmd(u->nd, NVM_KOP_UNET_DIRECT, 0, (u16)u->port, 0, 0,
+			NULL, 0);
+	if (ret != -EFAULT && copy_to_user(uarg, &req, sizeof(req)))
+		ret = -EFAULT;
+	return ret;
+}
+
+/* Called with nd->lifetime held for reading. */
+long netvm_unet_ioctl(struct netvm_file *nf, unsigned int cmd,
+		      void __user *u)
+{
+	struct netvm_unet *un;
+	long ret;
+
+	mutex_lock(&nf->lock);
+	if (cmd == NETVM_IOC_UNET_OPEN) {
+		ret = unet_open(nf, u);
+		mutex_unlock(&nf->lock);
+		return ret;
+	}
+	un = nf->unet;
+	if (!un)
+		ret = -ENXIO;
+	else if (un->mm != current->mm)
+		ret = -EACCES;		/* only the process that opened it */
+	else if (cmd == NETVM_IOC_UNET_CHANNEL)
+		ret = unet_channel(un, u, true);
+	else if (cmd == NETVM_IOC_UNET_UNCHANNEL)
+		ret = unet_channel(un, u, false);
+	else if (cmd == NETVM_IOC_UNET_DRECV)
+		ret = unet_drecv(un, u);
+	else if (cmd == NETVM_IOC_UNET_KICK)
+		ret = un->emulated ? netvm_unet_emu_kick(un) : 0;
+	else
+		ret = -ENOTTY;
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/* The SRAM region, the doorbell page and the host block, from their start. */
+int netvm_unet_mmap(struct netvm_file *nf, struct vm_area_struct *vma)
+{
+	struct netvm_dev *nd = nf->nd;
+	unsigned long off = vma->vm_pgoff << PAGE_SHIFT;
+	unsigned long size = vma->vm_end - vma->vm_start;
+	struct netvm_unet *u;
+	phys_addr_t pa;
+	int ret;
+
+	mutex_lock(&nf->lock);
+	u = nf->unet;
+	if (u->mm != current->mm || READ_ONCE(nd->dead)) {
+		ret = -EACCES;
+		goto out;
+	}
+	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	if (u->emulated && off != NETVM_EP_MMAP_HOST) {
+		ret = netvm_unet_emu_mmap(u, vma, off);
+		goto out;
+	}
+	switch (off) {
+	case NETVM_EP_MMAP_SRAM:
+	case NETVM_EP_MMAP_DB:
+		if (off == NETVM_EP_MMAP_SRAM) {
+			pa = pci_resource_start(nd->pdev, LANAI_BAR_SRAM) +
+			     nd->layout.ep_base + u->port * NVM_EP_STRIDE;
+			ret = size > NVM_EP_STRIDE ? -EINVAL : 0;
+		} else {
+			pa = pci_resource_start(nd->pdev, LANAI_BAR_DOORBELL) +
+			     u->port * LANAI_DOORBELL_PAGE;
+			ret = size > LANAI_DOORBELL_PAGE ? -EINVAL : 0;
+		}
+		if (ret)
+			break;
+		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+		ret = io_remap_pfn_range(vma, vma->vm_start, pa >> PAGE_SHIFT,
+					 size, vma->vm_page_prot);
+		break;
+	case NETVM_EP_MMAP_HOST:
+		if (size > PAGE_ALIGN(u->host_size)) {
+			ret = -EINVAL;
+			break;
+		}
+		vma->vm_pgoff = 0;
+		ret = dma_mmap_coherent(&nd->pdev->dev, vma, u->host,
+					u->host_dma, u->host_size);
+		break;
+	default:
+		ret = -EINVAL;
+		break;
+	}
+out:
+	mutex_unlock(&nf->lock);
+	return ret;
+}
+
+/*
+ * Readable when the receive descriptor after the last one the process
+ * consumed (its rx_cons, in SRAM) is complete.  The firmware wakes the
+ * port's wait queue with NVM_EV_NOTIFY (data 0) when the process armed it.
+ */
+__poll_t netvm_unet_poll(struct netvm_file *nf, struct file *file,
+			 struct poll_table_struct *wait)
+{
+	struct netvm_unet *u = READ_ONCE(nf->unet);
+	const struct nvm_unet_rx_desc *d;
+	u32 cons;
+
+	if (!u || READ_ONCE(nf->nd->dead))
+		return 0;
+	if (u->emulated)
+		return netvm_unet_emu_poll(u, file, wait);
+	poll_wait(file, &nf->nd->eps.wq[u->port], wait);
+	cons = readl(unet_region(u) + NVM_UNET_CTL +
+		     offsetof(struct nvm_unet_ctl, rx_cons));
+	d = u->host + (cons & (u->rxq_len - 1)) * sizeof(*d);
+	if (READ_ONCE(d->seq) == cons + 1 || READ_ONCE(u->dcount))
+		return EPOLLIN | EPOLLRDNORM;
+	return 0;
+}
+
+void netvm_unet_release(struct netvm_file *nf)
+{
+	struct netvm_unet *u = nf->unet;
+	struct netvm_dev *nd = nf->nd;
+
+	if (!u)
+		return;
+	nf->unet = NULL;
+	unet_irq_set(nd, u->port, NULL);
+	/*
+	 * Close in the firmware first: its completion is written after every
+	 * DMA job queued before it, so nothing reaches the block once it
+	 * returns.  Only then is the port free for someone else.
+	 */
+	if (!u->emulated && !READ_ONCE(nd->dead) && nd->eps.ready)
+		nv_kcmd(nd, NVM_KOP_UNET_CLOSE, 0, (u16)u->port, 0, 0, NULL, 0);
+	if (!u->emulated) {
+		mutex_lock(&nd->eps.lock);
+		nd->eps.ep[u->port] = NULL;
+		mutex_unlock(&nd->eps.lock);
+	}
+	/* the divert worker looks endpoints up under unet_div_lock */
+	mutex_lock(&unet_div_lock);
+	mutex_unlock(&unet_div_lock);
+	unet_div_put(nd);
+	if (u->dfile)
+		fput(u->dfile);	/* buffered messages go with the endpoint */
+	if (u->emulated) {
+		netvm_unet_emu_free(u);
+	} else {
+		mmdrop(u->slot->mm);
+		kfree(u->slot);
+	}
+	mmdrop(u->mm);
+	dma_free_coherent(&nd->pdev->dev, u->host_size, u->host, u->host_dma);
+	kfree(u);
+}
+
+/* fcntl(F_SETFL, O_ASYNC): the upcall signal goes to the file's owner. */
+int netvm_unet_fasync(struct netvm_file *nf, int fd, struct file *file,
+		      int on)
+{
+	struct netvm_unet *u = READ_ONCE(nf->unet);
+
+	if (!u)
+		return on ? -ENXIO : 0;
+	return fasync_helper(fd, file, on, &u->fasync);
+}
+
+/*
+ * From the event IRQ handler: a U-Net port's NVM_EV_NOTIFY.  Waking
+ * sleepers is netvm_ep_event()'s (the port's wait queue); here the upcall
+ * reasons become a signal: POLL_IN when the queue became non-empty,
+ * POLL_PRI when it reached the process's threshold (si_band tells which).
+ */
+void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev)
+{
+	u32 port = le16_to_cpu((__force __le16)ev->endpoint);
+	u32 data = le32_to_cpu((__force __le32)ev->data);
+	struct netvm_unet *u;
+
+	if (nd->index < 0 || nd->index >= NETVM_MAX_DEVS)
+		return;
+	if (data & NVM_UNET_EV_DIVERT) {
+		struct unet_div *ud = &unet_div[nd->index];
+
+		if (READ_ONCE(ud->ready)) {
+			atomic_set(&ud->prod,
+				   (u32)le64_to_cpu((__force __le64)ev->arg));
+			queue_work(system_unbound_wq, &ud->work);
+		}
+	}
+	if (!(data & (NVM_UNET_EV_NONEMPTY | NVM_UNET_EV_ALMOST_FULL)) ||
+	    port >= NETVM_EP_MAX)
+		return;
+	spin_lock(&unet_irq_lock);
+	u = unet_irq[nd->index][port];
+	if (u && (data & NVM_UNET_EV_NONEMPTY))
+		kill_fasync(&u->fasync, SIGIO, POLL_IN);
+	if (u && (data & NVM_UNET_EV_ALMOST_FULL))
+		kill_fasync(&u->fasync, SIGIO, POLL_PRI);
+	spin_unlock(&unet_irq_lock);
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * netvm.ko: U-Net message endpoints (netvm_unet.c, docs/unet.md).
+ *
+ * Locking: netvm_eps.lock (mutex) guards the port table, which U-Net
+ * endpoints share with NetVM's (a placeholder struct netvm_ep holds the
+ * port); netvm_unet.lock (mutex) guards the endpoint's channel table and
+ * is taken inside netvm_file.lock, never with netvm_eps.lock held.  The
+ * rest of struct netvm_unet is set once at open and read-only after.
+ * Upcalls: a module-wide table (NIC index, port) -> endpoint, guarded by
+ * an IRQ-safe spinlock, lets the event IRQ handler reach the endpoint's
+ * fasync list; entries are set after open and cleared before release
+ * frees the endpoint.
+ * Diverted messages: a module-wide mutex (unet_div_lock) guards each
+ * NIC's divert ring and its count of users; the worker that hands records
+ * to endpoints holds it, and release takes it once after unlisting the
+ * endpoint, so the worker never sees a freed one.  Order: unet_div_lock,
+ * then netvm_unet.dlock, then netvm_nv.lock (control commands).
+ */
+#ifndef NETVM_UNET_DRV_H
+#define NETVM_UNET_DRV_H
+
+#include <linux/fs.h>
+#include <linux/mutex.h>
+#include <linux/poll.h>
+#include <linux/types.h>
+
+#include <netvm/lanai_event.h>
+#include <netvm/unet_abi.h>
+
+struct netvm_dev;
+struct netvm_ep;
+struct netvm_file;
+
+struct netvm_unet_chan_rec {
+	bool open;
+	u32 node;
+	u32 port;
+	u32 tag;
+};
+
+struct netvm_unet {
+	struct netvm_dev *nd;
+	struct netvm_ep *slot;		/* holds the port in eps.ep[] */
+	u32 port;
+	struct mm_struct *mm;		/* mmgrab()ed: the owner */
+	void *host;			/* receive queue, then the segment */
+	dma_addr_t host_dma;
+	size_t host_size;
+	u32 seg_off;
+	u32 seg_size;
+	u32 buf_size;
+	u32 rxq_len;
+	struct mutex lock;		/* ch[] */
+	struct netvm_unet_chan_rec ch[NVM_UNET_CHANNELS];
+	struct fasync_struct *fasync;	/* upcall targets (fcntl O_ASYNC) */
+	/* diverted messages (FUGU), in pageable shmem: a byte FIFO */
+	struct mutex dlock;		/* dfile, dhead, dtail, dcount, overflow */
+	struct file *dfile;		/* made at the first divert */
+	u64 dhead, dtail;		/* free-running byte offsets */
+	u32 dcount;			/* records buffered (read locklessly by poll) */
+	u32 overflow;			/* dropped: the buffer was at its bound */
+	/* a kernel-emulated endpoint (netvm_unet_emu.c): the driver is its NI */
+	bool emulated;
+	void *vsram;			/* NVM_EP_STRIDE bytes for the "SRAM region" */
+	void *vdb;			/* a page standing in for the doorbell */
+	void *ks;			/* the message being sent (coherent) */
+	dma_addr_t ks_dma;
+	wait_queue_head_t ewq;		/* its sleepers */
+	struct mutex elock;		/* est, e_* */
+	struct nvm_unet_status est;	/* what an NI would publish */
+};
+
+long netvm_unet_ioctl(struct netvm_file *nf, unsigned int cmd,
+		      void __user *u);
+int netvm_unet_mmap(struct netvm_file *nf, struct vm_area_struct *vma);
+__poll_t netvm_unet_poll(struct netvm_file *nf, struct file *file,
+			 struct poll_table_struct *wait);
+void netvm_unet_release(struct netvm_file *nf);
+int netvm_unet_fasync(struct netvm_file *nf, int fd, struct file *file,
+		      int on);
+void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev);
+
+/* netvm_unet.c, for netvm_unet_emu.c */
+void netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
+			 const void *data, u32 len);
+
+/* netvm_unet_emu.c: kernel-emulated endpoints */
+int netvm_unet_emu_setup(struct netvm_unet *u);
+void netvm_unet_emu_free(struct netvm_unet *u);
+int netvm_unet_emu_kick(struct netvm_unet *u);
+void netvm_unet_emu_deliver(struct netvm_unet *u,
+			    const struct nvm_unet_div_rec *r);
+int netvm_unet_emu_mmap(struct netvm_unet *u, struct vm_area_struct *vma,
+			unsigned long off);
+__poll_t netvm_unet_emu_poll(struct netvm_unet *u, struct file *file,
+			     struct poll_table_struct *wait);
+void netvm_unet_emu_direct(struct netvm_unet *u);
+
+#endif /* NETVM_UNET_DRV_H */

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * netvm.ko: kernel-emulated U-Net endpoints (docs/unet.md).
+ *
+ * When the NIC's ports run out, an endpoint gets a virtual port and this
+ * file plays its NI: the process sees the same layout in the same
+ * mappings, but its "SRAM region" is kernel memory, so after posting send
+ * descriptors it calls NETVM_IOC_UNET_KICK.  Messages go out through the
+ * kernel endpoint (NVM_KOP_UNET_KSEND, stamped with the virtual port) and
+ * come in through the divert ring, which the NIC uses for every virtual
+ * port; they are checked and queued here exactly as the firmware does for
+ * its own endpoints (fw_unet.c), FUGU's buffered path included.
+ *
+ * Sleepers are woken at every delivery (no interrupt is involved, so
+ * arm is not needed).  Locking: netvm_unet.elock guards est; the divert
+ * worker calls netvm_unet_emu_deliver() with unet_div_lock held.
+ */
+#include <linux/delay.h>
+#include <linux/dma-mapping.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/vmalloc.h>
+
+#include "netvm.h"
+
+/* ks: one inline message, then the word the NI writes the cookie to */
+#define EMU_KS_DONE	NVM_UNET_MSG_MAX
+#define EMU_KS_SIZE	(NVM_UNET_MSG_MAX + 64)
+#define EMU_KS_TRIES	20000	/* ~1 s of 50 us waits */
+
+static struct nvm_unet_ctl *emu_ctl(struct netvm_unet *u)
+{
+	return u->vsram + NVM_UNET_CTL;
+}
+
+static void emu_publish(struct netvm_unet *u)
+{
+	u->est.divert_mode = u->est.divert_mode ? 1 : 0;
+	memcpy(u->vsram + NVM_UNET_STATUS, &u->est, sizeof(u->est));
+}
+
+int netvm_unet_emu_setup(struct netvm_unet *u)
+{
+	u->vsram = vmalloc_user(NVM_EP_STRIDE);
+	u->vdb = vmalloc_user(PAGE_SIZE);
+	u->ks = dma_alloc_coherent(&u->nd->pdev->dev, EMU_KS_SIZE,
+				   &u->ks_dma, GFP_KERNEL);
+	if (!u->vsram || !u->vdb || !u->ks) {
+		netvm_unet_emu_free(u);
+		return -ENOMEM;
+	}
+	init_waitqueue_head(&u->ewq);
+	mutex_init(&u->elock);
+	return 0;
+}
+
+void netvm_unet_emu_free(struct netvm_unet *u)
+{
+	vfree(u->vsram);
+	vfree(u->vdb);
+	if (u->ks)
+		dma_free_coherent(&u->nd->pdev->dev, EMU_KS_SIZE, u->ks,
+				  u->ks_dma);
+	u->vsram = NULL;
+	u->vdb = NULL;
+	u->ks = NULL;
+}
+
+/* As the firmware's send_check(). */
+static u32 emu_check(struct netvm_unet *u, const struct nvm_unet_send_desc *d)
+{
+	if (d->channel >= NVM_UNET_CHANNELS || !READ_ONCE(u->ch[d->channel].open))
+		return NVM_UNET_ST_BAD_CHANNEL;
+	if (!d->len || d->len > NVM_UNET_MSG_MAX)
+		return NVM_UNET_ST_BAD_LEN;
+	if (d->flags & NVM_UNET_F_INLINE)
+		return d->len > NVM_UNET_INLINE_MAX ? NVM_UNET_ST_BAD_LEN : 0;
+	if (d->offset > u->seg_size || u->seg_size - d->offset < d->len)
+		return NVM_UNET_ST_BAD_RANGE;
+	return 0;
+}
+
+/*
+ * Send through the kernel endpoint and wait until the NI has fetched the
+ * bytes (its cookie lands in ks), so SENT means reusable, as for a NIC
+ * endpoint.
+ */
+static u32 emu_ksend(struct netvm_unet *u, const struct nvm_k_unet_ksend *k)
+{
+	u32 *done = u->ks + EMU_KS_DONE;
+	int i;
+
+	if (nv_kcmd(u->nd, NVM_KOP_UNET_KSEND, 0, 0, 0, 0, k, sizeof(*k)))
+		return NVM_UNET_ST_DMA;
+	for (i = 0; i < EMU_KS_TRIES; i++) {
+		if (READ_ONCE(*done) == k->cookie)
+			return NVM_UNET_ST_SENT;
+		usleep_range(20, 50);
+	}
+	return NVM_UNET_ST_DMA;
+}
+
+/* Take every complete send descriptor, in order, as the NI would. */
+int netvm_unet_emu_kick(struct netvm_unet *u)
+{
+	struct nvm_unet_send_desc d;
+	struct nvm_k_unet_ksend k;
+	void *slot;
+	u32 st;
+
+	mutex_lock(&u->elock);
+	for (;;) {
+		slot = u->vsram + NVM_UNET_SENDQ +
+		       (u->est.send_consumed % NVM_UNET_SENDQ_LEN) * sizeof(d);
+		memcpy(&d, slot, sizeof(d));
+		if (d.seq != u->est.send_consumed + 1)
+			break;
+		smp_rmb();	/* the seq before the rest */
+		memcpy(&d, slot, sizeof(d));
+		st = emu_check(u, &d);
+		if (!st) {
+			memset(&k, 0, sizeof(k));
+			k.len = d.len;
+			if (d.flags & NVM_UNET_F_INLINE) {
+				memcpy(u->ks, d.data, d.len);
+				k.addr = u->ks_dma;
+			} else {
+				k.addr = u->host_dma + u->seg_off + d.offset;
+			}
+			k.tag = u->ch[d.channel].tag;
+			k.node = (u16)u->ch[d.channel].node;
+			k.dst_port = (u16)u->ch[d.channel].port;
+			k.src_port = (u16)u->port;
+			k.done_addr = u->ks_dma + EMU_KS_DONE;
+			k.cookie = u->est.send_consumed + 1;
+			st = emu_ksend(u, &k);
+		}
+		((struct nvm_unet_send_desc *)slot)->status = (u8)st;
+		u->est.send_consumed++;
+		if (st != NVM_UNET_ST_SENT)
+			u->est.send_errors++;
+		emu_publish(u);
+	}
+	mutex_unlock(&u->elock);
+	return 0;
+}
+
+/* Into the receive queue if there is room, else the pageable FIFO. */
+static bool emu_direct(struct netvm_unet *u, int ch,
+		       const struct nvm_unet_div_rec *r)
+{
+	struct nvm_unet_ctl *ctl = emu_ctl(u);
+	u32 rx_cons = READ_ONCE(ctl->rx_cons), bs = u->buf_size, nbuf = 0, i;
+	u32 *freeq = u->vsram + NVM_UNET_FREEQ;
+	struct nvm_unet_rx_desc *d;
+	u32 offs[NVM_UNET_RX_BUFS];
+
+	if (u->est.divert_mode) {
+		u->est.div_order++;
+		return false;
+	}
+	if (u->est.rx_prod - rx_cons >= u->rxq_len) {
+		u->est.rx_ring_full++;
+		return false;
+	}
+	if (r->len > NVM_UNET_INLINE_MAX) {
+		u32 avail = READ_ONCE(ctl->free_prod) - u->est.free_cons;
+
+		nbuf = DIV_ROUND_UP(r->len, bs);
+		if (avail < nbuf || avail > NVM_UNET_FREEQ_LEN) {
+			u->est.rx_no_buf++;
+			return false;
+		}
+		for (i = 0; i < nbuf; i++) {
+			offs[i] = READ_ONCE(freeq[(u->est.free_cons + i) %
+					    NVM_UNET_FREEQ_LEN]);
+			if (offs[i] > u->seg_size || u->seg_size - offs[i] < bs) {
+				u->est.free_cons += i + 1;
+				u->est.rx_no_buf++;
+				return false;
+			}
+		}
+		u->est.free_cons += nbuf;
+	}
+	d = u->host + (u->est.rx_prod % u->rxq_len) * sizeof(*d);
+	d->channel = (u16)ch;
+	d->len = r->len;
+	d->msgno = u->est.msgs++;
+	d->nbuf = nbuf;
+	if (!nbuf) {
+		d->flags = NVM_UNET_F_INLINE;
+		memcpy(d->data, r->data, r->len);
+	} else {
+		d->flags = 0;
+		for (i = 0; i < nbuf; i++) {
+			memcpy(u->host + u->seg_off + offs[i], r->data + i * bs,
+			       min(bs, r->len - i * bs));
+			d->buf[i] = offs[i];
+		}
+	}
+	smp_wmb();	/* the descriptor before its seq */
+	WRITE_ONCE(d->seq, u->est.rx_prod + 1);
+	u->est.rx_prod++;
+	return true;
+}
+
+void netvm_unet_emu_deliver(struct netvm_unet *u,
+			    const struct nvm_unet_div_rec *r)
+{
+	struct nvm_unet_ctl *ctl = emu_ctl(u);
+	u32 depth;
+	int ch;
+
+	mutex_lock(&u->elock);
+	for (ch = 0; ch < NVM_UNET_CHANNELS; ch++)
+		if (READ_ONCE(u->ch[ch].open) && u->ch[ch].node == r->src_node &&
+		    u->ch[ch].port == r->src_port && u->ch[ch].tag == r->tag)
+			break;
+	if (ch == NVM_UNET_CHANNELS) {
+		/* the firmware's counter has no say here: the endpoint's own */
+		u->est.dropped++;
+		emu_publish(u);
+		mutex_unlock(&u->elock);
+		return;
+	}
+	if (!emu_direct(u, ch, r)) {
+		/* FUGU's second case, as for a NIC endpoint */
+		netvm_unet_fifo_put(u, u->est.msgs++, ch, r->data, r->len);
+		u->est.diverted++;
+		u->est.divert_mode = 1;
+	}
+	emu_publish(u);
+	smp_mb();	/* the descriptor before rx_cons (fw_unet.c) */
+	depth = u->est.rx_prod - READ_ONCE(ctl->rx_cons) + u->dcount;
+	if (READ_ONCE(ctl->upcall) && depth == 1)
+		kill_fasync(&u->fasync, SIGIO, POLL_IN);
+	if (READ_ONCE(ctl->upcall) && ctl->upcall_full &&
+	    depth == READ_ONCE(ctl->upcall_full))
+		kill_fasync(&u->fasync, SIGIO, POLL_PRI);
+	mutex_unlock(&u->elock);
+	wake_up_interruptible(&u->ewq);
+}
+
+/* The process has taken every buffered message: direct again. */
+void netvm_unet_emu_direct(struct netvm_unet *u)
+{
+	mutex_lock(&u->elock);
+	u->est.divert_mode = 0;
+	emu_publish(u);
+	mutex_unlock(&u->elock);
+}
+
+int netvm_unet_emu_mmap(struct netvm_unet *u, struct vm_area_struct *vma,
+			unsigned long off)
+{
+	unsigned long size = vma->vm_end - vma->vm_start;
+
+	if (off == NETVM_EP_MMAP_SRAM && size <= NVM_EP_STRIDE)
+		return remap_vmalloc_range(vma, u->vsram, 0);
+	if (off == NETVM_EP_MMAP_DB && size <= PAGE_SIZE)
+		return remap_vmalloc_range(vma, u->vdb, 0);
+	return -EINVAL;
+}
+
+__poll_t netvm_unet_emu_poll(struct netvm_unet *u, struct file *file,
+			     struct poll_table_struct *wait)
+{
+	const struct nvm_unet_rx_desc *d;
+	u32 cons;
+
+	poll_wait(file, &u->ewq, wait);
+	cons = READ_ONCE(emu_ctl(u)->rx_cons);
+	d = u->host + (cons & (u->rxq_len - 1)) * sizeof(*d);
+	if (READ_ONCE(d->seq) == cons + 1 || READ_ONCE(u->dcount))
+		return EPOLLIN | EPOLLRDNORM;
+	return 0;
+}

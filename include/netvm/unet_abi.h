@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: (GPL-2.0-only WITH Linux-syscall-note OR MIT) */
+/*
+ * U-Net message endpoints beside NetVM on the same NIC (docs/unet.md).
+ * Shared by the firmware (fw_unet.c), the driver (netvm_unet.c) and the
+ * library (libnetvm_unet.c).  Little-endian in SRAM and host memory,
+ * big-endian on the wire (see abi_types.h, packet.h).
+ *
+ * A U-Net endpoint takes one port (1..ep_count-1) out of the same table as
+ * NetVM endpoints and owns that port's 32 KiB SRAM region and doorbell
+ * page, laid out as below instead of NetVM's.  Its host block (pinned,
+ * contiguous, allocated by the driver and mapped into the process) holds
+ * the receive queue followed by the communication segment.  Descriptors
+ * carry offsets into the segment, never addresses; the firmware checks
+ * every offset and length against the segment's size.
+ */
+#ifndef NETVM_UNET_ABI_H
+#define NETVM_UNET_ABI_H
+
+#include "abi_types.h"
+#include "netvm_uapi.h"
+
+#define NVM_UNET_MSG_MAX	4096	/* largest message, bytes */
+#define NVM_UNET_INLINE_MAX	96	/* carried whole in the descriptor */
+#define NVM_UNET_CHANNELS	16	/* channels per endpoint */
+#define NVM_UNET_SENDQ_LEN	64	/* send descriptors (SRAM) */
+#define NVM_UNET_FREEQ_LEN	512	/* free buffer offsets (SRAM) */
+#define NVM_UNET_RXQ_MIN	16	/* receive descriptors (host), power of two */
+#define NVM_UNET_RXQ_MAX	1024
+#define NVM_UNET_BUF_MIN	1024	/* receive buffer size: power of two, */
+#define NVM_UNET_BUF_MAX	4096	/*  so a message needs at most 4 */
+#define NVM_UNET_RX_BUFS	(NVM_UNET_MSG_MAX / NVM_UNET_BUF_MIN)
+#define NVM_UNET_SEG_MAX	(1u << 20)	/* segment: pages, up to 1 MiB */
+#define NVM_UNET_NODES		64	/* node ids 0..63, as NetVM */
+
+/* ---- the endpoint's SRAM region -------------------------------------- */
+#define NVM_UNET_SENDQ		0x0000u	/* struct nvm_unet_send_desc[64]: process */
+#define NVM_UNET_FREEQ		0x2000u	/* uint32_t offset[512]: process */
+#define NVM_UNET_CTL		0x3000u	/* struct nvm_unet_ctl: process */
+#define NVM_UNET_STATUS		0x7000u	/* struct nvm_unet_status: NI */
+
+/*
+ * Send descriptor.  The process fills slot (count % 64), sets status to
+ * NVM_UNET_ST_PENDING, writes seq = count + 1 last (after a write barrier)
+ * and then the new count (free-running) to its doorbell page.  The NI
+ * takes descriptors in order, checks them, sends the message and writes
+ * status: SENT (the segment bytes may be reused) or an error.
+ */
+struct nvm_unet_send_desc {
+	uint16_t channel;	/* channel id from NETVM_IOC_UNET_CHANNEL */
+	uint8_t flags;		/* NVM_UNET_F_INLINE */
+	uint8_t status;		/* enum nvm_unet_st: NI writes */
+	uint32_t len;		/* 1 .. NVM_UNET_MSG_MAX */
+	uint32_t offset;	/* segment offset of the data (not INLINE) */
+	uint32_t reserved;
+	uint8_t data[NVM_UNET_INLINE_MAX];	/* INLINE: the message */
+	uint32_t reserved2[3];
+	uint32_t seq;		/* written last: the descriptor's number + 1 */
+};
+NVM_ABI_ASSERT(sizeof(struct nvm_unet_send_desc) == 128, "unet send desc");
+
+#define NVM_UNET_F_INLINE	0x01	/* send: data[] holds it; receive: same */
+
+enum nvm_unet_st {
+	NVM_UNET_ST_PENDING = 0,
+	NVM_UNET_ST_SENT = 1,		/* on its way; the bytes are reusable */
+	NVM_UNET_ST_BAD_CHANNEL = 2,	/* no such channel open */
+	NVM_UNET_ST_BAD_RANGE = 3,	/* offset + len outside the segment */
+	NVM_UNET_ST_BAD_LEN = 4,	/* 0, > MSG_MAX, or INLINE > INLINE_MAX */
+	NVM_UNET_ST_DMA = 5,		/* host DMA failed */
+};
+
+/* Written by the process; read by the NI when it needs them. */
+struct nvm_unet_ctl {
+	uint32_t free_prod;	/* free buffer offsets pushed (free-running) */
+	uint32_t rx_cons;	/* receive descriptors consumed (free-running) */
+	uint32_t arm;		/* n + 1: post one event once message n is queued
+				 * (a sleeper writes rx_cons + 1); 0 = none */
+	uint32_t upcall;	/* 1: upcalls on (a store turns them off) */
+	uint32_t upcall_full;	/* upcall when this many are queued, 0 = never */
+	uint32_t reserved[3];
+};
+
+/*
+ * Receive events: NVM_EV_NOTIFY with endpoint = the U-Net port, data =
+ * these bits, arg = messages delivered so far.  WAKE once per value of arm
+ * when the message it names is queued (the NI never writes arm, so a
+ * sleeper's new arming cannot be lost to the NI clearing an old one); the
+ * upcall reasons when upcalls are on: the
+ * queue became non-empty, or reached upcall_full entries.  The driver turns
+ * the latter into SIGIO (or the fcntl F_SETSIG signal) for the owner.
+ */
+#define NVM_UNET_EV_WAKE	0x1
+#define NVM_UNET_EV_NONEMPTY	0x2
+#define NVM_UNET_EV_ALMOST_FULL	0x4
+#define NVM_UNET_EV_DIVERT	0x8	/* a record in the divert ring; arg = records written */
+
+/*
+ * Divert ring (kernel memory, NVM_KOP_UNET_DIVERT_CFG): record n in slot
+ * n % slots, seq = n + 1 written last.  The kernel hands the records on
+ * and returns the slots with NVM_KOP_UNET_DIVERT_DONE.  When the ring is
+ * full the NI keeps the frame in its wire slot (back-pressure).
+ */
+#define NVM_UNET_DIV_SLOTS	64
+#define NVM_UNET_DIV_SLOT	4352
+struct nvm_unet_div_rec {
+	uint16_t port;		/* a NIC endpoint, or a virtual one (>= 16) */
+	uint16_t channel;	/* NIC endpoints: the channel; else 0xffff */
+	uint32_t len;
+	uint32_t msgno;		/* NIC endpoints; virtual ones: 0 */
+	uint32_t seq;		/* written last */
+	uint16_t src_node;	/* as the packet header says */
+	uint16_t src_port;	/* stamped by the sending NI */
+	uint32_t tag;
+	uint32_t reserved[2];
+	uint8_t data[NVM_UNET_MSG_MAX];
+};
+NVM_ABI_ASSERT(sizeof(struct nvm_unet_div_rec) <= NVM_UNET_DIV_SLOT,
+	       "a divert record fits its slot");
+
+/*
+ * Kernel-emulated endpoints: when the NIC's ports run out, the driver
+ * gives out virtual ports NVM_UNET_VPORT_MIN..NVM_UNET_VPORT_MAX-1 and
+ * plays the NI for them.  The NI hands every message for a virtual port
+ * to the kernel through the divert ring and sends the kernel's messages
+ * with NVM_KOP_UNET_KSEND (src_port a virtual port).
+ */
+#define NVM_UNET_VPORT_MIN	16
+#define NVM_UNET_VPORT_MAX	64
+#define NVM_KOP_UNET_KSEND	0x8c	/* struct nvm_k_unet_ksend at inline_data */
+
+struct nvm_k_unet_ksend {
+	uint64_t addr;		/* bus address of the message (kept until done) */
+	uint32_t len;
+	uint32_t tag;
+	uint16_t node;
+	uint16_t dst_port;
+	uint16_t src_port;	/* a virtual port */
+	uint16_t reserved;
+	uint64_t done_addr;	/* the NI writes cookie here once it has the bytes */
+	uint32_t cookie;
+	uint32_t reserved2;
+};
+
+/*
+ * Written by the NI after each change.  A message that cannot go into the
+ * receive queue is diverted to the driver (FUGU's buffered path) when the
+ * kernel has given the NI a divert ring, else dropped; the causes count
+ * both.  Once one is diverted, later ones follow it until the driver has
+ * handed every diverted message over (so the order holds cheaply).
+ */
+struct nvm_unet_status {
+	uint32_t send_consumed;	/* send descriptors taken */
+	uint32_t send_errors;	/* ... of which refused */
+	uint32_t free_cons;	/* free buffer offsets popped */
+	uint32_t rx_prod;	/* receive descriptors written (direct) */
+	uint32_t rx_ring_full;	/* not direct: receive queue full */
+	uint32_t rx_no_buf;	/* ... no free buffer (or a bad one) */
+	uint32_t div_order;	/* ... earlier ones were diverted */
+	uint32_t msgs;		/* messages accepted: the next msgno */
+	uint32_t diverted;	/* messages diverted (all causes) */
+	uint32_t dropped;	/* messages dropped (no divert ring) */
+	uint32_t divert_mode;	/* 1 while messages are diverted */
+	uint32_t reserved[5];
+};
+
+/*
+ * Receive descriptor in the host's receive queue: entry (n % len) holds
+ * message n; seq = n + 1 is written last, so an entry is complete when
+ * its seq is the expected one.  Small messages (<= 96 bytes) are in
+ * data[]; larger ones in nbuf buffers popped from the free queue, each
+ * filled up to the endpoint's buffer size (the last with the rest).
+ */
+struct nvm_unet_rx_desc {
+	uint16_t channel;	/* the channel it arrived on */
+	uint16_t flags;		/* NVM_UNET_F_INLINE */
+	uint32_t len;
+	uint32_t nbuf;
+	uint32_t msgno;		/* per endpoint from 0, diverted ones included */
+	union {
+		uint8_t data[NVM_UNET_INLINE_MAX];
+		uint32_t buf[NVM_UNET_RX_BUFS];	/* segment offsets */
+	};
+	uint32_t reserved2[3];
+	uint32_t seq;
+};
+NVM_ABI_ASSERT(sizeof(struct nvm_unet_rx_desc) == 128, "unet rx desc");
+
+/* ---- on the wire: struct nvm_pkt_hdr (type NVM_PKT_UNET), this, data -- */
+struct nvm_unet_hdr {
+	uint16_t dst_port;
+	uint16_t src_port;	/* stamped by the sending NI */
+	uint32_t tag;		/* the channel's tag, stamped by the sending NI */
+	uint32_t len;		/* message bytes that follow */
+	uint32_t reserved;
+};
+NVM_ABI_ASSERT(sizeof(struct nvm_unet_hdr) == 16, "unet header");
+
+/* ---- kernel control commands (endpoint 0; NVM_OP >= 0x80) ------------- */
+#define NVM_KOP_UNET_OPEN	0x86	/* struct nvm_k_unet_open at inline_data */
+#define NVM_KOP_UNET_CLOSE	0x87	/* dst_port = endpoint */
+#define NVM_KOP_UNET_CHAN	0x88	/* struct nvm_k_unet_chan at inline_data */
+#define NVM_KOP_UNET_DIVERT_CFG	0x89	/* arg0/arg1 = ring address lo/hi, dst_node = slots (0 = none) */
+#define NVM_KOP_UNET_DIVERT_DONE 0x8a	/* arg0 = records handed on (free-running) */
+#define NVM_KOP_UNET_DIRECT	0x8b	/* dst_port: back to direct delivery if none is outstanding */
+
+struct nvm_k_unet_open {
+	uint64_t seg;		/* bus address of the segment */
+	uint64_t rxq;		/* bus address of the receive queue */
+	uint32_t seg_size;	/* bytes */
+	uint32_t buf_size;	/* receive buffer size */
+	uint32_t rxq_len;	/* power of two */
+	uint32_t port;
+	uint32_t reserved[2];
+};
+
+struct nvm_k_unet_chan {
+	uint32_t port;		/* local endpoint */
+	uint32_t channel;	/* 0 .. NVM_UNET_CHANNELS - 1 */
+	uint32_t open;		/* 1 = set up, 0 = tear down */
+	uint32_t node;		/* remote node */
+	uint32_t rport;		/* remote endpoint */
+	uint32_t tag;		/* unique per (node, tag) on this NIC */
+	uint32_t reserved[2];
+};
+
+/* ---- ioctls on /dev/netvmN ------------------------------------------- */
+
+/*
+ * Make this open file a U-Net endpoint.  mmap then gives, each from its
+ * start: NETVM_EP_MMAP_SRAM (the 32 KiB region), NETVM_EP_MMAP_DB (the
+ * doorbell page) and NETVM_EP_MMAP_HOST (host_size bytes: the receive
+ * queue at 0, the segment at seg_off).
+ */
+struct netvm_unet_open {
+	uint32_t seg_size;	/* in: page multiple, 4 KiB .. 1 MiB */
+	uint32_t buf_size;	/* in: 1024, 2048 or 4096 */
+	uint32_t rxq_len;	/* in: power of two, 16 .. 1024 */
+	uint32_t port;		/* out */
+	uint32_t node_id;	/* out */
+	uint32_t seg_off;	/* out: segment offset in the host mapping */
+	uint32_t host_size;	/* out */
+	uint32_t flags;		/* in: NETVM_UNET_EMULATE; out: NETVM_UNET_EMULATED */
+	uint32_t reserved[4];
+};
+/*
+ * A kernel-emulated endpoint (no NIC port was free, or asked for): same
+ * mappings and layout, but the "SRAM region" and doorbell page are kernel
+ * memory and the driver plays the NI, so after posting send descriptors
+ * the process calls NETVM_IOC_UNET_KICK.  Its port is virtual (>= 16).
+ */
+#define NETVM_UNET_EMULATE	0x1
+#define NETVM_UNET_EMULATED	0x2
+
+/* Set up a channel to (node, port) carrying tag; returns its id. */
+struct netvm_unet_chan {
+	uint32_t node;
+	uint32_t port;
+	uint32_t tag;		/* agreed by both ends; unique per node here */
+	uint32_t channel;	/* out (UNET_CHANNEL), in (UNET_UNCHANNEL) */
+	uint32_t reserved[4];
+};
+
+/*
+ * Take the oldest diverted message if its msgno is want (or, with
+ * NETVM_UNET_PEEK, only report it): -EAGAIN if none is buffered or the
+ * oldest is another, -EMSGSIZE if cap is too small (len says how much).
+ */
+#define NETVM_UNET_PEEK		0x1
+struct netvm_unet_drecv {
+	uint64_t buf;
+	uint32_t cap;
+	uint32_t want;		/* the msgno the caller expects */
+	uint32_t flags;		/* NETVM_UNET_PEEK */
+	uint32_t len;		/* out */
+	uint32_t channel;	/* out */
+	uint32_t msgno;		/* out: the oldest buffered */
+	uint32_t buffered;	/* out: messages buffered in the driver */
+	uint32_t overflow;	/* out: dropped by overflow control so far */
+	uint32_t reserved[2];
+};
+
+#define NETVM_IOC_UNET_OPEN	_IOWR(NETVM_IOC_MAGIC, 0x30, struct netvm_unet_open)
+#define NETVM_IOC_UNET_DRECV	_IOWR(NETVM_IOC_MAGIC, 0x33, struct netvm_unet_drecv)
+#define NETVM_IOC_UNET_KICK	_IO(NETVM_IOC_MAGIC, 0x34)
+#define NETVM_IOC_UNET_CHANNEL	_IOWR(NETVM_IOC_MAGIC, 0x31, struct netvm_unet_chan)
+#define NETVM_IOC_UNET_UNCHANNEL _IOW(NETVM_IOC_MAGIC, 0x32, struct netvm_unet_chan)
+
+#endif /* NETVM_UNET_ABI_H */

@@ -1,0 +1,68 @@
+#!/usr/bin/python3
+"""U-Net benchmark between two guests: round trips by polling for 8 B ..
+4 KiB messages and the echoed streaming rate (16 in flight), node 0
+against node 1's echo (netvm-unet-test bench / serve).  Timing only: run
+by `meson test --benchmark unet-bench`, never as a pass/fail test.  Boots
+cluster 'bench-unet'.
+"""
+import os
+import subprocess
+import sys
+import threading
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NETVM = os.environ.get("NETVM", os.path.join(REPO, "netvm"))
+CLUSTER = "bench-unet"
+
+
+def nv(*args, timeout=600):
+    r = subprocess.run([NETVM, "--cluster", CLUSTER] + list(args), stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+
+
+def sh(node, script, timeout=600):
+    return nv("run", str(node), "--", "sh", "-c", script, timeout=timeout)
+
+
+def info(node):
+    rc, out, err = sh(node, "for i in $(seq 300); do test -f /tmp/unet.info && break; "
+                      "sleep 0.2; done; cat /tmp/unet.info")
+    return out.split()
+
+
+def main():
+    nv("down")
+    rc, out, err = nv("up", "-n", "2", timeout=900)
+    if rc:
+        print(out + err)
+        return 1
+    try:
+        res = {}
+        srv = threading.Thread(target=lambda: res.update(srv=nv("run", "1", "--", "netvm-unet-test",
+                                                              "serve", timeout=900)))
+        srv.start()
+        ps = info(1)[1]
+        cli = threading.Thread(target=lambda: res.update(cli=nv("run", "0", "--", "netvm-unet-test",
+                                                              "bench", "1", ps, timeout=900)))
+        cli.start()
+        pc = info(0)[0]
+        sh(1, "echo '%s 0' > /tmp/unet.peer.tmp && mv /tmp/unet.peer.tmp /tmp/unet.peer; "
+           "for i in $(seq 300); do test -f /tmp/unet.ready && break; sleep 0.2; done" % pc)
+        sh(0, "echo go > /tmp/unet.go")
+        cli.join(900)
+        srv.join(60)
+        rc, out, err = res.get("cli", (1, "", "no result"))
+        print("U-Net messages between two guests (TCG, %d cores), node 0 <-> echo on node 1"
+              % os.cpu_count())
+        for line in out.splitlines():
+            print("  " + line)
+        if rc:
+            print(err)
+        return rc
+    finally:
+        nv("down")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR MIT)
+/*
+ * netvm-unet-test: U-Net endpoints between two guests (group "unet" of
+ * run-guest-tests.py, which passes the ports between the nodes).
+ *
+ *   netvm-unet-test serve [NODE]
+ *       the server (peer NODE, default 0): endpoints S (echo) and V
+ *       (victim); writes "ps P pv P" to /tmp/unet.info, waits for "PC PX"
+ *       in /tmp/unet.peer, sets up S's channel to (NODE, PC, 0x1001) and
+ *       V's to (NODE, PC, 0x3003), writes
+ *       /tmp/unet.ready, then echoes every message on S (blocking
+ *       receive) until "quit", answering "bye ok" if V received nothing.
+ *   netvm-unet-test client NODE PS PV
+ *       node 0: endpoints C and X; writes "pc P px P" to /tmp/unet.info,
+ *       sets up channels, waits for /tmp/unet.go, then runs the checks and
+ *       prints "ok - ..." / "not ok - ..." lines.
+ *   netvm-unet-test bench NODE PS
+ *       node 0 against "serve": like client (writes "pc P px 0", waits
+ *       for /tmp/unet.go), then prints round trips by polling for several
+ *       sizes and the echoed streaming bandwidth (16 in flight), and quits
+ *       the server.  Figures only (bench_unet.py).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "netvm.h"
+
+#define T1		0x1001u	/* C <-> S */
+#define T2		0x2002u	/* X -> S: S has no such channel */
+#define T3		0x3003u	/* V expects it from C; X uses it */
+#define SEG		(256u * 1024)
+#define BUFS		32
+#define BUFSZ		2048
+
+static int failures;
+
+static void check(int cond, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void check(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf(cond ? "ok - " : "not ok - ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	failures += !cond;
+}
+
+static void pattern(uint8_t *p, size_t n, unsigned int k)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(k * 131 + i * 7 + n);
+}
+
+static int wait_file(const char *path, char *buf, size_t cap, int secs)
+{
+	for (int i = 0; i < secs * 10; i++) {
+		FILE *f = fopen(path, "r");
+
+		if (f) {
+			size_t n = fread(buf, 1, cap - 1, f);
+
+			fclose(f);
+			buf[n] = 0;
+			if (n)
+				return 0;
+		}
+		usleep(100000);
+	}
+	return -ETIMEDOUT;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	char tmp[64];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fputs(text, f);
+	fclose(f);
+	rename(tmp, path);	/* the reader sees all of it or nothing */
+}
+
+static int serve(struct netvm *nv, unsigned int peer)
+{
+	struct netvm_unet *s, *v;
+	struct netvm_unet_stats st;
+	static uint8_t buf[NETVM_UNET_MSG_MAX];
+	unsigned int pc, px, ch;
+	char text[128];
+	size_t len;
+	int cs, cv, err;
+
+	if (netvm_unet_open(nv, SEG, BUFSZ, BUFS, &s) ||
+	    netvm_unet_open(nv, SEG, BUFSZ, BUFS, &v)) {
+		fprintf(stderr, "serve: cannot open endpoints\n");
+		return 1;
+	}
+	snprintf(text, sizeof(text), "ps %d pv %d\n", netvm_unet_port(s),
+		 netvm_unet_port(v));
+	write_file("/tmp/unet.info", text);
+	if (wait_file("/tmp/unet.peer", text, sizeof(text), 120) ||
+	    sscanf(text, "%u %u", &pc, &px) != 2) {
+		fprintf(stderr, "serve: no peer ports\n");
+		return 1;
+	}
+	cs = netvm_unet_channel(s, peer, pc, T1);
+	cv = netvm_unet_channel(v, peer, pc, T3);
+	if (cs < 0 || cv < 0) {
+		fprintf(stderr, "serve: channels: %s / %s\n",
+			netvm_strerror(cs), netvm_strerror(cv));
+		return 1;
+	}
+	write_file("/tmp/unet.ready", "ready\n");
+	for (;;) {
+		err = netvm_unet_recv(s, buf, sizeof(buf), &len, &ch, 120000);
+		if (err) {
+			fprintf(stderr, "serve: recv: %s\n", netvm_strerror(err));
+			return 1;
+		}
+		if (ch != (unsigned int)cs) {
+			fprintf(stderr, "serve: message on channel %u\n", ch);
+			return 1;
+		}
+		if (len == 4 && !memcmp(buf, "quit", 4))
+			break;
+		err = netvm_unet_send(s, cs, buf, len);
+		if (err) {
+			fprintf(stderr, "serve: send: %s\n", netvm_strerror(err));
+			return 1;
+		}
+	}
+	/* the victim must have seen nothing of the intruder's messages */
+	err = netvm_unet_recv(v, buf, sizeof(buf), &len, NULL, 0);
+	netvm_unet_stats(v, &st);
+	snprintf(text, sizeof(text), "bye %s %u",
+		 err == -EAGAIN && st.received == 0 ? "ok" : "bad", st.received);
+	err = netvm_unet_send(s, cs, text, strlen(text));
+	if (!err)
+		err = netvm_unet_flush(s, 10000);
+	netvm_unet_close(v);
+	netvm_unet_close(s);
+	return err ? 1 : 0;
+}
+
+/* Receive one message: by polling (spinning on the queue) or blocking. */
+static int get(struct netvm_unet *u, uint8_t *buf, size_t cap, size_t *len,
+	       unsigned int *ch, int block)
+{
+	struct timespec t0, t;
+	int err;
+
+	if (block)
+		return netvm_unet_recv(u, buf, cap, len, ch, 30000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		err = netvm_unet_recv(u, buf, cap, len, ch, 0);
+		if (err != -EAGAIN)
+			return err;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 30)
+			return -ETIMEDOUT;
+	}
+}
+
+static const size_t sizes[] = { 1, 40, 95, 96, 97, 1000, 2048, 2049, 4000,
+				 4096 };
+
+static void pingpong(struct netvm_unet *c, int ch, int block)
+{
+	static uint8_t out[NETVM_UNET_MSG_MAX], in[NETVM_UNET_MSG_MAX];
+	int bad = 0, n = 0;
+	unsigned int got_ch;
+	size_t len;
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		for (unsigned int k = 0; k < 3; k++, n++) {
+			int err;
+
+			pattern(out, sizes[s], k + 7 * block);
+			err = netvm_unet_send(c, ch, out, sizes[s]);
+			if (!err)
+				err = get(c, in, sizeof(in), &len, &got_ch,
+					  block);
+			if (err || len != sizes[s] || got_ch != (unsigned int)ch ||
+			    memcmp(in, out, len)) {
+				fprintf(stderr, "size %zu #%u: %s, len %zu\n",
+					sizes[s], k, netvm_strerror(err), len);
+				bad++;
+			}
+		}
+	}
+	check(!bad, "ping-pong by %s: %d messages of 1..4096 B (inline and buffered) echoed, byte-verified",
+	      block ? "blocking receive (poll(2) on the fd)" : "polling", n);
+}
+
+/* ---- upcalls ---- */
+
+static struct netvm_unet *up_u;
+static volatile sig_atomic_t up_in, up_pri, up_drain, up_got;
+static uint8_t up_buf[8][NETVM_UNET_MSG_MAX];
+static size_t up_len[8];
+
+static void on_upcall(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)ctx;
+	if (si->si_band & POLLPRI)
+		up_pri++;
+	if (si->si_band & POLLIN)
+		up_in++;
+	while (up_drain && up_got < 8 &&
+	       netvm_unet_recv(up_u, up_buf[up_got], sizeof(up_buf[0]),
+			       &up_len[up_got], NULL, 0) == 0)
+		up_got++;
+}
+
+/* Wait (sleeping, 30 s at most) until *v reaches want. */
+static int wait_for(volatile sig_atomic_t *v, int want)
+{
+	for (int i = 0; i < 30000 && *v < want; i++)
+		usleep(1000);
+	return *v >= want;
+}
+
+static int wait_received(struct netvm_unet *u, uint32_t want)
+{
+	struct netvm_unet_stats st;
+
+	for (int i = 0; i < 30000; i++) {
+		netvm_unet_stats(u, &st);
+		if (st.received >= want)
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+static void upcalls(struct netvm_unet *c, int cc)
+{
+	static uint8_t out[8][NETVM_UNET_MSG_MAX], in[NETVM_UNET_MSG_MAX];
+	struct netvm_unet_stats st;
+	struct sigaction sa;
+	int sig = SIGRTMIN + 1, bad = 0, in0, err, r;
+	size_t len;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_upcall;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+	up_u = c;
+	up_drain = 1;
+	err = netvm_unet_upcall_setup(c, sig, 0);
+	check(err == 0, "upcalls set up (real-time signal, O_ASYNC): %s",
+	      netvm_strerror(err));
+
+	for (unsigned int k = 0; k < 10; k++) {
+		size_t n = sizes[k];
+
+		up_got = 0;
+		pattern(out[0], n, 40 + k);
+		err = netvm_unet_send(c, cc, out[0], n);
+		if (err || !wait_for(&up_got, 1) || up_len[0] != n ||
+		    memcmp(up_buf[0], out[0], n)) {
+			fprintf(stderr, "upcall #%u (%zu B): %s, got %d\n", k, n,
+				netvm_strerror(err), (int)up_got);
+			bad++;
+		}
+	}
+	check(!bad && up_in >= 10,
+	      "ping-pong by upcall: 10 messages of 1..4096 B received in the signal handler, byte-verified (%d upcalls)",
+	      (int)up_in);
+
+	/* one store turns them off: messages queue, no signal */
+	netvm_unet_upcalls(c, 0);
+	in0 = up_in;
+	netvm_unet_stats(c, &st);
+	for (int i = 0; i < 3; i++) {
+		pattern(out[i], 500, 60 + i);
+		netvm_unet_send(c, cc, out[i], 500);
+	}
+	r = wait_received(c, st.received + 3);
+	usleep(100000);
+	check(r && up_in == in0, "upcalls off (one store, no system call): 3 messages queued, no signal");
+	up_drain = 0;
+	r = netvm_unet_upcalls(c, 1);
+	bad = 0;
+	for (int i = 0; i < 3; i++) {
+		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 0);
+		bad += err || len != 500 || memcmp(in, out[i], 500);
+	}
+	check(r == 1 && !bad && up_in == in0,
+	      "upcalls on again reports the 3 pending messages; drained in order, byte-verified");
+
+	/* almost full: threshold 4, the handler leaves the messages queued */
+	err = netvm_unet_upcall_setup(c, sig, 4);
+	netvm_unet_stats(c, &st);
+	for (int i = 0; i < 5; i++) {
+		pattern(out[i], 100 + i, 70 + i);
+		netvm_unet_send(c, cc, out[i], 100 + i);
+	}
+	r = wait_received(c, st.received + 5) && wait_for(&up_pri, 1);
+	usleep(100000);
+	netvm_unet_upcalls(c, 0);
+	bad = 0;
+	for (int i = 0; i < 5; i++) {
+		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 0);
+		bad += err || len != (size_t)(100 + i) || memcmp(in, out[i], len);
+	}
+	check(!err && r && up_in == in0 + 1 && up_pri == 1 && !bad,
+	      "5 messages with upcalls at 4: one upcall for non-empty (POLLIN), one at 4 queued (POLLPRI); all 5 in order");
+}
+
+/*
+ * FUGU's two cases: n echoes of size bytes come back while nothing
+ * receives, so the receive queue (256) or the free buffers (32) run out
+ * and the rest is diverted to the driver; all must arrive in order.
+ */
+static void divert(struct netvm_unet *c, int cc, int n, size_t size,
+		   const char *what, int stop)
+{
+	static uint8_t out[NETVM_UNET_MSG_MAX], in[NETVM_UNET_MSG_MAX];
+	struct netvm_unet_stats a, b;
+	int bad = 0, err = 0, k;
+	size_t len;
+
+	netvm_unet_stats(c, &a);
+	for (k = 0; k < n && !err; k++) {
+		pattern(out, size, 1000 + k);
+		err = netvm_unet_send(c, cc, out, size);
+	}
+	if (stop && !err) {
+		/* really not running: stopped until a child wakes us */
+		pid_t child = fork();
+
+		if (child == 0) {
+			sleep(3);
+			kill(getppid(), SIGCONT);
+			_exit(0);
+		}
+		if (child > 0) {
+			raise(SIGSTOP);
+			waitpid(child, NULL, 0);
+		}
+	}
+	for (k = 0; k < 3000; k++) {
+		netvm_unet_stats(c, &b);
+		if (b.received + b.diverted - a.received - a.diverted >=
+		    (uint32_t)n)
+			break;
+		usleep(10000);
+	}
+	for (k = 0; k < n && !err; k++) {
+		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 30000);
+		pattern(out, size, 1000 + k);
+		if (err || len != size || memcmp(in, out, size)) {
+			int was = -1;
+
+			/* which message it was: order or contents? */
+			for (int j = 0; j < n && !err && len == size; j++) {
+				pattern(out, size, 1000 + j);
+				if (!memcmp(in, out, size))
+					was = j;
+			}
+			if (bad++ < 3)
+				fprintf(stderr, "divert %s #%d: %s, len %zu, got #%d\n",
+					what, k, netvm_strerror(err), len, was);
+		}
+	}
+	netvm_unet_stats(c, &b);
+	check(!err && !bad && b.diverted > a.diverted && b.dropped == a.dropped,
+	      "%d echoes of %zu B with nobody receiving: %u direct, %u diverted (%u queue full, %u no buffer, %u for order), all %d in order, byte-verified (%s)",
+	      n, size, b.received - a.received, b.diverted - a.diverted,
+	      b.rx_ring_full - a.rx_ring_full, b.rx_no_buf - a.rx_no_buf,
+	      b.div_order - a.div_order, n, what);
+	/* and back to direct delivery */
+	netvm_unet_stats(c, &a);
+	pattern(out, 50, 7);
+	err = netvm_unet_send(c, cc, out, 50);
+	if (!err)
+		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 30000);
+	netvm_unet_stats(c, &b);
+	check(!err && len == 50 && !memcmp(in, out, 50) &&
+	      b.received == a.received + 1 && b.diverted == a.diverted,
+	      "after the buffered ones are taken, delivery is direct again (%s)",
+	      what);
+}
+
+static int client(struct netvm *nv, unsigned int node, unsigned int ps,
+		  unsigned int pv)
+{
+	static uint8_t out[NETVM_UNET_MSG_MAX], in[NETVM_UNET_MSG_MAX];
+	struct netvm_unet *c, *x;
+	struct netvm_unet_stats st;
+	size_t segsz, app_end, len;
+	unsigned int got_ch;
+	char text[128];
+	uint8_t *seg;
+	int cc, xs, xv, err, e2;
+
+	if (netvm_unet_open(nv, SEG, BUFSZ, BUFS, &c) ||
+	    netvm_unet_open(nv, SEG, BUFSZ, BUFS, &x)) {
+		fprintf(stderr, "client: cannot open endpoints\n");
+		return 1;
+	}
+	if (getenv("NETVM_UNET_EMULATE"))
+		check(netvm_unet_emulated(c) == 1 && netvm_unet_emulated(x) == 1 &&
+		      netvm_unet_port(c) >= 16 && netvm_unet_port(x) >= 16,
+		      "kernel-emulated endpoints: virtual ports %d and %d",
+		      netvm_unet_port(c), netvm_unet_port(x));
+	else
+		check(netvm_unet_emulated(c) == 0 && netvm_unet_port(c) < 16,
+		      "NIC endpoints: ports %d and %d", netvm_unet_port(c),
+		      netvm_unet_port(x));
+	cc = netvm_unet_channel(c, node, ps, T1);
+	check(cc >= 0, "channel to node %u port %u, tag %#x: id %d", node, ps,
+	      T1, cc);
+	err = netvm_unet_channel(x, node, ps, T1);
+	check(err == -EADDRINUSE,
+	      "a second endpoint cannot take the same tag for that node: %s",
+	      netvm_strerror(err));
+	err = netvm_unet_channel(x, node, 0, T2);
+	check(err == -EINVAL, "a channel to port 0 (the kernel's) is refused: %s",
+	      netvm_strerror(err));
+	xs = netvm_unet_channel(x, node, ps, T2);
+	xv = netvm_unet_channel(x, node, pv, T3);
+	if (cc < 0 || xs < 0 || xv < 0)
+		return 1;
+	snprintf(text, sizeof(text), "%d %d\n", netvm_unet_port(c),
+		 netvm_unet_port(x));
+	write_file("/tmp/unet.info", text);
+	if (wait_file("/tmp/unet.go", text, sizeof(text), 120)) {
+		fprintf(stderr, "client: no go\n");
+		return 1;
+	}
+
+	pingpong(c, cc, 0);
+	pingpong(c, cc, 1);
+	upcalls(c, cc);
+	divert(c, cc, 400, 40, "receive queue full", 0);
+	divert(c, cc, 60, 1000, "no free buffer", 0);
+	divert(c, cc, 300, 200, "process stopped (SIGSTOP) meanwhile", 1);
+
+	/* a receive buffer too small leaves the message queued */
+	pattern(out, 3000, 99);
+	err = netvm_unet_send(c, cc, out, 3000);
+	if (!err)
+		err = netvm_unet_recv(c, in, 100, &len, NULL, 30000);
+	e2 = netvm_unet_recv(c, in, sizeof(in), &len, &got_ch, 30000);
+	check(err == -EMSGSIZE && len == 3000 && !e2 && !memcmp(in, out, 3000),
+	      "a 100 B receive buffer gives EMSGSIZE with the size; the message stays queued and arrives whole");
+
+	/* U-Net's own send: data built in the segment, named by offset */
+	seg = netvm_unet_segment(c, &segsz, &app_end);
+	pattern(seg + NETVM_UNET_TX_AREA + 5, 3333, 5);
+	err = netvm_unet_send_seg(c, cc, NETVM_UNET_TX_AREA + 5, 3333);
+	e2 = netvm_unet_flush(c, 10000);
+	if (!err && !e2)
+		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 30000);
+	check(!err && !e2 && len == 3333 &&
+	      !memcmp(in, seg + NETVM_UNET_TX_AREA + 5, 3333),
+	      "send_seg: 3333 B at an unaligned segment offset echoed, byte-verified");
+
+	/* the NI checks every descriptor against the segment */
+	err = netvm_unet_send_seg(c, cc, (uint32_t)segsz - 10, 100);
+	e2 = netvm_unet_flush(c, 10000);
+	check(!err && e2 == -ERANGE, "offset + length past the segment: rejected by the NI, ERANGE (%s)",
+	      netvm_strerror(e2));
+	err = netvm_unet_send_seg(c, cc, 0xfffffff0u, 64);
+	e2 = netvm_unet_flush(c, 10000);
+	check(!err && e2 == -ERANGE, "offset that wraps: ERANGE (%s)",
+	      netvm_strerror(e2));
+	err = netvm_unet_send_seg(c, cc, 0, 5000);
+	e2 = netvm_unet_flush(c, 10000);
+	check(!err && e2 == -EMSGSIZE, "5000 B descriptor: EMSGSIZE (%s)",
+	      netvm_strerror(e2));
+	err = netvm_unet_send_seg(c, 9, 0, 64);
+	e2 = netvm_unet_flush(c, 10000);
+	check(!err && e2 == -ENOTCONN, "descriptor on a channel not set up: ENOTCONN (%s)",
+	      netvm_strerror(e2));
+	netvm_unet_stats(c, &st);
+	check(st.send_errors == 4, "the endpoint's status counts 4 refused descriptors (%u)",
+	      st.send_errors);
+
+	/* isolation: X's messages match no channel at node 1 */
+	pattern(out, 64, 1);
+	for (int i = 0; i < 3; i++) {
+		netvm_unet_send(x, xs, out, 64);
+		netvm_unet_send(x, xv, out, 1500);
+	}
+	err = netvm_unet_flush(x, 10000);
+	check(!err, "the intruder's 6 messages left node 0 (%s)", netvm_strerror(err));
+	/* and the pair still works, nothing of X's in between */
+	pattern(out, 77, 3);
+	err = netvm_unet_send(c, cc, out, 77);
+	if (!err)
+		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 30000);
+	check(!err && len == 77 && !memcmp(in, out, 77),
+	      "after the intruder, the next echo is C's own message");
+
+	err = netvm_unet_send(c, cc, "quit", 4);
+	if (!err)
+		err = netvm_unet_recv(c, in, sizeof(in) - 1, &len, NULL, 30000);
+	in[err ? 0 : len] = 0;
+	check(!err && !strncmp((char *)in, "bye ok", 6),
+	      "the server's victim endpoint received nothing: \"%s\"", (char *)in);
+	netvm_unet_close(x);
+	netvm_unet_close(c);
+	return failures ? 1 : 0;
+}
+
+static uint64_t ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int bench(struct netvm *nv, unsigned int node, unsigned int ps)
+{
+	static const size_t bsz[] = { 8, 64, 96, 512, 1024, 4096 };
+	static uint8_t out[NETVM_UNET_MSG_MAX], in[NETVM_UNET_MSG_MAX];
+	static uint64_t rtt[1000];
+	struct netvm_unet *c;
+	char text[64];
+	size_t len;
+	int cc, err = 0, n = 500;
+
+	if (netvm_unet_open(nv, SEG, BUFSZ, BUFS, &c))
+		return 1;
+	cc = netvm_unet_channel(c, node, ps, T1);
+	if (cc < 0)
+		return 1;
+	snprintf(text, sizeof(text), "%d 0\n", netvm_unet_port(c));
+	write_file("/tmp/unet.info", text);
+	if (wait_file("/tmp/unet.go", text, sizeof(text), 120))
+		return 1;
+	for (size_t s = 0; s < sizeof(bsz) / sizeof(bsz[0]) && !err; s++) {
+		pattern(out, bsz[s], (unsigned int)s);
+		for (int i = 0; i < n && !err; i++) {
+			uint64_t t0 = ns();
+
+			err = netvm_unet_send(c, cc, out, bsz[s]);
+			if (!err)
+				err = get(c, in, sizeof(in), &len, NULL, 0);
+			rtt[i] = ns() - t0;
+		}
+		qsort(rtt, n, sizeof(rtt[0]), cmp64);
+		printf("rtt %zu B: min %.1f us, median %.1f us, p99 %.1f us\n",
+		       bsz[s], rtt[0] / 1e3, rtt[n / 2] / 1e3, rtt[n * 99 / 100] / 1e3);
+	}
+	for (size_t s = 0; s < sizeof(bsz) / sizeof(bsz[0]) && !err; s++) {
+		int total = 2000, sent = 0, got = 0;
+		uint64_t t0 = ns(), t;
+
+		while (got < total && !err) {
+			while (sent < total && sent - got < 16 && !err)
+				err = netvm_unet_send(c, cc, out, bsz[s]), sent++;
+			if (!err)
+				err = get(c, in, sizeof(in), &len, NULL, 0);
+			got++;
+		}
+		t = ns() - t0;
+		printf("stream %zu B: %d echoed, %.2f MB/s each way, %.0f msg/s\n",
+		       bsz[s], total, (double)total * bsz[s] / (t / 1e9) / 1e6,
+		       total / (t / 1e9));
+	}
+	if (!err)
+		err = netvm_unet_send(c, cc, "quit", 4);
+	if (!err)
+		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 30000);
+	if (err)
+		fprintf(stderr, "bench: %s\n", netvm_strerror(err));
+	netvm_unet_close(c);
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct netvm *nv;
+	int err, rc;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: netvm-unet-test serve | client NODE PS PV\n");
+		return 2;
+	}
+	err = netvm_open(0, &nv);
+	if (err) {
+		fprintf(stderr, "netvm_open: %s\n", netvm_strerror(err));
+		return 1;
+	}
+	if (!strcmp(argv[1], "serve") && argc <= 3)
+		rc = serve(nv, argc == 3 ? (unsigned int)atoi(argv[2]) : 0);
+	else if (!strcmp(argv[1], "bench") && argc == 4)
+		rc = bench(nv, (unsigned int)atoi(argv[2]),
+			   (unsigned int)atoi(argv[3]));
+	else if (!strcmp(argv[1], "client") && argc == 5)
+		rc = client(nv, (unsigned int)atoi(argv[2]),
+			    (unsigned int)atoi(argv[3]),
+			    (unsigned int)atoi(argv[4]));
+	else
+		rc = 2;
+	netvm_close(nv);
+	return rc;
+}

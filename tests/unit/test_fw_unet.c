@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * U-Net firmware unit tests: two firmware instances back to back, each
+ * with one U-Net endpoint whose receive queue and segment live in the
+ * simulated host memory.  Every delivered byte is checked.
+ */
+#include <check.h>
+#include <string.h>
+
+#include "sim_host.h"
+
+#define PORT_A	2
+#define PORT_B	3
+#define TAG	0x77
+#define RXQ_LEN	16
+#define BUF	1024
+#define SEG_SZ	(64u * 1024)
+#define AREA	(SIM_HOST_BASE + (14u << 20))	/* rxq, then the segment */
+#define SEG	(AREA + RXQ_LEN * sizeof(struct nvm_unet_rx_desc))
+
+static struct sim_chip ca, cb;
+static struct sim_host ha, hb;
+static uint32_t sent_a;		/* send descriptors issued on A */
+
+static void settle(void)
+{
+	sim_settle(&ca, &cb);
+}
+
+/* A kernel control command; its status (0 = OK) from the error count. */
+static int kop(struct sim_host *h, uint8_t op, const void *arg, size_t len)
+{
+	struct nvm_cmd c = { .op = op };
+	uint32_t before = sh_shadow(h, NVM_EP_KERNEL).errors;
+
+	memcpy(c.inline_data, arg, len);
+	sh_cmd(h, NVM_EP_KERNEL, &c);
+	settle();
+	return sh_shadow(h, NVM_EP_KERNEL).errors != before;
+}
+
+static int open_ep(struct sim_host *h, uint32_t port)
+{
+	struct nvm_k_unet_open k = {
+		.seg = SEG, .rxq = AREA, .seg_size = SEG_SZ, .buf_size = BUF,
+		.rxq_len = RXQ_LEN, .port = port,
+	};
+
+	memset(sim_host(h->c, AREA), 0, SEG - AREA + SEG_SZ);
+	return kop(h, NVM_KOP_UNET_OPEN, &k, sizeof(k));
+}
+
+static int chan(struct sim_host *h, uint32_t port, uint32_t ch, uint32_t node,
+		uint32_t rport, uint32_t tag)
+{
+	struct nvm_k_unet_chan k = {
+		.port = port, .channel = ch, .open = 1, .node = node,
+		.rport = rport, .tag = tag,
+	};
+
+	return kop(h, NVM_KOP_UNET_CHAN, &k, sizeof(k));
+}
+
+static uint8_t *region(struct sim_chip *c, uint32_t port)
+{
+	return c->chip.sram + c->fw.layout.ep_base + port * NVM_EP_STRIDE;
+}
+
+static struct nvm_unet_status status(struct sim_chip *c, uint32_t port)
+{
+	struct nvm_unet_status st;
+
+	memcpy(&st, region(c, port) + NVM_UNET_STATUS, sizeof(st));
+	return st;
+}
+
+static struct nvm_unet_ctl *ctl(struct sim_chip *c, uint32_t port)
+{
+	return (struct nvm_unet_ctl *)(region(c, port) + NVM_UNET_CTL);
+}
+
+static void push_free(struct sim_chip *c, uint32_t port, uint32_t off)
+{
+	struct nvm_unet_ctl *k = ctl(c, port);
+	uint32_t *q = (uint32_t *)(region(c, port) + NVM_UNET_FREEQ);
+
+	q[k->free_prod % NVM_UNET_FREEQ_LEN] = off;
+	k->free_prod++;
+}
+
+/* Post a send descriptor on A and ring; returns its status byte. */
+static uint8_t send(uint16_t ch, uint8_t flags, uint32_t off, uint32_t len,
+		    const void *data)
+{
+	struct nvm_unet_send_desc d = {
+		.channel = ch, .flags = flags, .len = len, .offset = off,
+	};
+	uint8_t *slot = region(&ca, PORT_A) + NVM_UNET_SENDQ +
+			(sent_a % NVM_UNET_SENDQ_LEN) * sizeof(d);
+
+	if (data)
+		memcpy(d.data, data, len);
+	d.seq = sent_a + 1;
+	memcpy(slot, &d, sizeof(d));
+	sent_a++;
+	sim_doorbell(&ca, PORT_A * LANAI_DOORBELL_PAGE, sent_a);
+	settle();
+	return slot[offsetof(struct nvm_unet_send_desc, status)];
+}
+
+static struct nvm_unet_rx_desc *rxd(uint32_t n)
+{
+	return (struct nvm_unet_rx_desc *)sim_host(&cb, AREA + (n % RXQ_LEN) *
+					     sizeof(struct nvm_unet_rx_desc));
+}
+
+static void fill(uint8_t *p, uint32_t n, uint32_t seed)
+{
+	for (uint32_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed + i * 13 + (i >> 8));
+}
+
+static void setup(void)
+{
+	sim_init(&ca, 0, LANAI_SRAM_DEFAULT);
+	sim_init(&cb, 1, LANAI_SRAM_DEFAULT);
+	sim_connect(&ca, &cb);
+	sim_boot(&ca);
+	sim_boot(&cb);
+	sh_pair(&ha, &hb);
+	sh_init(&ha, &ca, 0xa0a0a0a0);
+	sh_init(&hb, &cb, 0xb0b0b0b0);
+	settle();
+	sent_a = 0;
+	ck_assert_int_eq(open_ep(&ha, PORT_A), 0);
+	ck_assert_int_eq(open_ep(&hb, PORT_B), 0);
+	ck_assert_int_eq(chan(&ha, PORT_A, 0, 1, PORT_B, TAG), 0);
+	ck_assert_int_eq(chan(&hb, PORT_B, 5, 0, PORT_A, TAG), 0);
+	for (uint32_t i = 0; i < 8; i++)
+		push_free(&cb, PORT_B, SEG_SZ - (i + 1) * BUF);
+}
+
+/* A kernel command with arguments in the command itself. */
+static int kop_args(struct sim_host *h, uint8_t op, uint16_t node,
+		    uint16_t port, uint32_t a0, uint32_t a1)
+{
+	struct nvm_cmd c = { .op = op, .dst_node = node, .dst_port = port };
+	uint32_t before = sh_shadow(h, NVM_EP_KERNEL).errors;
+
+	c.arg[0] = a0;
+	c.arg[1] = a1;
+	sh_cmd(h, NVM_EP_KERNEL, &c);
+	settle();
+	return sh_shadow(h, NVM_EP_KERNEL).errors != before;
+}
+
+#define DIV	(SIM_HOST_BASE + (12u << 20))	/* B's divert ring */
+
+static struct nvm_unet_div_rec *drec(uint32_t n)
+{
+	return (struct nvm_unet_div_rec *)sim_host(&cb, DIV + (n % 8) *
+						   NVM_UNET_DIV_SLOT);
+}
+
+static void teardown(void)
+{
+	sim_free(&ca);
+	sim_free(&cb);
+}
+
+START_TEST(small_and_large)
+{
+	uint8_t msg[NVM_UNET_MSG_MAX];
+	uint32_t lens[] = { 1, 96, 97, 1024, 1025, 4096 };
+
+	for (uint32_t i = 0; i < 6; i++) {
+		uint32_t len = lens[i];
+		struct nvm_unet_rx_desc *d = rxd(i);
+		uint8_t st;
+
+		fill(msg, len, i);
+		if (len <= NVM_UNET_INLINE_MAX) {
+			st = send(0, NVM_UNET_F_INLINE, 0, len, msg);
+		} else {
+			memcpy(sim_host(&ca, SEG + 100), msg, len);
+			st = send(0, 0, 100, len, NULL);
+		}
+		ck_assert_uint_eq(st, NVM_UNET_ST_SENT);
+		ck_assert_uint_eq(d->seq, i + 1);
+		ck_assert_uint_eq(d->len, len);
+		ck_assert_uint_eq(d->channel, 5);	/* B's id for it */
+		if (len <= NVM_UNET_INLINE_MAX) {
+			ck_assert_uint_eq(d->flags, NVM_UNET_F_INLINE);
+			ck_assert_mem_eq(d->data, msg, len);
+		} else {
+			ck_assert_uint_eq(d->nbuf, (len + BUF - 1) / BUF);
+			for (uint32_t b = 0; b < d->nbuf; b++) {
+				uint32_t n = len - b * BUF;
+
+				ck_assert_mem_eq(sim_host(&cb, SEG + d->buf[b]),
+						 msg + b * BUF, n < BUF ? n : BUF);
+				push_free(&cb, PORT_B, d->buf[b]);
+			}
+		}
+		ctl(&cb, PORT_B)->rx_cons = i + 1;
+	}
+	ck_assert_uint_eq(status(&ca, PORT_A).send_consumed, 6);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 6);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RX], 6);
+}
+END_TEST
+
+START_TEST(bounds_checked)
+{
+	uint32_t rx = cb.fw.counters[FW_CNT_UNET_RX];
+
+	ck_assert_uint_eq(send(0, 0, SEG_SZ - 10, 11, NULL), NVM_UNET_ST_BAD_RANGE);
+	ck_assert_uint_eq(send(0, 0, 0xfffffff0u, 64, NULL), NVM_UNET_ST_BAD_RANGE);
+	ck_assert_uint_eq(send(0, 0, SEG_SZ, 1, NULL), NVM_UNET_ST_BAD_RANGE);
+	ck_assert_uint_eq(send(0, 0, 0, 0, NULL), NVM_UNET_ST_BAD_LEN);
+	ck_assert_uint_eq(send(0, 0, 0, NVM_UNET_MSG_MAX + 1, NULL), NVM_UNET_ST_BAD_LEN);
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 97, NULL), NVM_UNET_ST_BAD_LEN);
+	ck_assert_uint_eq(send(1, 0, 0, 8, NULL), NVM_UNET_ST_BAD_CHANNEL);
+	ck_assert_uint_eq(send(200, 0, 0, 8, NULL), NVM_UNET_ST_BAD_CHANNEL);
+	ck_assert_uint_eq(status(&ca, PORT_A).send_errors, 8);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RX], rx);
+	/* the exact end of the segment is fine */
+	ck_assert_uint_eq(send(0, 0, SEG_SZ - 10, 10, NULL), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RX], rx + 1);
+}
+END_TEST
+
+START_TEST(demultiplexed_on_tag)
+{
+	uint8_t m[8] = "intruder";
+
+	/* A's channel 1 carries a tag B has no channel for */
+	ck_assert_int_eq(chan(&ha, PORT_A, 1, 1, PORT_B, TAG + 1), 0);
+	ck_assert_uint_eq(send(1, NVM_UNET_F_INLINE, 0, 8, m), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_NO_CHANNEL], 1);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 0);
+	/* the same tag from another port of A is not B's channel either */
+	ck_assert_int_eq(open_ep(&ha, PORT_A + 5), 0);
+	ck_assert_int_eq(chan(&ha, PORT_A + 5, 0, 1, PORT_B, TAG), 1);	/* taken */
+	/* a tag is unique per node, not per NIC */
+	ck_assert_int_eq(chan(&ha, PORT_A + 5, 0, 7, PORT_B, TAG), 0);
+	/* a port is one model's: NetVM cannot open a U-Net port, nor U-Net
+	 * an open one or the kernel's */
+	{
+		uint32_t e0 = sh_shadow(&ha, NVM_EP_KERNEL).errors;
+
+		sh_open(&ha, PORT_A);
+		settle();
+		ck_assert_uint_eq(sh_shadow(&ha, NVM_EP_KERNEL).errors, e0 + 1);
+	}
+	ck_assert_int_eq(open_ep(&ha, PORT_A), 1);
+	ck_assert_int_eq(open_ep(&ha, NVM_EP_KERNEL), 1);
+	sh_open(&ha, 9);
+	settle();
+	ck_assert_int_eq(open_ep(&ha, 9), 1);
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 8, m), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 1);
+	ck_assert_mem_eq(rxd(0)->data, m, 8);
+}
+END_TEST
+
+START_TEST(ring_full_and_no_buffer)
+{
+	uint8_t m[4] = "full";
+	struct nvm_event *ev;
+
+	for (uint32_t i = 0; i < RXQ_LEN + 2; i++)
+		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m),
+				  NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_ring_full, 2);
+	ctl(&cb, PORT_B)->rx_cons = RXQ_LEN;
+	/* 8 buffers: two 4 KiB messages fit, the third finds none */
+	for (uint32_t i = 0; i < 3; i++)
+		ck_assert_uint_eq(send(0, 0, 0, 4096, NULL), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN + 2);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_no_buf, 1);
+	/* armed for the next message: one event, none for the one after */
+	ctl(&cb, PORT_B)->arm = RXQ_LEN + 3;
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 1);
+	ev = (struct nvm_event *)sim_last_event(&cb, NVM_EV_NOTIFY);
+	ck_assert_uint_eq(ev->endpoint, PORT_B);
+	ck_assert_uint_eq(ev->data, NVM_UNET_EV_WAKE);
+	/* armed for a message not yet there: nothing until it is */
+	ctl(&cb, PORT_B)->arm = RXQ_LEN + 6;
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 1);
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 2);
+}
+END_TEST
+
+START_TEST(upcall_edges)
+{
+	uint8_t m[4] = "upc!";
+	struct nvm_unet_ctl *k = ctl(&cb, PORT_B);
+
+	/* off: nothing, however many arrive */
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 0);
+	k->rx_cons = 1;
+	/* on: one upcall when the queue becomes non-empty, one at 3 queued */
+	k->upcall = 1;
+	k->upcall_full = 3;
+	for (int i = 0; i < 4; i++)
+		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m),
+				  NVM_UNET_ST_SENT);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY,
+					  NVM_UNET_EV_NONEMPTY), 1);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY,
+					  NVM_UNET_EV_ALMOST_FULL), 1);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 2);
+	/* drained: the next message is an edge again */
+	k->rx_cons = 5;
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY,
+					  NVM_UNET_EV_NONEMPTY), 2);
+}
+END_TEST
+
+START_TEST(close_drops)
+{
+	uint8_t m[4] = "gone";
+	struct nvm_cmd c = { .op = NVM_KOP_UNET_CLOSE, .dst_port = PORT_B };
+
+	sh_cmd(&hb, NVM_EP_KERNEL, &c);
+	settle();
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_NO_CHANNEL], 1);
+	/* the port is free again, for either model */
+	ck_assert_int_eq(open_ep(&hb, PORT_B), 0);
+}
+END_TEST
+
+START_TEST(divert_in_order)
+{
+	uint8_t m[64];
+	uint32_t n = 0;
+
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
+				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
+	/* 16 direct, then the queue is full: one diverted for that, and the
+	 * ones after it for the order, although the process has made room */
+	for (; n < RXQ_LEN + 2; n++) {
+		fill(m, 40, n);
+		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m),
+				  NVM_UNET_ST_SENT);
+	}
+	ctl(&cb, PORT_B)->rx_cons = RXQ_LEN;
+	fill(m, 40, n++);
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_ring_full, 1);
+	ck_assert_uint_eq(status(&cb, PORT_B).div_order, 2);
+	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 3);
+	ck_assert_uint_eq(status(&cb, PORT_B).divert_mode, 1);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY,
+					  NVM_UNET_EV_DIVERT), 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		struct nvm_unet_div_rec *r = drec(i);
+
+		fill(m, 40, RXQ_LEN + i);
+		ck_assert_uint_eq(r->seq, i + 1);
+		ck_assert_uint_eq(r->msgno, RXQ_LEN + i);
+		ck_assert_uint_eq(r->port, PORT_B);
+		ck_assert_uint_eq(r->channel, 5);
+		ck_assert_uint_eq(r->len, 40);
+		ck_assert_mem_eq(r->data, m, 40);
+	}
+	/* back to direct only once every record is handed on */
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIRECT, 0, PORT_B, 0, 0), 1);
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE, 0, 0, 4, 0), 1);
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE, 0, 0, 3, 0), 0);
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIRECT, 0, PORT_B, 0, 0), 0);
+	fill(m, 40, n);
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN + 1);
+	ck_assert_uint_eq(rxd(RXQ_LEN)->msgno, n);
+	ck_assert_mem_eq(rxd(RXQ_LEN)->data, m, 40);
+	/* no buffer for a large one: diverted with that cause, data whole */
+	ctl(&cb, PORT_B)->free_prod = status(&cb, PORT_B).free_cons;
+	memset(sim_host(&ca, SEG), 0x5a, 3000);
+	ck_assert_uint_eq(send(0, 0, 0, 3000, NULL), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_no_buf, 1);
+	ck_assert_uint_eq(drec(3)->msgno, n + 1);
+	ck_assert_uint_eq(drec(3)->len, 3000);
+	ck_assert_mem_eq(drec(3)->data, sim_host(&ca, SEG), 3000);
+	/* a full divert ring holds the link, losing nothing */
+	for (uint32_t i = 0; i < 8; i++)
+		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m),
+				  NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 3 + 1 + 7);
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE, 0, 0, 8, 0), 0);
+	settle();
+	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 3 + 1 + 8);
+	ck_assert_uint_eq(status(&cb, PORT_B).dropped, 0);
+	ck_assert_uint_eq(drec(11)->msgno, n + 9);
+}
+END_TEST
+
+/* Many frames in flight at once: each diverted record holds its own data. */
+START_TEST(divert_burst)
+{
+	uint32_t total = 40, i;
+
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_CFG, 64, 0,
+				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
+	for (i = 0; i < total; i++) {
+		struct nvm_unet_send_desc d = {
+			.channel = 0, .flags = NVM_UNET_F_INLINE, .len = 8,
+			.seq = sent_a + 1,
+		};
+
+		memcpy(d.data, &i, 4);
+		memcpy(region(&ca, PORT_A) + NVM_UNET_SENDQ +
+		       (sent_a % NVM_UNET_SENDQ_LEN) * sizeof(d), &d, sizeof(d));
+		sent_a++;
+	}
+	sim_doorbell(&ca, PORT_A * LANAI_DOORBELL_PAGE, sent_a);
+	settle();
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN);
+	ck_assert_uint_eq(status(&cb, PORT_B).diverted, total - RXQ_LEN);
+	for (i = 0; i < RXQ_LEN; i++) {
+		ck_assert_uint_eq(rxd(i)->msgno, i);
+		ck_assert_mem_eq(rxd(i)->data, &i, 4);
+	}
+	for (i = RXQ_LEN; i < total; i++) {
+		struct nvm_unet_div_rec *r = (struct nvm_unet_div_rec *)
+			sim_host(&cb, DIV + (i - RXQ_LEN) * NVM_UNET_DIV_SLOT);
+
+		ck_assert_uint_eq(r->msgno, i);
+		ck_assert_mem_eq(r->data, &i, 4);
+	}
+}
+END_TEST
+
+START_TEST(virtual_ports)
+{
+	struct nvm_k_unet_ksend k = {
+		.addr = SIM_HOST_BASE + (13u << 20), .len = 2000, .tag = 0x99,
+		.node = 1, .dst_port = PORT_B, .src_port = 20,
+		.done_addr = SIM_HOST_BASE + (13u << 20) + 8192, .cookie = 77,
+	};
+	struct nvm_unet_div_rec *r;
+	uint8_t *msg = sim_host(&ca, k.addr);
+
+	/* the kernel of A sends for its virtual port 20 to B's port */
+	ck_assert_int_eq(chan(&hb, PORT_B, 6, 0, 20, 0x99), 0);
+	fill(msg, 2000, 3);
+	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 1);
+	ck_assert_uint_eq(rxd(0)->channel, 6);
+	ck_assert_uint_eq(rxd(0)->len, 2000);
+	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[0]), msg, 1024);
+	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[1]), msg + 1024, 976);
+	ck_assert_uint_eq(*(uint32_t *)sim_host(&ca, k.done_addr), 77);
+	/* real ports are not the kernel's to send from */
+	k.src_port = PORT_A;
+	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 1);
+	/* B's endpoint sends to A's virtual port 21: A's kernel gets it */
+	ck_assert_int_eq(kop_args(&ha, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
+				  (uint32_t)DIV, 0), 0);
+	{
+		struct nvm_k_unet_chan c = {
+			.port = PORT_B, .channel = 7, .open = 1, .node = 0,
+			.rport = 21, .tag = 0x98,
+		};
+		struct nvm_unet_send_desc d = {
+			.channel = 7, .flags = NVM_UNET_F_INLINE, .len = 5,
+			.data = "hello", .seq = 1,
+		};
+
+		ck_assert_int_eq(kop(&hb, NVM_KOP_UNET_CHAN, &c, sizeof(c)), 0);
+		memcpy(region(&cb, PORT_B) + NVM_UNET_SENDQ, &d, sizeof(d));
+		sim_doorbell(&cb, PORT_B * LANAI_DOORBELL_PAGE, 1);
+		settle();
+	}
+	r = (struct nvm_unet_div_rec *)sim_host(&ca, DIV);
+	ck_assert_uint_eq(r->seq, 1);
+	ck_assert_uint_eq(r->port, 21);
+	ck_assert_uint_eq(r->src_node, 1);
+	ck_assert_uint_eq(r->src_port, PORT_B);
+	ck_assert_uint_eq(r->tag, 0x98);
+	ck_assert_uint_eq(r->len, 5);
+	ck_assert_mem_eq(r->data, "hello", 5);
+	ck_assert_int_eq(sim_count_events(&ca, NVM_EV_NOTIFY, NVM_UNET_EV_DIVERT), 1);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_NO_CHANNEL], 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("firmware-unet");
+	TCase *t = tcase_create("unet");
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, small_and_large);
+	tcase_add_test(t, bounds_checked);
+	tcase_add_test(t, demultiplexed_on_tag);
+	tcase_add_test(t, ring_full_and_no_buffer);
+	tcase_add_test(t, close_drops);
+	tcase_add_test(t, upcall_edges);
+	tcase_add_test(t, divert_in_order);
+	tcase_add_test(t, virtual_ports);
+	tcase_add_test(t, divert_burst);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *r = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? 1 : 0;
+}
