@@ -28,6 +28,7 @@
 #include <linux/uaccess.h>
 
 #include "netvm.h"
+#include "netvm_compat.h"
 
 /* Upcall targets per NIC (index) and port; see netvm_unet.h. */
 static DEFINE_SPINLOCK(unet_irq_lock);
@@ -618,7 +619,7 @@ int netvm_unet_mmap(struct netvm_file *nf, struct vm_area_struct *vma)
 		ret = -EACCES;
 		goto out;
 	}
-	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	netvm_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	if (u->emulated && off != NETVM_EP_MMAP_HOST) {
 		ret = netvm_unet_emu_mmap(u, vma, off);
 		goto out;
