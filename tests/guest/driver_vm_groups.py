@@ -189,9 +189,10 @@ def group_teardown(g):
 
     def streaming():
         st = g.Background(0, ["netvm-vm-test", "stream", "1", port], timeout=300)
-        # the writer's own endpoint on node 0: its completed commands
-        rc, out, err = g.sh(0, "sleep 4; cat %s/endpoints/*/counters" % SYS)
-        return st, lines_kv(out).get("done", 0) > 0
+        # the writer's own endpoint on node 0 completes commands
+        rc, out, err = g.sh(0, "for i in $(seq 120); do grep -qs '^done [1-9]' %s/endpoints/*/counters "
+                            "&& exit 0; sleep 0.5; done; exit 1" % SYS, timeout=120)
+        return st, rc == 0
 
     # kill -9 of the writer
     st, moving = streaming()

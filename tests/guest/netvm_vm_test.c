@@ -207,14 +207,19 @@ static void thp_save(void)
 	}
 }
 
-/* The child of fork/forkw: waits for a word on the pipe, checks its copy. */
-static void child_main(int rfd, uint32_t rseed, int mode)
+/*
+ * The child of fork/forkw: (forkw: writes its whole copy, breaking COW on
+ * its side, and says so on @wfd), waits for a word on @rfd, checks its copy.
+ */
+static void child_main(int rfd, int wfd, uint32_t rseed, int mode)
 {
-	char c;
+	char c = 'r';
 	int bad = 0;
 
 	if (mode == 2)		/* COW broken on the child's side */
 		fill(buf, BUF_SIZE, CHILD_SEED);
+	if (write(wfd, &c, 1) != 1)
+		_exit(3);
 	if (read(rfd, &c, 1) != 1)
 		_exit(3);
 	if (mode == 2) {
@@ -288,21 +293,24 @@ static void event(const char *name, uint32_t seed, char *msg, size_t cap)
 		     mremap(tmp, BUF_SIZE, BUF_SIZE,
 			    MREMAP_MAYMOVE | MREMAP_FIXED, buf) == buf;
 	} else if (!strcmp(name, "fork") || !strcmp(name, "forkw")) {
-		int pfd[2];
+		int pfd[2], rfd[2];
+		char c;
 
 		child_mode = name[4] == 'w' ? 2 : 1;
-		ok = !pipe(pfd);
+		ok = !pipe(pfd) && !pipe(rfd);
 		if (ok) {
 			child = fork();
 			if (child == 0) {
 				close(pfd[1]);
-				child_main(pfd[0], seed, child_mode);
+				close(rfd[0]);
+				child_main(pfd[0], rfd[1], seed, child_mode);
 			}
 			close(pfd[0]);
+			close(rfd[1]);
 			child_pipe = pfd[1];
-			ok = child > 0;
-			if (child_mode == 2)	/* let the child write first */
-				usleep(300000);
+			/* the child is ready (forkw: its copy written) */
+			ok = child > 0 && read(rfd[0], &c, 1) == 1;
+			close(rfd[0]);
 		}
 	} else if (!strcmp(name, "thp-on") || !strcmp(name, "thp-off")) {
 		ok = !thp_set(name[5] == 'n' ? "always" : "never") && !remap();
