@@ -98,6 +98,19 @@ def run_examples(n):
          % (n, 25 * n), "\n".join(diag(*res[i][:3]) for i in range(n)))
 
 
+def run_sync_bench():
+    """netvm-sync-bench (the benchmark sync-bench) for correctness only: a
+    few iterations of each mode, every byte checked, both sides exit 0."""
+    for args in (["chan", "10", "8,9000,65536"], ["lock", "20"], ["notf", "10"]):
+        res = parallel({"b": (1, ["netvm-sync-bench", args[0], "0"] + args[1:]),
+                        "a": (0, ["netvm-sync-bench", args[0], "1"] + args[1:])})
+        rc, out, err, _ = res["a"]
+        brc, bout, berr, _ = res["b"]
+        T.ok(rc == 0 and brc == 0 and ("median_us" in out or "handoff_us" in out),
+             "netvm-sync-bench %s: runs and verifies on both nodes" % args[0],
+             diag(rc, out, err) + "\n" + diag(brc, bout, berr))
+
+
 def main():
     global CLUSTER
     if len(sys.argv) != 2 or sys.argv[1] not in ("2", "4"):
@@ -123,6 +136,8 @@ def main():
         T.note("cluster of %d up in %.1f s" % (n, time.monotonic() - t0))
         run_sync_test(n)
         run_examples(n)
+        if n == 2:
+            run_sync_bench()
     finally:
         rc, out, err = nv("down")
         left = cluster_processes(CLUSTER)
