@@ -24,6 +24,7 @@
  *   B  read, once   [8192 + 4000, +96)
  *   C  write        [16384 + 2000, +9000): three pages, one tripset
  *   D  read+write   [32768, +4): the atomic's word
+ *   E  write        [36864 + 100, +64): cleared before the client starts
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -43,6 +44,7 @@
 #define C_OFF		(16384 + 2000)
 #define C_LEN		9000
 #define D_OFF		32768
+#define E_OFF		(36864 + 100)
 #define FLOOD_OFF	(48 * 1024)	/* nobody accesses this page */
 #define WAIT_MS		20000
 
@@ -115,6 +117,7 @@ static void expect_none(struct netvm *nv, const struct netvm_tripset *ts,
 static int serve(void)
 {
 	struct netvm_tripset a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 }, x = { 0 };
+	struct netvm_tripset e = { 0 }, e_was;
 	uint8_t *tw = buffer(TW_SIZE), *other = buffer(4096);
 	struct netvm_info info;
 	struct netvm *nv;
@@ -144,6 +147,13 @@ static int serve(void)
 	err = netvm_trip_set(nv, tw + D_OFF, 4,
 			     NETVM_TRIP_READ | NETVM_TRIP_WRITE, &d);
 	check(!err && d.n == 1, "set D (4 B, reads and writes)");
+
+	/* E: set and cleared before the client starts; it writes there in
+	 * step 6 and nothing may fire */
+	err = netvm_trip_set(nv, tw + E_OFF, 64, NETVM_TRIP_WRITE, &e);
+	e_was = e;
+	err = err ? err : netvm_trip_clear(nv, &e);
+	check(!err && e.n == 0, "set and clear E: %s", netvm_strerror(err));
 
 	/* refused: outside every export, no access kind, an outgoing flag */
 	err = netvm_trip_set(nv, other, 8, NETVM_TRIP_WRITE, &x);
@@ -213,15 +223,31 @@ static int serve(void)
 	expect_hit(nv, &d, "D", cn, cp, NETVM_TRIP_READ | NETVM_TRIP_WRITE);
 	check(*(volatile uint32_t *)(tw + D_OFF) == 1, "D's word is 1");
 
-	/* 6: cleared: silent */
+	/* 6: a write over E, cleared before the client started: silent */
+	step(nv, 6);
+	expect_none(nv, &e_was, "E", "after it was cleared");
 	err = netvm_trip_clear(nv, &a);
 	check(!err && a.n == 0, "clear A: %s", netvm_strerror(err));
-	step(nv, 6);
-	expect_none(nv, &a, "A", "after it was cleared");
+
+	/* nothing late: every hit so far was expected and taken */
+	usleep(300000);
+	{
+		struct netvm_tripset *sets[] = { &b, &c, &d };
+		const char *names = "BCD";
+
+		for (int i = 0; i < 3; i++) {
+			struct netvm_trip_event ev;
+
+			while (netvm_trip_wait(nv, sets[i], 0, &ev) == 0)
+				check(0, "a late hit of %c: id %u by %u:%u access %#x",
+				      names[i], ev.id, ev.node, ev.port,
+				      ev.access);
+		}
+	}
 
 	/* the NIC's table: exactly NETVM_TRIP_MAX, then -ENOSPC (on a page
 	 * the client does not touch: it may still be writing) */
-	held = (int)(b.n + c.n + d.n);
+	held = (int)(b.n + c.n + d.n);	/* A cleared above, E before */
 	n = 0;
 	for (;;) {
 		struct netvm_tripset one = { 0 };
@@ -299,9 +325,9 @@ static int client(unsigned int node, unsigned int port)
 	check(!err && old == 0, "step 5: incr of D (old %u; %s)", old,
 	      netvm_strerror(err));
 	/* 6 */
-	err = netvm_writeF(nv, seg, A_OFF, buf, 64);
+	err = netvm_writeF(nv, seg, E_OFF, buf, 64);
 	err = err ? err : netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 6);
-	check(!err, "step 6: a write over cleared A (%s)", netvm_strerror(err));
+	check(!err, "step 6: a write over cleared E (%s)", netvm_strerror(err));
 
 	/* our own accesses: an outgoing tripwire on the server's memory */
 	err = netvm_trip_set_remote(nv, seg, 40000, 16, NETVM_TRIP_WRITE, &o);
