@@ -94,9 +94,13 @@ NETVM_PUBLIC int netvm_register(struct netvm *nv, int port,
 	nv->notf_cons = nvl_ld32(nv->host + nv->ep.notf_cons_off);
 	nv->stash_head = 0;
 	nv->stash_count = 0;
-	/* arm every notification: each event may wake a waiter */
+	/* arm every notification: each event may wake a waiter; the queue's
+	 * own arm (byte 0: one-shots, tripwire hits) is set only while a
+	 * thread sleeps (nvl_notf_sleep), so hits interrupt only then */
 	for (i = 0; i < NVM_NOTF_COUNTING; i += 4)
 		*nvl_sram32(nv, NVM_EP_ARM + i) = 0x01010101u;
+	*(volatile uint8_t *)(nv->sram + NVM_EP_ARM) = 0;
+	nv->sleepers = 0;
 	__sync_synchronize();
 	return (int)nv->ep.port;
 

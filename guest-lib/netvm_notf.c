@@ -27,6 +27,7 @@
 void nvl_notf_init(struct netvm *nv)
 {
 	pthread_mutex_init(&nv->notf_mu, NULL);
+	pthread_mutex_init(&nv->arm_mu, NULL);
 	pthread_cond_init(&nv->hd.done, NULL);
 	nv->hd.wake_fd = -1;
 }
@@ -35,6 +36,7 @@ void nvl_notf_fini(struct netvm *nv)
 {
 	pthread_cond_destroy(&nv->hd.done);
 	pthread_mutex_destroy(&nv->notf_mu);
+	pthread_mutex_destroy(&nv->arm_mu);
 }
 
 static int notf_ok(struct netvm *nv, uint32_t n)
@@ -170,7 +172,22 @@ int nvl_notf_sleep(struct netvm *nv, uint64_t deadline, int forever)
 		if (ms > NVL_POLL_MAX_MS)
 			ms = NVL_POLL_MAX_MS;
 	}
+	/*
+	 * The queue's arm byte is set while anyone sleeps: the NI then
+	 * interrupts for tripwire hits (and one-shots) -- only for a blocked
+	 * owner.  Set before poll(2) looks at the ring, so nothing queued
+	 * in between is missed: the NI raises the event after the entry.
+	 */
+	pthread_mutex_lock(&nv->arm_mu);
+	if (nv->sleepers++ == 0)
+		*(volatile uint8_t *)(nv->sram + NVM_EP_ARM) = 1;
+	__sync_synchronize();
+	pthread_mutex_unlock(&nv->arm_mu);
 	r = poll(&pfd, 1, ms);
+	pthread_mutex_lock(&nv->arm_mu);
+	if (--nv->sleepers == 0)
+		*(volatile uint8_t *)(nv->sram + NVM_EP_ARM) = 0;
+	pthread_mutex_unlock(&nv->arm_mu);
 	if (r < 0)
 		return errno == EINTR ? -EINTR : -errno;
 	return 0;

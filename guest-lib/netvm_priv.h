@@ -88,6 +88,8 @@ struct netvm {
 	struct netvm_trip_event tripq[NVL_TRIPQ];	/* notf_mu */
 	uint32_t tripq_head;
 	uint32_t tripq_count;
+	int sleepers;			/* threads in nvl_notf_sleep, arm_mu */
+	pthread_mutex_t arm_mu;
 	uint32_t hide_lo;		/* numbers kept out of the queue */
 	uint32_t hide_hi;		/* (the sync library's); 0: none */
 	struct nvl_export exp[NVL_MAX_EXPORTS];

@@ -25,6 +25,7 @@
  *   C  write        [16384 + 2000, +9000): three pages, one tripset
  *   D  read+write   [32768, +4): the atomic's word
  *   E  write        [36864 + 100, +64): cleared before the client starts
+ *   F  write        [45056 + 100, +8): interrupts only for a sleeping owner
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -45,6 +46,8 @@
 #define C_LEN		9000
 #define D_OFF		32768
 #define E_OFF		(36864 + 100)
+#define F_OFF		(45056 + 100)
+#define F_HITS		20
 #define FLOOD_OFF	(48 * 1024)	/* nobody accesses this page */
 #define WAIT_MS		20000
 
@@ -79,6 +82,20 @@ static void *buffer(size_t len)
 		die("mmap", -errno);
 	memset(p, 0, len);
 	return p;
+}
+
+/* NetVM notification events the driver has taken (interrupts). */
+static long notify_events(void)
+{
+	FILE *f = fopen("/sys/class/netvm/netvm0/nv_notifications", "r");
+	long n = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
 }
 
 /* Wait for the client's step notification, then acknowledge it. */
@@ -117,7 +134,10 @@ static void expect_none(struct netvm *nv, const struct netvm_tripset *ts,
 static int serve(void)
 {
 	struct netvm_tripset a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 }, x = { 0 };
-	struct netvm_tripset e = { 0 }, e_was;
+	struct netvm_tripset e = { 0 }, e_was, fw = { 0 };
+	struct netvm_trip_event ev;
+	long ev0, ev1, ev2;
+	int cseg;
 	uint8_t *tw = buffer(TW_SIZE), *other = buffer(4096);
 	struct netvm_info info;
 	struct netvm *nv;
@@ -147,6 +167,8 @@ static int serve(void)
 	err = netvm_trip_set(nv, tw + D_OFF, 4,
 			     NETVM_TRIP_READ | NETVM_TRIP_WRITE, &d);
 	check(!err && d.n == 1, "set D (4 B, reads and writes)");
+	err = netvm_trip_set(nv, tw + F_OFF, 8, NETVM_TRIP_WRITE, &fw);
+	check(!err && fw.n == 1, "set F (8 B, writes)");
 
 	/* E: set and cleared before the client starts; it writes there in
 	 * step 6 and nothing may fire */
@@ -229,13 +251,44 @@ static int serve(void)
 	err = netvm_trip_clear(nv, &a);
 	check(!err && a.n == 0, "clear A: %s", netvm_strerror(err));
 
+	/* 7: hits while the owner polls raise no interrupt; 8: one while it
+	 * sleeps does.  The client writes F only when told (notifications
+	 * 7 and 8 into its own export), so the server is in the right state. */
+	cseg = netvm_import_wait(nv, cn, cp, "local", WAIT_MS);
+	if (cseg < 0)
+		die("import the client's buffer", cseg);
+	ev0 = notify_events();
+	err = netvm_writeFN(nv, cseg, 0, tw, 8, 7);
+	if (err)
+		die("go 7", err);
+	for (int i = 0; i < 200000000 && netvm_trip_test(nv, &fw) < F_HITS; i++)
+		;
+	ev1 = notify_events();
+	n = netvm_trip_test(nv, &fw);
+	check(n == F_HITS && ev0 >= 0 && ev1 == ev0,
+	      "%d hits of F while the owner polls: %ld interrupts (none wanted)",
+	      n, ev1 - ev0);
+	while (netvm_trip_wait(nv, &fw, 0, &ev) == 0)
+		;
+	/* three rounds: the client waits 200 ms after each go, so the hit
+	 * normally finds us asleep (one that came sooner would rightly
+	 * raise no interrupt) */
+	for (uint32_t go = 8; go <= 10 && !err; go++) {
+		err = netvm_writeFN(nv, cseg, 0, tw, 8, go);
+		err = err ? err : netvm_trip_wait(nv, &fw, WAIT_MS, &ev);
+	}
+	ev2 = notify_events();
+	check(!err && ev2 > ev1,
+	      "hits of F while the owner sleeps in netvm_trip_wait wake it: %ld interrupt(s) in 3 rounds",
+	      ev2 - ev1);
+
 	/* nothing late: every hit so far was expected and taken */
 	usleep(300000);
 	{
-		struct netvm_tripset *sets[] = { &b, &c, &d };
-		const char *names = "BCD";
+		struct netvm_tripset *sets[] = { &b, &c, &d, &fw };
+		const char *names = "BCDF";
 
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 4; i++) {
 			struct netvm_trip_event ev;
 
 			while (netvm_trip_wait(nv, sets[i], 0, &ev) == 0)
@@ -247,7 +300,7 @@ static int serve(void)
 
 	/* the NIC's table: exactly NETVM_TRIP_MAX, then -ENOSPC (on a page
 	 * the client does not touch: it may still be writing) */
-	held = (int)(b.n + c.n + d.n);	/* A cleared above, E before */
+	held = (int)(b.n + c.n + d.n + fw.n);	/* A cleared, E before */
 	n = 0;
 	for (;;) {
 		struct netvm_tripset one = { 0 };
@@ -328,6 +381,22 @@ static int client(unsigned int node, unsigned int port)
 	err = netvm_writeF(nv, seg, E_OFF, buf, 64);
 	err = err ? err : netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 6);
 	check(!err, "step 6: a write over cleared E (%s)", netvm_strerror(err));
+
+	/* 7: F_HITS writes into F when told; 8-10: one more each, 200 ms
+	 * after being told (the server sleeps by then) */
+	for (uint32_t go = 7; go <= 10; go++) {
+		int r = netvm_notf_wait(nv, go, WAIT_MS);
+
+		if (r <= 0)
+			die("waiting for the server's go", r ? r : -EIO);
+		netvm_notf_ack(nv, go);
+		if (go > 7)
+			usleep(200000);
+		for (int i = 0; i < (go == 7 ? F_HITS : 1) && !err; i++)
+			err = netvm_writeF(nv, seg, F_OFF + (i % 8), buf, 1);
+		check(!err, "step %u: writes into F (%s)", go,
+		      netvm_strerror(err));
+	}
 
 	/* our own accesses: an outgoing tripwire on the server's memory */
 	err = netvm_trip_set_remote(nv, seg, 40000, 16, NETVM_TRIP_WRITE, &o);
