@@ -4,9 +4,10 @@
 On the host (the tool runs there too, same glibc): argument errors exit 2,
 NetVM without a device exits 1 with its error, and a TCP-only run on
 127.0.0.1 gives a verified CSV.  Then ./netvm bench (cluster t-guest-bench)
-with a tiny sweep: every test runs over the NetVM NIC and over TCP on the
-data NIC (10.77.0.x), every row is verified, and results.csv,
-results.json and both PNG plots are written to a temporary --out.
+with a tiny sweep: every test runs over the NetVM NIC (NetVM and U-Net,
+the U-Net tests at the sizes up to 4096 B) and over TCP on the data NIC
+(10.77.0.x), every row is verified, and results.csv, results.json and both
+PNG plots are written to a temporary --out.
 Output: TAP.
 """
 import json
@@ -26,7 +27,7 @@ from netvm_cli import bench  # noqa: E402  (parse_csv, TESTS: one source of trut
 T = Tap()
 CLUSTER = "t-guest-bench"
 TOOL = os.path.join(REPO, "build", "meson", "guest-lib", "netvm-bench")
-SIZES = [4, 8, 4100, 1 << 20]
+SIZES = [4, 8, 4096, 4100, 1 << 20]  # U-Net: inline (4, 8) and buffered (4096)
 
 
 def run(argv, timeout=120):
@@ -54,7 +55,7 @@ def rows_ok(rows, tests, sizes):
     """Problems with a table: a missing (test, size), an unverified row."""
     probs = []
     for t in tests:
-        want = [8] if t == "notf_wait" else [4] if t in ("atomic_lat", "cswap_lat") else sizes
+        want = bench.sizes_of(t, sizes)
         got = sorted(r["size"] for r in rows if r["test"] == t)
         if got != sorted(want):
             probs.append("%s: sizes %s, want %s" % (t, got, want))
@@ -141,8 +142,8 @@ def guest_checks():
             probs = rows_ok(rows, bench.TESTS, SIZES)
         except (OSError, Exception) as e:
             rows, probs = [], [str(e)]
-        T.ok(rows and not probs, "results.csv: every test over NetVM and TCP at every size, each "
-             "verified byte for byte (%d rows)" % len(rows), "\n".join(probs))
+        T.ok(rows and not probs, "results.csv: every test over NetVM, U-Net and TCP at every size, "
+             "each verified byte for byte (%d rows)" % len(rows), "\n".join(probs))
         try:
             with open(os.path.join(out_dir, "rounds.csv")) as f:
                 lines = f.read().splitlines()
@@ -166,11 +167,13 @@ def guest_checks():
             js = {"error": str(e)}
         s = js.get("summary", {})
         T.ok(js.get("rows") == rows and all(isinstance(s.get(k), float) and s[k] > 0 for k in (
-            "rtt_8B_tcp_over_netvm", "bw_1MiB_netvm_over_tcp")),
-             "results.json: the same rows and both ratios (8 B round trip, 1 MiB bandwidth)",
-             json.dumps(js)[:2000])
-        T.ok("8-byte round trip" in out and "1 MiB bandwidth" in out,
-             "the summary names both ratios", out[-2000:])
+            "rtt_8B_tcp_over_netvm", "bw_1MiB_netvm_over_tcp", "rtt_8B_tcp_over_unet",
+            "bw_4KiB_unet_over_tcp")),
+             "results.json: the same rows and the ratios (8 B round trip, 1 MiB bandwidth; "
+             "U-Net's 8 B round trip and 4 KiB streaming against TCP)", json.dumps(js)[:2000])
+        T.ok("8-byte round trip" in out and "1 MiB bandwidth" in out and "U-Net: 8-byte" in out
+             and "U-Net RTT" in out, "the summary names the ratios and has the U-Net columns",
+             out[-2000:])
         for png in ("latency.png", "bandwidth.png"):
             p = os.path.join(out_dir, png)
             try:
@@ -183,7 +186,8 @@ def guest_checks():
                  % (png, size))
             dats = [t for t, _ in (bench.LAT_SERIES if png == "latency.png" else bench.BW_SERIES)
                     if os.path.exists(os.path.join(out_dir, t + ".dat"))]
-            T.ok(len(dats) == 3, "%s: both paths plotted (%s)" % (png, ", ".join(dats)))
+            want = len(bench.LAT_SERIES if png == "latency.png" else bench.BW_SERIES)
+            T.ok(len(dats) == want, "%s: NetVM, U-Net and TCP plotted (%s)" % (png, ", ".join(dats)))
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
         rc, out, err = run([NETVM, "--cluster", CLUSTER, "down"])
