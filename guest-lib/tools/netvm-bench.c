@@ -5,7 +5,8 @@
  *
  *   netvm-bench server [-p PORT] [-t TIMEOUT_S]
  *   netvm-bench client [-p PORT] [-P netvm|tcp|both] [-n ITERS]
- *                      [-s SIZE,SIZE,..] [-b BYTES] [-T TEST,..] [-x] ADDR
+ *                      [-s SIZE,SIZE,..] [-b BYTES] [-T TEST,..] [-S MS]
+ *                      [-x] ADDR
  *
  * As in perftest (ib_write_lat, ib_write_bw), the two sides meet over TCP
  * (the server listens on PORT, default 18515, on every address; the
@@ -32,7 +33,7 @@
  *                flight (the receiver returns a credit every UNET_CREDIT)
  *   unet_stop    only with -T: ITERS U-Net messages of SIZE paced
  *                UNET_PACE_US apart; the receiver stops itself (SIGSTOP)
- *                for UNET_STOP_MS after a quarter of them, then takes the
+ *                for -S ms (default 1000) after a quarter of them, then takes the
  *                rest; reports how many went direct and how many the NI
  *                diverted to the driver (FUGU), by cause
  *   tcp_lat      send SIZE, the peer answers SIZE: round trip (TCP_NODELAY)
@@ -102,10 +103,13 @@
 #define UNET_WINDOW	64u
 #define UNET_CREDIT	16u
 #define UNET_PACE_US	1000u		/* unet_stop: one message per ms */
-#define UNET_STOP_MS	1000u		/* ... receiver stopped for 1 s */
+#define UNET_STOP_MS	1000u		/* ... receiver stopped for 1 s (-S) */
+#define UNET_STOP_MAX	60000u
 
 static const char *prog = "netvm-bench";
 static int corrupt;	/* -x: flip a byte of what the client sends */
+/* unet_stop's pause (-S); the client sends it with every "run" */
+static unsigned int stop_ms = UNET_STOP_MS;
 
 enum kind { K_LAT, K_BW };
 
@@ -552,7 +556,7 @@ static int stop_self(unsigned int ms)
  * each checked for its length and number (order), the last one byte for
  * byte; a credit every UNET_CREDIT messages and after the warm-up
  * (unet_bw) and one at the end.  unet_stop stops the process for
- * UNET_STOP_MS after n / 4 messages, and leaves in msg what the NI
+ * stop_ms after n / 4 messages (0: not at all), and leaves in msg what the NI
  * counted meanwhile: direct, diverted by cause, dropped.
  */
 static int serve_unet_stream(struct side *s, const struct test *t,
@@ -567,8 +571,8 @@ static int serve_unet_stream(struct side *s, const struct test *t,
 
 	netvm_unet_stats(s->u, &a);
 	while (got < n && !err) {
-		if (stop && got == n / 4) {
-			err = stop_self(UNET_STOP_MS);
+		if (stop && stop_ms && got == n / 4) {
+			err = stop_self(stop_ms);
 			if (err)
 				break;
 		}
@@ -777,8 +781,10 @@ static int server_loop(struct side *s)
 			ctl_send(s, "bye");
 			return 0;
 		}
-		if (sscanf(line, "run %31s %zu %u %" SCNu32, name, &size,
-			   &iters, &k) != 4 || !(t = find_test(name)) ||
+		stop_ms = UNET_STOP_MS;
+		if (sscanf(line, "run %31s %zu %u %" SCNu32 " %u", name, &size,
+			   &iters, &k, &stop_ms) < 4 ||
+		    !(t = find_test(name)) || stop_ms > UNET_STOP_MAX ||
 		    size < 4 || size > MAX_SIZE || !iters ||
 		    (!strcmp(t->path, "netvm") && !s->nv) ||
 		    (!strcmp(t->path, "unet") &&
@@ -965,7 +971,8 @@ static int run_one(struct side *s, const struct test *t, size_t size,
 	if (corrupt)	/* the server's check must catch this */
 		s->region[SRC_OFF + size / 2] ^= 0x5a;
 	memset(s->region + RECV_OFF, 0, size);
-	ctl_send(s, "run %s %zu %u %" PRIu32, t->name, size, iters, k);
+	ctl_send(s, "run %s %zu %u %" PRIu32 " %u", t->name, size, iters, k,
+		 stop_ms);
 	err = ctl_recv(s, line, sizeof(line));
 	if (err || strcmp(line, "ready")) {
 		warnx("%s %zu: server: %s", t->name, size,
@@ -1306,7 +1313,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s server [-p PORT] [-t TIMEOUT_S]\n"
 		"       %s client [-p PORT] [-P netvm|tcp|both] [-n ITERS] [-s SIZES]\n"
-		"                   [-b BYTES] [-T TESTS] [-x] ADDR\n"
+		"                   [-b BYTES] [-T TESTS] [-S MS] [-x] ADDR\n"
 		"  -p PORT     TCP port of the server (default %d)\n"
 		"  -t S        server: give up if no client came within S s (default 300)\n"
 		"  -P PATHS    netvm (with U-Net), tcp or both (default both)\n"
@@ -1318,10 +1325,11 @@ static void usage(FILE *f)
 		"              read_lat write_bw read_bw atomic_lat cswap_lat unet_lat\n"
 		"              unet_bw tcp_lat tcp_bw; unet_stop (FUGU under a stopped\n"
 		"              receiver, -n messages) runs only when named\n"
+		"  -S MS       unet_stop: the receiver stops for MS ms, 0..%u (default %u)\n"
 		"  -x          flip a byte of every message sent (checks that the\n"
 		"              verification catches it: those rows fail)\n"
 		"CSV on stdout: path,test,size,iters,min_us,median_us,p99_us,mean_us,mbps,verified\n",
-		prog, prog, DEFAULT_PORT, MAX_SIZE);
+		prog, prog, DEFAULT_PORT, MAX_SIZE, UNET_STOP_MAX, UNET_STOP_MS);
 }
 
 int main(int argc, char **argv)
@@ -1342,7 +1350,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "p:t:P:n:s:b:T:xh")) != -1) {
+	while ((opt = getopt(argc, argv, "p:t:P:n:s:b:T:S:xh")) != -1) {
 		switch (opt) {
 		case 'p':
 			if (netvm_parse_uint(optarg, 65535, &v) || !v)
@@ -1379,6 +1387,11 @@ int main(int argc, char **argv)
 			if (!tests_known(optarg))
 				goto bad;
 			only = optarg;
+			break;
+		case 'S':
+			if (netvm_parse_uint(optarg, UNET_STOP_MAX, &v))
+				goto bad;
+			stop_ms = (unsigned int)v;
 			break;
 		case 'x':
 			corrupt = 1;

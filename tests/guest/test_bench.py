@@ -71,6 +71,7 @@ def host_checks():
     for argv, what in ((["client", "-s", "3", "x"], "a size below 4"),
                        (["client", "-s", "2000000", "x"], "a size above 1 MiB"),
                        (["client", "-T", "nope", "x"], "an unknown test"),
+                       (["client", "-S", "60001", "x"], "a unet_stop pause above 60 s"),
                        (["client", "-P", "ib", "x"], "an unknown path"),
                        (["client"], "no address"), (["bogus"], "an unknown mode")):
         rc, out, err = run([TOOL] + argv)
