@@ -149,6 +149,7 @@ struct side {
 	struct netvm *nv;	/* NULL: no NetVM (tcp only) */
 	struct netvm_unet *u;	/* NULL: no U-Net endpoint */
 	int uch;		/* its channel to the peer's */
+	struct netvm_unet_stats ust0;	/* server: its counts before "ready" */
 	uint8_t *region;
 	int seg;		/* the peer's "bench" */
 	int ctl, data;		/* control and TCP data connections */
@@ -566,10 +567,9 @@ static int serve_unet_stream(struct side *s, const struct test *t,
 	uint8_t *recv = s->region + RECV_OFF;
 	unsigned int n = iters + warmup(iters), w = warmup(iters), got = 0;
 	int stop = t->op == OP_UNET_STOP, err = 0, bad = 0;
-	struct netvm_unet_stats a, b;
+	struct netvm_unet_stats a = s->ust0, b;
 	size_t len = 0;
 
-	netvm_unet_stats(s->u, &a);
 	while (got < n && !err) {
 		if (stop && stop_ms && got == n / 4) {
 			err = stop_self(stop_ms);
@@ -796,6 +796,9 @@ static int server_loop(struct side *s)
 		netvm_pattern_fill(s->region + SRC_OFF, size, k);
 		memset(s->region + RECV_OFF, 0, size);
 		*(volatile uint32_t *)(s->region + ATOM_OFF) = 0;
+		/* before "ready": the first message may arrive right after */
+		if (s->u)
+			netvm_unet_stats(s->u, &s->ust0);
 		ctl_send(s, "ready");
 		msg[0] = 0;
 		err = serve_test(s, t, size, iters, k, msg, sizeof(msg));

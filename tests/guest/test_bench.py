@@ -7,16 +7,21 @@ NetVM without a device exits 1 with its error, and a TCP-only run on
 with a tiny sweep: every test runs over the NetVM NIC (NetVM and U-Net,
 the U-Net tests at the sizes up to 4096 B) and over TCP on the data NIC
 (10.77.0.x), every row is verified, and results.csv, results.json and both
-PNG plots are written to a temporary --out.
+PNG plots are written to a temporary --out.  Last, unet_stop (FUGU under
+a stopped receiver) on the same cluster name: a receiver stopped for 3 s
+while the whole rest of a short stream arrives must see part of it
+diverted, and every message direct or diverted, none dropped, in order.
 Output: TAP.
 """
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from guestlib import NETVM, REPO, Tap, cluster_processes
@@ -197,6 +202,54 @@ def guest_checks():
              "no QEMU process and no state dir left", diag(rc, out, err))
 
 
+def fugu_checks():
+    """netvm-bench -T unet_stop: 410 messages of 64 B and of 1 KiB, one per
+    ms; the receiver stops for 3 s after a quarter of them, so the other
+    ~300 arrive while it is stopped (however slow the host: that takes
+    10 times the nominal 0.3 s), more than its 96 buffers hold for 1 KiB."""
+    nv = [NETVM, "--cluster", CLUSTER]
+    try:
+        rc, out, err = run(nv + ["up", "-n", "2"], timeout=600)
+        if not T.ok(rc == 0, "cluster %s up again for unet_stop" % CLUSTER, diag(rc, out, err)):
+            return
+        res = {}
+        th = threading.Thread(target=lambda: res.update(srv=run(
+            nv + ["run", "1", "--", "netvm-bench", "server", "-t", "120"], timeout=300)),
+            daemon=True)
+        th.start()
+        rc, out, err = run(nv + ["run", "0", "--", "netvm-bench", "client", "-P", "netvm", "-T",
+                                 "unet_stop", "-n", "400", "-S", "3000", "-s", "64,1024",
+                                 "10.77.0.2"], timeout=300)
+        th.join(150)
+        src = res.get("srv", (None, "", "no result"))
+        try:
+            rows = bench.parse_csv(out)
+        except Exception as e:
+            rows, err = [], err + "\n" + str(e)
+        T.ok(rc == 0 and src[0] == 0 and [r["size"] for r in rows] == [64, 1024] and
+             all(r["verified"] == "yes" and r["test"] == "unet_stop" for r in rows),
+             "netvm-bench -T unet_stop -S 3000 at 64 B and 1 KiB: both rows verified (every "
+             "message's number in order, the last byte for byte)",
+             diag(rc, out, err) + "\nserver: " + diag(*src))
+        got = dict((int(m.group(1)), [int(x) for x in m.groups()[1:]]) for m in re.finditer(
+            r"unet_stop (\d+) B receiver: messages (\d+) direct (\d+) diverted (\d+) "
+            r"ring_full (\d+) no_buf (\d+) order (\d+) dropped (\d+)", err))
+        for z in (64, 1024):
+            n, direct, div, full, nobuf, order, dropped = got.get(z, [0] * 7)
+            T.ok(n == 410 and direct + div == n and full + nobuf + order == div and not dropped,
+                 "unet_stop %d B: %d direct + %d diverted (%d queue full, %d no buffer, %d for "
+                 "order) = %d sent, none dropped" % (z, direct, div, full, nobuf, order, n),
+                 err[-2000:])
+        n, direct, div, full, nobuf, order, dropped = got.get(1024, [0] * 7)
+        T.ok(div > 0 and nobuf >= 1 and direct >= 96,
+             "unet_stop 1 KiB: the receiver's 96 buffers filled while it was stopped, the rest "
+             "diverted to the driver (%d, %d for no buffer)" % (div, nobuf), err[-2000:])
+    finally:
+        rc, out, err = run(nv + ["down"])
+        T.ok(rc == 0 and not cluster_processes(CLUSTER), "cluster down again, no QEMU left",
+             diag(rc, out, err))
+
+
 def main():
     run([NETVM, "--cluster", CLUSTER, "down"])  # leftovers of an interrupted run
     try:
@@ -204,6 +257,7 @@ def main():
         if os.access(TOOL, os.X_OK):
             host_corrupt_check()
         guest_checks()
+        fugu_checks()
     finally:
         T.plan()
     return 1 if T.failed else 0
