@@ -5,7 +5,8 @@
  *
  *   netvm-bench server [-p PORT] [-t TIMEOUT_S]
  *   netvm-bench client [-p PORT] [-P netvm|tcp|both] [-n ITERS]
- *                      [-s SIZE,SIZE,..] [-b BYTES] [-T TEST,..] [-x] ADDR
+ *                      [-s SIZE,SIZE,..] [-b BYTES] [-T TEST,..] [-S MS]
+ *                      [-x] ADDR
  *
  * As in perftest (ib_write_lat, ib_write_bw), the two sides meet over TCP
  * (the server listens on PORT, default 18515, on every address; the
@@ -26,6 +27,15 @@
  *   read_bw      ITERS netvm_read of SIZE, then netvm_flushR
  *   atomic_lat   netvm_incr on the peer's word (SIZE 4)
  *   cswap_lat    netvm_cswap on the peer's word (SIZE 4)
+ *   unet_lat     U-Net message of SIZE (<= 4096), the peer polls its receive
+ *                queue and answers SIZE: round trip
+ *   unet_bw      ITERS U-Net messages of SIZE, at most UNET_WINDOW in
+ *                flight (the receiver returns a credit every UNET_CREDIT)
+ *   unet_stop    only with -T: ITERS U-Net messages of SIZE paced
+ *                UNET_PACE_US apart; the receiver stops itself (SIGSTOP)
+ *                for -S ms (default 1000) after a quarter of them, then takes the
+ *                rest; reports how many went direct and how many the NI
+ *                diverted to the driver (FUGU), by cause
  *   tcp_lat      send SIZE, the peer answers SIZE: round trip (TCP_NODELAY)
  *   tcp_bw       ITERS sends of SIZE, the peer answers 1 byte at the end
  * Each latency test times every iteration (after a few untimed ones) and
@@ -53,12 +63,14 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,40 +89,67 @@
 #define MAX_SIZES	32
 #define MIN_ITERS	50
 
+/*
+ * U-Net: one endpoint per side beside the NetVM one (a second descriptor
+ * on the device), one channel between them.  Segment: the library's tx
+ * area, then UNET_BUFS receive buffers of UNET_BUFSZ (one per message up
+ * to NETVM_UNET_MSG_MAX).  The window stays below both the buffers and
+ * the receive queue (256), so the streaming test measures direct delivery.
+ */
+#define UNET_TAG	0x6265u		/* "be" */
+#define UNET_BUFSZ	4096u
+#define UNET_BUFS	96u
+#define UNET_SEG	(NETVM_UNET_TX_AREA + UNET_BUFS * UNET_BUFSZ)
+#define UNET_WINDOW	64u
+#define UNET_CREDIT	16u
+#define UNET_PACE_US	1000u		/* unet_stop: one message per ms */
+#define UNET_STOP_MS	1000u		/* ... receiver stopped for 1 s (-S) */
+#define UNET_STOP_MAX	60000u
+
 static const char *prog = "netvm-bench";
 static int corrupt;	/* -x: flip a byte of what the client sends */
+/* unet_stop's pause (-S); the client sends it with every "run" */
+static unsigned int stop_ms = UNET_STOP_MS;
 
 enum kind { K_LAT, K_BW };
 
 enum op {
 	OP_WRITE_LAT, OP_NOTF_WAIT, OP_READ_LAT, OP_WRITE_BW, OP_READ_BW,
-	OP_INCR, OP_CSWAP, OP_TCP_LAT, OP_TCP_BW,
+	OP_INCR, OP_CSWAP, OP_TCP_LAT, OP_TCP_BW, OP_UNET_LAT, OP_UNET_BW,
+	OP_UNET_STOP,
 };
 
 struct test {
 	const char *name;
-	const char *path;	/* "netvm" or "tcp" */
+	const char *path;	/* "netvm", "unet" or "tcp" */
 	enum op op;
 	enum kind kind;
 	int fixed_size;		/* > 0: runs once, at this size */
+	int explicit_only;	/* runs only when named by -T */
 };
 
 static const struct test tests[] = {
-	{ "write_lat", "netvm", OP_WRITE_LAT, K_LAT, 0 },
-	{ "notf_wait", "netvm", OP_NOTF_WAIT, K_LAT, 8 },
-	{ "read_lat", "netvm", OP_READ_LAT, K_LAT, 0 },
-	{ "write_bw", "netvm", OP_WRITE_BW, K_BW, 0 },
-	{ "read_bw", "netvm", OP_READ_BW, K_BW, 0 },
-	{ "atomic_lat", "netvm", OP_INCR, K_LAT, 4 },
-	{ "cswap_lat", "netvm", OP_CSWAP, K_LAT, 4 },
-	{ "tcp_lat", "tcp", OP_TCP_LAT, K_LAT, 0 },
-	{ "tcp_bw", "tcp", OP_TCP_BW, K_BW, 0 },
+	{ "write_lat", "netvm", OP_WRITE_LAT, K_LAT, 0, 0 },
+	{ "notf_wait", "netvm", OP_NOTF_WAIT, K_LAT, 8, 0 },
+	{ "read_lat", "netvm", OP_READ_LAT, K_LAT, 0, 0 },
+	{ "write_bw", "netvm", OP_WRITE_BW, K_BW, 0, 0 },
+	{ "read_bw", "netvm", OP_READ_BW, K_BW, 0, 0 },
+	{ "atomic_lat", "netvm", OP_INCR, K_LAT, 4, 0 },
+	{ "cswap_lat", "netvm", OP_CSWAP, K_LAT, 4, 0 },
+	{ "unet_lat", "unet", OP_UNET_LAT, K_LAT, 0, 0 },
+	{ "unet_bw", "unet", OP_UNET_BW, K_BW, 0, 0 },
+	{ "unet_stop", "unet", OP_UNET_STOP, K_BW, 0, 1 },
+	{ "tcp_lat", "tcp", OP_TCP_LAT, K_LAT, 0, 0 },
+	{ "tcp_bw", "tcp", OP_TCP_BW, K_BW, 0, 0 },
 };
 #define NTESTS (sizeof(tests) / sizeof(tests[0]))
 
 /* One side's state: its endpoint, region, the peer's segment, sockets. */
 struct side {
 	struct netvm *nv;	/* NULL: no NetVM (tcp only) */
+	struct netvm_unet *u;	/* NULL: no U-Net endpoint */
+	int uch;		/* its channel to the peer's */
+	struct netvm_unet_stats ust0;	/* server: its counts before "ready" */
 	uint8_t *region;
 	int seg;		/* the peer's "bench" */
 	int ctl, data;		/* control and TCP data connections */
@@ -379,6 +418,248 @@ static int verify(const char *what, const uint8_t *p, size_t len, uint32_t k,
 	return -EBADMSG;
 }
 
+/* ---- U-Net ---- */
+
+/* The U-Net endpoint beside the NetVM one.  0, or an error (s->u stays
+ * NULL: the U-Net tests are refused). */
+static int unet_setup(struct side *s)
+{
+	int err = netvm_unet_open(s->nv, UNET_SEG, UNET_BUFSZ, UNET_BUFS,
+				  &s->u);
+
+	if (err)
+		s->u = NULL;
+	return err;
+}
+
+/* Sets up the channel to the peer's endpoint (node, uport), or closes
+ * ours if there is none.  0 or an error. */
+static int unet_connect(struct side *s, unsigned int node, int uport)
+{
+	if (!s->u)
+		return 0;
+	s->uch = uport > 0 ? netvm_unet_channel(s->u, node,
+						  (unsigned int)uport,
+						  UNET_TAG) : -ENODEV;
+	if (s->uch >= 0)
+		return 0;
+	netvm_unet_close(s->u);
+	s->u = NULL;
+	return s->uch;
+}
+
+static const char *unet_strerror(int err)
+{
+	if (err == -EPROTO)
+		return "a message on another channel";
+	if (err == -EBADMSG)
+		return "a message of the wrong length";
+	return netvm_strerror(err);
+}
+
+/* The next message, by polling the receive queue (no system call unless
+ * the NI diverted some), at most WAIT_MS.  0, -EPROTO for a message on
+ * another channel, or an error. */
+static int unet_get(struct side *s, void *buf, size_t *len)
+{
+	double deadline = now_us() + WAIT_MS * 1e3;
+	unsigned int ch, k = 0;
+	int err;
+
+	for (;;) {
+		err = netvm_unet_recv(s->u, buf, NETVM_UNET_MSG_MAX, len, &ch,
+				      0);
+		if (!err)
+			return ch == (unsigned int)s->uch ? 0 : -EPROTO;
+		if (err != -EAGAIN)
+			return err;
+		if (++k % 4096 == 0 && now_us() > deadline)
+			return -ETIMEDOUT;
+	}
+}
+
+/* The streaming tests number their messages: k + index, little-endian,
+ * in the first 4 bytes, where netvm_pattern.h keeps k. */
+static void put_seq(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A credit: "got messages so far", 4 bytes. */
+static int unet_credit(struct side *s, uint32_t got)
+{
+	uint8_t b[4];
+
+	put_seq(b, got);
+	return netvm_unet_send(s->u, s->uch, b, sizeof(b));
+}
+
+/* Take credits until the receiver has acknowledged want messages. */
+static int unet_acked(struct side *s, unsigned int *acked, unsigned int want,
+		      unsigned int n)
+{
+	uint8_t *in = s->region + RECV_OFF;
+	size_t len;
+
+	while (*acked < want) {
+		int err = unet_get(s, in, &len);
+		uint32_t v;
+
+		if (err)
+			return err;
+		v = netvm_pattern_seq(in);
+		if (len != 4 || v <= *acked || v > n)
+			return -EBADMSG;
+		*acked = v;
+	}
+	return 0;
+}
+
+/*
+ * Stop this process for ms milliseconds (SIGSTOP; a child continues it
+ * once it has seen it stopped, so an early SIGCONT cannot be lost).
+ */
+static int stop_self(unsigned int ms)
+{
+	pid_t child = fork();
+
+	if (child < 0)
+		return -errno;
+	if (child == 0) {
+		char path[64], st[256];
+		pid_t parent = getppid();
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)parent);
+		usleep(ms * 1000);
+		for (int i = 0; i < 3000; i++) {
+			FILE *f = fopen(path, "r");
+			char *p = NULL;
+
+			if (f) {
+				p = fgets(st, sizeof(st), f) ?
+				    strrchr(st, ')') : NULL;
+				fclose(f);
+			}
+			if (p && p[1] == ' ' && p[2] == 'T')
+				break;
+			usleep(10000);
+		}
+		kill(parent, SIGCONT);
+		_exit(0);
+	}
+	raise(SIGSTOP);
+	return waitpid(child, NULL, 0) < 0 ? -errno : 0;
+}
+
+/*
+ * The receiving side of unet_bw and unet_stop: n messages of size bytes,
+ * each checked for its length and number (order), the last one byte for
+ * byte; a credit every UNET_CREDIT messages and after the warm-up
+ * (unet_bw) and one at the end.  unet_stop stops the process for
+ * stop_ms after n / 4 messages (0: not at all), and leaves in msg what the NI
+ * counted meanwhile: direct, diverted by cause, dropped.
+ */
+static int serve_unet_stream(struct side *s, const struct test *t,
+			     size_t size, unsigned int iters, uint32_t k,
+			     char *msg, size_t cap)
+{
+	uint8_t *recv = s->region + RECV_OFF;
+	unsigned int n = iters + warmup(iters), w = warmup(iters), got = 0;
+	int stop = t->op == OP_UNET_STOP, err = 0, bad = 0;
+	struct netvm_unet_stats a = s->ust0, b;
+	size_t len = 0;
+
+	while (got < n && !err) {
+		if (stop && stop_ms && got == n / 4) {
+			err = stop_self(stop_ms);
+			if (err)
+				break;
+		}
+		err = unet_get(s, recv, &len);
+		if (err)
+			break;
+		/* a bad one is reported, and the stream taken to its end
+		 * so that the sender's credits keep coming */
+		if (!bad && (len != size ||
+			     netvm_pattern_seq(recv) != k + got)) {
+			snprintf(msg, cap,
+				 "message %u: %zu B numbered %u, want %zu B numbered %u",
+				 got, len, netvm_pattern_seq(recv) - k, size,
+				 got);
+			bad = 1;
+		}
+		got++;
+		if (got == n || (!stop && (got % UNET_CREDIT == 0 || got == w)))
+			err = unet_credit(s, got);
+	}
+	if (err) {
+		snprintf(msg, cap, "message %u: %s", got, unet_strerror(err));
+		return err;
+	}
+	if (bad)
+		return -EBADMSG;
+	netvm_unet_stats(s->u, &b);
+	if (stop)
+		snprintf(msg, cap,
+			 "messages %u direct %u diverted %u ring_full %u no_buf %u order %u dropped %u",
+			 n, b.received - a.received, b.diverted - a.diverted,
+			 b.rx_ring_full - a.rx_ring_full,
+			 b.rx_no_buf - a.rx_no_buf, b.div_order - a.div_order,
+			 b.dropped - a.dropped);
+	put_seq(recv, k);	/* the rest must be pattern k */
+	return verify("last message", recv, size, k, msg, cap);
+}
+
+/*
+ * The sending side of unet_bw (at most UNET_WINDOW unacknowledged, timed
+ * after the warm-up's credit) and unet_stop (one message every
+ * UNET_PACE_US, timed whole).  *secs: until the final credit.
+ */
+static int client_unet_stream(struct side *s, const struct test *t,
+			      size_t size, unsigned int iters, uint32_t k,
+			      double *secs, char *msg, size_t cap)
+{
+	uint8_t *src = s->region + SRC_OFF;
+	unsigned int n = iters + warmup(iters), w = warmup(iters), i;
+	unsigned int acked = 0;
+	int stop = t->op == OP_UNET_STOP, err = 0;
+	double t0 = now_us();
+	struct timespec next;
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (i = 0; i < n && !err; i++) {
+		if (!stop && i == w) {
+			err = unet_acked(s, &acked, w, n);
+			t0 = now_us();
+		}
+		if (!stop && !err && i - acked >= UNET_WINDOW)
+			err = unet_acked(s, &acked, i - UNET_WINDOW + 1, n);
+		if (stop) {
+			next.tv_nsec += UNET_PACE_US * 1000;
+			if (next.tv_nsec >= 1000000000) {
+				next.tv_nsec -= 1000000000;
+				next.tv_sec++;
+			}
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next,
+					NULL);
+		}
+		put_seq(src, k + i);
+		if (corrupt && size / 2 < 4)	/* -x hit the number */
+			src[size / 2] ^= 0x5a;
+		if (!err)
+			err = netvm_unet_send(s->u, s->uch, src, size);
+	}
+	if (!err)
+		err = unet_acked(s, &acked, n, n);
+	*secs = (now_us() - t0) / 1e6;
+	if (err) {
+		snprintf(msg, cap, "message %u: %s", i, unet_strerror(err));
+		return err;
+	}
+	return 0;
+}
+
 /*
  * The server's part of a test, between "ready" and the client's "end":
  * answer the ping-pongs, then verify what arrived.  0, or an error with a
@@ -434,6 +715,27 @@ static int serve_test(struct side *s, const struct test *t, size_t size,
 		}
 		return verify("received", recv, size, k, msg, cap);
 	}
+	if (t->op == OP_UNET_LAT) {
+		size_t len = 0;
+		int bad = -1;	/* the first of the wrong length */
+
+		for (i = 0; i < n && !err; i++) {
+			err = unet_get(s, recv, &len);
+			if (!err && len != size && bad < 0)
+				bad = (int)i;
+			if (!err)	/* answered anyway: the client goes on */
+				err = netvm_unet_send(s->u, s->uch, src, size);
+		}
+		if (err || bad >= 0) {
+			snprintf(msg, cap, "message %u: %s",
+				 err ? i - 1 : (unsigned int)bad,
+				 unet_strerror(err ? err : -EBADMSG));
+			return err ? err : -EBADMSG;
+		}
+		return verify("received", recv, size, k, msg, cap);
+	}
+	if (t->op == OP_UNET_BW || t->op == OP_UNET_STOP)
+		return serve_unet_stream(s, t, size, iters, k, msg, cap);
 	return 0;	/* one-sided: checked at "end" */
 }
 
@@ -479,10 +781,14 @@ static int server_loop(struct side *s)
 			ctl_send(s, "bye");
 			return 0;
 		}
-		if (sscanf(line, "run %31s %zu %u %" SCNu32, name, &size,
-			   &iters, &k) != 4 || !(t = find_test(name)) ||
+		stop_ms = UNET_STOP_MS;
+		if (sscanf(line, "run %31s %zu %u %" SCNu32 " %u", name, &size,
+			   &iters, &k, &stop_ms) < 4 ||
+		    !(t = find_test(name)) || stop_ms > UNET_STOP_MAX ||
 		    size < 4 || size > MAX_SIZE || !iters ||
-		    (!strcmp(t->path, "netvm") && !s->nv)) {
+		    (!strcmp(t->path, "netvm") && !s->nv) ||
+		    (!strcmp(t->path, "unet") &&
+		     (!s->u || size > NETVM_UNET_MSG_MAX))) {
 			ctl_send(s, "error bad request: %s", line);
 			continue;
 		}
@@ -490,6 +796,9 @@ static int server_loop(struct side *s)
 		netvm_pattern_fill(s->region + SRC_OFF, size, k);
 		memset(s->region + RECV_OFF, 0, size);
 		*(volatile uint32_t *)(s->region + ATOM_OFF) = 0;
+		/* before "ready": the first message may arrive right after */
+		if (s->u)
+			netvm_unet_stats(s->u, &s->ust0);
 		ctl_send(s, "ready");
 		msg[0] = 0;
 		err = serve_test(s, t, size, iters, k, msg, sizeof(msg));
@@ -502,6 +811,8 @@ static int server_loop(struct side *s)
 					  sizeof(msg));
 		if (err)
 			ctl_send(s, "fail %s", msg);
+		else if (msg[0])	/* unet_stop's counts */
+			ctl_send(s, "ok %s", msg);
 		else
 			ctl_send(s, "ok");
 	}
@@ -515,6 +826,7 @@ static int client_lat(struct side *s, const struct test *t, size_t size,
 	uint8_t *recv = s->region + RECV_OFF, *src = s->region + SRC_OFF;
 	unsigned int w = warmup(iters), i;
 	int atomic = t->op == OP_INCR || t->op == OP_CSWAP;
+	size_t len = 0;
 	int err = 0;
 
 	for (i = 0; i < iters + w && !err; i++) {
@@ -537,6 +849,13 @@ static int client_lat(struct side *s, const struct test *t, size_t size,
 		case OP_READ_LAT:
 			err = netvm_readF(s->nv, s->seg, SRC_OFF, recv, size);
 			break;
+		case OP_UNET_LAT:
+			err = netvm_unet_send(s->u, s->uch, src, size);
+			if (!err)
+				err = unet_get(s, recv, &len);
+			if (!err && len != size)
+				err = -EBADMSG;
+			break;
 		case OP_INCR:
 			err = netvm_incr(s->nv, s->seg, ATOM_OFF, &old);
 			break;
@@ -557,6 +876,7 @@ static int client_lat(struct side *s, const struct test *t, size_t size,
 	if (err) {
 		snprintf(msg, cap, "iteration %u: %s", i - 1,
 			 t->op == OP_TCP_LAT ? strerror(-err) :
+			 t->op == OP_UNET_LAT ? unet_strerror(err) :
 			 netvm_strerror(err));
 		return err;
 	}
@@ -640,6 +960,7 @@ static int run_one(struct side *s, const struct test *t, size_t size,
 		   unsigned int base, unsigned long bw_bytes, uint32_t k)
 {
 	unsigned int iters = t->kind == K_LAT ? lat_iters(base, size) :
+			     t->op == OP_UNET_STOP ? base :
 			     bw_iters(base, bw_bytes, size);
 	double *v = calloc(iters, sizeof(*v));
 	char line[256], msg[200] = "";
@@ -653,7 +974,8 @@ static int run_one(struct side *s, const struct test *t, size_t size,
 	if (corrupt)	/* the server's check must catch this */
 		s->region[SRC_OFF + size / 2] ^= 0x5a;
 	memset(s->region + RECV_OFF, 0, size);
-	ctl_send(s, "run %s %zu %u %" PRIu32, t->name, size, iters, k);
+	ctl_send(s, "run %s %zu %u %" PRIu32 " %u", t->name, size, iters, k,
+		 stop_ms);
 	err = ctl_recv(s, line, sizeof(line));
 	if (err || strcmp(line, "ready")) {
 		warnx("%s %zu: server: %s", t->name, size,
@@ -663,6 +985,9 @@ static int run_one(struct side *s, const struct test *t, size_t size,
 	}
 	if (t->kind == K_LAT)
 		err = client_lat(s, t, size, iters, k, v, msg, sizeof(msg));
+	else if (!strcmp(t->path, "unet"))
+		err = client_unet_stream(s, t, size, iters, k, &secs, msg,
+					 sizeof(msg));
 	else
 		err = client_bw(s, t, size, iters, k, &secs, msg, sizeof(msg));
 	ctl_send(s, "end");
@@ -671,11 +996,14 @@ static int run_one(struct side *s, const struct test *t, size_t size,
 		free(v);
 		return -EPROTO;
 	}
-	ok = !err && !strcmp(line, "ok");
+	ok = !err && (!strcmp(line, "ok") || !strncmp(line, "ok ", 3));
 	if (err)
 		warnx("%s %zu B: %s", t->name, size, msg);
 	else if (!ok)
 		warnx("%s %zu B: server: %s", t->name, size, line);
+	else if (line[2])	/* unet_stop: what the receiver's NI counted */
+		fprintf(stderr, "%s: %s %zu B receiver: %s\n", prog, t->name,
+			size, line + 3);
 	if (t->kind == K_LAT) {
 		for (unsigned int i = 0; i < iters; i++)
 			sum += v[i];
@@ -709,28 +1037,35 @@ static uint8_t *map_region(void)
 
 	if (p == MAP_FAILED)
 		return NULL;
+	/* unet_stop's helper child must not share it copy-on-write */
+	madvise(p, BENCH_REGION, MADV_DONTFORK);
 	memset(p, 0, BENCH_REGION);	/* no page miss while timing */
 	return p;
 }
 
-/* hello: send ours, read the peer's, import its "bench" */
-static int hello(struct side *s, unsigned int node, int port, int want_nv)
+/* hello: send ours (node, NetVM port, U-Net port or -1), read the peer's,
+ * import its "bench", set up the U-Net channel */
+static int hello(struct side *s, unsigned int node, int port, int want_nv,
+		 int want_unet)
 {
 	char line[256];
 	unsigned int pnode;
-	int pport, err;
+	int pport, puport = -1, err;
 
 	if (s->nv)
-		ctl_send(s, "hello %u %d", node, port);
+		ctl_send(s, "hello %u %d %d", node, port,
+			 s->u ? netvm_unet_port(s->u) : -1);
 	else
-		ctl_send(s, "hello - -");
+		ctl_send(s, "hello - - -");
 	err = ctl_recv(s, line, sizeof(line));
 	if (err)
 		return err;
-	if (sscanf(line, "hello %u %d", &pnode, &pport) != 2) {
+	if (sscanf(line, "hello %u %d %d", &pnode, &pport, &puport) < 2) {
 		if (want_nv && s->nv)
 			warnx("the peer has no NetVM endpoint (%s)", line);
 		if (s->nv) {
+			netvm_unet_close(s->u);
+			s->u = NULL;
 			netvm_close(s->nv);
 			s->nv = NULL;
 		}
@@ -743,6 +1078,12 @@ static int hello(struct side *s, unsigned int node, int port, int want_nv)
 		warnx("import of \"bench\" from node %u port %d: %s", pnode,
 		      pport, netvm_strerror(s->seg));
 		return s->seg;
+	}
+	err = unet_connect(s, pnode, puport);
+	if (err && want_unet) {
+		warnx("U-Net channel to node %u port %d: %s", pnode, puport,
+		      netvm_strerror(err));
+		return err;
 	}
 	return 0;
 }
@@ -779,6 +1120,9 @@ static int server(int port, int timeout_s)
 	if (err)
 		warnx("no NetVM endpoint (%s): TCP tests only",
 		      netvm_strerror(err));
+	else if ((err = unet_setup(&s)))
+		warnx("no U-Net endpoint (%s): no U-Net tests",
+		      netvm_strerror(err));
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
 	if (lfd < 0 ||
 	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
@@ -799,12 +1143,14 @@ static int server(int port, int timeout_s)
 		return 1;
 	}
 	close(lfd);
-	err = hello(&s, node, nport, 0);
+	err = hello(&s, node, nport, 0, 0);
 	if (err) {
 		warnx("hello: %s", netvm_strerror(err));
 		return 1;
 	}
+	fprintf(stderr, "%s: U-Net: %s\n", prog, s.u ? "yes" : "no");
 	rc = server_loop(&s);
+	netvm_unet_close(s.u);
 	if (s.nv)
 		netvm_close(s.nv);
 	return rc;
@@ -872,10 +1218,11 @@ static int selected(const struct test *t, int want_nv, int want_tcp,
 	size_t l = strlen(t->name);
 	const char *p;
 
+	/* U-Net is on the same device: part of -P netvm */
 	if ((is_tcp && !want_tcp) || (!is_tcp && !want_nv))
 		return 0;
 	if (!only)
-		return 1;
+		return !t->explicit_only;
 	for (p = strstr(only, t->name); p; p = strstr(p + 1, t->name))
 		if ((p == only || p[-1] == ',') && (!p[l] || p[l] == ','))
 			return 1;
@@ -890,7 +1237,7 @@ static int client(const char *addr, int port, const char *paths,
 	int want_tcp = strcmp(paths, "netvm") != 0;
 	struct side s = { .seg = -1 };
 	unsigned int node = 0;
-	int nport = 0, err, failed = 0;
+	int nport = 0, err, failed = 0, want_unet = 0;
 	uint32_t k = 1;
 	char line[64];
 
@@ -899,10 +1246,20 @@ static int client(const char *addr, int port, const char *paths,
 		warnx("mmap: %s", strerror(errno));
 		return 1;
 	}
+	for (size_t ti = 0; ti < NTESTS; ti++)
+		want_unet |= !strcmp(tests[ti].path, "unet") &&
+			     selected(&tests[ti], want_nv, want_tcp, only);
 	if (want_nv) {
 		err = nv_setup(&s, &node, &nport);
 		if (err) {
 			warnx("NetVM endpoint: %s", netvm_strerror(err));
+			return 1;
+		}
+	}
+	if (want_unet) {
+		err = unet_setup(&s);
+		if (err) {
+			warnx("U-Net endpoint: %s", netvm_strerror(err));
 			return 1;
 		}
 	}
@@ -917,7 +1274,7 @@ static int client(const char *addr, int port, const char *paths,
 		warnx("data connection to %s: %s", addr, strerror(-s.data));
 		return 1;
 	}
-	err = hello(&s, node, nport, want_nv);
+	err = hello(&s, node, nport, want_nv, want_unet);
 	if (err)
 		return 1;
 	printf("path,test,size,iters,min_us,median_us,p99_us,mean_us,mbps,verified\n");
@@ -931,7 +1288,9 @@ static int client(const char *addr, int port, const char *paths,
 			const struct test *t = &tests[ti];
 
 			if (!selected(t, want_nv, want_tcp, only) ||
-			    (t->fixed_size && si))
+			    (t->fixed_size && si) ||
+			    (!strcmp(t->path, "unet") &&
+			     sizes[si] > NETVM_UNET_MSG_MAX))
 				continue;
 			err = run_one(&s, t, t->fixed_size ?
 				      (size_t)t->fixed_size : sizes[si],
@@ -944,6 +1303,7 @@ static int client(const char *addr, int port, const char *paths,
 	ctl_send(&s, "quit");
 	if (ctl_recv(&s, line, sizeof(line)) || strcmp(line, "bye"))
 		warnx("the server did not say bye");
+	netvm_unet_close(s.u);
 	if (s.nv)
 		netvm_close(s.nv);
 	if (failed)
@@ -956,20 +1316,23 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s server [-p PORT] [-t TIMEOUT_S]\n"
 		"       %s client [-p PORT] [-P netvm|tcp|both] [-n ITERS] [-s SIZES]\n"
-		"                   [-b BYTES] [-T TESTS] [-x] ADDR\n"
+		"                   [-b BYTES] [-T TESTS] [-S MS] [-x] ADDR\n"
 		"  -p PORT     TCP port of the server (default %d)\n"
 		"  -t S        server: give up if no client came within S s (default 300)\n"
-		"  -P PATHS    netvm, tcp or both (default both)\n"
+		"  -P PATHS    netvm (with U-Net), tcp or both (default both)\n"
 		"  -n ITERS    latency iterations up to 4 KiB, fewer above (default 1000)\n"
-		"  -s SIZES    message sizes, comma-separated, 4..%u\n"
+		"  -s SIZES    message sizes, comma-separated, 4..%u (U-Net: up to 4096)\n"
 		"              (default 4,8,64,256,1024,4096,16384,65536,262144,1048576)\n"
 		"  -b BYTES    bytes moved per bandwidth point (default 16777216)\n"
 		"  -T TESTS    only these tests, comma-separated: write_lat notf_wait\n"
-		"              read_lat write_bw read_bw atomic_lat cswap_lat tcp_lat tcp_bw\n"
+		"              read_lat write_bw read_bw atomic_lat cswap_lat unet_lat\n"
+		"              unet_bw tcp_lat tcp_bw; unet_stop (FUGU under a stopped\n"
+		"              receiver, -n messages) runs only when named\n"
+		"  -S MS       unet_stop: the receiver stops for MS ms, 0..%u (default %u)\n"
 		"  -x          flip a byte of every message sent (checks that the\n"
 		"              verification catches it: those rows fail)\n"
 		"CSV on stdout: path,test,size,iters,min_us,median_us,p99_us,mean_us,mbps,verified\n",
-		prog, prog, DEFAULT_PORT, MAX_SIZE);
+		prog, prog, DEFAULT_PORT, MAX_SIZE, UNET_STOP_MAX, UNET_STOP_MS);
 }
 
 int main(int argc, char **argv)
@@ -990,7 +1353,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "p:t:P:n:s:b:T:xh")) != -1) {
+	while ((opt = getopt(argc, argv, "p:t:P:n:s:b:T:S:xh")) != -1) {
 		switch (opt) {
 		case 'p':
 			if (netvm_parse_uint(optarg, 65535, &v) || !v)
@@ -1027,6 +1390,11 @@ int main(int argc, char **argv)
 			if (!tests_known(optarg))
 				goto bad;
 			only = optarg;
+			break;
+		case 'S':
+			if (netvm_parse_uint(optarg, UNET_STOP_MAX, &v))
+				goto bad;
+			stop_ms = (unsigned int)v;
 			break;
 		case 'x':
 			corrupt = 1;

@@ -4,18 +4,24 @@
 On the host (the tool runs there too, same glibc): argument errors exit 2,
 NetVM without a device exits 1 with its error, and a TCP-only run on
 127.0.0.1 gives a verified CSV.  Then ./netvm bench (cluster t-guest-bench)
-with a tiny sweep: every test runs over the NetVM NIC and over TCP on the
-data NIC (10.77.0.x), every row is verified, and results.csv,
-results.json and both PNG plots are written to a temporary --out.
+with a tiny sweep: every test runs over the NetVM NIC (NetVM and U-Net,
+the U-Net tests at the sizes up to 4096 B) and over TCP on the data NIC
+(10.77.0.x), every row is verified, and results.csv, results.json and both
+PNG plots are written to a temporary --out.  Last, unet_stop (FUGU under
+a stopped receiver) on the same cluster name: a receiver stopped for 3 s
+while the whole rest of a short stream arrives must see part of it
+diverted, and every message direct or diverted, none dropped, in order.
 Output: TAP.
 """
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from guestlib import NETVM, REPO, Tap, cluster_processes
@@ -26,7 +32,7 @@ from netvm_cli import bench  # noqa: E402  (parse_csv, TESTS: one source of trut
 T = Tap()
 CLUSTER = "t-guest-bench"
 TOOL = os.path.join(REPO, "build", "meson", "guest-lib", "netvm-bench")
-SIZES = [4, 8, 4100, 1 << 20]
+SIZES = [4, 8, 4096, 4100, 1 << 20]  # U-Net: inline (4, 8) and buffered (4096)
 
 
 def run(argv, timeout=120):
@@ -54,7 +60,7 @@ def rows_ok(rows, tests, sizes):
     """Problems with a table: a missing (test, size), an unverified row."""
     probs = []
     for t in tests:
-        want = [8] if t == "notf_wait" else [4] if t in ("atomic_lat", "cswap_lat") else sizes
+        want = bench.sizes_of(t, sizes)
         got = sorted(r["size"] for r in rows if r["test"] == t)
         if got != sorted(want):
             probs.append("%s: sizes %s, want %s" % (t, got, want))
@@ -70,6 +76,7 @@ def host_checks():
     for argv, what in ((["client", "-s", "3", "x"], "a size below 4"),
                        (["client", "-s", "2000000", "x"], "a size above 1 MiB"),
                        (["client", "-T", "nope", "x"], "an unknown test"),
+                       (["client", "-S", "60001", "x"], "a unet_stop pause above 60 s"),
                        (["client", "-P", "ib", "x"], "an unknown path"),
                        (["client"], "no address"), (["bogus"], "an unknown mode")):
         rc, out, err = run([TOOL] + argv)
@@ -141,8 +148,8 @@ def guest_checks():
             probs = rows_ok(rows, bench.TESTS, SIZES)
         except (OSError, Exception) as e:
             rows, probs = [], [str(e)]
-        T.ok(rows and not probs, "results.csv: every test over NetVM and TCP at every size, each "
-             "verified byte for byte (%d rows)" % len(rows), "\n".join(probs))
+        T.ok(rows and not probs, "results.csv: every test over NetVM, U-Net and TCP at every size, "
+             "each verified byte for byte (%d rows)" % len(rows), "\n".join(probs))
         try:
             with open(os.path.join(out_dir, "rounds.csv")) as f:
                 lines = f.read().splitlines()
@@ -166,11 +173,13 @@ def guest_checks():
             js = {"error": str(e)}
         s = js.get("summary", {})
         T.ok(js.get("rows") == rows and all(isinstance(s.get(k), float) and s[k] > 0 for k in (
-            "rtt_8B_tcp_over_netvm", "bw_1MiB_netvm_over_tcp")),
-             "results.json: the same rows and both ratios (8 B round trip, 1 MiB bandwidth)",
-             json.dumps(js)[:2000])
-        T.ok("8-byte round trip" in out and "1 MiB bandwidth" in out,
-             "the summary names both ratios", out[-2000:])
+            "rtt_8B_tcp_over_netvm", "bw_1MiB_netvm_over_tcp", "rtt_8B_tcp_over_unet",
+            "bw_4KiB_unet_over_tcp")),
+             "results.json: the same rows and the ratios (8 B round trip, 1 MiB bandwidth; "
+             "U-Net's 8 B round trip and 4 KiB streaming against TCP)", json.dumps(js)[:2000])
+        T.ok("8-byte round trip" in out and "1 MiB bandwidth" in out and "U-Net: 8-byte" in out
+             and "U-Net RTT" in out, "the summary names the ratios and has the U-Net columns",
+             out[-2000:])
         for png in ("latency.png", "bandwidth.png"):
             p = os.path.join(out_dir, png)
             try:
@@ -183,13 +192,62 @@ def guest_checks():
                  % (png, size))
             dats = [t for t, _ in (bench.LAT_SERIES if png == "latency.png" else bench.BW_SERIES)
                     if os.path.exists(os.path.join(out_dir, t + ".dat"))]
-            T.ok(len(dats) == 3, "%s: both paths plotted (%s)" % (png, ", ".join(dats)))
+            want = len(bench.LAT_SERIES if png == "latency.png" else bench.BW_SERIES)
+            T.ok(len(dats) == want, "%s: NetVM, U-Net and TCP plotted (%s)" % (png, ", ".join(dats)))
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
         rc, out, err = run([NETVM, "--cluster", CLUSTER, "down"])
         T.ok(rc == 0 and not cluster_processes(CLUSTER) and
              not os.path.exists(os.path.join(REPO, "build", "cluster", CLUSTER)),
              "no QEMU process and no state dir left", diag(rc, out, err))
+
+
+def fugu_checks():
+    """netvm-bench -T unet_stop: 410 messages of 64 B and of 1 KiB, one per
+    ms; the receiver stops for 3 s after a quarter of them, so the other
+    ~300 arrive while it is stopped (however slow the host: that takes
+    10 times the nominal 0.3 s), more than its 96 buffers hold for 1 KiB."""
+    nv = [NETVM, "--cluster", CLUSTER]
+    try:
+        rc, out, err = run(nv + ["up", "-n", "2"], timeout=600)
+        if not T.ok(rc == 0, "cluster %s up again for unet_stop" % CLUSTER, diag(rc, out, err)):
+            return
+        res = {}
+        th = threading.Thread(target=lambda: res.update(srv=run(
+            nv + ["run", "1", "--", "netvm-bench", "server", "-t", "120"], timeout=300)),
+            daemon=True)
+        th.start()
+        rc, out, err = run(nv + ["run", "0", "--", "netvm-bench", "client", "-P", "netvm", "-T",
+                                 "unet_stop", "-n", "400", "-S", "3000", "-s", "64,1024",
+                                 "10.77.0.2"], timeout=300)
+        th.join(150)
+        src = res.get("srv", (None, "", "no result"))
+        try:
+            rows = bench.parse_csv(out)
+        except Exception as e:
+            rows, err = [], err + "\n" + str(e)
+        T.ok(rc == 0 and src[0] == 0 and [r["size"] for r in rows] == [64, 1024] and
+             all(r["verified"] == "yes" and r["test"] == "unet_stop" for r in rows),
+             "netvm-bench -T unet_stop -S 3000 at 64 B and 1 KiB: both rows verified (every "
+             "message's number in order, the last byte for byte)",
+             diag(rc, out, err) + "\nserver: " + diag(*src))
+        got = dict((int(m.group(1)), [int(x) for x in m.groups()[1:]]) for m in re.finditer(
+            r"unet_stop (\d+) B receiver: messages (\d+) direct (\d+) diverted (\d+) "
+            r"ring_full (\d+) no_buf (\d+) order (\d+) dropped (\d+)", err))
+        for z in (64, 1024):
+            n, direct, div, full, nobuf, order, dropped = got.get(z, [0] * 7)
+            T.ok(n == 410 and direct + div == n and full + nobuf + order == div and not dropped,
+                 "unet_stop %d B: %d direct + %d diverted (%d queue full, %d no buffer, %d for "
+                 "order) = %d sent, none dropped" % (z, direct, div, full, nobuf, order, n),
+                 err[-2000:])
+        n, direct, div, full, nobuf, order, dropped = got.get(1024, [0] * 7)
+        T.ok(div > 0 and nobuf >= 1 and direct >= 96,
+             "unet_stop 1 KiB: the receiver's 96 buffers filled while it was stopped, the rest "
+             "diverted to the driver (%d, %d for no buffer)" % (div, nobuf), err[-2000:])
+    finally:
+        rc, out, err = run(nv + ["down"])
+        T.ok(rc == 0 and not cluster_processes(CLUSTER), "cluster down again, no QEMU left",
+             diag(rc, out, err))
 
 
 def main():
@@ -199,6 +257,7 @@ def main():
         if os.access(TOOL, os.X_OK):
             host_corrupt_check()
         guest_checks()
+        fugu_checks()
     finally:
         T.plan()
     return 1 if T.failed else 0

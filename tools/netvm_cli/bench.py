@@ -1,5 +1,5 @@
-"""./netvm bench: netvm-bench (libnetvm) and its TCP baseline between two
-nodes, results under build/bench/ (docs/bench.md).
+"""./netvm bench: netvm-bench (libnetvm: NetVM and U-Net) and its TCP
+baseline between two nodes, results under build/bench/ (docs/bench.md).
 
   build/bench/results.csv    the best round per test and size (netvm-bench's columns)
   build/bench/rounds.csv     every round's rows, with a leading round column
@@ -31,8 +31,10 @@ FIELDS = ["path", "test", "size", "iters", "min_us", "median_us", "p99_us", "mea
 # (test, label) per plot; both paths on each
 LAT_SERIES = [("write_lat", "NetVM write round trip (spin)"),
               ("read_lat", "NetVM read (readF)"),
+              ("unet_lat", "U-Net message round trip (poll)"),
               ("tcp_lat", "TCP round trip (virtio-net)")]
 BW_SERIES = [("write_bw", "NetVM write"), ("read_bw", "NetVM read"),
+             ("unet_bw", "U-Net messages (64 in flight)"),
              ("tcp_bw", "TCP stream (virtio-net)")]
 
 
@@ -41,8 +43,20 @@ XTICS = "set xtics (%s)" % ", ".join('"%s" %d' % (l, v) for l, v in (
 
 
 TESTS = ["write_lat", "notf_wait", "read_lat", "write_bw", "read_bw", "atomic_lat", "cswap_lat",
-         "tcp_lat", "tcp_bw"]
+         "unet_lat", "unet_bw", "tcp_lat", "tcp_bw"]
+# run only when named (--tests): FUGU's divert counts under a stopped receiver
+EXPLICIT_TESTS = ["unet_stop"]
 MIN_SIZE, MAX_SIZE = 4, 1 << 20
+UNET_MAX = 4096  # the largest U-Net message (NETVM_UNET_MSG_MAX): no U-Net row above
+
+
+def sizes_of(test, sizes):
+    """The sizes netvm-bench gives test a row for, of a sweep's sizes."""
+    if test == "notf_wait":
+        return [8]
+    if test in ("atomic_lat", "cswap_lat"):
+        return [4]
+    return [z for z in sizes if z <= UNET_MAX] if test.startswith("unet_") else list(sizes)
 
 
 def check_args(sizes, tests):
@@ -51,8 +65,9 @@ def check_args(sizes, tests):
         if not z.isdigit() or not MIN_SIZE <= int(z) <= MAX_SIZE:
             raise NetvmError("--sizes: %r is not a size in %d..%d" % (z, MIN_SIZE, MAX_SIZE))
     for t in (tests or "").split(",") if tests else []:
-        if t not in TESTS:
-            raise NetvmError("--tests: no test %r (tests: %s)" % (t, " ".join(TESTS)))
+        if t not in TESTS + EXPLICIT_TESTS:
+            raise NetvmError("--tests: no test %r (tests: %s)" % (t, " ".join(
+                TESTS + EXPLICIT_TESTS)))
 
 
 def parse_csv(text):
@@ -81,15 +96,26 @@ def pick(rows, test, size, field):
     return None
 
 
+def ratio(a, b):
+    return a / b if a and b else None
+
+
 def summary(rows):
-    """The issue's two ratios (None where a figure is missing)."""
+    """The issue's two ratios, and U-Net's 8 B round trip and 4 KiB
+    streaming against TCP's and NetVM's (None where a figure is missing)."""
     w8, t8 = pick(rows, "write_lat", 8, "median_us"), pick(rows, "tcp_lat", 8, "median_us")
     wbw, tbw = pick(rows, "write_bw", 1 << 20, "mbps"), pick(rows, "tcp_bw", 1 << 20, "mbps")
+    u8 = pick(rows, "unet_lat", 8, "median_us")
+    ubw4, tbw4 = pick(rows, "unet_bw", 4096, "mbps"), pick(rows, "tcp_bw", 4096, "mbps")
+    wbw4 = pick(rows, "write_bw", 4096, "mbps")
     return {
         "write_rtt_8B_us": w8, "tcp_rtt_8B_us": t8,
-        "rtt_8B_tcp_over_netvm": t8 / w8 if w8 and t8 else None,
+        "rtt_8B_tcp_over_netvm": ratio(t8, w8),
         "write_bw_1MiB_MBps": wbw, "tcp_bw_1MiB_MBps": tbw,
-        "bw_1MiB_netvm_over_tcp": wbw / tbw if wbw and tbw else None,
+        "bw_1MiB_netvm_over_tcp": ratio(wbw, tbw),
+        "unet_rtt_8B_us": u8, "rtt_8B_tcp_over_unet": ratio(t8, u8),
+        "unet_bw_4KiB_MBps": ubw4, "write_bw_4KiB_MBps": wbw4, "tcp_bw_4KiB_MBps": tbw4,
+        "bw_4KiB_unet_over_tcp": ratio(ubw4, tbw4),
     }
 
 
@@ -99,15 +125,19 @@ def fmt(v, spec="%.1f"):
 
 def print_table(rows, s):
     sizes = sorted({r["size"] for r in rows if r["test"] in ("write_lat", "tcp_lat", "write_bw",
-                                                               "tcp_bw")})
-    print("%9s | %12s %12s %7s | %12s %12s %7s" % (
-        "size (B)", "write RTT us", "TCP RTT us", "TCP/nv", "write MB/s", "TCP MB/s", "nv/TCP"))
+                                                               "tcp_bw", "unet_lat", "unet_bw")})
+    print("%9s | %9s %9s %9s %7s %7s | %9s %9s %9s %7s %7s" % (
+        "size (B)", "write RTT", "U-Net RTT", "TCP RTT", "TCP/nv", "TCP/U", "write", "U-Net",
+        "TCP", "nv/TCP", "U/TCP"))
+    print("%9s | %9s %9s %9s %7s %7s | %9s %9s %9s %7s %7s" % (
+        "", "us", "us", "us", "", "", "MB/s", "MB/s", "MB/s", "", ""))
     for z in sizes:
         wl, tl = pick(rows, "write_lat", z, "median_us"), pick(rows, "tcp_lat", z, "median_us")
         wb, tb = pick(rows, "write_bw", z, "mbps"), pick(rows, "tcp_bw", z, "mbps")
-        print("%9d | %12s %12s %7s | %12s %12s %7s" % (
-            z, fmt(wl), fmt(tl), fmt(tl / wl if wl and tl else None, "%.2fx"),
-            fmt(wb), fmt(tb), fmt(wb / tb if wb and tb else None, "%.2fx")))
+        ul, ub = pick(rows, "unet_lat", z, "median_us"), pick(rows, "unet_bw", z, "mbps")
+        print("%9d | %9s %9s %9s %7s %7s | %9s %9s %9s %7s %7s" % (
+            z, fmt(wl), fmt(ul), fmt(tl), fmt(ratio(tl, wl), "%.2fx"), fmt(ratio(tl, ul), "%.2fx"),
+            fmt(wb), fmt(ub), fmt(tb), fmt(ratio(wb, tb), "%.2fx"), fmt(ratio(ub, tb), "%.2fx")))
     others = [r for r in rows if r["test"] in ("notf_wait", "atomic_lat", "cswap_lat")]
     for r in others:
         print("%-10s %7d B: median %s us, p99 %s us" % (r["test"], r["size"], fmt(r["median_us"]),
@@ -119,6 +149,12 @@ def print_table(rows, s):
     print("1 MiB bandwidth: NetVM write %s MB/s, TCP %s MB/s: ratio %s (target > 1: %s)" % (
         fmt(s["write_bw_1MiB_MBps"]), fmt(s["tcp_bw_1MiB_MBps"]), fmt(rb, "%.2fx"),
         "met" if rb and rb > 1 else "NOT met"))
+    if s["unet_rtt_8B_us"] is not None or s["unet_bw_4KiB_MBps"] is not None:
+        print("U-Net: 8-byte round trip %s us (TCP / U-Net %s); 4 KiB messages streamed at %s MB/s "
+              "(NetVM write %s, TCP %s: U-Net / TCP %s)" % (
+                  fmt(s["unet_rtt_8B_us"]), fmt(s["rtt_8B_tcp_over_unet"], "%.2fx"),
+                  fmt(s["unet_bw_4KiB_MBps"]), fmt(s["write_bw_4KiB_MBps"]),
+                  fmt(s["tcp_bw_4KiB_MBps"]), fmt(s["bw_4KiB_unet_over_tcp"], "%.2fx")))
 
 
 def plot(rows, out_dir):

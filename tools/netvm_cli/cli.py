@@ -105,8 +105,8 @@ def parser():
     sp = cmd("demo", "build, boot 2 nodes, show the NICs exchanging frames, shut down")
     sp.add_argument("--no-build", action="store_true", help="use what is built")
     sp = cmd("bench", "build, boot 2 nodes ('bench'), run netvm-bench (libnetvm write/read/atomics/"
-             "notifications) and the same over TCP on a virtio-net link, plot both "
-             "(build/bench/*.png), shut down")
+             "notifications, U-Net messages) and the same over TCP on a virtio-net link, plot "
+             "them (build/bench/*.png), shut down")
     sp.add_argument("--no-build", action="store_true", help="use what is built")
     sp.add_argument("--csv", action="store_true", help="print CSV instead of a table")
     sp.add_argument("--iterations", type=int, default=1000, metavar="N",
@@ -115,7 +115,7 @@ def parser():
     sp.add_argument("--sizes", metavar="B,B,..", help="message sizes, 4..1048576 (default: 4 B to "
                     "1 MiB, powers of 4, and 8)")
     sp.add_argument("--tests", metavar="T,T,..", help="only these netvm-bench tests (netvm-bench "
-                    "--help)")
+                    "--help; unet_stop, FUGU under a stopped receiver, only when named)")
     sp.add_argument("--rounds", type=int, default=3, metavar="R",
                     help="run the sweep R times and keep the best figure of each test and size "
                     "(default 3)")
