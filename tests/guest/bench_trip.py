@@ -11,19 +11,12 @@ Every reply is checked.  Not a test: it fails only if a call fails.
 Environment: NETVM (path of ./netvm).
 """
 import os
-import subprocess
 import sys
 import threading
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NETVM = os.environ.get("NETVM", os.path.join(REPO, "netvm"))
-CLUSTER = "bench-trip"
+from guestlib import netvm_runner
 
-
-def nv(*args, timeout=600):
-    return subprocess.run([NETVM, "--cluster", CLUSTER] + [str(a) for a in args],
-                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, timeout=timeout)
+nv = netvm_runner("bench-trip")
 
 
 def one(mode, calls):

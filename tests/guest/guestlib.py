@@ -43,6 +43,18 @@ def cluster_processes(cluster, switch_dir=None):
     return found
 
 
+def netvm_runner(cluster):
+    """A function that runs ./netvm --cluster CLUSTER ARGS (text mode) and
+    returns the CompletedProcess: what the benchmark scripts share."""
+    import subprocess
+
+    def nv(*args, timeout=600):
+        return subprocess.run([NETVM, "--cluster", cluster] + [str(a) for a in args],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, timeout=timeout)
+    return nv
+
+
 class Tap:
     """Numbered TAP results; call plan() at the end."""
 

@@ -84,6 +84,38 @@ static void *buffer(size_t len)
 	return p;
 }
 
+/* Open, register and export "tw" (TW_SIZE bytes at tw); 0 or exits. */
+static struct netvm *serve_open(uint8_t *tw, struct netvm_info *info,
+				int *port)
+{
+	struct netvm *nv;
+	int err = netvm_open(0, &nv);
+
+	if (!err)
+		err = netvm_info(nv, info);
+	if (err)
+		die("open", err);
+	*port = netvm_register(nv, NETVM_PORT_ANY, 0);
+	if (*port < 0)
+		die("register", *port);
+	err = netvm_export(nv, "tw", tw, TW_SIZE, 0, NULL);
+	if (err < 0)
+		die("export", err);
+	return nv;
+}
+
+/* "node N port P" in INFO, for the test driver (renamed: never half). */
+static void publish(const struct netvm_info *info, int port)
+{
+	FILE *f = fopen(INFO ".tmp", "w");
+
+	if (!f)
+		die("info file", -errno);
+	fprintf(f, "node %u port %d\n", info->node_id, port);
+	fclose(f);
+	rename(INFO ".tmp", INFO);
+}
+
 /* NetVM notification events the driver has taken (interrupts). */
 static long notify_events(void)
 {
@@ -143,19 +175,8 @@ static int serve(void)
 	struct netvm *nv;
 	int port, err, n, held;
 	uint32_t cn, cp;
-	FILE *f;
 
-	err = netvm_open(0, &nv);
-	if (!err)
-		err = netvm_info(nv, &info);
-	if (err)
-		die("open", err);
-	port = netvm_register(nv, NETVM_PORT_ANY, 0);
-	if (port < 0)
-		die("register", port);
-	err = netvm_export(nv, "tw", tw, TW_SIZE, 0, NULL);
-	if (err < 0)
-		die("export", err);
+	nv = serve_open(tw, &info, &port);
 
 	err = netvm_trip_set(nv, tw + A_OFF, 64, NETVM_TRIP_WRITE, &a);
 	check(!err && a.n == 1, "set A (64 B, writes)");
@@ -191,12 +212,7 @@ static int serve(void)
 	      "a range running past the export's end: %s (nothing kept)",
 	      netvm_strerror(err));
 
-	f = fopen(INFO ".tmp", "w");
-	if (!f)
-		die("info file", -errno);
-	fprintf(f, "node %u port %d\n", info.node_id, port);
-	fclose(f);
-	rename(INFO ".tmp", INFO);
+	publish(&info, port);
 
 	/* 1: accesses next to the ranges, and a read of write-only A */
 	step(nv, 1);
@@ -435,21 +451,10 @@ static int serve_multi(int k)
 	int hits[16] = { 0 };
 	struct netvm *nv;
 	int port, err;
-	FILE *f;
 
 	if (k < 1 || k > 15)
 		die("serve-multi K: 1..15", -EINVAL);
-	err = netvm_open(0, &nv);
-	if (!err)
-		err = netvm_info(nv, &info);
-	if (err)
-		die("open", err);
-	port = netvm_register(nv, NETVM_PORT_ANY, 0);
-	if (port < 0)
-		die("register", port);
-	err = netvm_export(nv, "tw", tw, TW_SIZE, 0, NULL);
-	if (err < 0)
-		die("export", err);
+	nv = serve_open(tw, &info, &port);
 	for (int n = 1; n <= k; n++) {
 		err = netvm_trip_set(nv, tw + n * 4096 + 500, 8,
 				     NETVM_TRIP_WRITE, &all);
@@ -457,12 +462,7 @@ static int serve_multi(int k)
 			die("tripwire", err);
 		range_of[all.id[all.n - 1]] = (uint32_t)n;
 	}
-	f = fopen(INFO ".tmp", "w");
-	if (!f)
-		die("info file", -errno);
-	fprintf(f, "node %u port %d\n", info.node_id, port);
-	fclose(f);
-	rename(INFO ".tmp", INFO);
+	publish(&info, port);
 	for (int i = 0; i < k; i++) {
 		err = netvm_trip_wait(nv, &all, 60000, &ev);
 		if (err)
