@@ -19,9 +19,15 @@
  *       exactly the expected ones.  Then nodes 0 and 1 check that quiet
  *       messages raise nothing (upcalls on) and an interrupting one does.
  *       Prints "ok - " / "not ok - " lines and a "# " summary.
+ *   netvm-dsm-test bench ME 2 ITER
+ *       the same setup on two nodes; node 0 asks node 1 for a 4 KiB page
+ *       ITER times with the reply buffer registered (zero copy) and ITER
+ *       times without (free buffers, copied out), polling for the reply,
+ *       and prints the round trips.  Figures only (bench_dsm.py).
  */
 #include <signal.h>
 #include <stdint.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -384,6 +390,82 @@ static void quiet_phase(void)
 	netvm_unet_flush(u, 30000);
 }
 
+/* ---- benchmark (bench_dsm.py): figures only ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int bench_serve(void)
+{
+	struct netvm_unet_msg m;
+	struct dsm_hdr h;
+	int err;
+
+	for (;;) {
+		err = netvm_unet_recvmsg(u, buf, sizeof(buf), &m, 120000);
+		if (err)
+			return 1;
+		memcpy(&h, buf, sizeof(h));
+		if (h.kind == K_QEND)
+			return bad ? 1 : 0;
+		serve(&h, 0);
+	}
+}
+
+static int bench_client(unsigned int iters)
+{
+	static uint64_t rtt[100000];
+	struct netvm_unet_msg m;
+	int err = 0;
+
+	if (iters > 100000)
+		iters = 100000;
+	for (int hit = 1; hit >= 0 && !err; hit--) {
+		for (unsigned int i = 0; i < iters + 20 && !err; i++) {
+			uint64_t t0;
+
+			if (hit)
+				netvm_unet_reply_arm(u, 0, ch_to[1], PAGE_BUF,
+						     PAGE);
+			t0 = now_ns();
+			err = send_small(1, K_REQ_PAGE, i, 0, 0, 32);
+			while (!err && (err = netvm_unet_recvmsg(u, buf,
+					sizeof(buf), &m, 0)) == -EAGAIN)
+				err = 0;
+			if (i >= 20)	/* the first ones warm up */
+				rtt[i - 20] = now_ns() - t0;
+			if (!err && (m.len != PAGE ||
+				     !!(m.flags & NETVM_UNET_HIT) != hit))
+				err = -EPROTO;
+		}
+		if (err)
+			break;
+		qsort(rtt, iters, sizeof(rtt[0]), cmp_u64);
+		printf("4 KiB page request/reply, %-34s min %6.1f  median %6.1f  p99 %6.1f us (%u)\n",
+		       hit ? "reply table (zero copy):" :
+		       "free-buffer path (copied out):",
+		       rtt[0] / 1e3, rtt[iters / 2] / 1e3,
+		       rtt[iters * 99 / 100] / 1e3, iters);
+	}
+	if (err)
+		fprintf(stderr, "bench: %s\n", netvm_strerror(err));
+	send_small(1, K_QEND, 0, 0, 0, 16);
+	netvm_unet_flush(u, 30000);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct netvm_unet_dsm_stats d0, d1;
@@ -393,8 +475,8 @@ int main(int argc, char **argv)
 	struct netvm *nv;
 	int err;
 
-	if (argc != 5 || strcmp(argv[1], "node")) {
-		fprintf(stderr, "usage: netvm-dsm-test node ME N ROUNDS\n");
+	if (argc != 5 || (strcmp(argv[1], "node") && strcmp(argv[1], "bench"))) {
+		fprintf(stderr, "usage: netvm-dsm-test node|bench ME N ROUNDS\n");
 		return 2;
 	}
 	me = (unsigned int)atoi(argv[2]);
@@ -438,6 +520,12 @@ int main(int argc, char **argv)
 	write_file("/tmp/dsm.ready", "ready\n");
 	if (wait_file("/tmp/dsm.go", text, sizeof(text), 300))
 		return 1;
+	if (!strcmp(argv[1], "bench")) {
+		err = n_nodes != 2 ? 2 : me ? bench_serve() : bench_client(rounds);
+		netvm_unet_close(u);
+		netvm_close(nv);
+		return err;
+	}
 	netvm_unet_dsm_stats(u, &d0);
 	for (s.r = 0; s.r < rounds; s.r++)
 		if (round_run(&s))
