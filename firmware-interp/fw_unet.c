@@ -451,7 +451,8 @@ static enum fw_rx_verdict to_kernel(struct fw *fw, uint32_t src,
 }
 
 static enum fw_rx_verdict divert(struct fw *fw, uint32_t port, int ch,
-				 uint32_t data, uint32_t mlen, uint32_t cause)
+				 uint32_t data, uint32_t mlen, uint32_t cause,
+				 uint32_t dsm)
 {
 	struct fw_unet *u = &fw->unet;
 	struct fw_unet_ep *e = &u->ep[port];
@@ -476,6 +477,7 @@ static enum fw_rx_verdict divert(struct fw *fw, uint32_t port, int ch,
 	r.len = mlen;
 	r.msgno = e->msgs++;
 	r.seq = u->div_prod + 1;
+	r.dsm = dsm;	/* the reply table is not looked at: order first */
 	rec = u->div_base + (uint64_t)(u->div_prod % u->div_slots) *
 	      NVM_UNET_DIV_SLOT;
 	memcpy(fw->chip->sram + fw_scratch_off(fw, slot), &r, 32);
@@ -586,7 +588,7 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 {
 	struct nvm_unet_rx_desc head;
 	enum reply_fate fate;
-	uint32_t hit_off = 0, num;
+	uint32_t hit_off = 0, num, dsm;
 	struct nvm_unet_hdr h;
 	struct nvm_unet_ctl ctl;
 	struct fw_unet_ep *e;
@@ -615,12 +617,15 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 	}
 	e = &fw->unet.ep[port];
 	ctl = read_ctl(fw, port);
+	dsm = (h.flags & NVM_UNET_HF_NOINTR ? NVM_UNET_F_NOINTR : 0) |
+	      (h.flags & NVM_UNET_HF_REPLY ?
+	       NVM_UNET_F_REPLY | (uint32_t)fw_be16(h.reply) << 16 : 0);
 	if (e->divert)
 		return divert(fw, port, ch, data + sizeof(h), mlen,
-			      FW_CNT_UNET_DIV_ORDER);
+			      FW_CNT_UNET_DIV_ORDER, dsm);
 	if (e->rx_prod - ctl.rx_cons >= e->rxq_len)
 		return divert(fw, port, ch, data + sizeof(h), mlen,
-			      FW_CNT_UNET_RING_FULL);
+			      FW_CNT_UNET_RING_FULL, dsm);
 
 	memset(&head, 0, sizeof(head));
 	head.channel = (uint16_t)ch;
@@ -701,7 +706,8 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 	fw_count_n(fw, FW_CNT_RX_BYTES, mlen);
 	return FW_RX_HOLD;
 no_buf:
-	return divert(fw, port, ch, data + sizeof(h), mlen, FW_CNT_UNET_NO_BUF);
+	return divert(fw, port, ch, data + sizeof(h), mlen, FW_CNT_UNET_NO_BUF,
+		      dsm);
 }
 
 static void delivered(struct fw *fw, uint32_t port, uint32_t gen,

@@ -230,7 +230,7 @@ void netvm_unet_emu_deliver(struct netvm_unet *u,
 	}
 	if (!emu_direct(u, ch, r)) {
 		/* FUGU's second case, as for a NIC endpoint */
-		netvm_unet_fifo_put(u, u->est.msgs++, ch, r->data, r->len);
+		netvm_unet_fifo_put(u, u->est.msgs++, ch, 0, r->data, r->len);
 		u->est.diverted++;
 		u->est.divert_mode = 1;
 	}

@@ -370,7 +370,7 @@ NETVM_PUBLIC int netvm_unet_flush(struct netvm_unet *u, int timeout_ms)
  * only while the NI reports diverted messages not yet taken.
  */
 static int take_diverted(struct netvm_unet *u, void *buf, size_t cap,
-			 size_t *len, unsigned int *channel, int ring_ok,
+			 struct netvm_unet_msg *m, int ring_ok,
 			 uint32_t ring_msgno)
 {
 	struct netvm_unet_drecv r;
@@ -402,14 +402,16 @@ static int take_diverted(struct netvm_unet *u, void *buf, size_t cap,
 	r.cap = (uint32_t)(cap < NVM_UNET_MSG_MAX ? cap : NVM_UNET_MSG_MAX);
 	r.want = next;
 	if (ioctl(u->fd, NETVM_IOC_UNET_DRECV, &r) < 0) {
-		if (errno == EMSGSIZE && len)
-			*len = r.len;
+		if (errno == EMSGSIZE)
+			m->len = r.len;
 		return -errno;
 	}
-	if (len)
-		*len = r.len;
-	if (channel)
-		*channel = r.channel;
+	m->len = r.len;
+	m->channel = r.channel;
+	/* the DSM flags kept by the driver (never a HIT: order first) */
+	m->flags = (r.dsm & NVM_UNET_F_NOINTR ? NETVM_UNET_NOINTR : 0) |
+		   (r.dsm & NVM_UNET_F_REPLY ? NETVM_UNET_REPLY : 0);
+	m->reply = r.dsm & NVM_UNET_F_REPLY ? r.dsm >> 16 : 0;
 	u->div_done++;
 	u->msgno = next + 1;
 	return 0;
@@ -429,9 +431,7 @@ static int take(struct netvm_unet *u, void *buf, size_t cap,
 	if (ok)
 		__sync_synchronize();	/* the seq before the rest */
 	memset(m, 0, sizeof(*m));
-	/* (diverted ones come without the DSM flags: docs/dsm.md) */
-	err = take_diverted(u, buf, cap, &m->len, &m->channel, ok,
-			    ok ? d->msgno : 0);
+	err = take_diverted(u, buf, cap, m, ok, ok ? d->msgno : 0);
 	if (err <= 0)
 		return err;
 	if (!ok)

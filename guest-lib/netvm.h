@@ -472,7 +472,8 @@ int netvm_unet_reply_disarm(struct netvm_unet *u, unsigned int num);
  * flags (NOINTR, REPLY, HIT), the reply number, and for a HIT the segment
  * offset it landed at; a HIT's bytes are NOT copied to buf (zero copy;
  * cap may be 0).  netvm_unet_recv copies a HIT's bytes like any message.
- * Diverted messages (docs/unet.md) come without flags.
+ * Diverted messages (docs/unet.md) keep NOINTR, REPLY and the number
+ * (never HIT: a diverted reply does not use the reply table).
  */
 struct netvm_unet_msg {
 	size_t len;

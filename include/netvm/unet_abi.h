@@ -166,7 +166,9 @@ struct nvm_unet_div_rec {
 	uint16_t src_node;	/* as the packet header says */
 	uint16_t src_port;	/* stamped by the sending NI */
 	uint32_t tag;
-	uint32_t reserved[2];
+	uint32_t dsm;		/* NIC endpoints: receive flags (NVM_UNET_F_NOINTR,
+				 * _REPLY) | reply number << 16 */
+	uint32_t reserved;
 	uint8_t data[NVM_UNET_MSG_MAX];
 };
 NVM_ABI_ASSERT(sizeof(struct nvm_unet_div_rec) <= NVM_UNET_DIV_SLOT,
@@ -340,7 +342,8 @@ struct netvm_unet_drecv {
 	uint32_t msgno;		/* out: the oldest buffered */
 	uint32_t buffered;	/* out: messages buffered in the driver */
 	uint32_t overflow;	/* out: dropped by overflow control so far */
-	uint32_t reserved[2];
+	uint32_t dsm;		/* out: as nvm_unet_div_rec.dsm (DSM flags) */
+	uint32_t reserved;
 };
 
 #define NETVM_IOC_UNET_OPEN	_IOWR(NETVM_IOC_MAGIC, 0x30, struct netvm_unet_open)

@@ -789,6 +789,35 @@ START_TEST(reply_miss_stale_oversize)
 }
 END_TEST
 
+/* A diverted reply keeps its flags and number and leaves the table alone. */
+START_TEST(reply_diverted)
+{
+	uint8_t m[8] = "filler!";
+	struct nvm_unet_send_desc q = {
+		.channel = 0, .len = 2000, .offset = 8192, .reply = 9,
+		.flags = NVM_UNET_F_REPLY | NVM_UNET_F_NOINTR,
+	};
+
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
+				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
+	for (uint32_t i = 0; i < RXQ_LEN; i++)
+		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 8, m),
+				  NVM_UNET_ST_SENT);
+	arm_reply(9, 20000, 4096, 5);
+	fill(sim_host(&ca, SEG + 8192), 2000, 77);
+	ck_assert_uint_eq(send_desc(&q), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 1);
+	ck_assert_uint_eq(drec(0)->seq, 1);
+	ck_assert_uint_eq(drec(0)->len, 2000);
+	ck_assert_uint_eq(drec(0)->dsm, NVM_UNET_F_REPLY | NVM_UNET_F_NOINTR |
+			  9u << 16);
+	ck_assert_mem_eq(drec(0)->data, sim_host(&ca, SEG + 8192), 2000);
+	ck_assert_uint_eq(rent(9)->armed, 1);
+	ck_assert_uint_eq(status(&cb, PORT_B).reply_hits, 0);
+	ck_assert_uint_eq(status(&cb, PORT_B).reply_misses, 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("firmware-unet");
@@ -810,6 +839,7 @@ static Suite *suite(void)
 	tcase_add_test(t, gather_refused);
 	tcase_add_test(t, reply_hit);
 	tcase_add_test(t, reply_miss_stale_oversize);
+	tcase_add_test(t, reply_diverted);
 	suite_add_tcase(s, t);
 	return s;
 }
