@@ -44,10 +44,11 @@
 #define STAGE_PAGE	(72u * 1024)	/* the replier's page */
 #define STAGE_DIFF	(80u * 1024)	/* header, then pieces 2 KiB apart */
 #define QUIET_N		20
+#define DIV_N		(BUFS + 8)	/* 1200 B each: the last 8 find no buffer */
 #define POLL_MS		20	/* quiet messages are seen at the next look */
 
 enum kind { K_REQ_PAGE = 1, K_REQ_DIFF, K_PAGE, K_DIFF, K_ARRIVE, K_RELEASE,
-	    K_QGO, K_QUIET, K_QMORE, K_QLAST, K_QEND };
+	    K_QGO, K_QUIET, K_QMORE, K_QLAST, K_QDIV, K_QEND };
 
 struct dsm_hdr {
 	uint32_t kind, from, round, id;
@@ -337,6 +338,17 @@ static void quiet_phase(void)
 		if (!err)
 			err = send_small(0, K_QLAST, 0, 0, 0, 16);
 		if (!err)
+			err = recv_kind(K_QDIV);
+		for (unsigned int i = 0; !err && i < DIV_N; i++) {
+			struct dsm_hdr h = { K_QUIET, me, i, 0 };
+
+			memcpy(buf, &h, sizeof(h));
+			pattern(buf + sizeof(h), 1200 - sizeof(h), me, i, K_QDIV);
+			err = netvm_unet_sendx(u, ch_to[0], buf, 1200,
+					       NETVM_UNET_NOINTR |
+					       NETVM_UNET_REPLY, 100 + i);
+		}
+		if (!err)
 			err = recv_kind(K_QEND);
 		check(!err, "node 1: %d quiet messages and an interrupting one sent to node 0",
 		      QUIET_N);
@@ -386,6 +398,41 @@ static void quiet_phase(void)
 	}
 	check(okq, "node 0: all %d quiet messages and the last one received in order, flags and bytes right",
 	      QUIET_N + 1);
+	/* quiet replies with no free buffer left: diverted, flags kept */
+	netvm_unet_stats(u, &st);
+	err = send_small(1, K_QDIV, 0, 0, 0, 16);
+	okq = !err;
+	for (int i = 0; okq && i < 60000; i++) {
+		struct netvm_unet_stats s2;
+
+		netvm_unet_stats(u, &s2);
+		if (s2.received + s2.diverted >= st.received + st.diverted + DIV_N)
+			break;
+		usleep(1000);
+	}
+	for (unsigned int i = 0; okq && i < DIV_N; i++) {
+		static uint8_t want[1200];
+		struct dsm_hdr h;
+
+		err = netvm_unet_recvmsg(u, buf, sizeof(buf), &m, 30000);
+		memcpy(&h, buf, sizeof(h));
+		pattern(want, sizeof(want) - sizeof(h), 1, i, K_QDIV);
+		if (err || m.len != sizeof(want) || h.round != i ||
+		    m.flags != (NETVM_UNET_NOINTR | NETVM_UNET_REPLY) ||
+		    m.reply != 100 + i ||
+		    memcmp(buf + sizeof(h), want, sizeof(want) - sizeof(h))) {
+			fail("diverted reply", i, err ? (unsigned int)-err : m.flags);
+			okq = 0;
+		}
+	}
+	{
+		struct netvm_unet_stats s2;
+
+		netvm_unet_stats(u, &s2);
+		check(okq && s2.diverted > st.diverted,
+		      "node 0: %d quiet replies with buffers running out: %u diverted to the driver, all in order with NOINTR, REPLY and their numbers kept",
+		      DIV_N, s2.diverted - st.diverted);
+	}
 	send_small(1, K_QEND, 0, 0, 0, 16);
 	netvm_unet_flush(u, 30000);
 }
