@@ -319,23 +319,7 @@ static int post(struct netvm_unet *u, int channel, uint8_t flags,
 NETVM_PUBLIC int netvm_unet_send(struct netvm_unet *u, int channel,
 				 const void *buf, size_t len)
 {
-	uint32_t off;
-	int err;
-
-	if (!u || !buf || !len)
-		return -EINVAL;
-	if (len > NETVM_UNET_MSG_MAX)
-		return -EMSGSIZE;
-	if (len <= NVM_UNET_INLINE_MAX)
-		return post(u, channel, NVM_UNET_F_INLINE, 0, buf,
-			    (uint32_t)len);
-	/* tx slot k is reusable once the NI took the send 16 back */
-	err = wait_consumed(u, NETVM_UNET_TX_SLOTS, UNET_WAIT_MS);
-	if (err)
-		return err;
-	off = (u->issued % NETVM_UNET_TX_SLOTS) * NETVM_UNET_MSG_MAX;
-	memcpy(u->seg + off, buf, len);
-	return post(u, channel, 0, off, NULL, (uint32_t)len);
+	return netvm_unet_sendx(u, channel, buf, len, 0, 0);
 }
 
 NETVM_PUBLIC int netvm_unet_send_seg(struct netvm_unet *u, int channel,

@@ -2,8 +2,8 @@
 /*
  * Helpers for guest test programs: TAP-style "ok - " / "not ok - " lines
  * that run-guest-tests.py turns into its own, and the small files through
- * which the runner passes ports between nodes.  (netvm_unet_test.c and
- * netvm_trip_test.c still carry their own copies.)
+ * which the runner passes ports between nodes (netvm_unet_test.c and
+ * netvm_dsm_test.c; netvm_trip_test.c still carries its own copy).
  */
 #ifndef NETVM_GUEST_TAP_H
 #define NETVM_GUEST_TAP_H
