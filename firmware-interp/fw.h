@@ -25,7 +25,7 @@
 #include "fw_unet.h"
 #include "netvm/fw_counters.h"
 
-#define FW_VERSION		0x00020100u	/* 2.1: raw frames, NetVM, tripwires, U-Net */
+#define FW_VERSION		0x00020200u	/* 2.2: raw frames, NetVM, tripwires, U-Net, DSM */
 
 /* Firmware counters, published in SRAM at layout.counters. */
 enum fw_counter {

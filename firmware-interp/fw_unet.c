@@ -49,6 +49,10 @@ static void publish(struct fw *fw, uint32_t port)
 		.diverted = e->diverted,
 		.dropped = e->dropped,
 		.divert_mode = e->divert,
+		.quiet = e->quiet,
+		.reply_hits = e->reply_hits,
+		.reply_misses = e->reply_misses,
+		.events = e->events,
 	};
 
 	memcpy(fw->chip->sram + region(fw, port) + NVM_UNET_STATUS, &st,
@@ -105,24 +109,66 @@ static void send_done(struct fw *fw, uint32_t port, uint32_t st)
 	publish(fw, port);
 }
 
+static bool in_seg(const struct fw_unet_ep *e, uint32_t off, uint32_t len)
+{
+	return off <= e->seg_size && e->seg_size - off >= len;
+}
+
+/*
+ * A gather list: 1..4 pieces, each non-empty and inside the segment,
+ * adding up to the descriptor's length (each is at most MSG_MAX, so the
+ * sum cannot wrap).
+ */
+static uint32_t gather_check(const struct fw_unet_ep *e,
+			     const struct nvm_unet_send_desc *d)
+{
+	struct nvm_unet_gather g;
+	uint32_t sum = 0;
+
+	memcpy(&g, d->data, sizeof(g));
+	if (!g.count || g.count > NVM_UNET_GATHER_MAX)
+		return NVM_UNET_ST_BAD_LEN;
+	for (uint32_t i = 0; i < g.count; i++) {
+		if (!g.piece[i].len || g.piece[i].len > NVM_UNET_MSG_MAX)
+			return NVM_UNET_ST_BAD_LEN;
+		if (!in_seg(e, g.piece[i].offset, g.piece[i].len))
+			return NVM_UNET_ST_BAD_RANGE;
+		sum += g.piece[i].len;
+	}
+	return sum == d->len ? 0 : NVM_UNET_ST_BAD_LEN;
+}
+
 static uint32_t send_check(const struct fw_unet_ep *e,
 			   const struct nvm_unet_send_desc *d)
 {
+	if (d->flags & ~NVM_UNET_F_SEND_ALL ||
+	    (d->flags & NVM_UNET_F_INLINE && d->flags & NVM_UNET_F_GATHER) ||
+	    (d->flags & NVM_UNET_F_REPLY && d->reply >= NVM_UNET_REPLY_SLOTS))
+		return NVM_UNET_ST_BAD_FLAGS;
 	if (d->channel >= NVM_UNET_CHANNELS || !e->ch[d->channel].open)
 		return NVM_UNET_ST_BAD_CHANNEL;
 	if (!d->len || d->len > NVM_UNET_MSG_MAX)
 		return NVM_UNET_ST_BAD_LEN;
 	if (d->flags & NVM_UNET_F_INLINE)
 		return d->len > NVM_UNET_INLINE_MAX ? NVM_UNET_ST_BAD_LEN : 0;
-	if (d->offset > e->seg_size || e->seg_size - d->offset < d->len)
+	if (d->flags & NVM_UNET_F_GATHER)
+		return gather_check(e, d);
+	if (!in_seg(e, d->offset, d->len))
 		return NVM_UNET_ST_BAD_RANGE;
 	return 0;
+}
+
+/* What the receiving NI must know of a send descriptor's flags. */
+static uint8_t wire_flags(const struct nvm_unet_send_desc *d)
+{
+	return (d->flags & NVM_UNET_F_NOINTR ? NVM_UNET_HF_NOINTR : 0) |
+	       (d->flags & NVM_UNET_F_REPLY ? NVM_UNET_HF_REPLY : 0);
 }
 
 /* Route, packet header and U-Net header in front of the data at @tb. */
 static uint32_t frame_build(struct fw *fw, uint32_t port, uint32_t tb,
 			    const struct fw_unet_chan *ch, uint32_t len,
-			    uint32_t *frame_off)
+			    uint8_t hflags, uint16_t reply, uint32_t *frame_off)
 {
 	uint32_t base = fw_nv_txbuf_off(fw, tb);
 	uint8_t rl = fw->nv.route_len[ch->node];
@@ -138,6 +184,8 @@ static uint32_t frame_build(struct fw *fw, uint32_t port, uint32_t tb,
 		.src_port = fw_be16((uint16_t)port),
 		.tag = fw_be32(ch->tag),
 		.len = fw_be32(len),
+		.flags = hflags,
+		.reply = fw_be16(reply),
 	};
 	uint8_t *p = fw->chip->sram + base;
 
@@ -155,9 +203,12 @@ static uint32_t data_off(struct fw *fw, uint32_t tb)
 }
 
 static void transmit(struct fw *fw, uint32_t port, uint32_t tb,
-		     const struct fw_unet_chan *ch, uint32_t len)
+		     const struct nvm_unet_send_desc *d)
 {
-	uint32_t off, flen = frame_build(fw, port, tb, ch, len, &off);
+	const struct fw_unet_chan *ch = &fw->unet.ep[port].ch[d->channel];
+	uint32_t len = d->len, off;
+	uint32_t flen = frame_build(fw, port, tb, ch, len, wire_flags(d),
+				    d->reply, &off);
 
 	/* the caller made sure the send queue has room */
 	if (!fw_send_submit(fw, FW_SEND_UNET, tb, off, flen))
@@ -191,7 +242,7 @@ static bool tx_step_ep(struct fw *fw, uint32_t port)
 		return false;
 	if (d.flags & NVM_UNET_F_INLINE) {
 		memcpy(fw->chip->sram + data_off(fw, tb), d.data, d.len);
-		transmit(fw, port, tb, &e->ch[d.channel], d.len);
+		transmit(fw, port, tb, &d);
 		send_done(fw, port, NVM_UNET_ST_SENT);
 		return true;
 	}
@@ -202,8 +253,22 @@ static bool tx_step_ep(struct fw *fw, uint32_t port)
 		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
 		return false;
 	}
-	fw_hdma_add(fw, slot, LANAI_DMA_E2L, d.len, data_off(fw, tb),
-		    e->seg + d.offset);
+	if (d.flags & NVM_UNET_F_GATHER) {
+		struct nvm_unet_gather g;
+		uint32_t at = data_off(fw, tb);
+
+		/* the pieces land one after the other: one message */
+		memcpy(&g, d.data, sizeof(g));
+		for (uint32_t i = 0; i < g.count; i++) {
+			fw_hdma_add(fw, slot, LANAI_DMA_E2L, g.piece[i].len, at,
+				    e->seg + g.piece[i].offset);
+			at += g.piece[i].len;
+		}
+		fw_count(fw, FW_CNT_UNET_GATHER);
+	} else {
+		fw_hdma_add(fw, slot, LANAI_DMA_E2L, d.len, data_off(fw, tb),
+			    e->seg + d.offset);
+	}
 	fw_hdma_submit(fw, slot);
 	e->tx_tb = tb;
 	return true;
@@ -244,7 +309,7 @@ static void fetched(struct fw *fw, uint32_t port, uint32_t gen, uint32_t tb,
 		send_done(fw, port, NVM_UNET_ST_DMA);
 		return;
 	}
-	transmit(fw, port, tb, &e->ch[d.channel], d.len);
+	transmit(fw, port, tb, &d);
 	send_done(fw, port, NVM_UNET_ST_SENT);
 }
 
@@ -386,7 +451,8 @@ static enum fw_rx_verdict to_kernel(struct fw *fw, uint32_t src,
 }
 
 static enum fw_rx_verdict divert(struct fw *fw, uint32_t port, int ch,
-				 uint32_t data, uint32_t mlen, uint32_t cause)
+				 uint32_t data, uint32_t mlen, uint32_t cause,
+				 uint32_t dsm)
 {
 	struct fw_unet *u = &fw->unet;
 	struct fw_unet_ep *e = &u->ep[port];
@@ -411,6 +477,7 @@ static enum fw_rx_verdict divert(struct fw *fw, uint32_t port, int ch,
 	r.len = mlen;
 	r.msgno = e->msgs++;
 	r.seq = u->div_prod + 1;
+	r.dsm = dsm;	/* the reply table is not looked at: order first */
 	rec = u->div_base + (uint64_t)(u->div_prod % u->div_slots) *
 	      NVM_UNET_DIV_SLOT;
 	memcpy(fw->chip->sram + fw_scratch_off(fw, slot), &r, 32);
@@ -458,10 +525,70 @@ static void diverted(struct fw *fw, uint32_t arg, uint32_t status)
 		u->div_prod);
 }
 
+/*
+ * The reply table (DSM extensions): where a reply with number @num on
+ * channel @ch goes.  Only looks; reply_commit() disarms the entry once the
+ * message is surely taken (a job slot may still be missing).
+ */
+enum reply_fate { REPLY_NONE, REPLY_HIT, REPLY_OVERSIZE, REPLY_MISS };
+
+static uint32_t reply_ent(struct fw *fw, uint32_t port, uint32_t num)
+{
+	return region(fw, port) + NVM_UNET_REPLYTAB +
+	       num * sizeof(struct nvm_unet_reply_ent);
+}
+
+static enum reply_fate reply_lookup(struct fw *fw, uint32_t port, int ch,
+				    uint8_t hflags, uint32_t num,
+				    uint32_t mlen, uint32_t *off)
+{
+	const struct fw_unet_ep *e = &fw->unet.ep[port];
+	struct nvm_unet_reply_ent r;
+
+	if (!(hflags & NVM_UNET_HF_REPLY))
+		return REPLY_NONE;
+	if (num >= NVM_UNET_REPLY_SLOTS)
+		return REPLY_MISS;
+	memcpy(&r, fw->chip->sram + reply_ent(fw, port, num), sizeof(r));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);	/* armed, then the rest */
+	if (r.armed != 1 || r.channel != (uint32_t)ch ||
+	    !in_seg(e, r.offset, r.len))
+		return REPLY_MISS;	/* stale, someone else's, or bad */
+	if (mlen > r.len)
+		return REPLY_OVERSIZE;
+	*off = r.offset;
+	return REPLY_HIT;
+}
+
+static void reply_commit(struct fw *fw, uint32_t port, uint32_t num,
+			 enum reply_fate f)
+{
+	struct fw_unet_ep *e = &fw->unet.ep[port];
+	uint32_t armed = reply_ent(fw, port, num) +
+			 offsetof(struct nvm_unet_reply_ent, armed);
+
+	if (f == REPLY_NONE)
+		return;
+	if (f == REPLY_HIT || f == REPLY_OVERSIZE) {
+		/* one reply per arming, even one too large for it */
+		fw->chip->sram[armed] = 0;
+		fw->chip->sram[armed + 1] = 0;
+	}
+	if (f == REPLY_HIT) {
+		e->reply_hits++;
+		fw_count(fw, FW_CNT_UNET_REPLY_HIT);
+	} else {
+		e->reply_misses++;
+		fw_count(fw, FW_CNT_UNET_REPLY_MISS);
+	}
+}
+
 enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 			      uint32_t src)
 {
 	struct nvm_unet_rx_desc head;
+	enum reply_fate fate;
+	uint32_t hit_off = 0, num, dsm;
 	struct nvm_unet_hdr h;
 	struct nvm_unet_ctl ctl;
 	struct fw_unet_ep *e;
@@ -490,18 +617,33 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 	}
 	e = &fw->unet.ep[port];
 	ctl = read_ctl(fw, port);
+	dsm = (h.flags & NVM_UNET_HF_NOINTR ? NVM_UNET_F_NOINTR : 0) |
+	      (h.flags & NVM_UNET_HF_REPLY ?
+	       NVM_UNET_F_REPLY | (uint32_t)fw_be16(h.reply) << 16 : 0);
 	if (e->divert)
 		return divert(fw, port, ch, data + sizeof(h), mlen,
-			      FW_CNT_UNET_DIV_ORDER);
+			      FW_CNT_UNET_DIV_ORDER, dsm);
 	if (e->rx_prod - ctl.rx_cons >= e->rxq_len)
 		return divert(fw, port, ch, data + sizeof(h), mlen,
-			      FW_CNT_UNET_RING_FULL);
+			      FW_CNT_UNET_RING_FULL, dsm);
 
 	memset(&head, 0, sizeof(head));
 	head.channel = (uint16_t)ch;
 	head.len = mlen;
-	if (mlen <= NVM_UNET_INLINE_MAX) {
-		head.flags = NVM_UNET_F_INLINE;
+	num = fw_be16(h.reply);
+	fate = reply_lookup(fw, port, ch, h.flags, num, mlen, &hit_off);
+	if (h.flags & NVM_UNET_HF_NOINTR)
+		head.flags |= NVM_UNET_F_NOINTR;
+	if (fate != REPLY_NONE) {
+		head.flags |= NVM_UNET_F_REPLY;
+		head.reply = num;
+	}
+	if (fate == REPLY_HIT) {
+		/* straight into the requester's buffer: no free buffer */
+		head.flags |= NVM_UNET_F_HIT;
+		head.buf[0] = hit_off;
+	} else if (mlen <= NVM_UNET_INLINE_MAX) {
+		head.flags |= NVM_UNET_F_INLINE;
 	} else {
 		nbuf = (mlen + e->buf_size - 1) / e->buf_size;
 		if (ctl.free_prod - e->free_cons < nbuf ||
@@ -521,9 +663,12 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 		}
 		head.nbuf = nbuf;
 	}
-	slot = fw_hdma_alloc(fw, FW_JOB_UNET_RX, e->gen << 16 | port << 8);
+	/* low bit: the delivery raises no event (NOINTR) */
+	slot = fw_hdma_alloc(fw, FW_JOB_UNET_RX, e->gen << 16 | port << 8 |
+			     !!(head.flags & NVM_UNET_F_NOINTR));
 	if (slot < 0)
 		return FW_RX_WAIT;
+	reply_commit(fw, port, num, fate);
 	e->free_cons += nbuf;
 	head.msgno = e->msgs++;
 
@@ -533,6 +678,10 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 	seq = e->rx_prod + 1;
 	memcpy(fw->chip->sram + scr, &head, 32);
 	memcpy(fw->chip->sram + scr + 32, &seq, 4);
+	memcpy(fw->chip->sram + scr + 36, &head.reply, 4);
+	if (head.flags & NVM_UNET_F_HIT)
+		fw_hdma_add(fw, slot, LANAI_DMA_L2E, mlen, data + sizeof(h),
+			    e->seg + hit_off);
 	for (uint32_t i = 0; i < nbuf; i++) {
 		uint32_t n = mlen - i * e->buf_size;
 
@@ -541,24 +690,28 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 			    data + sizeof(h) + i * e->buf_size,
 			    e->seg + head.buf[i]);
 	}
-	if (nbuf) {
-		fw_hdma_add(fw, slot, LANAI_DMA_L2E, 32, scr, entry);
-	} else {
+	if (head.flags & NVM_UNET_F_INLINE) {
 		fw_hdma_add(fw, slot, LANAI_DMA_L2E, 16, scr, entry);
 		fw_hdma_add(fw, slot, LANAI_DMA_L2E, mlen, data + sizeof(h),
 			    entry + 16);
+	} else {
+		fw_hdma_add(fw, slot, LANAI_DMA_L2E, 32, scr, entry);
 	}
+	if (head.flags & NVM_UNET_F_REPLY)
+		fw_hdma_add(fw, slot, LANAI_DMA_L2E, 4, scr + 36,
+			    entry + offsetof(struct nvm_unet_rx_desc, reply));
 	fw_hdma_add(fw, slot, LANAI_DMA_L2E, 4, scr + 32,
 		    entry + offsetof(struct nvm_unet_rx_desc, seq));
 	fw_hdma_submit(fw, slot);
 	fw_count_n(fw, FW_CNT_RX_BYTES, mlen);
 	return FW_RX_HOLD;
 no_buf:
-	return divert(fw, port, ch, data + sizeof(h), mlen, FW_CNT_UNET_NO_BUF);
+	return divert(fw, port, ch, data + sizeof(h), mlen, FW_CNT_UNET_NO_BUF,
+		      dsm);
 }
 
 static void delivered(struct fw *fw, uint32_t port, uint32_t gen,
-		      uint32_t status)
+		      bool quiet, uint32_t status)
 {
 	struct fw_unet_ep *e = &fw->unet.ep[port];
 	struct nvm_unet_ctl ctl;
@@ -574,7 +727,10 @@ static void delivered(struct fw *fw, uint32_t port, uint32_t gen,
 	}
 	e->rx_prod++;
 	fw_count(fw, FW_CNT_UNET_RX);
-	publish(fw, port);
+	if (quiet) {
+		e->quiet++;
+		fw_count(fw, FW_CNT_UNET_QUIET);
+	}
 	/*
 	 * Blocking receive: one event per arming, so polling costs nothing.
 	 * The process stores arm (or rx_cons) and then loads the descriptor;
@@ -584,19 +740,34 @@ static void delivered(struct fw *fw, uint32_t port, uint32_t gen,
 	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	ctl = read_ctl(fw, port);
+	depth = e->rx_prod - ctl.rx_cons;
+	if (quiet) {
+		/*
+		 * Only queued (a barrier arrival): no wakeup, no upcall.  An
+		 * arming it satisfies stays pending for the next interrupting
+		 * message; a non-empty edge it took is owed to that one too.
+		 */
+		if (depth == 1)
+			e->edge_owed = 1;
+		publish(fw, port);
+		return;
+	}
 	if (ctl.arm && ctl.arm != e->armed_done &&
 	    (int32_t)(e->rx_prod - ctl.arm) >= 0) {
 		e->armed_done = ctl.arm;
 		ev |= NVM_UNET_EV_WAKE;
 	}
 	/* upcalls: on the edges only, so one upcall drains all pending */
-	depth = e->rx_prod - ctl.rx_cons;
-	if (ctl.upcall && depth == 1)
+	if (ctl.upcall && (depth == 1 || (e->edge_owed && depth)))
 		ev |= NVM_UNET_EV_NONEMPTY;
+	e->edge_owed = 0;
 	if (ctl.upcall && ctl.upcall_full && depth == ctl.upcall_full)
 		ev |= NVM_UNET_EV_ALMOST_FULL;
-	if (ev)
+	if (ev) {
+		e->events++;
 		fw_post(fw, NVM_EV_NOTIFY, (uint16_t)port, ev, e->rx_prod);
+	}
+	publish(fw, port);
 }
 
 void fw_unet_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
@@ -618,7 +789,7 @@ void fw_unet_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
 	if (kind == FW_JOB_UNET_FETCH)
 		fetched(fw, port, gen, arg & 0xff, status);
 	else
-		delivered(fw, port, gen, status);
+		delivered(fw, port, gen, arg & 1, status);
 }
 
 /* ---- kernel control commands ---- */
@@ -731,7 +902,7 @@ static uint32_t k_ksend(struct fw *fw, const struct nvm_k_unet_ksend *k)
 	}
 	/* headers now (the route and tag are the kernel's), data by DMA */
 	fw->nv.txbuf_len[tb - 1] = frame_build(fw, k->src_port, tb, &ch,
-					       k->len, &off);
+					       k->len, 0, 0, &off);
 	fw_hdma_add(fw, slot, LANAI_DMA_E2L, k->len, data_off(fw, tb),
 		    k->addr);
 	fw_hdma_submit(fw, slot);

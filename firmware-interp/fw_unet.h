@@ -40,6 +40,12 @@ struct fw_unet_ep {
 	uint32_t divert;		/* 1: divert everything (order) */
 	uint32_t div_out;		/* its records not yet handed on */
 	uint32_t diverted, dropped;
+	/* DSM extensions (docs/dsm.md) */
+	uint32_t quiet;			/* NOINTR messages delivered */
+	uint32_t reply_hits, reply_misses;
+	uint32_t events;		/* receive events raised */
+	uint32_t edge_owed;		/* a NOINTR message took the non-empty
+					 * edge: the next interrupting one raises it */
 	struct fw_unet_chan ch[NVM_UNET_CHANNELS];
 };
 

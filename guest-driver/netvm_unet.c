@@ -62,7 +62,7 @@ struct unet_frec {
 	u16 channel;
 	u16 reserved;
 	u32 len;
-	u32 pad;
+	u32 dsm;	/* the DSM flags and reply number (docs/dsm.md) */
 };
 
 static struct netvm_unet *unet_lookup(struct netvm_dev *nd, u32 port);
@@ -85,10 +85,11 @@ static int fifo_io(struct netvm_unet *u, void *buf, u32 n, u64 at, bool wr)
 }
 
 void netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
-			 const void *data, u32 len)
+			 u32 dsm, const void *data, u32 len)
 {
 	struct unet_frec h = {
 		.msgno = msgno, .channel = (u16)channel, .len = len,
+		.dsm = dsm,
 	};
 	u32 need = sizeof(h) + ALIGN(len, 16);
 
@@ -141,7 +142,7 @@ static void unet_div_work(struct work_struct *w)
 				netvm_unet_emu_deliver(u, r);
 			} else {
 				netvm_unet_fifo_put(u, r->msgno, r->channel,
-						    r->data, r->len);
+						    r->dsm, r->data, r->len);
 				wake_up_interruptible(&nd->eps.wq[r->port]);
 			}
 		}
@@ -524,7 +525,7 @@ static int unet_drecv(struct netvm_unet *u, void __user *uarg)
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	if ((req.flags & ~NETVM_UNET_PEEK) || req.reserved[0] || req.reserved[1])
+	if ((req.flags & ~NETVM_UNET_PEEK) || req.reserved)
 		return -EINVAL;
 	mutex_lock(&u->dlock);
 	req.buffered = u->dcount;
@@ -539,6 +540,7 @@ static int unet_drecv(struct netvm_unet *u, void __user *uarg)
 	req.msgno = h.msgno;
 	req.len = h.len;
 	req.channel = h.channel;
+	req.dsm = h.dsm;
 	ret = -EAGAIN;
 	if ((req.flags & NETVM_UNET_PEEK) || h.msgno != req.want)
 		goto out;

@@ -83,7 +83,7 @@ void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev);
 
 /* netvm_unet.c, for netvm_unet_emu.c */
 void netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
-			 const void *data, u32 len);
+			 u32 dsm, const void *data, u32 len);
 
 /* netvm_unet_emu.c: kernel-emulated endpoints */
 int netvm_unet_emu_setup(struct netvm_unet *u);

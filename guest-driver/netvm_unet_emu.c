@@ -66,9 +66,14 @@ void netvm_unet_emu_free(struct netvm_unet *u)
 	u->ks = NULL;
 }
 
-/* As the firmware's send_check(). */
+/*
+ * As the firmware's send_check().  The DSM flags (NOINTR, GATHER, REPLY)
+ * are refused: KSEND carries neither pieces nor wire flags (docs/dsm.md).
+ */
 static u32 emu_check(struct netvm_unet *u, const struct nvm_unet_send_desc *d)
 {
+	if (d->flags & ~NVM_UNET_F_INLINE)
+		return NVM_UNET_ST_BAD_FLAGS;
 	if (d->channel >= NVM_UNET_CHANNELS || !READ_ONCE(u->ch[d->channel].open))
 		return NVM_UNET_ST_BAD_CHANNEL;
 	if (!d->len || d->len > NVM_UNET_MSG_MAX)
@@ -225,7 +230,7 @@ void netvm_unet_emu_deliver(struct netvm_unet *u,
 	}
 	if (!emu_direct(u, ch, r)) {
 		/* FUGU's second case, as for a NIC endpoint */
-		netvm_unet_fifo_put(u, u->est.msgs++, ch, r->data, r->len);
+		netvm_unet_fifo_put(u, u->est.msgs++, ch, 0, r->data, r->len);
 		u->est.diverted++;
 		u->est.divert_mode = 1;
 	}

@@ -224,6 +224,8 @@ static int st_errno(uint8_t st)
 		return -ERANGE;
 	case NVM_UNET_ST_BAD_LEN:
 		return -EMSGSIZE;
+	case NVM_UNET_ST_BAD_FLAGS:
+		return -EINVAL;
 	default:
 		return -EIO;
 	}
@@ -262,8 +264,10 @@ static int wait_consumed(struct netvm_unet *u, uint32_t max, int timeout_ms)
 	}
 }
 
-static int post(struct netvm_unet *u, int channel, uint8_t flags,
-		uint32_t off, const void *data, uint32_t len)
+/* @data: INLINE's bytes or GATHER's list (whole words: NIC memory) */
+static int post_ex(struct netvm_unet *u, int channel, uint8_t flags,
+		   uint32_t off, const void *data, uint32_t len,
+		   uint32_t dlen, uint16_t reply)
 {
 	volatile struct nvm_unet_send_desc *d;
 	int err;
@@ -279,12 +283,15 @@ static int post(struct netvm_unet *u, int channel, uint8_t flags,
 	d->status = NVM_UNET_ST_PENDING;
 	d->len = len;
 	d->offset = off;
+	/* reply and reserved (0) as one word */
+	*(volatile uint32_t *)((volatile uint8_t *)d +
+		offsetof(struct nvm_unet_send_desc, reply)) = reply;
 	if (data) {
 		uint8_t tmp[NVM_UNET_INLINE_MAX] = { 0 };
 
 		/* whole words: the NIC memory takes them best */
-		memcpy(tmp, data, len);
-		for (uint32_t i = 0; i < len; i += 4) {
+		memcpy(tmp, data, dlen);
+		for (uint32_t i = 0; i < dlen; i += 4) {
 			uint32_t w;
 
 			memcpy(&w, tmp + i, 4);
@@ -303,26 +310,16 @@ static int post(struct netvm_unet *u, int channel, uint8_t flags,
 	return 0;
 }
 
+static int post(struct netvm_unet *u, int channel, uint8_t flags,
+		uint32_t off, const void *data, uint32_t len)
+{
+	return post_ex(u, channel, flags, off, data, len, data ? len : 0, 0);
+}
+
 NETVM_PUBLIC int netvm_unet_send(struct netvm_unet *u, int channel,
 				 const void *buf, size_t len)
 {
-	uint32_t off;
-	int err;
-
-	if (!u || !buf || !len)
-		return -EINVAL;
-	if (len > NETVM_UNET_MSG_MAX)
-		return -EMSGSIZE;
-	if (len <= NVM_UNET_INLINE_MAX)
-		return post(u, channel, NVM_UNET_F_INLINE, 0, buf,
-			    (uint32_t)len);
-	/* tx slot k is reusable once the NI took the send 16 back */
-	err = wait_consumed(u, NETVM_UNET_TX_SLOTS, UNET_WAIT_MS);
-	if (err)
-		return err;
-	off = (u->issued % NETVM_UNET_TX_SLOTS) * NETVM_UNET_MSG_MAX;
-	memcpy(u->seg + off, buf, len);
-	return post(u, channel, 0, off, NULL, (uint32_t)len);
+	return netvm_unet_sendx(u, channel, buf, len, 0, 0);
 }
 
 NETVM_PUBLIC int netvm_unet_send_seg(struct netvm_unet *u, int channel,
@@ -357,7 +354,7 @@ NETVM_PUBLIC int netvm_unet_flush(struct netvm_unet *u, int timeout_ms)
  * only while the NI reports diverted messages not yet taken.
  */
 static int take_diverted(struct netvm_unet *u, void *buf, size_t cap,
-			 size_t *len, unsigned int *channel, int ring_ok,
+			 struct netvm_unet_msg *m, int ring_ok,
 			 uint32_t ring_msgno)
 {
 	struct netvm_unet_drecv r;
@@ -389,29 +386,36 @@ static int take_diverted(struct netvm_unet *u, void *buf, size_t cap,
 	r.cap = (uint32_t)(cap < NVM_UNET_MSG_MAX ? cap : NVM_UNET_MSG_MAX);
 	r.want = next;
 	if (ioctl(u->fd, NETVM_IOC_UNET_DRECV, &r) < 0) {
-		if (errno == EMSGSIZE && len)
-			*len = r.len;
+		if (errno == EMSGSIZE)
+			m->len = r.len;
 		return -errno;
 	}
-	if (len)
-		*len = r.len;
-	if (channel)
-		*channel = r.channel;
+	m->len = r.len;
+	m->channel = r.channel;
+	/* the DSM flags kept by the driver (never a HIT: order first) */
+	m->flags = (r.dsm & NVM_UNET_F_NOINTR ? NETVM_UNET_NOINTR : 0) |
+		   (r.dsm & NVM_UNET_F_REPLY ? NETVM_UNET_REPLY : 0);
+	m->reply = r.dsm & NVM_UNET_F_REPLY ? r.dsm >> 16 : 0;
 	u->div_done++;
 	u->msgno = next + 1;
 	return 0;
 }
 
-static int take(struct netvm_unet *u, void *buf, size_t cap, size_t *len,
-		unsigned int *channel)
+/*
+ * The next message into @m (and @buf).  A reply that hit its reply buffer
+ * is already in the segment: copied to @buf only if @copy_hit.
+ */
+static int take(struct netvm_unet *u, void *buf, size_t cap,
+		struct netvm_unet_msg *m, int copy_hit)
 {
 	volatile struct nvm_unet_rx_desc *d = rdesc(u, u->rx_cons);
-	uint32_t n, nbuf, bs = u->info.buf_size;
+	uint32_t n, nbuf, fl, bs = u->info.buf_size;
 	int ok = d->seq == u->rx_cons + 1, err;
 
 	if (ok)
 		__sync_synchronize();	/* the seq before the rest */
-	err = take_diverted(u, buf, cap, len, channel, ok, ok ? d->msgno : 0);
+	memset(m, 0, sizeof(*m));
+	err = take_diverted(u, buf, cap, m, ok, ok ? d->msgno : 0);
 	if (err <= 0)
 		return err;
 	if (!ok)
@@ -419,13 +423,25 @@ static int take(struct netvm_unet *u, void *buf, size_t cap, size_t *len,
 	u->msgno = d->msgno + 1;
 	n = d->len;
 	nbuf = d->nbuf;
-	if (len)
-		*len = n;
-	if (n > cap)
+	fl = d->flags;
+	m->len = n;
+	if (n > cap && (copy_hit || !(fl & NVM_UNET_F_HIT)))
 		return -EMSGSIZE;
-	if (channel)
-		*channel = d->channel;
-	if (d->flags & NVM_UNET_F_INLINE) {
+	m->channel = d->channel;
+	m->flags = (fl & NVM_UNET_F_NOINTR ? NETVM_UNET_NOINTR : 0) |
+		   (fl & NVM_UNET_F_REPLY ? NETVM_UNET_REPLY : 0) |
+		   (fl & NVM_UNET_F_HIT ? NETVM_UNET_HIT : 0);
+	if (fl & NVM_UNET_F_REPLY)
+		m->reply = d->reply;
+	if (fl & NVM_UNET_F_HIT) {
+		uint32_t o = d->buf[0];
+
+		if (o > u->info.seg_size || u->info.seg_size - o < n)
+			return -EIO;	/* cannot happen: the NI checked */
+		m->seg_off = o;
+		if (copy_hit)
+			memcpy(buf, u->seg + o, n);
+	} else if (fl & NVM_UNET_F_INLINE) {
 		memcpy(buf, (const void *)d->data,
 		       n <= NVM_UNET_INLINE_MAX ? n : NVM_UNET_INLINE_MAX);
 	} else {
@@ -448,9 +464,8 @@ static int take(struct netvm_unet *u, void *buf, size_t cap, size_t *len,
 	return 0;
 }
 
-NETVM_PUBLIC int netvm_unet_recv(struct netvm_unet *u, void *buf, size_t cap,
-				 size_t *len, unsigned int *channel,
-				 int timeout_ms)
+static int recv_common(struct netvm_unet *u, void *buf, size_t cap,
+		       struct netvm_unet_msg *m, int copy_hit, int timeout_ms)
 {
 	uint64_t end = timeout_ms > 0 ? now_ms() + (uint64_t)timeout_ms : 0;
 	struct pollfd pfd;
@@ -459,14 +474,14 @@ NETVM_PUBLIC int netvm_unet_recv(struct netvm_unet *u, void *buf, size_t cap,
 	if (!u || (!buf && cap))
 		return -EINVAL;
 	for (;;) {
-		err = take(u, buf, cap, len, channel);
+		err = take(u, buf, cap, m, copy_hit);
 		if (err != -EAGAIN || timeout_ms == 0)
 			return err;
 		/* arm for the next message, then look again: one that came in
 		 * between is seen now, a later one raises the event */
 		ctl(u)->arm = u->rx_cons + 1 ? u->rx_cons + 1 : 1;
 		__sync_synchronize();
-		err = take(u, buf, cap, len, channel);
+		err = take(u, buf, cap, m, copy_hit);
 		if (err != -EAGAIN)
 			return err;
 		wait = -1;
@@ -482,6 +497,29 @@ NETVM_PUBLIC int netvm_unet_recv(struct netvm_unet *u, void *buf, size_t cap,
 		if (poll(&pfd, 1, wait) < 0 && errno == EINTR)
 			return -EINTR;
 	}
+}
+
+NETVM_PUBLIC int netvm_unet_recv(struct netvm_unet *u, void *buf, size_t cap,
+				 size_t *len, unsigned int *channel,
+				 int timeout_ms)
+{
+	struct netvm_unet_msg m;
+	int err = recv_common(u, buf, cap, &m, 1, timeout_ms);
+
+	if ((!err || err == -EMSGSIZE) && len)
+		*len = m.len;
+	if (!err && channel)
+		*channel = m.channel;
+	return err;
+}
+
+NETVM_PUBLIC int netvm_unet_recvmsg(struct netvm_unet *u, void *buf,
+				    size_t cap, struct netvm_unet_msg *m,
+				    int timeout_ms)
+{
+	if (!m)
+		return -EINVAL;
+	return recv_common(u, buf, cap, m, 0, timeout_ms);
 }
 
 NETVM_PUBLIC int netvm_unet_stats(struct netvm_unet *u,
@@ -529,4 +567,137 @@ NETVM_PUBLIC int netvm_unet_upcalls(struct netvm_unet *u, int on)
 	__sync_synchronize();	/* on, then look: nothing falls in between */
 	return rdesc(u, u->rx_cons)->seq == u->rx_cons + 1 ||
 	       status(u)->diverted != u->div_done + u->div_lost;
+}
+
+/* ---- DSM extensions (docs/dsm.md) ---- */
+
+static int dsm_flags(struct netvm_unet *u, unsigned int flags,
+		     unsigned int reply, uint8_t *out)
+{
+	if (flags & ~(NETVM_UNET_NOINTR | NETVM_UNET_REPLY) ||
+	    ((flags & NETVM_UNET_REPLY) && reply >= NETVM_UNET_REPLY_SLOTS))
+		return -EINVAL;
+	/* KSEND carries neither the flags nor pieces */
+	if (flags && (u->info.flags & NETVM_UNET_EMULATED))
+		return -EOPNOTSUPP;
+	*out = (flags & NETVM_UNET_NOINTR ? NVM_UNET_F_NOINTR : 0) |
+	       (flags & NETVM_UNET_REPLY ? NVM_UNET_F_REPLY : 0);
+	return 0;
+}
+
+NETVM_PUBLIC int netvm_unet_sendx(struct netvm_unet *u, int channel,
+				  const void *buf, size_t len,
+				  unsigned int flags, unsigned int reply)
+{
+	uint32_t off;
+	uint8_t f;
+	int err;
+
+	if (!u || !buf || !len)
+		return -EINVAL;
+	err = dsm_flags(u, flags, reply, &f);
+	if (err)
+		return err;
+	if (len > NETVM_UNET_MSG_MAX)
+		return -EMSGSIZE;
+	if (len <= NVM_UNET_INLINE_MAX)
+		return post_ex(u, channel, f | NVM_UNET_F_INLINE, 0, buf,
+			       (uint32_t)len, (uint32_t)len, (uint16_t)reply);
+	err = wait_consumed(u, NETVM_UNET_TX_SLOTS, UNET_WAIT_MS);
+	if (err)
+		return err;
+	off = (u->issued % NETVM_UNET_TX_SLOTS) * NETVM_UNET_MSG_MAX;
+	memcpy(u->seg + off, buf, len);
+	return post_ex(u, channel, f, off, NULL, (uint32_t)len, 0,
+		       (uint16_t)reply);
+}
+
+NETVM_PUBLIC int netvm_unet_sendv(struct netvm_unet *u, int channel,
+				  const struct netvm_unet_piece *pv,
+				  unsigned int n, unsigned int flags,
+				  unsigned int reply)
+{
+	struct nvm_unet_gather g = { .count = n };
+	uint64_t sum = 0;
+	uint8_t f;
+	int err;
+
+	if (!u || !pv || !n || n > NETVM_UNET_GATHER_MAX)
+		return -EINVAL;
+	err = dsm_flags(u, flags, reply, &f);
+	if (err)
+		return err;
+	if (n > 1 && (u->info.flags & NETVM_UNET_EMULATED))
+		return -EOPNOTSUPP;
+	for (unsigned int i = 0; i < n; i++) {
+		g.piece[i].offset = pv[i].off;
+		g.piece[i].len = pv[i].len;
+		sum += pv[i].len;
+	}
+	if (sum > UINT32_MAX)
+		return -EMSGSIZE;
+	/* the pieces are deliberately unchecked here: the NI checks each */
+	if (n == 1)
+		return post_ex(u, channel, f, pv[0].off, NULL, pv[0].len, 0,
+			       (uint16_t)reply);
+	return post_ex(u, channel, f | NVM_UNET_F_GATHER, 0, &g,
+		       (uint32_t)sum, sizeof(g), (uint16_t)reply);
+}
+
+static volatile uint32_t *reply_ent(struct netvm_unet *u, unsigned int num)
+{
+	return (volatile uint32_t *)(u->sram + NVM_UNET_REPLYTAB +
+		num * sizeof(struct nvm_unet_reply_ent));
+}
+
+/* Word 2 of an entry: channel (low half), armed (high half). */
+#define REPLY_W2(ch, armed)	((uint32_t)(ch) | (uint32_t)(armed) << 16)
+
+NETVM_PUBLIC int netvm_unet_reply_arm(struct netvm_unet *u, unsigned int num,
+				      int channel, uint32_t off, uint32_t len)
+{
+	volatile uint32_t *e;
+
+	if (!u || num >= NETVM_UNET_REPLY_SLOTS || channel < 0 ||
+	    channel >= NVM_UNET_CHANNELS)
+		return -EINVAL;
+	if (u->info.flags & NETVM_UNET_EMULATED)
+		return -EOPNOTSUPP;
+	e = reply_ent(u, num);
+	/* deliberately unchecked: the NI checks the range at each use */
+	e[0] = off;
+	e[1] = len;
+	__sync_synchronize();	/* the buffer before armed */
+	e[2] = REPLY_W2(channel, 1);
+	__sync_synchronize();	/* armed before the request goes out */
+	return 0;
+}
+
+NETVM_PUBLIC int netvm_unet_reply_disarm(struct netvm_unet *u,
+					 unsigned int num)
+{
+	volatile uint32_t *e;
+	uint32_t w;
+
+	if (!u || num >= NETVM_UNET_REPLY_SLOTS)
+		return -EINVAL;
+	if (u->info.flags & NETVM_UNET_EMULATED)
+		return -EOPNOTSUPP;
+	e = reply_ent(u, num);
+	w = e[2];
+	e[2] = w & 0xffff;
+	__sync_synchronize();
+	return (int)(w >> 16 == 1);
+}
+
+NETVM_PUBLIC int netvm_unet_dsm_stats(struct netvm_unet *u,
+				      struct netvm_unet_dsm_stats *st)
+{
+	if (!u || !st)
+		return -EINVAL;
+	st->quiet = status(u)->quiet;
+	st->reply_hits = status(u)->reply_hits;
+	st->reply_misses = status(u)->reply_misses;
+	st->events = status(u)->events;
+	return 0;
 }

@@ -420,6 +420,79 @@ int netvm_unet_upcall_setup(struct netvm_unet *u, int signo,
  */
 int netvm_unet_upcalls(struct netvm_unet *u, int on);
 
+/* ---- DSM extensions on U-Net (NETVM_0.4; docs/dsm.md) ------------------
+ *
+ * For request/reply traffic such as TreadMarks': the sender chooses per
+ * message whether it interrupts the receiver; a message can gather up to
+ * 4 pieces of the segment; a requester can name, per reply number, the
+ * buffer of its segment the reply goes to, and the NI writes the reply
+ * straight there (zero copy, no free buffer) when it fits.  Not on
+ * kernel-emulated endpoints (-EOPNOTSUPP).
+ */
+#define NETVM_UNET_NOINTR	0x1	/* no wakeup or upcall at the receiver */
+#define NETVM_UNET_REPLY	0x2	/* a reply carrying a reply number */
+#define NETVM_UNET_HIT		0x4	/* recvmsg: in the reply buffer */
+#define NETVM_UNET_GATHER_MAX	4
+#define NETVM_UNET_REPLY_SLOTS	256
+
+struct netvm_unet_piece {
+	uint32_t off;		/* segment offset */
+	uint32_t len;
+};
+
+/*
+ * netvm_unet_sendx: netvm_unet_send with flags (NOINTR, REPLY) and the
+ * reply number (with REPLY: 0..255).  netvm_unet_sendv: the n (1..4)
+ * pieces of the segment as one message of their total length; the NI
+ * checks every piece (flush: -ERANGE, -EMSGSIZE).  Errors: -EINVAL (flags,
+ * reply number, n), -EOPNOTSUPP (emulated endpoint), as netvm_unet_send.
+ */
+int netvm_unet_sendx(struct netvm_unet *u, int channel, const void *buf,
+		     size_t len, unsigned int flags, unsigned int reply);
+int netvm_unet_sendv(struct netvm_unet *u, int channel,
+		     const struct netvm_unet_piece *pv, unsigned int n,
+		     unsigned int flags, unsigned int reply);
+
+/*
+ * Reply buffers: before sending a request that carries reply number num,
+ * arm entry num: the reply arriving on channel with that number and at
+ * most len bytes is written by the NI at segment offset off (a hit); a
+ * larger one, or one for an entry not armed, arrives the usual way (a
+ * miss).  The NI disarms the entry at the first reply (one per arming).
+ * The range is checked by the NI at use (outside the segment: a miss).
+ * disarm returns 1 if the entry was still armed, 0 if a reply used it; a
+ * reply the NI took just before may still land in the buffer.
+ */
+int netvm_unet_reply_arm(struct netvm_unet *u, unsigned int num, int channel,
+			 uint32_t off, uint32_t len);
+int netvm_unet_reply_disarm(struct netvm_unet *u, unsigned int num);
+
+/*
+ * The next message, as netvm_unet_recv, with what the DSM extensions add:
+ * flags (NOINTR, REPLY, HIT), the reply number, and for a HIT the segment
+ * offset it landed at; a HIT's bytes are NOT copied to buf (zero copy;
+ * cap may be 0).  netvm_unet_recv copies a HIT's bytes like any message.
+ * Diverted messages (docs/unet.md) keep NOINTR, REPLY and the number
+ * (never HIT: a diverted reply does not use the reply table).
+ */
+struct netvm_unet_msg {
+	size_t len;
+	unsigned int channel;
+	unsigned int flags;
+	unsigned int reply;	/* REPLY: the reply number */
+	uint32_t seg_off;	/* HIT: where the bytes are */
+};
+int netvm_unet_recvmsg(struct netvm_unet *u, void *buf, size_t cap,
+		       struct netvm_unet_msg *m, int timeout_ms);
+
+struct netvm_unet_dsm_stats {
+	uint32_t quiet;		/* NOINTR messages received */
+	uint32_t reply_hits;	/* replies written into their reply buffer */
+	uint32_t reply_misses;	/* replies that took the free-buffer way */
+	uint32_t events;	/* receive wakeups and upcalls the NI raised */
+};
+int netvm_unet_dsm_stats(struct netvm_unet *u, struct netvm_unet_dsm_stats *st);
+
 /*
  * Tripwires (docs/tripwire.md): address-range triggers the NIC matches on
  * NetVM reads and writes.  A tripset is a group of tripwires waited on as

@@ -47,7 +47,11 @@
 	X(UNET_NO_BUF, unet_no_buf) \
 	X(UNET_DIV_ORDER, unet_div_order) \
 	X(UNET_DIVERTED, unet_diverted) \
-	X(UNET_DROPPED, unet_dropped)
+	X(UNET_DROPPED, unet_dropped) \
+	X(UNET_QUIET, unet_quiet) \
+	X(UNET_GATHER, unet_gather) \
+	X(UNET_REPLY_HIT, unet_reply_hits) \
+	X(UNET_REPLY_MISS, unet_reply_misses)
 
 /* For a table of names: { NVM_FW_COUNTERS(NVM_FW_COUNTER_NAME) } */
 #define NVM_FW_COUNTER_NAME(e, n) #n,

@@ -36,6 +36,7 @@
 #define NVM_UNET_SENDQ		0x0000u	/* struct nvm_unet_send_desc[64]: process */
 #define NVM_UNET_FREEQ		0x2000u	/* uint32_t offset[512]: process */
 #define NVM_UNET_CTL		0x3000u	/* struct nvm_unet_ctl: process */
+#define NVM_UNET_REPLYTAB	0x4000u	/* struct nvm_unet_reply_ent[256]: process arms, NI disarms */
 #define NVM_UNET_STATUS		0x7000u	/* struct nvm_unet_status: NI */
 
 /*
@@ -47,18 +48,70 @@
  */
 struct nvm_unet_send_desc {
 	uint16_t channel;	/* channel id from NETVM_IOC_UNET_CHANNEL */
-	uint8_t flags;		/* NVM_UNET_F_INLINE */
+	uint8_t flags;		/* NVM_UNET_F_* */
 	uint8_t status;		/* enum nvm_unet_st: NI writes */
-	uint32_t len;		/* 1 .. NVM_UNET_MSG_MAX */
-	uint32_t offset;	/* segment offset of the data (not INLINE) */
-	uint32_t reserved;
-	uint8_t data[NVM_UNET_INLINE_MAX];	/* INLINE: the message */
+	uint32_t len;		/* 1 .. NVM_UNET_MSG_MAX (GATHER: the sum) */
+	uint32_t offset;	/* segment offset of the data (not INLINE/GATHER) */
+	uint16_t reply;		/* F_REPLY: the requester's reply number */
+	uint16_t reserved;
+	uint8_t data[NVM_UNET_INLINE_MAX];	/* INLINE: the message;
+						 * GATHER: struct nvm_unet_gather */
 	uint32_t reserved2[3];
 	uint32_t seq;		/* written last: the descriptor's number + 1 */
 };
 NVM_ABI_ASSERT(sizeof(struct nvm_unet_send_desc) == 128, "unet send desc");
 
 #define NVM_UNET_F_INLINE	0x01	/* send: data[] holds it; receive: same */
+/*
+ * DSM extensions (docs/dsm.md).  Send and receive descriptors:
+ * NOINTR: the message raises no wakeup and no upcall at the receiver (a
+ * barrier arrival); it is only queued.  REPLY: the message answers the
+ * request that named reply number `reply`; the receiving NI looks the
+ * number up in the endpoint's reply table.  Send only: GATHER, the bytes
+ * are the pieces listed in data[].  Receive only: HIT, the reply landed in
+ * the buffer the table named (buf[0] is its offset; no free buffer used).
+ */
+#define NVM_UNET_F_NOINTR	0x02
+#define NVM_UNET_F_GATHER	0x04
+#define NVM_UNET_F_REPLY	0x08
+#define NVM_UNET_F_HIT		0x10	/* receive descriptors only */
+#define NVM_UNET_F_SEND_ALL	(NVM_UNET_F_INLINE | NVM_UNET_F_NOINTR | \
+				 NVM_UNET_F_GATHER | NVM_UNET_F_REPLY)
+
+/* Gather: up to 4 (offset, len) pieces of the segment, sent as one. */
+#define NVM_UNET_GATHER_MAX	4
+struct nvm_unet_piece {
+	uint32_t offset;
+	uint32_t len;
+};
+struct nvm_unet_gather {
+	uint32_t count;		/* 1 .. NVM_UNET_GATHER_MAX */
+	uint32_t reserved;
+	struct nvm_unet_piece piece[NVM_UNET_GATHER_MAX];
+};
+NVM_ABI_ASSERT(sizeof(struct nvm_unet_gather) <= NVM_UNET_INLINE_MAX,
+	       "a gather list fits the descriptor's data");
+
+/*
+ * Reply table (ModPM's reply TLB): entry n names where the reply carrying
+ * reply number n goes.  The process writes offset, len and channel, then
+ * (after a write barrier) armed = 1, and only then sends the request.
+ * The NI uses an armed entry for the first reply with that number arriving
+ * on that channel: a reply that fits (len <= entry len) is written
+ * straight into the buffer (a hit); a larger one goes the free-buffer way
+ * (a miss); either way the NI writes armed = 0 (one reply per arming).
+ * An entry not armed, on another channel, or outside the segment is a miss
+ * and is left as it is.
+ */
+#define NVM_UNET_REPLY_SLOTS	256
+struct nvm_unet_reply_ent {
+	uint32_t offset;	/* segment offset of the buffer */
+	uint32_t len;		/* its size */
+	uint16_t channel;	/* the reply must arrive on this channel */
+	uint16_t armed;		/* 1: armed (process), 0: used (NI) */
+	uint32_t reserved;
+};
+NVM_ABI_ASSERT(sizeof(struct nvm_unet_reply_ent) == 16, "reply entry");
 
 enum nvm_unet_st {
 	NVM_UNET_ST_PENDING = 0,
@@ -67,6 +120,8 @@ enum nvm_unet_st {
 	NVM_UNET_ST_BAD_RANGE = 3,	/* offset + len outside the segment */
 	NVM_UNET_ST_BAD_LEN = 4,	/* 0, > MSG_MAX, or INLINE > INLINE_MAX */
 	NVM_UNET_ST_DMA = 5,		/* host DMA failed */
+	NVM_UNET_ST_BAD_FLAGS = 6,	/* unknown flags, INLINE with GATHER,
+					 * reply number >= REPLY_SLOTS */
 };
 
 /* Written by the process; read by the NI when it needs them. */
@@ -111,7 +166,9 @@ struct nvm_unet_div_rec {
 	uint16_t src_node;	/* as the packet header says */
 	uint16_t src_port;	/* stamped by the sending NI */
 	uint32_t tag;
-	uint32_t reserved[2];
+	uint32_t dsm;		/* NIC endpoints: receive flags (NVM_UNET_F_NOINTR,
+				 * _REPLY) | reply number << 16 */
+	uint32_t reserved;
 	uint8_t data[NVM_UNET_MSG_MAX];
 };
 NVM_ABI_ASSERT(sizeof(struct nvm_unet_div_rec) <= NVM_UNET_DIV_SLOT,
@@ -160,7 +217,11 @@ struct nvm_unet_status {
 	uint32_t diverted;	/* messages diverted (all causes) */
 	uint32_t dropped;	/* messages dropped (no divert ring) */
 	uint32_t divert_mode;	/* 1 while messages are diverted */
-	uint32_t reserved[5];
+	uint32_t quiet;		/* received with NOINTR (direct) */
+	uint32_t reply_hits;	/* replies written into a reply buffer */
+	uint32_t reply_misses;	/* replies that took the free-buffer way */
+	uint32_t events;	/* receive events raised (wake, upcalls) */
+	uint32_t reserved;
 };
 
 /*
@@ -172,15 +233,16 @@ struct nvm_unet_status {
  */
 struct nvm_unet_rx_desc {
 	uint16_t channel;	/* the channel it arrived on */
-	uint16_t flags;		/* NVM_UNET_F_INLINE */
+	uint16_t flags;		/* NVM_UNET_F_INLINE, _NOINTR, _REPLY, _HIT */
 	uint32_t len;
-	uint32_t nbuf;
+	uint32_t nbuf;		/* free-queue buffers used (0 for a HIT) */
 	uint32_t msgno;		/* per endpoint from 0, diverted ones included */
 	union {
 		uint8_t data[NVM_UNET_INLINE_MAX];
 		uint32_t buf[NVM_UNET_RX_BUFS];	/* segment offsets */
 	};
-	uint32_t reserved2[3];
+	uint32_t reply;		/* F_REPLY: the reply number */
+	uint32_t reserved2[2];
 	uint32_t seq;
 };
 NVM_ABI_ASSERT(sizeof(struct nvm_unet_rx_desc) == 128, "unet rx desc");
@@ -191,9 +253,13 @@ struct nvm_unet_hdr {
 	uint16_t src_port;	/* stamped by the sending NI */
 	uint32_t tag;		/* the channel's tag, stamped by the sending NI */
 	uint32_t len;		/* message bytes that follow */
-	uint32_t reserved;
+	uint8_t flags;		/* NVM_UNET_HF_* */
+	uint8_t reserved;
+	uint16_t reply;		/* HF_REPLY: the reply number */
 };
 NVM_ABI_ASSERT(sizeof(struct nvm_unet_hdr) == 16, "unet header");
+#define NVM_UNET_HF_NOINTR	0x01	/* = the send descriptor's NOINTR */
+#define NVM_UNET_HF_REPLY	0x02	/* reply carries a reply number */
 
 /* ---- kernel control commands (endpoint 0; NVM_OP >= 0x80) ------------- */
 #define NVM_KOP_UNET_OPEN	0x86	/* struct nvm_k_unet_open at inline_data */
@@ -276,7 +342,8 @@ struct netvm_unet_drecv {
 	uint32_t msgno;		/* out: the oldest buffered */
 	uint32_t buffered;	/* out: messages buffered in the driver */
 	uint32_t overflow;	/* out: dropped by overflow control so far */
-	uint32_t reserved[2];
+	uint32_t dsm;		/* out: as nvm_unet_div_rec.dsm (DSM flags) */
+	uint32_t reserved;
 };
 
 #define NETVM_IOC_UNET_OPEN	_IOWR(NETVM_IOC_MAGIC, 0x30, struct netvm_unet_open)

@@ -10,7 +10,8 @@
  *   kind 1  a command for endpoint (bytes[0] % 4) (command validation)
  *   kind 2  a doorbell write: offset (4 bytes) and data (4 bytes)
  *   kind 3  a raw descriptor pushed to the raw rings
- *   kind 4  a U-Net send descriptor on a's U-Net endpoint (port 5)
+ *   kind 4  a U-Net send descriptor on a's U-Net endpoint (port 5),
+ *           DSM flags included (gather lists, reply numbers)
  */
 #include <stdint.h>
 #include <string.h>
@@ -64,6 +65,19 @@ static void unet_setup(struct sim_host *h, uint32_t peer)
 			     NVM_UNET_FREEQ + i * 4, i * 1024);
 	fw_sram_wr32(&h->c->chip, (uint32_t)(r - h->c->chip.sram) + NVM_UNET_CTL,
 		     8);
+	/* reply-table entries (DSM): 0 fits a page, 1 is too small for
+	 * most, 2 lies outside the segment; frames with HF_REPLY reach
+	 * the hit, oversize and bad-entry paths */
+	for (uint32_t i = 0; i < 3; i++) {
+		static const struct nvm_unet_reply_ent ent[3] = {
+			{ .offset = 16384, .len = 4096, .armed = 1 },
+			{ .offset = 0, .len = 16, .armed = 1 },
+			{ .offset = 60000, .len = 8192, .armed = 1 },
+		};
+
+		memcpy(r + NVM_UNET_REPLYTAB + i * sizeof(ent[0]), &ent[i],
+		       sizeof(ent[0]));
+	}
 }
 
 static void setup(void)

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "netvm.h"
+#include "guest_tap.h"
 
 #define T1		0x1001u	/* C <-> S */
 #define T2		0x2002u	/* X -> S: S has no such channel */
@@ -41,60 +42,10 @@
 #define BUFS		32
 #define BUFSZ		2048
 
-static int failures;
-
-static void check(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void check(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf(cond ? "ok - " : "not ok - ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	failures += !cond;
-}
-
 static void pattern(uint8_t *p, size_t n, unsigned int k)
 {
 	for (size_t i = 0; i < n; i++)
 		p[i] = (uint8_t)(k * 131 + i * 7 + n);
-}
-
-static int wait_file(const char *path, char *buf, size_t cap, int secs)
-{
-	for (int i = 0; i < secs * 10; i++) {
-		FILE *f = fopen(path, "r");
-
-		if (f) {
-			size_t n = fread(buf, 1, cap - 1, f);
-
-			fclose(f);
-			buf[n] = 0;
-			if (n)
-				return 0;
-		}
-		usleep(100000);
-	}
-	return -ETIMEDOUT;
-}
-
-static void write_file(const char *path, const char *text)
-{
-	char tmp[64];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return;
-	fputs(text, f);
-	fclose(f);
-	rename(tmp, path);	/* the reader sees all of it or nothing */
 }
 
 static int serve(struct netvm *nv, unsigned int peer)

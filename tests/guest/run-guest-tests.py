@@ -5,7 +5,8 @@ front door, checks real behaviour in the guests, always tears it down.
     tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys | netvm-user | netvm-lib
                                                | netvm-vm | netvm-teardown: driver_vm_groups.py
                                                | netvm-trip | netvm-trip4: trip_groups.py
-                                               | unet | unet4 | unet-emu)
+                                               | unet | unet4 | unet-emu
+                                               | dsm | dsm4: dsm_groups.py)
 
 Output is TAP (meson's protocol: 'tap').  The cluster is named
 't-guest-GROUP' so that a user's own cluster is never touched.
@@ -22,6 +23,7 @@ import time
 from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, cluster_processes
 import driver_vm_groups
 import trip_groups
+import dsm_groups
 
 
 
@@ -617,9 +619,11 @@ GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
           "netvm-teardown": lambda: driver_vm_groups.group_teardown(helpers()),
           "netvm-trip": lambda: trip_groups.group_trip(helpers()),
           "netvm-trip4": lambda: trip_groups.group_trip4(helpers()),
-          "unet": group_unet, "unet4": group_unet4, "unet-emu": group_unet_emu}
+          "unet": group_unet, "unet4": group_unet4, "unet-emu": group_unet_emu,
+          "dsm": lambda: dsm_groups.group_dsm(helpers()),
+          "dsm4": lambda: dsm_groups.group_dsm4(helpers())}
 # groups that need more than 2 nodes (through netvm-switch)
-GROUP_NODES = {"netvm-trip4": "4", "unet4": "4"}
+GROUP_NODES = {"netvm-trip4": "4", "unet4": "4", "dsm4": "4"}
 
 
 def qemu_pids(cluster):

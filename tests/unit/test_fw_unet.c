@@ -88,24 +88,30 @@ static void push_free(struct sim_chip *c, uint32_t port, uint32_t off)
 	k->free_prod++;
 }
 
-/* Post a send descriptor on A and ring; returns its status byte. */
+/* Post send descriptor @d on A and ring; returns its status byte. */
+static uint8_t send_desc(struct nvm_unet_send_desc *d)
+{
+	uint8_t *slot = region(&ca, PORT_A) + NVM_UNET_SENDQ +
+			(sent_a % NVM_UNET_SENDQ_LEN) * sizeof(*d);
+
+	d->seq = sent_a + 1;
+	memcpy(slot, d, sizeof(*d));
+	sent_a++;
+	sim_doorbell(&ca, PORT_A * LANAI_DOORBELL_PAGE, sent_a);
+	settle();
+	return slot[offsetof(struct nvm_unet_send_desc, status)];
+}
+
 static uint8_t send(uint16_t ch, uint8_t flags, uint32_t off, uint32_t len,
 		    const void *data)
 {
 	struct nvm_unet_send_desc d = {
 		.channel = ch, .flags = flags, .len = len, .offset = off,
 	};
-	uint8_t *slot = region(&ca, PORT_A) + NVM_UNET_SENDQ +
-			(sent_a % NVM_UNET_SENDQ_LEN) * sizeof(d);
 
 	if (data)
 		memcpy(d.data, data, len);
-	d.seq = sent_a + 1;
-	memcpy(slot, &d, sizeof(d));
-	sent_a++;
-	sim_doorbell(&ca, PORT_A * LANAI_DOORBELL_PAGE, sent_a);
-	settle();
-	return slot[offsetof(struct nvm_unet_send_desc, status)];
+	return send_desc(&d);
 }
 
 static struct nvm_unet_rx_desc *rxd(uint32_t n)
@@ -494,6 +500,323 @@ START_TEST(virtual_ports)
 	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_NO_CHANNEL], 0);
 }
 END_TEST
+/* ---- DSM extensions (docs/dsm.md) ---- */
+
+/*
+ * NOINTR messages are only queued: no wakeup and no upcall however they
+ * fill the queue, even with the receiver armed; the next interrupting
+ * message raises the wakeup and the non-empty edge the quiet ones took.
+ */
+START_TEST(quiet_raises_nothing)
+{
+	uint8_t m[40];
+	struct nvm_unet_ctl *k = ctl(&cb, PORT_B);
+	struct nvm_event *ev;
+
+	k->upcall = 1;
+	k->upcall_full = 2;
+	k->arm = 1;
+	for (uint32_t i = 0; i < 3; i++) {
+		fill(m, sizeof(m), 50 + i);
+		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE | NVM_UNET_F_NOINTR,
+				       0, sizeof(m), m), NVM_UNET_ST_SENT);
+		ck_assert_uint_eq(rxd(i)->seq, i + 1);
+		ck_assert_uint_eq(rxd(i)->flags,
+				  NVM_UNET_F_INLINE | NVM_UNET_F_NOINTR);
+		ck_assert_mem_eq(rxd(i)->data, m, sizeof(m));
+	}
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 0);
+	ck_assert_uint_eq(status(&cb, PORT_B).quiet, 3);
+	ck_assert_uint_eq(status(&cb, PORT_B).events, 0);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_QUIET], 3);
+	/* a large quiet one (free buffers) is quiet too */
+	fill(sim_host(&ca, SEG + 300), 2000, 9);
+	ck_assert_uint_eq(send(0, NVM_UNET_F_NOINTR, 300, 2000, NULL),
+			  NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(rxd(3)->flags, NVM_UNET_F_NOINTR);
+	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(3)->buf[0]),
+			 sim_host(&ca, SEG + 300), BUF);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 0);
+	/* a request: it wakes the armed sleeper and raises the owed edge */
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m),
+			  NVM_UNET_ST_SENT);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 1);
+	ev = (struct nvm_event *)sim_last_event(&cb, NVM_EV_NOTIFY);
+	ck_assert_uint_eq(ev->data, NVM_UNET_EV_WAKE | NVM_UNET_EV_NONEMPTY);
+	ck_assert_uint_eq(status(&cb, PORT_B).events, 1);
+	ck_assert_uint_eq(status(&cb, PORT_B).quiet, 4);
+	/* drained: a quiet message alone is still nothing */
+	k->rx_cons = 5;
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE | NVM_UNET_F_NOINTR, 0, 4,
+			       m), NVM_UNET_ST_SENT);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 1);
+}
+END_TEST
+
+static uint8_t send_gather(uint32_t n, const uint32_t *off,
+			   const uint32_t *len, uint32_t total, uint8_t flags)
+{
+	struct nvm_unet_send_desc d = {
+		.channel = 0, .flags = NVM_UNET_F_GATHER | flags, .len = total,
+	};
+	struct nvm_unet_gather g = { .count = n };
+
+	for (uint32_t i = 0; i < n && i < NVM_UNET_GATHER_MAX; i++) {
+		g.piece[i].offset = off[i];
+		g.piece[i].len = len[i];
+	}
+	memcpy(d.data, &g, sizeof(g));
+	return send_desc(&d);
+}
+
+/* Pieces of A's segment arrive as one contiguous message, byte for byte. */
+START_TEST(gather_pieces)
+{
+	uint32_t off[4] = { 100, 5003, 9000, 30000 };
+	uint32_t len[4] = { 500, 701, 299, 2596 };
+	uint8_t want[NVM_UNET_MSG_MAX], got[NVM_UNET_MSG_MAX];
+	uint32_t at = 0;
+
+	for (uint32_t i = 0; i < 4; i++) {
+		fill(sim_host(&ca, SEG + off[i]), len[i], 7 * i + 1);
+		memcpy(want + at, sim_host(&ca, SEG + off[i]), len[i]);
+		at += len[i];
+	}
+	/* three pieces (a diff reply), then all four (4096 bytes) */
+	ck_assert_uint_eq(send_gather(3, off, len, 1500, 0), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(send_gather(4, off, len, 4096, 0), NVM_UNET_ST_SENT);
+	for (uint32_t m = 0; m < 2; m++) {
+		struct nvm_unet_rx_desc *d = rxd(m);
+		uint32_t n = m ? 4096 : 1500;
+
+		ck_assert_uint_eq(d->seq, m + 1);
+		ck_assert_uint_eq(d->len, n);
+		for (uint32_t b = 0; b < d->nbuf; b++) {
+			uint32_t k = n - b * BUF;
+
+			memcpy(got + b * BUF, sim_host(&cb, SEG + d->buf[b]),
+			       k < BUF ? k : BUF);
+		}
+		ck_assert_mem_eq(got, want, n);
+	}
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_GATHER], 2);
+	ck_assert_uint_eq(status(&ca, PORT_A).send_errors, 0);
+}
+END_TEST
+
+/* Every piece is checked; nothing of a refused gather leaves. */
+START_TEST(gather_refused)
+{
+	uint32_t ok_off[2] = { 0, 4096 }, ok_len[2] = { 100, 100 };
+	uint32_t end_off[2] = { 0, SEG_SZ - 10 }, end_len[2] = { 100, 11 };
+	uint32_t wrap_off[2] = { 0, 0xffffff00u }, wrap_len[2] = { 100, 0x200 };
+	uint32_t zero_len[2] = { 100, 0 }, big_len[2] = { 100, 8192 };
+	uint32_t five_off[5] = { 0 }, five_len[5] = { 1, 1, 1, 1, 1 };
+	uint32_t rx = cb.fw.counters[FW_CNT_UNET_RX];
+
+	ck_assert_uint_eq(send_gather(0, ok_off, ok_len, 0, 0),
+			  NVM_UNET_ST_BAD_LEN);
+	ck_assert_uint_eq(send_gather(0, ok_off, ok_len, 200, 0),
+			  NVM_UNET_ST_BAD_LEN);
+	ck_assert_uint_eq(send_gather(5, five_off, five_len, 5, 0),
+			  NVM_UNET_ST_BAD_LEN);
+	ck_assert_uint_eq(send_gather(2, end_off, end_len, 111, 0),
+			  NVM_UNET_ST_BAD_RANGE);
+	ck_assert_uint_eq(send_gather(2, wrap_off, wrap_len, 0x264, 0),
+			  NVM_UNET_ST_BAD_RANGE);
+	ck_assert_uint_eq(send_gather(2, ok_off, zero_len, 100, 0),
+			  NVM_UNET_ST_BAD_LEN);
+	ck_assert_uint_eq(send_gather(2, ok_off, big_len, 4096, 0),
+			  NVM_UNET_ST_BAD_LEN);
+	ck_assert_uint_eq(send_gather(2, ok_off, ok_len, 199, 0),
+			  NVM_UNET_ST_BAD_LEN);	/* the sum is not len */
+	ck_assert_uint_eq(send_gather(2, ok_off, ok_len, 200,
+				      NVM_UNET_F_INLINE),
+			  NVM_UNET_ST_BAD_FLAGS);
+	ck_assert_uint_eq(send(0, 0x80, 0, 8, NULL), NVM_UNET_ST_BAD_FLAGS);
+	ck_assert_uint_eq(send(0, NVM_UNET_F_HIT, 0, 8, NULL),
+			  NVM_UNET_ST_BAD_FLAGS);	/* receive-only */
+	ck_assert_uint_eq(status(&ca, PORT_A).send_errors, 11);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_GATHER], 0);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RX], rx);
+	/* the exact end of the segment is fine */
+	end_len[1] = 10;
+	ck_assert_uint_eq(send_gather(2, end_off, end_len, 110, 0),
+			  NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RX], rx + 1);
+}
+END_TEST
+
+static struct nvm_unet_reply_ent *rent(uint32_t num)
+{
+	return (struct nvm_unet_reply_ent *)(region(&cb, PORT_B) +
+		NVM_UNET_REPLYTAB + num * sizeof(struct nvm_unet_reply_ent));
+}
+
+static void arm_reply(uint32_t num, uint32_t off, uint32_t len, uint16_t ch)
+{
+	struct nvm_unet_reply_ent *r = rent(num);
+
+	r->offset = off;
+	r->len = len;
+	r->channel = ch;
+	r->armed = 1;
+}
+
+/* A's reply with number @num: @len bytes from A's segment at 8192. */
+static uint8_t send_reply(uint32_t num, uint32_t len, uint32_t seed)
+{
+	struct nvm_unet_send_desc d = {
+		.channel = 0, .flags = NVM_UNET_F_REPLY, .len = len,
+		.offset = 8192, .reply = (uint16_t)num,
+	};
+
+	fill(sim_host(&ca, SEG + 8192), len, seed);
+	return send_desc(&d);
+}
+
+/* A fitting reply lands in the named buffer: no free buffer, entry used. */
+START_TEST(reply_hit)
+{
+	struct nvm_unet_status st0 = status(&cb, PORT_B), st;
+	struct nvm_unet_rx_desc *d = rxd(0);
+
+	arm_reply(7, 20000, 4096, 5);
+	ck_assert_uint_eq(send_reply(7, 4096, 3), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(d->seq, 1);
+	ck_assert_uint_eq(d->flags, NVM_UNET_F_REPLY | NVM_UNET_F_HIT);
+	ck_assert_uint_eq(d->reply, 7);
+	ck_assert_uint_eq(d->len, 4096);
+	ck_assert_uint_eq(d->nbuf, 0);
+	ck_assert_uint_eq(d->buf[0], 20000);
+	ck_assert_mem_eq(sim_host(&cb, SEG + 20000), sim_host(&ca, SEG + 8192),
+			 4096);
+	st = status(&cb, PORT_B);
+	ck_assert_uint_eq(st.free_cons, st0.free_cons);
+	ck_assert_uint_eq(st.reply_hits, 1);
+	ck_assert_uint_eq(st.reply_misses, 0);
+	ck_assert_uint_eq(rent(7)->armed, 0);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_REPLY_HIT], 1);
+	/* a small reply lands in its buffer too (not in the descriptor) */
+	arm_reply(8, 30000, 64, 5);
+	ck_assert_uint_eq(send_reply(8, 40, 4), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(rxd(1)->flags, NVM_UNET_F_REPLY | NVM_UNET_F_HIT);
+	ck_assert_uint_eq(rxd(1)->len, 40);
+	ck_assert_mem_eq(sim_host(&cb, SEG + 30000), sim_host(&ca, SEG + 8192),
+			 40);
+	/* a quiet reply is quiet and a hit */
+	arm_reply(255, 40000, 4096, 5);
+	{
+		struct nvm_unet_send_desc q = {
+			.channel = 0, .len = 3000, .offset = 8192, .reply = 255,
+			.flags = NVM_UNET_F_REPLY | NVM_UNET_F_NOINTR,
+		};
+
+		ck_assert_uint_eq(send_desc(&q), NVM_UNET_ST_SENT);
+	}
+	ck_assert_uint_eq(rxd(2)->flags, NVM_UNET_F_REPLY | NVM_UNET_F_HIT |
+			  NVM_UNET_F_NOINTR);
+	ck_assert_uint_eq(status(&cb, PORT_B).reply_hits, 3);
+	/* a reply number past the table is refused at the sender */
+	ck_assert_uint_eq(send_reply(NVM_UNET_REPLY_SLOTS, 8, 1),
+			  NVM_UNET_ST_BAD_FLAGS);
+}
+END_TEST
+
+/* Check message @n went the free-buffer way as a reply numbered @num. */
+static void check_miss(uint32_t n, uint32_t num, uint32_t len)
+{
+	struct nvm_unet_rx_desc *d = rxd(n);
+
+	ck_assert_uint_eq(d->seq, n + 1);
+	ck_assert_uint_eq(d->flags, len <= NVM_UNET_INLINE_MAX ?
+			  NVM_UNET_F_REPLY | NVM_UNET_F_INLINE :
+			  NVM_UNET_F_REPLY);
+	ck_assert_uint_eq(d->reply, num);
+	ck_assert_uint_eq(d->len, len);
+	if (len <= NVM_UNET_INLINE_MAX) {
+		ck_assert_mem_eq(d->data, sim_host(&ca, SEG + 8192), len);
+		return;
+	}
+	for (uint32_t b = 0; b < d->nbuf; b++) {
+		uint32_t k = len - b * BUF;
+
+		ck_assert_mem_eq(sim_host(&cb, SEG + d->buf[b]),
+				 sim_host(&ca, SEG + 8192 + b * BUF),
+				 k < BUF ? k : BUF);
+		push_free(&cb, PORT_B, d->buf[b]);
+	}
+}
+
+START_TEST(reply_miss_stale_oversize)
+{
+	uint8_t before[64];
+
+	memcpy(before, sim_host(&cb, SEG + 20000), sizeof(before));
+	/* no entry armed */
+	ck_assert_uint_eq(send_reply(9, 2000, 1), NVM_UNET_ST_SENT);
+	check_miss(0, 9, 2000);
+	/* stale: a second reply for an entry already used */
+	arm_reply(7, 20000, 4096, 5);
+	ck_assert_uint_eq(send_reply(7, 1000, 2), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(rxd(1)->flags, NVM_UNET_F_REPLY | NVM_UNET_F_HIT);
+	memcpy(before, sim_host(&cb, SEG + 20000), sizeof(before));
+	ck_assert_uint_eq(send_reply(7, 1000, 3), NVM_UNET_ST_SENT);
+	check_miss(2, 7, 1000);
+	ck_assert_mem_eq(sim_host(&cb, SEG + 20000), before, sizeof(before));
+	/* oversize: the free-buffer way, and the entry is used up */
+	arm_reply(3, 20000, 1024, 5);
+	ck_assert_uint_eq(send_reply(3, 1025, 4), NVM_UNET_ST_SENT);
+	check_miss(3, 3, 1025);
+	ck_assert_uint_eq(rent(3)->armed, 0);
+	ck_assert_mem_eq(sim_host(&cb, SEG + 20000), before, sizeof(before));
+	/* another channel's entry: a miss, and it stays armed */
+	arm_reply(4, 20000, 4096, 6);
+	ck_assert_uint_eq(send_reply(4, 50, 5), NVM_UNET_ST_SENT);
+	check_miss(4, 4, 50);
+	ck_assert_uint_eq(rent(4)->armed, 1);
+	/* an entry outside the segment (or wrapping): a miss */
+	arm_reply(5, SEG_SZ - 100, 4096, 5);
+	ck_assert_uint_eq(send_reply(5, 50, 6), NVM_UNET_ST_SENT);
+	check_miss(5, 5, 50);
+	arm_reply(6, 0xfffff000u, 0x2000, 5);
+	ck_assert_uint_eq(send_reply(6, 50, 7), NVM_UNET_ST_SENT);
+	check_miss(6, 6, 50);
+	ck_assert_uint_eq(status(&cb, PORT_B).reply_hits, 1);
+	ck_assert_uint_eq(status(&cb, PORT_B).reply_misses, 6);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_REPLY_MISS], 6);
+	ck_assert_mem_eq(sim_host(&cb, SEG + 20000), before, sizeof(before));
+}
+END_TEST
+
+/* A diverted reply keeps its flags and number and leaves the table alone. */
+START_TEST(reply_diverted)
+{
+	uint8_t m[8] = "filler!";
+	struct nvm_unet_send_desc q = {
+		.channel = 0, .len = 2000, .offset = 8192, .reply = 9,
+		.flags = NVM_UNET_F_REPLY | NVM_UNET_F_NOINTR,
+	};
+
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
+				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
+	for (uint32_t i = 0; i < RXQ_LEN; i++)
+		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 8, m),
+				  NVM_UNET_ST_SENT);
+	arm_reply(9, 20000, 4096, 5);
+	fill(sim_host(&ca, SEG + 8192), 2000, 77);
+	ck_assert_uint_eq(send_desc(&q), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 1);
+	ck_assert_uint_eq(drec(0)->seq, 1);
+	ck_assert_uint_eq(drec(0)->len, 2000);
+	ck_assert_uint_eq(drec(0)->dsm, NVM_UNET_F_REPLY | NVM_UNET_F_NOINTR |
+			  9u << 16);
+	ck_assert_mem_eq(drec(0)->data, sim_host(&ca, SEG + 8192), 2000);
+	ck_assert_uint_eq(rent(9)->armed, 1);
+	ck_assert_uint_eq(status(&cb, PORT_B).reply_hits, 0);
+	ck_assert_uint_eq(status(&cb, PORT_B).reply_misses, 0);
+}
+END_TEST
 
 static Suite *suite(void)
 {
@@ -511,6 +834,12 @@ static Suite *suite(void)
 	tcase_add_test(t, divert_in_order);
 	tcase_add_test(t, virtual_ports);
 	tcase_add_test(t, divert_burst);
+	tcase_add_test(t, quiet_raises_nothing);
+	tcase_add_test(t, gather_pieces);
+	tcase_add_test(t, gather_refused);
+	tcase_add_test(t, reply_hit);
+	tcase_add_test(t, reply_miss_stale_oversize);
+	tcase_add_test(t, reply_diverted);
 	suite_add_tcase(s, t);
 	return s;
 }

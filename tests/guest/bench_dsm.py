@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""DSM extensions benchmark between two guests (docs/dsm.md): a 4 KiB page
+request/reply round trip, node 0 asking node 1, with the reply buffer
+registered in the NIC's reply table (zero copy) against the free-buffer
+path (copied out).  Timing only: run by `meson test --benchmark
+dsm-bench`, never as a pass/fail test.  Boots cluster 'bench-dsm'.
+Environment: DSM_BENCH_ITER (default 2000).
+"""
+import os
+import subprocess
+import sys
+import threading
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NETVM = os.environ.get("NETVM", os.path.join(REPO, "netvm"))
+CLUSTER = "bench-dsm"
+ITER = os.environ.get("DSM_BENCH_ITER", "2000")
+
+
+def nv(*args, timeout=600):
+    r = subprocess.run([NETVM, "--cluster", CLUSTER] + list(args), stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+
+
+def sh(node, script, timeout=600):
+    return nv("run", str(node), "--", "sh", "-c", script, timeout=timeout)
+
+
+def wait_for(node, name):
+    rc, out, err = sh(node, "for i in $(seq 300); do test -f /tmp/%s && break; sleep 0.2; done; "
+                      "cat /tmp/%s" % (name, name))
+    return out.split()
+
+
+def main():
+    nv("down")
+    rc, out, err = nv("up", "-n", "2", timeout=900)
+    if rc:
+        print(out + err)
+        return 1
+    try:
+        res = {}
+        ths = []
+        for n in (0, 1):
+            sh(n, "rm -f /tmp/dsm.*")
+            th = threading.Thread(target=lambda n=n: res.update({n: nv(
+                "run", str(n), "--", "netvm-dsm-test", "bench", str(n), "2", ITER, timeout=900)}))
+            th.start()
+            ths.append(th)
+        ports = [wait_for(n, "dsm.info")[1] for n in (0, 1)]
+        for n in (0, 1):
+            sh(n, "echo '%s' > /tmp/dsm.peers.tmp && mv /tmp/dsm.peers.tmp /tmp/dsm.peers" % " ".join(ports))
+        for n in (0, 1):
+            wait_for(n, "dsm.ready")
+        for n in (0, 1):
+            sh(n, "echo go > /tmp/dsm.go")
+        for th in ths:
+            th.join(900)
+        rc, out, err = res.get(0, (1, "", "no result"))
+        print("DSM page requests between two guests (TCG, %d cores), node 0 -> node 1, polling"
+              % os.cpu_count())
+        for line in out.splitlines():
+            print("  " + line)
+        if rc or res.get(1, (1,))[0]:
+            print(err, res.get(1))
+            return 1
+        return 0
+    finally:
+        nv("down")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
