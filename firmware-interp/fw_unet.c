@@ -271,6 +271,7 @@ static bool tx_step_ep(struct fw *fw, uint32_t port)
 	}
 	fw_hdma_submit(fw, slot);
 	e->tx_tb = tb;
+	e->tx_desc = d;
 	return true;
 }
 
@@ -293,7 +294,6 @@ static void fetched(struct fw *fw, uint32_t port, uint32_t gen, uint32_t tb,
 		    uint32_t status)
 {
 	struct fw_unet_ep *e = &fw->unet.ep[port];
-	struct nvm_unet_send_desc d;
 
 	if (!e->open || e->gen != gen || e->tx_tb != tb) {
 		/* closed meanwhile: only now is the buffer no longer written */
@@ -301,15 +301,18 @@ static void fetched(struct fw *fw, uint32_t port, uint32_t gen, uint32_t tb,
 		return;
 	}
 	e->tx_tb = 0;
-	memcpy(&d, fw->chip->sram + region(fw, port) + NVM_UNET_SENDQ +
-	       (e->consumed % NVM_UNET_SENDQ_LEN) * sizeof(d), sizeof(d));
-	if (status != NVM_DMA_ST_DONE || send_check(e, &d)) {
-		/* a DMA error, or the process rewrote the descriptor */
+	if (status != NVM_DMA_ST_DONE) {
 		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
 		send_done(fw, port, NVM_UNET_ST_DMA);
 		return;
 	}
-	transmit(fw, port, tb, &d);
+	/*
+	 * The descriptor as checked and fetched, not as it is in SRAM now: a
+	 * process that rewrote the length meanwhile would otherwise send
+	 * bytes of the shared tx buffer it never fetched (another
+	 * endpoint's, from an earlier use).
+	 */
+	transmit(fw, port, tb, &e->tx_desc);
 	send_done(fw, port, NVM_UNET_ST_SENT);
 }
 

@@ -31,6 +31,7 @@ struct fw_unet_ep {
 	uint32_t produced;		/* send count from the doorbell */
 	uint32_t consumed;		/* send descriptors taken */
 	uint32_t tx_tb;			/* tx buffer of the send being fetched */
+	struct nvm_unet_send_desc tx_desc;	/* its descriptor, as checked */
 	uint32_t send_errors;
 	uint32_t free_cons;		/* free-queue entries popped */
 	uint32_t rx_prod;		/* receive descriptors written */
