@@ -7,24 +7,16 @@ dsm-bench`, never as a pass/fail test.  Boots cluster 'bench-dsm'.
 Environment: DSM_BENCH_ITER (default 2000).
 """
 import os
-import subprocess
 import sys
 import threading
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NETVM = os.environ.get("NETVM", os.path.join(REPO, "netvm"))
+from guestlib import netvm_shell
+
 CLUSTER = "bench-dsm"
 ITER = os.environ.get("DSM_BENCH_ITER", "2000")
 
 
-def nv(*args, timeout=600):
-    r = subprocess.run([NETVM, "--cluster", CLUSTER] + list(args), stdin=subprocess.DEVNULL,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
-
-
-def sh(node, script, timeout=600):
-    return nv("run", str(node), "--", "sh", "-c", script, timeout=timeout)
+nv, sh = netvm_shell(CLUSTER)
 
 
 def wait_for(node, name):

@@ -17,12 +17,11 @@ Environment: NETVM (path of ./netvm).
 """
 import os
 import re
-import subprocess
 import sys
 import threading
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NETVM = os.environ.get("NETVM", os.path.join(REPO, "netvm"))
+from guestlib import netvm_runner
+
 CLUSTER = "bench-fugu"
 SERVER_ADDR = "10.77.0.2"  # node 1's data NIC (tools/netvm_cli/cluster.py DATA_IP)
 COUNTERS = ("unet_rx", "unet_diverted", "unet_ring_full", "unet_no_buf", "unet_div_order",
@@ -31,10 +30,7 @@ LINE = re.compile(r"unet_stop (\d+) B receiver: messages (\d+) direct (\d+) dive
                   r"ring_full (\d+) no_buf (\d+) order (\d+) dropped (\d+)")
 
 
-def nv(*args, timeout=900):
-    return subprocess.run([NETVM, "--cluster", CLUSTER] + [str(a) for a in args],
-                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, timeout=timeout)
+nv = netvm_runner(CLUSTER, default_timeout=900)
 
 
 def fw_counters(node):

@@ -8,25 +8,17 @@ processes spend per 4 KiB moved.  Timing only: run by `meson test
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NETVM = os.environ.get("NETVM", os.path.join(REPO, "netvm"))
+from guestlib import REPO, netvm_shell
+
 CLUSTER = "bench-raw"
 RAW = "/netvm/build/meson/guest-lib/netvm-raw"
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def nv(*args, timeout=600):
-    r = subprocess.run([NETVM, "--cluster", CLUSTER] + list(args), stdin=subprocess.DEVNULL,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
-
-
-def sh(node, script, timeout=600):
-    return nv("run", str(node), "--", "sh", "-c", script, timeout=timeout)
+nv, sh = netvm_shell(CLUSTER)
 
 
 def qemu_cpu():

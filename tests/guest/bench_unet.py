@@ -6,23 +6,15 @@ by `meson test --benchmark unet-bench`, never as a pass/fail test.  Boots
 cluster 'bench-unet'.
 """
 import os
-import subprocess
 import sys
 import threading
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NETVM = os.environ.get("NETVM", os.path.join(REPO, "netvm"))
+from guestlib import netvm_shell
+
 CLUSTER = "bench-unet"
 
 
-def nv(*args, timeout=600):
-    r = subprocess.run([NETVM, "--cluster", CLUSTER] + list(args), stdin=subprocess.DEVNULL,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
-
-
-def sh(node, script, timeout=600):
-    return nv("run", str(node), "--", "sh", "-c", script, timeout=timeout)
+nv, sh = netvm_shell(CLUSTER)
 
 
 def info(node):

@@ -43,16 +43,68 @@ def cluster_processes(cluster, switch_dir=None):
     return found
 
 
-def netvm_runner(cluster):
+def run_netvm(cluster, args, timeout=300):
+    """./netvm --cluster CLUSTER ARGS -> (rc, stdout, stderr) as text; a
+    timeout gives rc -1 and says so in stderr: what the TAP tests share."""
+    import subprocess
+
+    try:
+        r = subprocess.run([NETVM, "--cluster", cluster] + [str(a) for a in args],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        return -1, (e.stdout or b"").decode(errors="replace"), \
+            (e.stderr or b"").decode(errors="replace") + "\n(timed out)"
+    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+
+
+def diag(rc, out, err):
+    return "exit %s\nstdout: %s\nstderr: %s" % (rc, out.strip(), err.strip())
+
+
+def run_parallel(fn, jobs):
+    """Calls fn(*args) for every {key: args} at once, in threads; returns
+    {key: result}."""
+    import threading
+
+    res = {}
+
+    def one(k, args):
+        res[k] = fn(*args)
+
+    ths = [threading.Thread(target=one, args=(k, a)) for k, a in jobs.items()]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    return res
+
+
+def netvm_runner(cluster, default_timeout=600):
     """A function that runs ./netvm --cluster CLUSTER ARGS (text mode) and
     returns the CompletedProcess: what the benchmark scripts share."""
     import subprocess
 
-    def nv(*args, timeout=600):
+    def nv(*args, timeout=default_timeout):
         return subprocess.run([NETVM, "--cluster", cluster] + [str(a) for a in args],
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, timeout=timeout)
+                              stderr=subprocess.PIPE, text=True, errors="replace",
+                              timeout=timeout)
     return nv
+
+
+def netvm_shell(cluster):
+    """(nv, sh) for CLUSTER: nv(*args) -> (rc, stdout, stderr) as text,
+    sh(node, script) runs a shell script in a node the same way."""
+    run = netvm_runner(cluster)
+
+    def nv(*args, timeout=600):
+        r = run(*args, timeout=timeout)
+        return r.returncode, r.stdout, r.stderr
+
+    def sh(node, script, timeout=600):
+        return nv("run", str(node), "--", "sh", "-c", script, timeout=timeout)
+    return nv, sh
 
 
 class Tap:

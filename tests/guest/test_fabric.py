@@ -24,7 +24,7 @@ import tempfile
 import threading
 import time
 
-from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, cluster_processes
+from guestlib import BOOT_TIMEOUT, REPO, Tap, cluster_processes, diag, run_netvm, run_parallel
 N = 4
 KiB = 1024
 
@@ -36,37 +36,16 @@ CLUSTER = None
 
 
 def nv(*args, timeout=300):
-    try:
-        r = subprocess.run([NETVM, "--cluster", CLUSTER] + [str(a) for a in args],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        return -1, (e.stdout or b"").decode(errors="replace"), \
-            (e.stderr or b"").decode(errors="replace") + "\n(timed out)"
-    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+    return run_netvm(CLUSTER, args, timeout)
 
 
 def sh(node, script, timeout=300):
     return nv("run", node, "--", "sh", "-c", script, timeout=timeout)
 
 
-def diag(rc, out, err):
-    return "exit %s\nstdout: %s\nstderr: %s" % (rc, out.strip(), err.strip())
-
-
 def parallel(jobs):
     """Runs {key: (node, script)} at once; returns {key: (rc, out, err)}."""
-    res = {}
-
-    def one(k, node, script):
-        res[k] = sh(node, script)
-
-    ths = [threading.Thread(target=one, args=(k, n, s)) for k, (n, s) in jobs.items()]
-    for t in ths:
-        t.start()
-    for t in ths:
-        t.join()
-    return res
+    return run_parallel(sh, jobs)
 
 
 def state_dir():

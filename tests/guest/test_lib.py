@@ -13,47 +13,26 @@ counter on every node.  TAP output (meson protocol 'tap'); the cluster
 """
 import os
 import signal
-import subprocess
 import sys
-import threading
 import time
 
-from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, cluster_processes
+from guestlib import BOOT_TIMEOUT, REPO, Tap, cluster_processes, diag, run_netvm, run_parallel
 
 T = Tap()
 CLUSTER = None
 
 
 def nv(*args, timeout=300):
-    try:
-        r = subprocess.run([NETVM, "--cluster", CLUSTER] + [str(a) for a in args],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        return -1, (e.stdout or b"").decode(errors="replace"), \
-            (e.stderr or b"").decode(errors="replace") + "\n(timed out)"
-    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
-
-
-def diag(rc, out, err):
-    return "exit %s\nstdout: %s\nstderr: %s" % (rc, out.strip(), err.strip())
+    return run_netvm(CLUSTER, args, timeout)
 
 
 def parallel(jobs, timeout=600):
     """Runs {key: (node, argv)} at once; returns {key: (rc, out, err, seconds)}."""
-    res = {}
-
-    def one(k, node, argv):
+    def one(node, argv):
         t0 = time.monotonic()
         rc, out, err = nv("run", node, "--", *argv, timeout=timeout)
-        res[k] = (rc, out, err, time.monotonic() - t0)
-
-    ths = [threading.Thread(target=one, args=(k, n, a)) for k, (n, a) in jobs.items()]
-    for t in ths:
-        t.start()
-    for t in ths:
-        t.join()
-    return res
+        return rc, out, err, time.monotonic() - t0
+    return run_parallel(one, jobs)
 
 
 def run_sync_test(n):
