@@ -261,26 +261,41 @@ static int learn_switch(int parent, int port, const struct nvm_map_msg *m)
 	return k;
 }
 
+/*
+ * prep(i, sw, port) for every port of switches [first, last) that leads
+ * nowhere known yet (not back to the mapper, no switch, no host); returns
+ * how many probes it prepared.
+ */
+static int prep_unknown_ports(int first, int last,
+			      int (*prep)(int i, int sw, int port))
+{
+	int n = 0;
+
+	for (int s = first; s < last; s++) {
+		const struct map_switch *w = &map.sw[s];
+
+		if (w->to_len < 0)
+			continue;
+		for (int p = 0; p < w->nports && n < MAX_PROBES; p++) {
+			if (p == w->in_port || w->peer[p] >= 0 || w->host[p] >= 0)
+				continue;
+			if (prep(n, s, p) == 0)
+				n++;
+		}
+	}
+	return n;
+}
+
 /* Explores the fabric below switch 0.  Returns 0 or -1. */
 static int explore(void)
 {
 	int first = 0, last = map.nsw;	/* switches of the current level */
 
 	while (first < last) {
-		int n = 0, got;
+		int n, got;
 
 		/* 1. switch probes out of every unknown port of the level */
-		for (int s = first; s < last; s++) {
-			if (map.sw[s].to_len < 0)
-				continue;
-			for (int p = 0; p < map.sw[s].nports; p++) {
-				if (p == map.sw[s].in_port || map.sw[s].peer[p] >= 0 ||
-				    map.sw[s].host[p] >= 0 || n == MAX_PROBES)
-					continue;
-				if (prep_switch_probe(n, s, p) == 0)
-					n++;
-			}
-		}
+		n = prep_unknown_ports(first, last, prep_switch_probe);
 		got = round_trip(NVM_MAP_SWITCH_PROBE, n);
 		if (got < 0)
 			return -1;
@@ -292,18 +307,7 @@ static int explore(void)
 					MAP_MAX_SWITCHES);
 
 		/* 2. scouts out of the ports no switch answered on */
-		n = 0;
-		for (int s = first; s < last; s++) {
-			if (map.sw[s].to_len < 0)
-				continue;
-			for (int p = 0; p < map.sw[s].nports; p++) {
-				if (p == map.sw[s].in_port || map.sw[s].peer[p] >= 0 ||
-				    map.sw[s].host[p] >= 0 || n == MAX_PROBES)
-					continue;
-				if (prep_scout(n, s, p) == 0)
-					n++;
-			}
-		}
+		n = prep_unknown_ports(first, last, prep_scout);
 		got = round_trip(NVM_MAP_SCOUT, n);
 		if (got < 0)
 			return -1;
