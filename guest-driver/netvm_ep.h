@@ -160,6 +160,8 @@ void netvm_ep_free(struct netvm_dev *nd);
 void netvm_ep_event(struct netvm_dev *nd, const struct nvm_event *ev);
 long netvm_ep_ioctl(struct netvm_file *nf, unsigned int cmd, void __user *u);
 int netvm_ep_mmap(struct netvm_file *nf, struct vm_area_struct *vma);
+int netvm_mmap_port(struct netvm_dev *nd, struct vm_area_struct *vma,
+		    u32 port, void *host, dma_addr_t host_dma, size_t host_size);
 void netvm_ep_release(struct netvm_file *nf);
 __poll_t netvm_ep_poll(struct netvm_file *nf, struct file *file,
 		       struct poll_table_struct *wait);

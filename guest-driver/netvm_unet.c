@@ -610,9 +610,7 @@ int netvm_unet_mmap(struct netvm_file *nf, struct vm_area_struct *vma)
 {
 	struct netvm_dev *nd = nf->nd;
 	unsigned long off = vma->vm_pgoff << PAGE_SHIFT;
-	unsigned long size = vma->vm_end - vma->vm_start;
 	struct netvm_unet *u;
-	phys_addr_t pa;
 	int ret;
 
 	mutex_lock(&nf->lock);
@@ -621,42 +619,14 @@ int netvm_unet_mmap(struct netvm_file *nf, struct vm_area_struct *vma)
 		ret = -EACCES;
 		goto out;
 	}
-	netvm_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	if (u->emulated && off != NETVM_EP_MMAP_HOST) {
+		netvm_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND |
+				   VM_DONTDUMP);
 		ret = netvm_unet_emu_mmap(u, vma, off);
 		goto out;
 	}
-	switch (off) {
-	case NETVM_EP_MMAP_SRAM:
-	case NETVM_EP_MMAP_DB:
-		if (off == NETVM_EP_MMAP_SRAM) {
-			pa = pci_resource_start(nd->pdev, LANAI_BAR_SRAM) +
-			     nd->layout.ep_base + u->port * NVM_EP_STRIDE;
-			ret = size > NVM_EP_STRIDE ? -EINVAL : 0;
-		} else {
-			pa = pci_resource_start(nd->pdev, LANAI_BAR_DOORBELL) +
-			     u->port * LANAI_DOORBELL_PAGE;
-			ret = size > LANAI_DOORBELL_PAGE ? -EINVAL : 0;
-		}
-		if (ret)
-			break;
-		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
-		ret = io_remap_pfn_range(vma, vma->vm_start, pa >> PAGE_SHIFT,
-					 size, vma->vm_page_prot);
-		break;
-	case NETVM_EP_MMAP_HOST:
-		if (size > PAGE_ALIGN(u->host_size)) {
-			ret = -EINVAL;
-			break;
-		}
-		vma->vm_pgoff = 0;
-		ret = dma_mmap_coherent(&nd->pdev->dev, vma, u->host,
-					u->host_dma, u->host_size);
-		break;
-	default:
-		ret = -EINVAL;
-		break;
-	}
+	ret = netvm_mmap_port(nd, vma, u->port, u->host, u->host_dma,
+			      u->host_size);
 out:
 	mutex_unlock(&nf->lock);
 	return ret;
