@@ -138,6 +138,7 @@ static uint32_t k_restart(struct fw *fw, uint32_t port, uint64_t page)
 	}
 	e->missing = waiting;
 	fw_nv_retry_pending(fw, port, page);
+	fw_unet_restart(fw, port, page);
 	return NVM_ST_OK;
 }
 

@@ -3,10 +3,12 @@
  * U-Net message endpoints, beside NetVM in the same firmware.
  *
  * A U-Net endpoint is a port whose SRAM region holds a send queue, a free
- * queue and a few control words (unet_abi.h); its receive queue and its
- * communication segment live in pinned host memory.  Descriptors name
- * segment offsets, which are checked against the segment's size before
- * any DMA, so a process can only make the NI touch its own segment.
+ * queue and a few control words (unet_abi.h); its receive queue lives in
+ * pinned host memory, its communication segment too, or (pageable) in the
+ * process's own memory reached through the shadow page table under the
+ * endpoint's port.  Descriptors name segment offsets, which are checked
+ * against the segment's size before any DMA, so a process can only make
+ * the NI touch its own segment.
  *
  * Send: descriptors are taken in order; a small message is copied out of
  * the descriptor, a large one fetched from the segment by host DMA; the
@@ -17,8 +19,10 @@
  * endpoint's channel; anything else is dropped and counted.  Small
  * messages go whole into the receive descriptor, large ones into buffers
  * popped from the free queue; the descriptor's seq is written last.  A
- * full receive queue or a lack of buffers drops the message (U-Net is
- * unreliable; FUGU-style diverting is future work) and counts it.
+ * message that cannot go direct (FUGU's causes: the receive queue full, no
+ * free buffer, a buffer page not resident, the owner not running) is
+ * diverted to the kernel, and so is every later one until the kernel has
+ * handed them all over; without a divert ring it is dropped.  All counted.
  */
 #include <string.h>
 
@@ -53,6 +57,9 @@ static void publish(struct fw *fw, uint32_t port)
 		.reply_hits = e->reply_hits,
 		.reply_misses = e->reply_misses,
 		.events = e->events,
+		.rx_not_resident = e->rx_not_resident,
+		.rx_not_running = e->rx_not_running,
+		.tx_misses = e->tx_misses,
 	};
 
 	memcpy(fw->chip->sram + region(fw, port) + NVM_UNET_STATUS, &st,
@@ -112,6 +119,79 @@ static void send_done(struct fw *fw, uint32_t port, uint32_t st)
 static bool in_seg(const struct fw_unet_ep *e, uint32_t off, uint32_t len)
 {
 	return off <= e->seg_size && e->seg_size - off >= len;
+}
+
+/* ---- pageable segments: the pages a DMA chain touches ---- */
+
+static void seg_unlock(struct fw *fw, struct fw_unet_lk *lk, bool dirty)
+{
+	for (uint32_t i = 0; i < lk->n && i < FW_UNET_LOCKS; i++)
+		fw_nv_pt_unlock(fw, lk->ppn[i], dirty);
+	lk->n = 0;
+}
+
+/*
+ * Lock the translation of every page of [off, off + len) (checked inside
+ * the segment), appending to @lk; a pinned segment needs none.  On a miss
+ * *miss is the page's address and false is returned, the pages locked so
+ * far still held (the caller unlocks all of @lk).
+ */
+static bool seg_lock(struct fw *fw, uint32_t port, uint32_t off, uint32_t len,
+		     struct fw_unet_lk *lk, uint64_t *miss)
+{
+	const struct fw_unet_ep *e = &fw->unet.ep[port];
+	uint64_t va = e->seg + off, end = va + len;
+
+	if (!e->pageable)
+		return true;
+	for (va &= ~(uint64_t)(NVM_PAGE_SIZE - 1); va < end;
+	     va += NVM_PAGE_SIZE) {
+		uint32_t h = nvm_pt_hash(port, va >> NVM_PAGE_SHIFT,
+					 fw->layout.pt_rows ?
+					 fw->layout.pt_rows : 1);
+		int64_t ppn;
+
+		if (lk->n >= FW_UNET_LOCKS) {	/* cannot happen: sizes bound it */
+			*miss = va;
+			return false;
+		}
+		ppn = fw_nv_pt_lock(fw, port, va, h);
+		if (ppn < 0) {
+			*miss = va;
+			return false;
+		}
+		lk->ppn[lk->n++] = (uint32_t)ppn;
+	}
+	return true;
+}
+
+/*
+ * DMA between SRAM at @sram and [off, off + len) of the segment: one
+ * descriptor when pinned; per page, through the translations seg_lock()
+ * took in the same order (*k walks @lk), when pageable.
+ */
+static void seg_dma(struct fw *fw, uint32_t port, int slot, uint32_t dir,
+		    uint32_t len, uint32_t sram, uint32_t off,
+		    const struct fw_unet_lk *lk, uint32_t *k)
+{
+	const struct fw_unet_ep *e = &fw->unet.ep[port];
+	uint64_t va = e->seg + off;
+
+	if (!e->pageable) {
+		fw_hdma_add(fw, slot, dir, len, sram, va);
+		return;
+	}
+	while (len && *k < lk->n) {
+		uint32_t in = NVM_PAGE_SIZE - (uint32_t)(va & (NVM_PAGE_SIZE - 1));
+		uint32_t n = len < in ? len : in;
+
+		fw_hdma_add(fw, slot, dir, n, sram,
+			    (uint64_t)lk->ppn[(*k)++] << NVM_PAGE_SHIFT |
+			    (va & (NVM_PAGE_SIZE - 1)));
+		va += n;
+		sram += n;
+		len -= n;
+	}
 }
 
 /*
@@ -216,6 +296,50 @@ static void transmit(struct fw *fw, uint32_t port, uint32_t tb,
 	fw_count_n(fw, FW_CNT_TX_BYTES, len);
 }
 
+/*
+ * The pages a send fetches from a pageable segment, locked in e->tx_lk.
+ * On a miss the send waits: the kernel maps the page and restarts us
+ * (fw_unet_restart); a second miss after that restart means the kernel
+ * could not map it, and the send fails with NVM_UNET_ST_FAULT.
+ */
+static bool tx_lock(struct fw *fw, uint32_t port,
+		    const struct nvm_unet_send_desc *d)
+{
+	struct fw_unet_ep *e = &fw->unet.ep[port];
+	uint64_t miss = 0;
+	bool ok = true;
+
+	e->tx_lk.n = 0;
+	if (d->flags & NVM_UNET_F_GATHER) {
+		struct nvm_unet_gather g;
+
+		memcpy(&g, d->data, sizeof(g));
+		for (uint32_t i = 0; i < g.count && ok; i++)
+			ok = seg_lock(fw, port, g.piece[i].offset,
+				      g.piece[i].len, &e->tx_lk, &miss);
+	} else {
+		ok = seg_lock(fw, port, d->offset, d->len, &e->tx_lk, &miss);
+	}
+	if (ok) {
+		e->tx_retry = 0;
+		return true;
+	}
+	seg_unlock(fw, &e->tx_lk, false);
+	if (e->tx_retry) {
+		e->tx_retry = 0;
+		send_done(fw, port, NVM_UNET_ST_FAULT);
+		return false;
+	}
+	e->tx_wait = 1;
+	e->tx_miss = miss;
+	e->tx_misses++;
+	fw_count(fw, FW_CNT_UNET_TX_MISS);
+	fw_count(fw, FW_CNT_PAGE_MISS);
+	fw_post(fw, NVM_EV_PAGE_MISS, (uint16_t)port, 0, miss);
+	publish(fw, port);
+	return false;
+}
+
 static bool tx_step_ep(struct fw *fw, uint32_t port)
 {
 	struct fw_unet_ep *e = &fw->unet.ep[port];
@@ -223,7 +347,7 @@ static bool tx_step_ep(struct fw *fw, uint32_t port)
 	uint32_t st, tb;
 	int slot;
 
-	if (!e->open || e->tx_tb || e->consumed == e->produced)
+	if (!e->open || e->tx_tb || e->tx_wait || e->consumed == e->produced)
 		return false;
 	memcpy(&d, fw->chip->sram + region(fw, port) + NVM_UNET_SENDQ +
 	       (e->consumed % NVM_UNET_SENDQ_LEN) * sizeof(d), sizeof(d));
@@ -246,28 +370,35 @@ static bool tx_step_ep(struct fw *fw, uint32_t port)
 		send_done(fw, port, NVM_UNET_ST_SENT);
 		return true;
 	}
+	if (!tx_lock(fw, port, &d)) {
+		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
+		return true;	/* failed or waits for the kernel */
+	}
 	/* the job owns the tx buffer until it completes */
 	slot = fw_hdma_alloc(fw, FW_JOB_UNET_FETCH,
 			     e->gen << 16 | port << 8 | tb);
 	if (slot < 0) {
+		seg_unlock(fw, &e->tx_lk, false);
 		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
 		return false;
 	}
 	if (d.flags & NVM_UNET_F_GATHER) {
 		struct nvm_unet_gather g;
-		uint32_t at = data_off(fw, tb);
+		uint32_t at = data_off(fw, tb), k = 0;
 
 		/* the pieces land one after the other: one message */
 		memcpy(&g, d.data, sizeof(g));
 		for (uint32_t i = 0; i < g.count; i++) {
-			fw_hdma_add(fw, slot, LANAI_DMA_E2L, g.piece[i].len, at,
-				    e->seg + g.piece[i].offset);
+			seg_dma(fw, port, slot, LANAI_DMA_E2L, g.piece[i].len,
+				at, g.piece[i].offset, &e->tx_lk, &k);
 			at += g.piece[i].len;
 		}
 		fw_count(fw, FW_CNT_UNET_GATHER);
 	} else {
-		fw_hdma_add(fw, slot, LANAI_DMA_E2L, d.len, data_off(fw, tb),
-			    e->seg + d.offset);
+		uint32_t k = 0;
+
+		seg_dma(fw, port, slot, LANAI_DMA_E2L, d.len, data_off(fw, tb),
+			d.offset, &e->tx_lk, &k);
 	}
 	fw_hdma_submit(fw, slot);
 	e->tx_tb = tb;
@@ -295,6 +426,8 @@ static void fetched(struct fw *fw, uint32_t port, uint32_t gen, uint32_t tb,
 {
 	struct fw_unet_ep *e = &fw->unet.ep[port];
 
+	if (e->gen == gen && e->tx_tb == tb)	/* the DMA is over */
+		seg_unlock(fw, &e->tx_lk, false);
 	if (!e->open || e->gen != gen || e->tx_tb != tb) {
 		/* closed meanwhile: only now is the buffer no longer written */
 		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
@@ -351,6 +484,10 @@ static void count_cause(struct fw *fw, struct fw_unet_ep *e, uint32_t cause)
 		e->rx_ring_full++;
 	else if (cause == FW_CNT_UNET_NO_BUF)
 		e->rx_no_buf++;
+	else if (cause == FW_CNT_UNET_NOT_RESIDENT)
+		e->rx_not_resident++;
+	else if (cause == FW_CNT_UNET_NOT_RUNNING)
+		e->rx_not_running++;
 	else
 		e->div_order++;
 	fw_count(fw, (enum fw_counter)cause);
@@ -586,6 +723,34 @@ static void reply_commit(struct fw *fw, uint32_t port, uint32_t num,
 	}
 }
 
+/*
+ * The segment pages a delivery writes (the reply buffer, or each free
+ * buffer up to what the message fills), locked in fw->unet.rx_lk: one
+ * delivery at a time holds the receive slot.  False on a miss, nothing
+ * held.
+ */
+static bool rx_lock(struct fw *fw, uint32_t port,
+		    const struct nvm_unet_rx_desc *head, uint32_t mlen,
+		    uint64_t *miss)
+{
+	const struct fw_unet_ep *e = &fw->unet.ep[port];
+	struct fw_unet_lk *lk = &fw->unet.rx_lk;
+	bool ok = true;
+
+	lk->n = 0;
+	if (head->flags & NVM_UNET_F_HIT)
+		ok = seg_lock(fw, port, head->buf[0], mlen, lk, miss);
+	for (uint32_t i = 0; i < head->nbuf && ok; i++) {
+		uint32_t n = mlen - i * e->buf_size;
+
+		ok = seg_lock(fw, port, head->buf[i],
+			      n < e->buf_size ? n : e->buf_size, lk, miss);
+	}
+	if (!ok)
+		seg_unlock(fw, lk, false);
+	return ok;
+}
+
 enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 			      uint32_t src)
 {
@@ -595,8 +760,8 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 	struct nvm_unet_hdr h;
 	struct nvm_unet_ctl ctl;
 	struct fw_unet_ep *e;
-	uint32_t port, mlen, nbuf = 0, scr, seq;
-	uint64_t entry;
+	uint32_t port, mlen, nbuf = 0, scr, seq, k = 0;
+	uint64_t entry, miss = 0;
 	int ch, slot;
 
 	if (len < sizeof(h)) {
@@ -629,6 +794,9 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 	if (e->rx_prod - ctl.rx_cons >= e->rxq_len)
 		return divert(fw, port, ch, data + sizeof(h), mlen,
 			      FW_CNT_UNET_RING_FULL, dsm);
+	if (ctl.desched)
+		return divert(fw, port, ch, data + sizeof(h), mlen,
+			      FW_CNT_UNET_NOT_RUNNING, dsm);
 
 	memset(&head, 0, sizeof(head));
 	head.channel = (uint16_t)ch;
@@ -666,11 +834,26 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 		}
 		head.nbuf = nbuf;
 	}
+	if (!rx_lock(fw, port, &head, mlen, &miss)) {
+		enum fw_rx_verdict v = divert(fw, port, ch, data + sizeof(h),
+					      mlen, FW_CNT_UNET_NOT_RESIDENT,
+					      dsm);
+
+		/* the kernel maps the page (once, not per retry of a wait) */
+		if (v == FW_RX_RELEASE) {
+			fw_count(fw, FW_CNT_PAGE_MISS);
+			fw_post(fw, NVM_EV_PAGE_MISS, (uint16_t)port, 1u << 31,
+				miss);
+		}
+		return v;
+	}
 	/* low bit: the delivery raises no event (NOINTR) */
 	slot = fw_hdma_alloc(fw, FW_JOB_UNET_RX, e->gen << 16 | port << 8 |
 			     !!(head.flags & NVM_UNET_F_NOINTR));
-	if (slot < 0)
+	if (slot < 0) {
+		seg_unlock(fw, &fw->unet.rx_lk, false);
 		return FW_RX_WAIT;
+	}
 	reply_commit(fw, port, num, fate);
 	e->free_cons += nbuf;
 	head.msgno = e->msgs++;
@@ -683,15 +866,15 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 	memcpy(fw->chip->sram + scr + 32, &seq, 4);
 	memcpy(fw->chip->sram + scr + 36, &head.reply, 4);
 	if (head.flags & NVM_UNET_F_HIT)
-		fw_hdma_add(fw, slot, LANAI_DMA_L2E, mlen, data + sizeof(h),
-			    e->seg + hit_off);
+		seg_dma(fw, port, slot, LANAI_DMA_L2E, mlen, data + sizeof(h),
+			hit_off, &fw->unet.rx_lk, &k);
 	for (uint32_t i = 0; i < nbuf; i++) {
 		uint32_t n = mlen - i * e->buf_size;
 
-		fw_hdma_add(fw, slot, LANAI_DMA_L2E,
-			    n < e->buf_size ? n : e->buf_size,
-			    data + sizeof(h) + i * e->buf_size,
-			    e->seg + head.buf[i]);
+		seg_dma(fw, port, slot, LANAI_DMA_L2E,
+			n < e->buf_size ? n : e->buf_size,
+			data + sizeof(h) + i * e->buf_size, head.buf[i],
+			&fw->unet.rx_lk, &k);
 	}
 	if (head.flags & NVM_UNET_F_INLINE) {
 		fw_hdma_add(fw, slot, LANAI_DMA_L2E, 16, scr, entry);
@@ -720,6 +903,7 @@ static void delivered(struct fw *fw, uint32_t port, uint32_t gen,
 	struct nvm_unet_ctl ctl;
 	uint32_t ev = 0, depth;
 
+	seg_unlock(fw, &fw->unet.rx_lk, true);	/* the NI wrote them */
 	fw_rx_release(fw);
 	if (!e->open || e->gen != gen)
 		return;
@@ -814,10 +998,16 @@ static uint32_t k_open(struct fw *fw, const struct nvm_k_unet_open *k)
 	    !pow2(k->buf_size) || k->buf_size < NVM_UNET_BUF_MIN ||
 	    k->buf_size > NVM_UNET_BUF_MAX || !k->seg_size ||
 	    k->seg_size > NVM_UNET_SEG_MAX ||
+	    (k->flags & ~NVM_UNET_KO_PAGEABLE) ||
+	    ((k->flags & NVM_UNET_KO_PAGEABLE) &&
+	     (!fw->nv.configured || k->seg & (NVM_PAGE_SIZE - 1) ||
+	      k->seg + k->seg_size < k->seg)) ||
 	    fw->unet.ep[k->port].div_out)
 		return NVM_ST_BAD_CMD;	/* (the last owner's records are out) */
 	e = &fw->unet.ep[k->port];
 	gen = (e->gen + 1) & 0xffff;
+	/* a fetch of the last owner may still run: it only reads them */
+	seg_unlock(fw, &e->tx_lk, false);
 	memset(e, 0, sizeof(*e));
 	e->gen = gen;
 	e->seg = k->seg;
@@ -825,6 +1015,7 @@ static uint32_t k_open(struct fw *fw, const struct nvm_k_unet_open *k)
 	e->seg_size = k->seg_size;
 	e->buf_size = k->buf_size;
 	e->rxq_len = k->rxq_len;
+	e->pageable = !!(k->flags & NVM_UNET_KO_PAGEABLE);
 	memset(fw->chip->sram + region(fw, k->port), 0, NVM_EP_STRIDE);
 	e->open = 1;
 	publish(fw, k->port);
@@ -838,8 +1029,10 @@ static uint32_t k_close(struct fw *fw, uint32_t port)
 	if (!fw_unet_open_port(fw, port))
 		return NVM_ST_BAD_CMD;
 	e = &fw->unet.ep[port];
-	/* a fetch still running keeps its tx buffer: fetched() frees it */
+	/* a fetch still running keeps its tx buffer and its pages:
+	 * fetched() frees them */
 	e->open = 0;
+	e->tx_wait = 0;
 	memset(e->ch, 0, sizeof(e->ch));
 	return NVM_ST_OK;
 }
@@ -996,4 +1189,24 @@ uint32_t fw_unet_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 	default:
 		return NVM_ST_BAD_CMD;
 	}
+}
+
+/*
+ * The kernel mapped @page of @port (NVM_KOP_RESTART): a send that waits
+ * for it tries once more.  Page 0 (the kernel lost events) retries
+ * without counting, so a page still missing is reported again.
+ */
+void fw_unet_restart(struct fw *fw, uint32_t port, uint64_t page)
+{
+	struct fw_unet_ep *e;
+
+	if (!fw_unet_open_port(fw, port))
+		return;
+	e = &fw->unet.ep[port];
+	if (!e->tx_wait)
+		return;
+	if (page && page != (e->tx_miss & ~(uint64_t)(NVM_PAGE_SIZE - 1)))
+		return;
+	e->tx_wait = 0;
+	e->tx_retry = !!page;
 }

@@ -16,6 +16,15 @@ struct nvm_cmd;
 
 #define FW_UNET_EPS		16	/* = FW_NV_EPS: one port table for both */
 
+/* Pages one message can touch in a segment: 4 pieces, each over 2 pages. */
+#define FW_UNET_LOCKS		8
+
+/* Shadow-page-table pages a DMA chain holds (pageable segments). */
+struct fw_unet_lk {
+	uint32_t n;
+	uint32_t ppn[FW_UNET_LOCKS];
+};
+
 struct fw_unet_chan {
 	uint32_t open;
 	uint32_t node;
@@ -26,7 +35,14 @@ struct fw_unet_chan {
 struct fw_unet_ep {
 	uint32_t open;
 	uint32_t gen;			/* bumped at open: stale jobs are ignored */
-	uint64_t seg, rxq;		/* bus addresses (pinned by the driver) */
+	uint64_t seg, rxq;		/* bus addresses (pinned by the driver);
+					 * pageable: seg is the user address */
+	uint32_t pageable;		/* NVM_UNET_KO_PAGEABLE */
+	uint32_t tx_wait;		/* a send waits for a page (restart) */
+	uint32_t tx_retry;		/* ... the kernel answered: one retry */
+	uint64_t tx_miss;		/* ... the address it waits for */
+	struct fw_unet_lk tx_lk;	/* pages the fetch holds */
+	uint32_t rx_not_resident, rx_not_running, tx_misses;
 	uint32_t seg_size, buf_size, rxq_len;
 	uint32_t produced;		/* send count from the doorbell */
 	uint32_t consumed;		/* send descriptors taken */
@@ -53,6 +69,7 @@ struct fw_unet_ep {
 struct fw_unet {
 	struct fw_unet_ep ep[FW_UNET_EPS];
 	uint32_t rr;			/* round robin over senders */
+	struct fw_unet_lk rx_lk;	/* pages the delivery holds (one at a time) */
 	/* the kernel's divert ring (FUGU's buffered path) */
 	uint64_t div_base;
 	uint32_t div_slots;		/* 0: none, messages are dropped */
@@ -69,6 +86,7 @@ void fw_unet_doorbell(struct fw *fw, uint32_t port, uint32_t off,
 		      uint32_t data);
 bool fw_unet_tx_step(struct fw *fw);
 uint32_t fw_unet_kernel_cmd(struct fw *fw, const struct nvm_cmd *c);
+void fw_unet_restart(struct fw *fw, uint32_t port, uint64_t page);
 enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 			      uint32_t src);
 void fw_unet_job_done(struct fw *fw, uint32_t kind, uint32_t arg,

@@ -141,6 +141,7 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_UNET_UNCHANNEL:
 	case NETVM_IOC_UNET_DRECV:
 	case NETVM_IOC_UNET_KICK:
+	case NETVM_IOC_UNET_SCHED:
 		break;
 	default:
 		return -ENOTTY;
@@ -185,6 +186,7 @@ static long netvm_ioctl(struct file *file, unsigned int cmd,
 	case NETVM_IOC_UNET_UNCHANNEL:
 	case NETVM_IOC_UNET_DRECV:
 	case NETVM_IOC_UNET_KICK:
+	case NETVM_IOC_UNET_SCHED:
 		ret = netvm_unet_ioctl(nf, cmd, uarg);
 		break;
 	default:

@@ -390,13 +390,24 @@ static void ep_page_miss(struct netvm_dev *nd, u32 port, u32 data, u64 va)
 		mmput(ep->mm);
 	}
 	mutex_unlock(&ep->lock);
+	if (ret && ep->unet && !(data & BIT(31))) {
+		/* a U-Net send: its retry misses again and fails (FAULT) */
+		ep_inc(eps, ep, EPC_MISS_ERRORS);
+		nv_kcmd(nd, NVM_KOP_RESTART, 0, (u16)port,
+			lower_32_bits(va & PAGE_MASK),
+			upper_32_bits(va & PAGE_MASK), NULL, 0);
+		return;
+	}
 	if (ret) {
 		/*
 		 * Not ours to map (outside every export, or the process no
 		 * longer has it): a restart would only miss again.  The
-		 * endpoint waits until it is closed, which aborts it.
+		 * endpoint waits until it is closed, which aborts it.  (A
+		 * U-Net delivery that missed was diverted: nothing waits.)
 		 */
 		ep_inc(eps, ep, EPC_MISS_ERRORS);
+		if (ep->unet)
+			return;
 		dev_warn_ratelimited(&nd->pdev->dev,
 				     "NetVM: port %u: %s page miss at %#llx cannot be served (%d); endpoint stalled until closed\n",
 				     port, data & BIT(31) ? "remote" : "local",
@@ -695,73 +706,97 @@ void netvm_ep_release(struct netvm_file *nf)
 	kfree(ep);
 }
 
-static int ep_export(struct netvm_ep *ep, void __user *uarg)
+/*
+ * Track [addr, addr + len) of the calling process for @ep's port: an
+ * interval notifier, and the translations of the pages resident now (all
+ * of them, faulted in, with @fault).  @name "" makes it unimportable (a
+ * U-Net segment).  Returns the export (on ep->exports) or an ERR_PTR.
+ */
+struct netvm_export *netvm_export_add(struct netvm_ep *ep, u64 addr, u64 len,
+				      bool ro, const char *name, bool fault)
 {
-	struct netvm_export_req req;
-	struct netvm_export *exp;
+	struct netvm_export *exp, *o;
 	unsigned long start, end;
 	int ret;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
-		return -EFAULT;
-	if (req.reserved || (req.flags & ~NETVM_EXPORT_RO) || !req.len ||
-	    req.len > NETVM_EXPORT_MAX || req.addr + req.len < req.addr ||
-	    req.addr + req.len > TASK_SIZE)
-		return -EINVAL;
-	start = req.addr & PAGE_MASK;
-	end = PAGE_ALIGN(req.addr + req.len);
+	if (!len || len > NETVM_EXPORT_MAX || addr + len < addr ||
+	    addr + len > TASK_SIZE)
+		return ERR_PTR(-EINVAL);
+	start = addr & PAGE_MASK;
+	end = PAGE_ALIGN(addr + len);
 	exp = kzalloc(sizeof(*exp), GFP_KERNEL);
 	if (!exp)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	exp->ep = ep;
 	exp->start = start;
 	exp->end = end;
 	exp->npages = (end - start) >> PAGE_SHIFT;
-	exp->ro = req.flags & NETVM_EXPORT_RO;
-	exp->addr = req.addr;
-	exp->len = req.len;
-	memcpy(exp->name, req.name, sizeof(exp->name) - 1);
+	exp->ro = ro;
+	exp->addr = addr;
+	exp->len = len;
+	strscpy(exp->name, name, sizeof(exp->name));
 	do {
 		exp->key = get_random_u64();
 	} while (!exp->key);
 	exp->ppn = kvcalloc(exp->npages, sizeof(*exp->ppn), GFP_KERNEL);
 	if (!exp->ppn) {
 		kfree(exp);
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	}
 
 	mutex_lock(&ep->lock);
-	if (ep_find_export(ep, start, 1) || ep_find_export(ep, end - 1, 1)) {
-		ret = -EEXIST;
-		goto err;
-	}
-	{
-		struct netvm_export *o;
-
-		list_for_each_entry(o, &ep->exports, node)
-			if (o->start < end && start < o->end) {
-				ret = -EEXIST;
-				goto err;
-			}
-	}
+	list_for_each_entry(o, &ep->exports, node)
+		if (o->start < end && start < o->end) {
+			ret = -EEXIST;
+			goto err;
+		}
 	ret = mmu_interval_notifier_insert(&exp->mni, current->mm, start,
 					   end - start, &ep_mni_ops);
 	if (ret)
 		goto err;
 	list_add(&exp->node, &ep->exports);
 	/* what is resident now goes in at once; the rest on demand */
-	ep_install(exp, current->mm, start, exp->npages, false);
+	ret = ep_install(exp, current->mm, start, exp->npages, fault);
 	mutex_unlock(&ep->lock);
-
-	req.key = exp->key;
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return 0;
+	if (ret && fault) {
+		netvm_export_del(ep, exp);
+		return ERR_PTR(ret);
+	}
+	return exp;
 err:
 	mutex_unlock(&ep->lock);
 	kvfree(exp->ppn);
 	kfree(exp);
-	return ret;
+	return ERR_PTR(ret);
+}
+
+/* Take @exp off @ep and out of the NIC. */
+void netvm_export_del(struct netvm_ep *ep, struct netvm_export *exp)
+{
+	mutex_lock(&ep->lock);
+	list_del(&exp->node);
+	ep_export_drop(exp);
+	mutex_unlock(&ep->lock);
+}
+
+static int ep_export(struct netvm_ep *ep, void __user *uarg)
+{
+	struct netvm_export_req req;
+	struct netvm_export *exp;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved || (req.flags & ~NETVM_EXPORT_RO))
+		return -EINVAL;
+	req.name[sizeof(req.name) - 1] = 0;
+	exp = netvm_export_add(ep, req.addr, req.len,
+			       req.flags & NETVM_EXPORT_RO, req.name, false);
+	if (IS_ERR(exp))
+		return PTR_ERR(exp);
+	req.key = exp->key;
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;
+	return 0;
 }
 
 static int ep_unexport(struct netvm_ep *ep, void __user *uarg)

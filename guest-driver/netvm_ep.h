@@ -95,6 +95,7 @@ struct netvm_ep {
 	struct mutex lock;		/* exports */
 	struct list_head exports;
 	pid_t pid;			/* tgid of the opener */
+	bool unet;			/* a U-Net endpoint's placeholder */
 	struct kobject *kobj;		/* endpoints/<port>/ (netvm_obs.c) */
 	atomic64_t cnt[EPC_PER_EP];
 };
@@ -163,6 +164,9 @@ int netvm_ep_mmap(struct netvm_file *nf, struct vm_area_struct *vma);
 int netvm_mmap_port(struct netvm_dev *nd, struct vm_area_struct *vma,
 		    u32 port, void *host, dma_addr_t host_dma, size_t host_size);
 void netvm_ep_release(struct netvm_file *nf);
+struct netvm_export *netvm_export_add(struct netvm_ep *ep, u64 addr, u64 len,
+				      bool ro, const char *name, bool fault);
+void netvm_export_del(struct netvm_ep *ep, struct netvm_export *exp);
 __poll_t netvm_ep_poll(struct netvm_file *nf, struct file *file,
 		       struct poll_table_struct *wait);
 

@@ -114,7 +114,9 @@ static int netvm_imp_lookup(struct netvm_dev *nd, u32 port, const char *name,
 	if (ep) {
 		mutex_lock(&ep->lock);
 		list_for_each_entry(exp, &ep->exports, node) {
-			if (strncmp(exp->name, name, sizeof(exp->name)))
+			/* unnamed: a U-Net segment, nobody's to import */
+			if (!exp->name[0] ||
+			    strncmp(exp->name, name, sizeof(exp->name)))
 				continue;
 			r->addr = cpu_to_le64(exp->addr);
 			r->len = cpu_to_le64(exp->len);

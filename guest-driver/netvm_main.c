@@ -359,6 +359,7 @@ static int __init netvm_init(void)
 static void __exit netvm_exit(void)
 {
 	pci_unregister_driver(&netvm_pci_driver);
+	netvm_unet_sched_exit();
 	netvm_obs_module_exit();
 	netvm_chardev_exit();
 }

@@ -7,8 +7,14 @@
  * then the communication segment) and NVM_KOP_UNET_OPEN.  The segment is
  * pinned, as in U-Net: the firmware then needs only its bus address and
  * size to bounds-check and reach every descriptor's offset, and a message
- * can never meet a missing page.  (Pageable buffering of undeliverable
- * messages is FUGU's part, not this one's.)
+ * can never meet a missing page.
+ *
+ * With NETVM_UNET_PAGEABLE the segment is the process's own memory
+ * instead, tracked like a NetVM export (an unnamed one on the port's
+ * placeholder endpoint): nothing pinned, translations in the shadow page
+ * table, removed when the pages go (swap, fork, munmap).  A message whose
+ * buffer has no translation is diverted (FUGU: "pages not resident") and
+ * the page-miss event has netvm_ep.c map it; a send waits for the same.
  *
  * Channels are set up here, by the kernel, never by the process: the
  * firmware stamps each outgoing message with the channel's tag and its
@@ -244,8 +250,18 @@ static int unet_check_open(const struct netvm_unet_open *req)
 		if (req->reserved[i])
 			return -EINVAL;
 	if (req->port || req->node_id || req->seg_off || req->host_size ||
-	    (req->flags & ~NETVM_UNET_EMULATE))
+	    (req->flags & ~(NETVM_UNET_EMULATE | NETVM_UNET_PAGEABLE)))
 		return -EINVAL;
+	if (req->flags & NETVM_UNET_PAGEABLE) {
+		/* the NI reaches a pageable segment only through its tables */
+		if ((req->flags & NETVM_UNET_EMULATE) || !req->seg_va ||
+		    !PAGE_ALIGNED(req->seg_va) ||
+		    req->seg_va + req->seg_size < req->seg_va ||
+		    req->seg_va + req->seg_size > TASK_SIZE)
+			return -EINVAL;
+	} else if (req->seg_va) {
+		return -EINVAL;
+	}
 	if (req->seg_size < PAGE_SIZE || req->seg_size > NVM_UNET_SEG_MAX ||
 	    !PAGE_ALIGNED(req->seg_size))
 		return -EINVAL;
@@ -308,6 +324,7 @@ static int unet_open(struct netvm_file *nf, void __user *uarg)
 	struct netvm_unet *u;
 	struct netvm_ep *slot;
 	u32 port, rxq_bytes;
+	bool pageable;
 	int ret;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
@@ -325,15 +342,16 @@ static int unet_open(struct netvm_file *nf, void __user *uarg)
 		ret = -ENOMEM;
 		goto err_free;
 	}
+	pageable = req.flags & NETVM_UNET_PAGEABLE;
 	rxq_bytes = PAGE_ALIGN(req.rxq_len * sizeof(struct nvm_unet_rx_desc));
 	u->nd = nd;
 	mutex_init(&u->lock);
 	mutex_init(&u->dlock);
-	u->seg_off = rxq_bytes;
+	u->seg_off = pageable ? 0 : rxq_bytes;
 	u->seg_size = req.seg_size;
 	u->buf_size = req.buf_size;
 	u->rxq_len = req.rxq_len;
-	u->host_size = rxq_bytes + req.seg_size;
+	u->host_size = rxq_bytes + (pageable ? 0 : req.seg_size);
 	u->host = dma_alloc_coherent(&nd->pdev->dev, u->host_size,
 				     &u->host_dma, GFP_KERNEL);
 	if (!u->host) {
@@ -345,11 +363,16 @@ static int unet_open(struct netvm_file *nf, void __user *uarg)
 	mutex_init(&slot->lock);
 	INIT_LIST_HEAD(&slot->exports);
 	slot->mm = current->mm;
+	slot->unet = true;
 
 	unet_div_get(nd);
 	mutex_lock(&eps->lock);
 	for (port = 1; port < count && eps->ep[port]; port++)
 		;
+	if (port >= count && pageable) {
+		ret = -EBUSY;		/* a kernel-emulated one needs it pinned */
+		goto err_unlock;
+	}
 	if (port >= count || (req.flags & NETVM_UNET_EMULATE)) {
 		mutex_unlock(&eps->lock);
 		kfree(slot);
@@ -370,11 +393,29 @@ static int unet_open(struct netvm_file *nf, void __user *uarg)
 	ko.buf_size = u->buf_size;
 	ko.rxq_len = u->rxq_len;
 	ko.port = port;
+	if (pageable) {
+		struct netvm_export *exp;
+
+		/* faulted in and mapped now; followed from here on */
+		slot->port = port;
+		exp = netvm_export_add(slot, req.seg_va, req.seg_size, false,
+				       "", true);
+		if (IS_ERR(exp)) {
+			ret = PTR_ERR(exp);
+			goto err_unlock;
+		}
+		u->seg_exp = exp;
+		ko.seg = req.seg_va;
+		ko.flags = NVM_UNET_KO_PAGEABLE;
+	}
 	ret = nv_kcmd(nd, NVM_KOP_UNET_OPEN, 0, 0, 0, 0, &ko, sizeof(ko));
 	if (ret == -EINVAL)
 		ret = -EBUSY;	/* the port's last owner still has records out */
-	if (ret)
+	if (ret) {
+		if (u->seg_exp)
+			netvm_export_del(slot, u->seg_exp);
 		goto err_unlock;
+	}
 	u->port = port;
 	slot->port = port;
 	u->slot = slot;
@@ -599,6 +640,8 @@ long netvm_unet_ioctl(struct netvm_file *nf, unsigned int cmd,
 		ret = unet_drecv(un, u);
 	else if (cmd == NETVM_IOC_UNET_KICK)
 		ret = un->emulated ? netvm_unet_emu_kick(un) : 0;
+	else if (cmd == NETVM_IOC_UNET_SCHED)
+		ret = netvm_unet_sched(un, u);
 	else
 		ret = -ENOTTY;
 	mutex_unlock(&nf->lock);
@@ -666,6 +709,7 @@ void netvm_unet_release(struct netvm_file *nf)
 		return;
 	nf->unet = NULL;
 	unet_irq_set(nd, u->port, NULL);
+	netvm_unet_sched_release(u);
 	/*
 	 * Close in the firmware first: its completion is written after every
 	 * DMA job queued before it, so nothing reaches the block once it
@@ -677,6 +721,9 @@ void netvm_unet_release(struct netvm_file *nf)
 		mutex_lock(&nd->eps.lock);
 		nd->eps.ep[u->port] = NULL;
 		mutex_unlock(&nd->eps.lock);
+		/* the NI is done with it: its translations can go */
+		if (u->seg_exp)
+			netvm_export_del(u->slot, u->seg_exp);
 	}
 	/* the divert worker looks endpoints up under unet_div_lock */
 	mutex_lock(&unet_div_lock);

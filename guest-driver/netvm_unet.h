@@ -30,6 +30,7 @@
 
 struct netvm_dev;
 struct netvm_ep;
+struct netvm_export;
 struct netvm_file;
 
 struct netvm_unet_chan_rec {
@@ -49,6 +50,7 @@ struct netvm_unet {
 	size_t host_size;
 	u32 seg_off;
 	u32 seg_size;
+	struct netvm_export *seg_exp;	/* pageable: the segment's tracking */
 	u32 buf_size;
 	u32 rxq_len;
 	struct mutex lock;		/* ch[] */
@@ -84,6 +86,11 @@ void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev);
 /* netvm_unet.c, for netvm_unet_emu.c */
 void netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
 			 u32 dsm, const void *data, u32 len);
+
+/* netvm_unet_sched.c: FUGU's "process not running" */
+int netvm_unet_sched(struct netvm_unet *u, u32 __user *uarg);
+void netvm_unet_sched_release(struct netvm_unet *u);
+void netvm_unet_sched_exit(void);
 
 /* netvm_unet_emu.c: kernel-emulated endpoints */
 int netvm_unet_emu_setup(struct netvm_unet *u);

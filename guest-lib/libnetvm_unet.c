@@ -33,6 +33,7 @@ struct netvm_unet {
 	volatile uint32_t *db;
 	uint8_t *host;			/* receive queue, then the segment */
 	uint8_t *seg;
+	uint8_t *own_seg;		/* pageable: our mapping, else NULL */
 	uint32_t rx_base;		/* first receive buffer */
 	uint32_t issued;		/* send descriptors, free-running */
 	uint32_t checked;		/* ... whose status was looked at */
@@ -94,13 +95,21 @@ NETVM_PUBLIC int netvm_unet_open(struct netvm *nv, size_t seg_size,
 				 unsigned int buf_size, unsigned int rx_bufs,
 				 struct netvm_unet **out)
 {
+	return netvm_unet_openx(nv, seg_size, buf_size, rx_bufs, 0, out);
+}
+
+NETVM_PUBLIC int netvm_unet_openx(struct netvm *nv, size_t seg_size,
+				  unsigned int buf_size, unsigned int rx_bufs,
+				  unsigned int flags, struct netvm_unet **out)
+{
 	struct netvm_unet *u;
 	void *p;
 	int err;
 
 	if (!nv || !out || !rx_bufs || rx_bufs >= NVM_UNET_FREEQ_LEN ||
-	    seg_size > NVM_UNET_SEG_MAX ||
-	    seg_size < NETVM_UNET_TX_AREA + (size_t)rx_bufs * buf_size)
+	    seg_size > NVM_UNET_SEG_MAX || (seg_size & 4095) ||
+	    seg_size < NETVM_UNET_TX_AREA + (size_t)rx_bufs * buf_size ||
+	    (flags & ~NETVM_UNET_OPEN_PAGEABLE))
 		return -EINVAL;
 	u = calloc(1, sizeof(*u));
 	if (!u)
@@ -114,9 +123,26 @@ NETVM_PUBLIC int netvm_unet_open(struct netvm *nv, size_t seg_size,
 	u->info.seg_size = (uint32_t)seg_size;
 	u->info.buf_size = buf_size;
 	u->info.rxq_len = UNET_RXQ_LEN;
-	/* testing hook: ask for a kernel-emulated endpoint */
-	if (getenv("NETVM_UNET_EMULATE"))
+	if (flags & NETVM_UNET_OPEN_PAGEABLE) {
+		/* our own memory: the kernel follows it, pins nothing */
+		p = mmap(NULL, seg_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			goto fail_errno;
+		u->own_seg = p;
+		/*
+		 * A child cannot use the endpoint (the driver refuses other
+		 * processes), so it need not share the segment copy-on-write:
+		 * fork then leaves our translations alone, as ibverbs does.
+		 */
+		if (madvise(p, seg_size, MADV_DONTFORK))
+			goto fail_errno;
+		u->info.flags = NETVM_UNET_PAGEABLE;
+		u->info.seg_va = (uintptr_t)p;
+	} else if (getenv("NETVM_UNET_EMULATE")) {
+		/* testing hook: ask for a kernel-emulated endpoint */
 		u->info.flags = NETVM_UNET_EMULATE;
+	}
 	if (ioctl(u->fd, NETVM_IOC_UNET_OPEN, &u->info) < 0)
 		goto fail_errno;
 	p = mmap(NULL, NVM_EP_STRIDE, PROT_READ | PROT_WRITE, MAP_SHARED, u->fd,
@@ -133,7 +159,7 @@ NETVM_PUBLIC int netvm_unet_open(struct netvm *nv, size_t seg_size,
 	if (p == MAP_FAILED)
 		goto fail_errno;
 	u->host = p;
-	u->seg = u->host + u->info.seg_off;
+	u->seg = u->own_seg ? u->own_seg : u->host + u->info.seg_off;
 	u->rx_base = (uint32_t)seg_size - rx_bufs * buf_size;
 	for (unsigned int i = 0; i < rx_bufs; i++)
 		push_free(u, u->rx_base + i * buf_size);
@@ -157,6 +183,8 @@ NETVM_PUBLIC int netvm_unet_close(struct netvm_unet *u)
 	if (u->host)
 		munmap(u->host, u->info.host_size);
 	close(u->fd);	/* the driver closes the endpoint */
+	if (u->own_seg)	/* after: the NI no longer reaches it */
+		munmap(u->own_seg, u->info.seg_size);
 	free(u);
 	return 0;
 }
@@ -226,6 +254,8 @@ static int st_errno(uint8_t st)
 		return -EMSGSIZE;
 	case NVM_UNET_ST_BAD_FLAGS:
 		return -EINVAL;
+	case NVM_UNET_ST_FAULT:
+		return -EFAULT;
 	default:
 		return -EIO;
 	}
@@ -688,6 +718,38 @@ NETVM_PUBLIC int netvm_unet_reply_disarm(struct netvm_unet *u,
 	e[2] = w & 0xffff;
 	__sync_synchronize();
 	return (int)(w >> 16 == 1);
+}
+
+NETVM_PUBLIC int netvm_unet_sched(struct netvm_unet *u, int on)
+{
+	uint32_t v = !!on;
+
+	if (!u)
+		return -EINVAL;
+	if (ioctl(u->fd, NETVM_IOC_UNET_SCHED, &v) < 0)
+		return -errno;
+	return 0;
+}
+
+NETVM_PUBLIC int netvm_unet_fugu_stats(struct netvm_unet *u,
+				       struct netvm_unet_fugu_stats *st)
+{
+	volatile struct nvm_unet_status *s;
+
+	if (!u || !st)
+		return -EINVAL;
+	s = status(u);
+	st->direct = s->rx_prod;
+	st->diverted = s->diverted;
+	st->ring_full = s->rx_ring_full;
+	st->no_buf = s->rx_no_buf;
+	st->not_resident = s->rx_not_resident;
+	st->not_running = s->rx_not_running;
+	st->order = s->div_order;
+	st->dropped = s->dropped;
+	st->tx_misses = s->tx_misses;
+	st->buffered_lost = u->div_lost;
+	return 0;
 }
 
 NETVM_PUBLIC int netvm_unet_dsm_stats(struct netvm_unet *u,

@@ -346,6 +346,46 @@ struct netvm_unet_stats {
  */
 int netvm_unet_open(struct netvm *nv, size_t seg_size, unsigned int buf_size,
 		    unsigned int rx_bufs, struct netvm_unet **out);
+/*
+ * netvm_unet_open with flags.  NETVM_UNET_OPEN_PAGEABLE: the segment is
+ * the process's own anonymous memory, not pinned: it may be swapped out
+ * (a child made by fork does not get it: MADV_DONTFORK).  A message
+ * whose receive buffer is not resident is diverted to the driver and
+ * arrives in order all the same (FUGU); a send whose data is not resident
+ * waits while the kernel brings it in.  Needs a NIC port: -EBUSY when none
+ * is free (a pageable endpoint is never kernel-emulated).  seg_size must
+ * be a page multiple.
+ */
+#define NETVM_UNET_OPEN_PAGEABLE	0x1
+int netvm_unet_openx(struct netvm *nv, size_t seg_size, unsigned int buf_size,
+		     unsigned int rx_bufs, unsigned int flags,
+		     struct netvm_unet **out);
+/*
+ * FUGU's "process not running": on = 1 makes the calling thread the
+ * endpoint's watched thread; while it is preempted or stopped (SIGSTOP,
+ * a debugger) the NI diverts its messages to the driver's pageable
+ * buffer instead of its receive queue; they arrive in order all the
+ * same.  Sleeping in a blocking receive or poll counts as running.
+ * on = 0 turns it off.  Errors: -EOPNOTSUPP (kernel-emulated endpoint),
+ * -ENOSPC (too many watched threads).
+ */
+int netvm_unet_sched(struct netvm_unet *u, int on);
+
+/* Direct and diverted deliveries of an endpoint, by cause (FUGU). */
+struct netvm_unet_fugu_stats {
+	uint32_t direct;	/* into the receive queue */
+	uint32_t diverted;	/* to the driver's buffer, all causes: */
+	uint32_t ring_full;	/*   the receive queue was full */
+	uint32_t no_buf;	/*   no free buffer */
+	uint32_t not_resident;	/*   a buffer page was not resident */
+	uint32_t not_running;	/*   the watched thread was not running */
+	uint32_t order;		/*   earlier ones were still buffered */
+	uint32_t dropped;	/* lost: the NIC had no divert ring */
+	uint32_t tx_misses;	/* sends that waited for a segment page */
+	uint32_t buffered_lost;	/* lost to the driver's 8 MiB bound (seen) */
+};
+int netvm_unet_fugu_stats(struct netvm_unet *u,
+			  struct netvm_unet_fugu_stats *st);
 int netvm_unet_close(struct netvm_unet *u);		/* NULL accepted */
 int netvm_unet_fd(const struct netvm_unet *u);	/* POLLIN: message queued */
 int netvm_unet_port(const struct netvm_unet *u);	/* >= 16: emulated */

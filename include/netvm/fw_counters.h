@@ -51,7 +51,10 @@
 	X(UNET_QUIET, unet_quiet) \
 	X(UNET_GATHER, unet_gather) \
 	X(UNET_REPLY_HIT, unet_reply_hits) \
-	X(UNET_REPLY_MISS, unet_reply_misses)
+	X(UNET_REPLY_MISS, unet_reply_misses) \
+	X(UNET_NOT_RESIDENT, unet_not_resident) \
+	X(UNET_NOT_RUNNING, unet_not_running) \
+	X(UNET_TX_MISS, unet_tx_misses)
 
 /* For a table of names: { NVM_FW_COUNTERS(NVM_FW_COUNTER_NAME) } */
 #define NVM_FW_COUNTER_NAME(e, n) #n,

@@ -12,6 +12,14 @@
  * the receive queue followed by the communication segment.  Descriptors
  * carry offsets into the segment, never addresses; the firmware checks
  * every offset and length against the segment's size.
+ *
+ * A pageable endpoint (NETVM_UNET_PAGEABLE) keeps only the receive queue
+ * in the host block: its segment is the process's own memory, unpinned,
+ * reached through the shadow page table under the endpoint's port (as a
+ * NetVM export).  A message whose buffer page has no translation is
+ * diverted (FUGU: "pages not resident") and the kernel maps the page; a
+ * send whose data page has none waits for the kernel (NVM_EV_PAGE_MISS,
+ * NVM_KOP_RESTART), and fails with NVM_UNET_ST_FAULT if it misses again.
  */
 #ifndef NETVM_UNET_ABI_H
 #define NETVM_UNET_ABI_H
@@ -122,6 +130,8 @@ enum nvm_unet_st {
 	NVM_UNET_ST_DMA = 5,		/* host DMA failed */
 	NVM_UNET_ST_BAD_FLAGS = 6,	/* unknown flags, INLINE with GATHER,
 					 * reply number >= REPLY_SLOTS */
+	NVM_UNET_ST_FAULT = 7,		/* pageable segment: the kernel could
+					 * not map the data's page */
 };
 
 /* Written by the process; read by the NI when it needs them. */
@@ -132,7 +142,14 @@ struct nvm_unet_ctl {
 				 * (a sleeper writes rx_cons + 1); 0 = none */
 	uint32_t upcall;	/* 1: upcalls on (a store turns them off) */
 	uint32_t upcall_full;	/* upcall when this many are queued, 0 = never */
-	uint32_t reserved[3];
+	/*
+	 * Written by the kernel (NETVM_IOC_UNET_SCHED): 1 while the owner is
+	 * not running (preempted or stopped), when messages are diverted
+	 * (FUGU's "process not running").  The process can write it too, but
+	 * only ever changes its own messages' path, never their order.
+	 */
+	uint32_t desched;
+	uint32_t reserved[2];
 };
 
 /*
@@ -221,7 +238,10 @@ struct nvm_unet_status {
 	uint32_t reply_hits;	/* replies written into a reply buffer */
 	uint32_t reply_misses;	/* replies that took the free-buffer way */
 	uint32_t events;	/* receive events raised (wake, upcalls) */
-	uint32_t reserved;
+	uint32_t rx_not_resident;	/* not direct: a buffer page not mapped */
+	uint32_t rx_not_running;	/* ... the owner not running (desched) */
+	uint32_t tx_misses;	/* sends that waited for a segment page */
+	uint32_t reserved[3];
 };
 
 /*
@@ -276,8 +296,12 @@ struct nvm_k_unet_open {
 	uint32_t buf_size;	/* receive buffer size */
 	uint32_t rxq_len;	/* power of two */
 	uint32_t port;
-	uint32_t reserved[2];
+	uint32_t flags;		/* NVM_UNET_KO_* */
+	uint32_t reserved;
 };
+/* seg is the segment's user address, translated through the shadow page
+ * table under the port (see the top of this file) */
+#define NVM_UNET_KO_PAGEABLE	0x1
 
 struct nvm_k_unet_chan {
 	uint32_t port;		/* local endpoint */
@@ -305,8 +329,9 @@ struct netvm_unet_open {
 	uint32_t node_id;	/* out */
 	uint32_t seg_off;	/* out: segment offset in the host mapping */
 	uint32_t host_size;	/* out */
-	uint32_t flags;		/* in: NETVM_UNET_EMULATE; out: NETVM_UNET_EMULATED */
-	uint32_t reserved[4];
+	uint32_t flags;		/* in: NETVM_UNET_EMULATE, _PAGEABLE; out: _EMULATED */
+	uint64_t seg_va;	/* in, with NETVM_UNET_PAGEABLE: the segment */
+	uint32_t reserved[2];
 };
 /*
  * A kernel-emulated endpoint (no NIC port was free, or asked for): same
@@ -316,6 +341,14 @@ struct netvm_unet_open {
  */
 #define NETVM_UNET_EMULATE	0x1
 #define NETVM_UNET_EMULATED	0x2
+/*
+ * The segment is seg_size bytes of the caller's own memory at seg_va (page
+ * aligned, private anonymous or shared, writable), not pinned: it follows
+ * the address space (swap, fork, munmap) as a NetVM export does, and
+ * seg_off/host_size then describe the receive queue alone.  Needs a NIC
+ * port (-EBUSY when none is free; never kernel-emulated).
+ */
+#define NETVM_UNET_PAGEABLE	0x4
 
 /* Set up a channel to (node, port) carrying tag; returns its id. */
 struct netvm_unet_chan {
@@ -349,6 +382,12 @@ struct netvm_unet_drecv {
 #define NETVM_IOC_UNET_OPEN	_IOWR(NETVM_IOC_MAGIC, 0x30, struct netvm_unet_open)
 #define NETVM_IOC_UNET_DRECV	_IOWR(NETVM_IOC_MAGIC, 0x33, struct netvm_unet_drecv)
 #define NETVM_IOC_UNET_KICK	_IO(NETVM_IOC_MAGIC, 0x34)
+/*
+ * FUGU's "process not running": 1 = divert messages while the calling
+ * thread is preempted or stopped (it becomes the endpoint's watched
+ * thread), 0 = off.  NIC endpoints only (-EOPNOTSUPP otherwise).
+ */
+#define NETVM_IOC_UNET_SCHED	_IOW(NETVM_IOC_MAGIC, 0x35, uint32_t)
 #define NETVM_IOC_UNET_CHANNEL	_IOWR(NETVM_IOC_MAGIC, 0x31, struct netvm_unet_chan)
 #define NETVM_IOC_UNET_UNCHANNEL _IOW(NETVM_IOC_MAGIC, 0x32, struct netvm_unet_chan)
 

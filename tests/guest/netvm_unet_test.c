@@ -9,7 +9,11 @@
  *       in /tmp/unet.peer, sets up S's channel to (NODE, PC, 0x1001) and
  *       V's to (NODE, PC, 0x3003), writes
  *       /tmp/unet.ready, then echoes every message on S (blocking
- *       receive) until "quit", answering "bye ok" if V received nothing.
+ *       receive) until "quit", answering "bye ok" if V received nothing;
+ *       "pause:MMMM" makes it sleep MMMM ms (no echo).
+ *       The client's endpoint C has a pageable segment (but when
+ *       NETVM_UNET_EMULATE asks for kernel-emulated ones), so everything
+ *       runs against the shadow page table; S, V and X keep pinned ones.
  *   netvm-unet-test client NODE PS PV
  *       node 0: endpoints C and X; writes "pc P px P" to /tmp/unet.info,
  *       sets up channels, waits for /tmp/unet.go, then runs the checks and
@@ -29,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -91,6 +96,11 @@ static int serve(struct netvm *nv, unsigned int peer)
 		}
 		if (len == 4 && !memcmp(buf, "quit", 4))
 			break;
+		if (len == 10 && !memcmp(buf, "pause:", 6)) {
+			buf[10] = 0;
+			usleep(1000 * atoi((char *)buf + 6));
+			continue;
+		}
 		err = netvm_unet_send(s, cs, buf, len);
 		if (err) {
 			fprintf(stderr, "serve: send: %s\n", netvm_strerror(err));
@@ -354,6 +364,191 @@ static void divert(struct netvm_unet *c, int cc, int n, size_t size,
 	      what);
 }
 
+/* Echo one message of size (pattern k) and check it came back whole. */
+static int echo(struct netvm_unet *c, int cc, size_t size, unsigned int k)
+{
+	static uint8_t out[NETVM_UNET_MSG_MAX], in[NETVM_UNET_MSG_MAX];
+	size_t len = 0;
+	int err;
+
+	pattern(out, size, k);
+	err = netvm_unet_send(c, cc, out, size);
+	if (!err)
+		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 30000);
+	if (!err && (len != size || memcmp(in, out, size)))
+		err = -EBADMSG;
+	return err;
+}
+
+/* Receive n echoes of size, patterns k0.., in order: bad ones counted. */
+static int take_echoes(struct netvm_unet *c, int n, size_t size,
+		       unsigned int k0, int *bad)
+{
+	static uint8_t out[NETVM_UNET_MSG_MAX], in[NETVM_UNET_MSG_MAX];
+	size_t len = 0;
+	int err = 0;
+
+	for (int k = 0; k < n && !err; k++) {
+		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 30000);
+		pattern(out, size, k0 + k);
+		if (!err && (len != size || memcmp(in, out, size)))
+			++*bad;
+	}
+	return err;
+}
+
+/* Pages of [p, p + len) resident now (mincore). */
+static size_t resident(void *p, size_t len)
+{
+	unsigned char vec[256];
+	size_t n = len / 4096, r = 0;
+
+	if (n > sizeof(vec) || mincore(p, len, vec))
+		return (size_t)-1;
+	for (size_t i = 0; i < n; i++)
+		r += vec[i] & 1;
+	return r;
+}
+
+/*
+ * FUGU's "pages not resident": C's receive buffers are swapped out, so the
+ * NI finds no translation for them; the echoes are diverted to the driver
+ * (which maps the page the NI missed) and still arrive in order.  Then a
+ * send whose tx page was swapped out waits for the kernel, and one from a
+ * page the process unmapped fails with EFAULT.
+ */
+static void paged_out(struct netvm_unet *c, int cc)
+{
+	static uint8_t out[NETVM_UNET_MSG_MAX];
+	struct netvm_unet_fugu_stats a, b;
+	size_t segsz, app_end, rx_len, before, after;
+	int bad = 0, err = 0, e2, k;
+	uint8_t *seg;
+
+	seg = netvm_unet_segment(c, &segsz, &app_end);
+	rx_len = segsz - app_end;
+	netvm_unet_fugu_stats(c, &a);
+	before = resident(seg + app_end, rx_len);
+	err = madvise(seg + app_end, rx_len, MADV_PAGEOUT) ? -errno : 0;
+	after = resident(seg + app_end, rx_len);
+	check(!err && before == rx_len / 4096 && after == 0,
+	      "pageable segment: its %zu receive-buffer pages swapped out (MADV_PAGEOUT: %zu resident before, %zu after)",
+	      rx_len / 4096, before, after);
+	for (k = 0; k < 20 && !err; k++) {
+		pattern(out, 1000, 2000 + k);
+		err = netvm_unet_send(c, cc, out, 1000);
+	}
+	if (!err)
+		err = take_echoes(c, 20, 1000, 2000, &bad);
+	netvm_unet_fugu_stats(c, &b);
+	check(!err && !bad && b.not_resident > a.not_resident &&
+	      b.dropped == a.dropped,
+	      "20 echoes of 1000 B into swapped-out buffers: %u direct, %u diverted (%u not resident, %u for order), all in order, byte-verified (%s)",
+	      b.direct - a.direct, b.diverted - a.diverted,
+	      b.not_resident - a.not_resident, b.order - a.order,
+	      netvm_strerror(err));
+	/* each buffer page comes back at its first miss */
+	for (k = 0; k < 2 * BUFS && !err; k++)
+		err = echo(c, cc, 1000, 2100 + k);
+	netvm_unet_fugu_stats(c, &a);
+	for (k = 0; k < 10 && !err; k++)
+		err = echo(c, cc, 1000, 2200 + k);
+	netvm_unet_fugu_stats(c, &b);
+	check(!err && b.diverted == a.diverted && b.direct == a.direct + 10,
+	      "once the driver has mapped the pages the NI missed, echoes go direct again (%u direct of 10; %s)",
+	      b.direct - a.direct, netvm_strerror(err));
+
+	/* a send's data page swapped out: the NI waits for the kernel */
+	netvm_unet_fugu_stats(c, &a);
+	pattern(seg + NETVM_UNET_TX_AREA, 3000, 2300);
+	err = madvise(seg + NETVM_UNET_TX_AREA, 4096, MADV_PAGEOUT) ? -errno : 0;
+	if (!err)
+		err = netvm_unet_send_seg(c, cc, NETVM_UNET_TX_AREA, 3000);
+	e2 = netvm_unet_flush(c, 10000);
+	if (!err && !e2)
+		err = take_echoes(c, 1, 3000, 2300, &bad);
+	netvm_unet_fugu_stats(c, &b);
+	check(!err && !e2 && !bad && b.tx_misses > a.tx_misses,
+	      "send_seg of 3000 B from a swapped-out page: the NI missed (%u), the kernel mapped it, the echo is byte-verified (%s / %s)",
+	      b.tx_misses - a.tx_misses, netvm_strerror(err),
+	      netvm_strerror(e2));
+	/* a page the process gave up: the send fails, nothing goes out */
+	err = munmap(seg + NETVM_UNET_TX_AREA, 4096) ? -errno : 0;
+	if (!err)
+		err = netvm_unet_send_seg(c, cc, NETVM_UNET_TX_AREA, 100);
+	e2 = netvm_unet_flush(c, 10000);
+	if (mmap(seg + NETVM_UNET_TX_AREA, 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+		err = -errno;
+	check(!err && e2 == -EFAULT,
+	      "send_seg from a segment page the process unmapped: EFAULT (%s), the endpoint goes on",
+	      netvm_strerror(e2));
+	err = echo(c, cc, 1000, 2400);
+	check(!err, "and the next echo is C's own, byte-verified (%s)",
+	      netvm_strerror(err));
+}
+
+/*
+ * FUGU's "process not running": the server pauses, C sends 100 short
+ * messages and stops itself; the echoes arrive while C is stopped.  With
+ * the scheduler watch off they go direct (nothing is full); with it on
+ * the NI diverts them (the owner is not running); in order either way.
+ */
+static void stopped(struct netvm_unet *c, int cc, int watch)
+{
+	static uint8_t out[NETVM_UNET_MSG_MAX];
+	struct netvm_unet_fugu_stats a, b;
+	int bad = 0, err, k;
+	pid_t child;
+
+	err = netvm_unet_sched(c, watch);
+	netvm_unet_fugu_stats(c, &a);
+	child = fork();
+	if (child == 0) {
+		sleep(3);
+		kill(getppid(), SIGCONT);
+		_exit(0);
+	}
+	if (!err && child < 0)
+		err = -errno;
+	if (!err)
+		err = netvm_unet_send(c, cc, "pause:0500", 10);
+	for (k = 0; k < 100 && !err; k++) {
+		pattern(out, 64, 3000 + k);
+		err = netvm_unet_send(c, cc, out, 64);
+	}
+	if (!err)
+		err = netvm_unet_flush(c, 10000);
+	if (!err)
+		raise(SIGSTOP);
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	if (!err)
+		err = take_echoes(c, 100, 64, 3000, &bad);
+	netvm_unet_fugu_stats(c, &b);
+	if (watch)
+		check(!err && !bad && b.not_running > a.not_running &&
+		      b.diverted - a.diverted == 100 && b.ring_full == a.ring_full,
+		      "watched and stopped: all 100 echoes diverted (%u not running, %u for order), in order, byte-verified (%s)",
+		      b.not_running - a.not_running, b.order - a.order,
+		      netvm_strerror(err));
+	else
+		check(!err && !bad && b.diverted == a.diverted &&
+		      b.direct == a.direct + 100,
+		      "not watched, stopped: the 100 echoes go direct into the queue (%u direct, %u diverted), in order (%s)",
+		      b.direct - a.direct, b.diverted - a.diverted,
+		      netvm_strerror(err));
+	err = netvm_unet_sched(c, 0);
+	if (!err)
+		err = echo(c, cc, 64, 3200);
+	netvm_unet_fugu_stats(c, &a);
+	if (!err)
+		err = echo(c, cc, 64, 3201);
+	netvm_unet_fugu_stats(c, &b);
+	check(!err && b.direct == a.direct + 1,
+	      "watch off: the next echo goes direct (%s)", netvm_strerror(err));
+}
+
 static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 		  unsigned int pv)
 {
@@ -366,12 +561,15 @@ static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 	uint8_t *seg;
 	int cc, xs, xv, err, e2;
 
-	if (netvm_unet_open(nv, SEG, BUFSZ, BUFS, &c) ||
+	int emu = !!getenv("NETVM_UNET_EMULATE");
+
+	if (netvm_unet_openx(nv, SEG, BUFSZ, BUFS,
+			     emu ? 0 : NETVM_UNET_OPEN_PAGEABLE, &c) ||
 	    netvm_unet_open(nv, SEG, BUFSZ, BUFS, &x)) {
 		fprintf(stderr, "client: cannot open endpoints\n");
 		return 1;
 	}
-	if (getenv("NETVM_UNET_EMULATE"))
+	if (emu)
 		check(netvm_unet_emulated(c) == 1 && netvm_unet_emulated(x) == 1 &&
 		      netvm_unet_port(c) >= 16 && netvm_unet_port(x) >= 16,
 		      "kernel-emulated endpoints: virtual ports %d and %d",
@@ -408,6 +606,16 @@ static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 	divert(c, cc, 400, 40, "receive queue full", 0);
 	divert(c, cc, 60, 1000, "no free buffer", 0);
 	divert(c, cc, 300, 200, "process stopped (SIGSTOP) meanwhile", 1);
+	if (!emu) {
+		paged_out(c, cc);
+		stopped(c, cc, 0);
+		stopped(c, cc, 1);
+	} else {
+		err = netvm_unet_sched(c, 1);
+		check(err == -EOPNOTSUPP,
+		      "the scheduler watch on a kernel-emulated endpoint: EOPNOTSUPP (%s)",
+		      netvm_strerror(err));
+	}
 
 	/* a receive buffer too small leaves the message queued */
 	pattern(out, 3000, 99);
@@ -447,8 +655,10 @@ static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 	check(!err && e2 == -ENOTCONN, "descriptor on a channel not set up: ENOTCONN (%s)",
 	      netvm_strerror(e2));
 	netvm_unet_stats(c, &st);
-	check(st.send_errors == 4, "the endpoint's status counts 4 refused descriptors (%u)",
-	      st.send_errors);
+	/* (and the EFAULT one of paged_out on a NIC endpoint) */
+	check(st.send_errors == (emu ? 4u : 5u),
+	      "the endpoint's status counts %d refused descriptors (%u)",
+	      emu ? 4 : 5, st.send_errors);
 
 	/* isolation: X's messages match no channel at node 1 */
 	pattern(out, 64, 1);

@@ -529,6 +529,13 @@ def unet_pair(s, c, emulate=False):
         rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/nv_notifications")
         return int(out.strip()) if rc == 0 and out.strip().isdigit() else -1
 
+    if not emulate:
+        # C's pageable segment is swapped out by the client (FUGU's "pages
+        # not resident"): swap in RAM on its node
+        rc, out, err = sh(c, "grep -q zram0 /proc/swaps || { echo 64M > /sys/block/zram0/disksize && "
+                          "mkswap /dev/zram0 >/dev/null && swapon /dev/zram0; }; grep -c zram0 /proc/swaps")
+        if not T.ok(rc == 0 and out.strip() == "1", "node %d: zram swap on" % c, diag(rc, out, err)):
+            return
     before = sysfs_counters(s, "fw_counters")
     cbefore = sysfs_counters(c, "fw_counters")
     irq0 = [irqs(c), irqs(s)]
@@ -586,17 +593,31 @@ def unet_pair(s, c, emulate=False):
          "node %d: %d messages diverted to the driver (%d queue full, %d no buffer, %d order), "
          "none dropped" % (c, cd.get("unet_diverted", 0), cd.get("unet_ring_full", 0),
                            cd.get("unet_no_buf", 0), cd.get("unet_div_order", 0)), "%s" % cd)
+    T.ok(cd.get("unet_not_resident", 0) > 0 and cd.get("unet_not_running", 0) > 0
+         and cd.get("unet_tx_misses", 0) > 0,
+         "node %d: the NIC counted the new causes: %d not resident, %d not running, %d sends "
+         "that waited for a page" % (c, cd.get("unet_not_resident", 0),
+                                     cd.get("unet_not_running", 0), cd.get("unet_tx_misses", 0)),
+         "%s" % cd)
     # receivers that wait arm the NI for one interrupt; pollers never do;
-    # each diverted message is one event for the driver
+    # each diverted message is one event for the driver (the client's
+    # blocking receives: about 80, and about 320 in the FUGU checks)
     n0, n1 = irqs(c) - irq0[0], irqs(s) - irq0[1]
     div = cd.get("unet_diverted", 0)
-    T.ok(div < n0 <= 80 + div and 0 < n1 <= d.get("unet_rx", 0),
+    T.ok(div < n0 <= 400 + div and 0 < n1 <= d.get("unet_rx", 0),
          "receive interrupts only while someone waits, upcalls are on, or a message is "
          "diverted: node %d %d (%d diverted), node %d %d (%d messages)"
          % (c, n0, div, s, n1, d.get("unet_rx", 0)))
     for n in (c, s):
         rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/ep_counters")
         T.ok(rc == 0 and "endpoints 0" in out, "node %d: every endpoint closed" % n, out)
+    # the scheduler watch's tracepoint probe goes with the module
+    rc, out, err = sh(c, "rmmod netvm && insmod /netvm/guest-driver/netvm.ko && "
+                      "for i in $(seq 100); do test \"$(cat /sys/class/netvm/netvm0/nv_state)\" = on && break; "
+                      "sleep 0.1; done; cat /sys/class/netvm/netvm0/nv_state; dmesg | grep -E 'WARNING|BUG|Oops' | head -n 5; echo end")
+    T.ok(rc == 0 and out.split() == ["on", "end"],
+         "node %d: rmmod (with the sched_switch probe registered) and insmod: NetVM on again, no kernel warning" % c,
+         diag(rc, out, err))
 
 
 def sysfs_counters(n, name):

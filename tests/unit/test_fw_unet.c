@@ -818,6 +818,178 @@ START_TEST(reply_diverted)
 }
 END_TEST
 
+/* ---- pageable segments (FUGU's "pages not resident") ---- */
+
+#define PORT_P	4
+#define TAG_P	0x88
+#define PVA	0x7f1200000000ull	/* B's pageable segment: a user address */
+#define PRXQ	(SIM_HOST_BASE + (10u << 20))	/* ... its receive queue */
+
+static int open_pageable(uint64_t seg)
+{
+	struct nvm_k_unet_open k = {
+		.seg = seg, .rxq = PRXQ, .seg_size = SEG_SZ, .buf_size = BUF,
+		.rxq_len = RXQ_LEN, .port = PORT_P,
+		.flags = NVM_UNET_KO_PAGEABLE,
+	};
+
+	memset(sim_host(&cb, PRXQ), 0, RXQ_LEN * sizeof(struct nvm_unet_rx_desc));
+	return kop(&hb, NVM_KOP_UNET_OPEN, &k, sizeof(k));
+}
+
+/* Whether B's process memory at @va holds @data. */
+static bool seg_eq(uint64_t va, const uint8_t *data, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i++)
+		if (*sh_byte(&hb, PORT_P, va + i) != data[i])
+			return false;
+	return true;
+}
+
+/* Post a send of [off, off + len) of P's segment on B; its status. */
+static uint8_t send_p(uint32_t *count, uint32_t off, uint32_t len)
+{
+	struct nvm_unet_send_desc d = { .channel = 0, .len = len, .offset = off };
+	uint8_t *slot = region(&cb, PORT_P) + NVM_UNET_SENDQ +
+			(*count % NVM_UNET_SENDQ_LEN) * sizeof(d);
+
+	d.seq = *count + 1;
+	memcpy(slot, &d, sizeof(d));
+	++*count;
+	sim_doorbell(&cb, PORT_P * LANAI_DOORBELL_PAGE, *count);
+	settle();
+	return slot[offsetof(struct nvm_unet_send_desc, status)];
+}
+
+static void restart(uint64_t page)
+{
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_RESTART, 0, PORT_P,
+				  (uint32_t)page, (uint32_t)(page >> 32)), 0);
+}
+
+START_TEST(pageable_segment)
+{
+	static uint8_t m[3000];
+	const uint64_t buf_page = PVA + SEG_SZ - NVM_PAGE_SIZE;
+	const struct nvm_event *ev;
+	struct nvm_unet_rx_desc *d;
+	uint32_t sent_p = 0;
+
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
+				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
+	/* the segment must start on a page */
+	ck_assert_int_eq(open_pageable(PVA + 8), 1);
+	ck_assert_int_eq(open_pageable(PVA), 0);
+	ck_assert_int_eq(chan(&ha, PORT_A, 1, 1, PORT_P, TAG_P), 0);
+	ck_assert_int_eq(chan(&hb, PORT_P, 0, 0, PORT_A, TAG_P), 0);
+	sh_alloc(&hb, PORT_P, PVA, SEG_SZ, 0, true);
+	for (uint32_t i = 0; i < 8; i++)
+		push_free(&cb, PORT_P, SEG_SZ - (i + 1) * BUF);
+
+	/* its buffers' page swapped out: diverted whole, the page asked for */
+	ck_assert(sh_page_out(&hb, PORT_P, buf_page));
+	fill(m, 3000, 41);
+	memcpy(sim_host(&ca, SEG), m, 3000);
+	ck_assert_uint_eq(send(1, 0, 0, 3000, NULL), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_P).rx_not_resident, 1);
+	ck_assert_uint_eq(status(&cb, PORT_P).diverted, 1);
+	ck_assert_uint_eq(status(&cb, PORT_P).rx_prod, 0);
+	ck_assert_uint_eq(status(&cb, PORT_P).free_cons, 0);
+	ck_assert_uint_eq(drec(0)->msgno, 0);
+	ck_assert_uint_eq(drec(0)->len, 3000);
+	ck_assert_mem_eq(drec(0)->data, m, 3000);
+	ev = sim_last_event(&cb, NVM_EV_PAGE_MISS);
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_uint_eq(ev->endpoint, PORT_P);
+	ck_assert_uint_eq(ev->arg & ~(uint64_t)4095, buf_page);
+	ck_assert_uint_ge(hb.misses, 1);	/* and the "kernel" mapped it */
+
+	/* handed over: direct again, through the new translation */
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE, 0, 0, 1, 0), 0);
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIRECT, 0, PORT_P, 0, 0), 0);
+	fill(m, 3000, 42);
+	memcpy(sim_host(&ca, SEG), m, 3000);
+	ck_assert_uint_eq(send(1, 0, 0, 3000, NULL), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_P).rx_prod, 1);
+	d = (struct nvm_unet_rx_desc *)sim_host(&cb, PRXQ);
+	ck_assert_uint_eq(d->msgno, 1);
+	ck_assert_uint_eq(d->nbuf, 3);
+	for (uint32_t b = 0; b < 3; b++)
+		ck_assert(seg_eq(PVA + d->buf[b], m + b * BUF,
+				 b < 2 ? BUF : 3000 - 2 * BUF));
+	/* the delivery let its page go: the kernel can take it again */
+	ck_assert(sh_page_out(&hb, PORT_P, buf_page));
+	ck_assert(sh_page_in(&hb, PORT_P, buf_page));
+
+	/* a send from a swapped-out page waits for the kernel ... */
+	push_free(&ca, PORT_A, 0);
+	push_free(&ca, PORT_A, BUF);
+	fill(m, 2000, 43);
+	memcpy(sh_byte(&hb, PORT_P, PVA), m, 2000);
+	ck_assert(sh_page_out(&hb, PORT_P, PVA));
+	hb.auto_fault = 0;
+	ck_assert_uint_eq(send_p(&sent_p, 0, 2000), NVM_UNET_ST_PENDING);
+	ck_assert_uint_eq(status(&cb, PORT_P).tx_misses, 1);
+	ev = sim_last_event(&cb, NVM_EV_PAGE_MISS);
+	ck_assert_uint_eq(ev->arg, PVA);
+	/* ... not for another page's restart ... */
+	restart(PVA + NVM_PAGE_SIZE);
+	ck_assert_uint_eq(status(&cb, PORT_P).send_consumed, 0);
+	/* ... and goes once its own page is mapped */
+	ck_assert(sh_page_in(&hb, PORT_P, PVA));
+	restart(PVA);
+	ck_assert_uint_eq(status(&cb, PORT_P).send_consumed, 1);
+	ck_assert_uint_eq(status(&cb, PORT_P).send_errors, 0);
+	d = (struct nvm_unet_rx_desc *)sim_host(&ca, AREA);
+	ck_assert_uint_eq(d->channel, 1);
+	ck_assert_uint_eq(d->len, 2000);
+	ck_assert_mem_eq(sim_host(&ca, SEG + d->buf[0]), m, BUF);
+	ck_assert_mem_eq(sim_host(&ca, SEG + d->buf[1]), m + BUF, 2000 - BUF);
+
+	/* the kernel could not map it: the retry fails the send, FAULT */
+	ck_assert(sh_page_out(&hb, PORT_P, PVA));
+	ck_assert_uint_eq(send_p(&sent_p, 0, 100), NVM_UNET_ST_PENDING);
+	restart(PVA);
+	ck_assert_uint_eq(status(&cb, PORT_P).send_consumed, 2);
+	ck_assert_uint_eq(status(&cb, PORT_P).send_errors, 1);
+	ck_assert_uint_eq(region(&cb, PORT_P)[NVM_UNET_SENDQ +
+		sizeof(struct nvm_unet_send_desc) +
+		offsetof(struct nvm_unet_send_desc, status)],
+		NVM_UNET_ST_FAULT);
+	ck_assert_uint_eq(status(&cb, PORT_P).tx_misses, 2);
+}
+END_TEST
+
+/* FUGU's "process not running": the kernel's desched word diverts. */
+START_TEST(desched_diverts)
+{
+	uint8_t m[40];
+
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
+				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
+	ctl(&cb, PORT_B)->desched = 1;
+	for (uint32_t i = 0; i < 3; i++) {
+		fill(m, 40, i);
+		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m),
+				  NVM_UNET_ST_SENT);
+		ck_assert_mem_eq(drec(i)->data, m, 40);
+		ck_assert_uint_eq(drec(i)->msgno, i);
+	}
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_not_running, 1);
+	ck_assert_uint_eq(status(&cb, PORT_B).div_order, 2);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 0);
+	/* running again and handed over: direct */
+	ctl(&cb, PORT_B)->desched = 0;
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE, 0, 0, 3, 0), 0);
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIRECT, 0, PORT_B, 0, 0), 0);
+	fill(m, 40, 9);
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 1);
+	ck_assert_uint_eq(rxd(0)->msgno, 3);
+	ck_assert_mem_eq(rxd(0)->data, m, 40);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("firmware-unet");
@@ -840,6 +1012,8 @@ static Suite *suite(void)
 	tcase_add_test(t, reply_hit);
 	tcase_add_test(t, reply_miss_stale_oversize);
 	tcase_add_test(t, reply_diverted);
+	tcase_add_test(t, pageable_segment);
+	tcase_add_test(t, desched_diverts);
 	suite_add_tcase(s, t);
 	return s;
 }
