@@ -46,7 +46,16 @@ static struct netvm_unet *unet_irq[NETVM_MAX_DEVS][NVM_UNET_VPORT_MAX];
  * endpoint's pageable FIFO.  Set up with the first U-Net endpoint.
  */
 #define UNET_DIV_RING	(NVM_UNET_DIV_SLOTS * NVM_UNET_DIV_SLOT)
-#define UNET_DIV_CAP	(8u << 20)	/* bytes buffered per endpoint */
+/*
+ * Overflow control: the bytes of diverted messages buffered per endpoint.
+ * What a runaway sender sends beyond it is dropped and counted (the
+ * process sees the gap in msgno).  Read when an endpoint's buffer is made,
+ * so changing it affects later ones only.
+ */
+static unsigned int unet_divert_kib = 8192;
+module_param(unet_divert_kib, uint, 0644);
+MODULE_PARM_DESC(unet_divert_kib,
+		 "U-Net: KiB of diverted messages buffered per endpoint (64..1048576, default 8192)");
 
 struct unet_div {
 	struct netvm_dev *nd;
@@ -76,8 +85,8 @@ static struct netvm_unet *unet_lookup(struct netvm_dev *nd, u32 port);
 static int fifo_io(struct netvm_unet *u, void *buf, u32 n, u64 at, bool wr)
 {
 	while (n) {
-		loff_t pos = at % UNET_DIV_CAP;
-		u32 k = min_t(u64, n, UNET_DIV_CAP - pos);
+		loff_t pos = at % u->dcap;
+		u32 k = min_t(u64, n, u->dcap - pos);
 		ssize_t r = wr ? kernel_write(u->dfile, buf, k, &pos) :
 				 kernel_read(u->dfile, buf, k, &pos);
 
@@ -101,14 +110,17 @@ void netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
 
 	mutex_lock(&u->dlock);
 	if (!u->dfile) {
-		struct file *f = shmem_file_setup("netvm-unet", UNET_DIV_CAP,
+		u32 cap = clamp(READ_ONCE(unet_divert_kib), 64u, 1u << 20) *
+			  1024u;
+		struct file *f = shmem_file_setup("netvm-unet", cap,
 						  VM_NORESERVE);
 
 		if (IS_ERR(f))
 			goto drop;
 		u->dfile = f;
+		u->dcap = cap;
 	}
-	if (u->dtail - u->dhead + need > UNET_DIV_CAP)
+	if (u->dtail - u->dhead + need > u->dcap)
 		goto drop;	/* overflow control: a runaway sender's bound */
 	if (fifo_io(u, &h, sizeof(h), u->dtail, true) ||
 	    fifo_io(u, (void *)data, len, u->dtail + sizeof(h), true))

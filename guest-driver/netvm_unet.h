@@ -59,6 +59,7 @@ struct netvm_unet {
 	/* diverted messages (FUGU), in pageable shmem: a byte FIFO */
 	struct mutex dlock;		/* dfile, dhead, dtail, dcount, overflow */
 	struct file *dfile;		/* made at the first divert */
+	u32 dcap;			/* its bound, bytes (unet_divert_kib) */
 	u64 dhead, dtail;		/* free-running byte offsets */
 	u32 dcount;			/* records buffered (read locklessly by poll) */
 	u32 overflow;			/* dropped: the buffer was at its bound */

@@ -549,6 +549,72 @@ static void stopped(struct netvm_unet *c, int cc, int watch)
 	      "watch off: the next echo goes direct (%s)", netvm_strerror(err));
 }
 
+/*
+ * FUGU's overflow control: a runaway sender to a stopped (watched)
+ * receiver.  The driver buffers diverted messages up to its bound (the
+ * group sets netvm's unet_divert_kib to DIV_KIB on this node) and drops
+ * the rest, counted; the receiver gets an in-order prefix, then direct
+ * delivery again.
+ */
+#define DIV_KIB		256
+static void runaway(struct netvm_unet *c, int cc)
+{
+	static uint8_t out[NETVM_UNET_MSG_MAX], in[NETVM_UNET_MSG_MAX];
+	const int n = 150, size = 4000, rec = 16 + 4000;
+	struct netvm_unet_fugu_stats a, b;
+	int err, k, got = 0, bad = 0;
+	size_t len;
+	pid_t child;
+
+	err = netvm_unet_sched(c, 1);
+	netvm_unet_fugu_stats(c, &a);
+	child = fork();
+	if (child == 0) {
+		sleep(3);
+		kill(getppid(), SIGCONT);
+		_exit(0);
+	}
+	if (!err)
+		err = netvm_unet_send(c, cc, "pause:0500", 10);
+	for (k = 0; k < n && !err; k++) {
+		pattern(out, size, 4000 + k);
+		err = netvm_unet_send(c, cc, out, size);
+	}
+	if (!err)
+		err = netvm_unet_flush(c, 10000);
+	if (!err)
+		raise(SIGSTOP);
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	netvm_unet_sched(c, 0);
+	/* everything has arrived (diverted) once the NI counts it */
+	for (k = 0; k < 3000 && !err; k++) {
+		netvm_unet_fugu_stats(c, &b);
+		if (b.diverted - a.diverted >= (uint32_t)n)
+			break;
+		usleep(10000);
+	}
+	while (!err) {
+		int e = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 2000);
+
+		if (e)
+			break;
+		pattern(out, size, 4000 + got);
+		bad += len != (size_t)size || memcmp(in, out, size);
+		got++;
+	}
+	netvm_unet_fugu_stats(c, &b);
+	check(!err && !bad && got > 0 && got * rec <= DIV_KIB * 1024 &&
+	      (got + 1) * rec > DIV_KIB * 1024 &&
+	      b.buffered_lost - a.buffered_lost == (uint32_t)(n - got),
+	      "runaway sender, 150 x 4000 B to a stopped receiver: the driver kept %d (its %d KiB bound), dropped and counted %u; the kept ones in order, byte-verified (%s)",
+	      got, DIV_KIB, b.buffered_lost - a.buffered_lost,
+	      netvm_strerror(err));
+	err = echo(c, cc, 1000, 4500);
+	check(!err, "after the overflow, the next echo arrives whole (%s)",
+	      netvm_strerror(err));
+}
+
 static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 		  unsigned int pv)
 {
@@ -610,6 +676,7 @@ static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 		paged_out(c, cc);
 		stopped(c, cc, 0);
 		stopped(c, cc, 1);
+		runaway(c, cc);
 	} else {
 		err = netvm_unet_sched(c, 1);
 		check(err == -EOPNOTSUPP,

@@ -536,6 +536,12 @@ def unet_pair(s, c, emulate=False):
                           "mkswap /dev/zram0 >/dev/null && swapon /dev/zram0; }; grep -c zram0 /proc/swaps")
         if not T.ok(rc == 0 and out.strip() == "1", "node %d: zram swap on" % c, diag(rc, out, err)):
             return
+        # a small overflow bound, so the runaway sender reaches it quickly
+        rc, out, err = sh(c, "echo 256 > /sys/module/netvm/parameters/unet_divert_kib && "
+                          "cat /sys/module/netvm/parameters/unet_divert_kib")
+        if not T.ok(rc == 0 and out.strip() == "256", "node %d: divert bound 256 KiB" % c,
+                    diag(rc, out, err)):
+            return
     before = sysfs_counters(s, "fw_counters")
     cbefore = sysfs_counters(c, "fw_counters")
     irq0 = [irqs(c), irqs(s)]
