@@ -178,6 +178,9 @@ static void on_reply(struct round_state *s, const struct netvm_unet_msg *m,
 		fail(hit ? "expected a hit" : "expected a miss", s->r, slot);
 	if (hit && m->seg_off != (page ? PAGE_BUF : DIFF_BUF))
 		fail("hit at the wrong offset", s->r, m->seg_off);
+	/* the NI disarmed the entry the hit used */
+	if (hit && netvm_unet_reply_disarm(u, slot) != 0)
+		fail("disarm after a hit used the entry", s->r, slot);
 	if (m->flags & NETVM_UNET_NOINTR)
 		fail("reply marked quiet", s->r, 0);
 	if (m->len != len || memcmp(data, want, len))
@@ -245,10 +248,10 @@ static int round_run(struct round_state *s)
 	s->pending = 2;
 	s->arrivals = 0;
 	s->released = 0;
-	/* the page: registered except every third round (a miss) */
-	if (s->r % 3 != 2)
-		netvm_unet_reply_arm(u, (s->r % 64) * 2, ch_to[next], PAGE_BUF,
-				     PAGE);
+	/* the page: registered, but every third round disarmed (a miss) */
+	netvm_unet_reply_arm(u, (s->r % 64) * 2, ch_to[next], PAGE_BUF, PAGE);
+	if (s->r % 3 == 2 && netvm_unet_reply_disarm(u, (s->r % 64) * 2) != 1)
+		fail("disarm of an entry still armed", s->r, 0);
 	/* the diff: every fifth round's buffer is too small (a miss) */
 	netvm_unet_reply_arm(u, (s->r % 64) * 2 + 1, ch_to[prev], DIFF_BUF,
 			     s->r % 5 == 4 ? 1024 : 2048);
@@ -583,7 +586,7 @@ int main(int argc, char **argv)
 	      me, rounds, n_nodes);
 	check(d1.reply_hits - d0.reply_hits == s.hits &&
 	      d1.reply_misses - d0.reply_misses == s.misses && s.hits && s.misses,
-	      "node %u: reply table: %u hits (zero copy) and %u misses (unregistered, too small), as expected (NI: %u, %u)",
+	      "node %u: reply table: %u hits (zero copy) and %u misses (disarmed, too small), as expected (NI: %u, %u)",
 	      me, s.hits, s.misses, d1.reply_hits - d0.reply_hits,
 	      d1.reply_misses - d0.reply_misses);
 	check(d1.quiet - d0.quiet == (me ? 0 : (n_nodes - 1) * rounds),
