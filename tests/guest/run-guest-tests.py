@@ -519,6 +519,11 @@ def unet_pair(s, c, emulate=False):
         rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/nv_state; rm -f /tmp/unet.*")
         if not T.ok(rc == 0 and out.strip() == "on", "node %d: NetVM on" % n, diag(rc, out, err)):
             return
+        # (once, a run here saw no frame reach node 1 at all: say so plainly)
+        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/link_state")
+        if not T.ok(rc == 0 and out.strip() == "up", "node %d: link is up" % n,
+                    diag(rc, out, err) + "\n" + sh(n, "dmesg | grep -i netvm | tail -n 20")[1]):
+            return
 
     def info(node):
         rc, out, err = sh(node, "for i in $(seq 300); do test -f /tmp/unet.info && break; sleep 0.2; done; "
