@@ -581,6 +581,10 @@ static enum fw_rx_verdict to_kernel(struct fw *fw, uint32_t src,
 	r.src_node = (uint16_t)src;
 	r.src_port = fw_be16(h->src_port);
 	r.tag = fw_be32(h->tag);
+	/* the DSM flags, for the driver that plays this endpoint's NI */
+	r.dsm = (h->flags & NVM_UNET_HF_NOINTR ? NVM_UNET_F_NOINTR : 0) |
+		(h->flags & NVM_UNET_HF_REPLY ?
+		 NVM_UNET_F_REPLY | (uint32_t)fw_be16(h->reply) << 16 : 0);
 	rec = u->div_base + (uint64_t)(u->div_prod % u->div_slots) *
 	      NVM_UNET_DIV_SLOT;
 	memcpy(fw->chip->sram + fw_scratch_off(fw, slot), &r, 32);
@@ -1084,7 +1088,9 @@ static uint32_t k_ksend(struct fw *fw, const struct nvm_k_unet_ksend *k)
 
 	if (k->node >= FW_NV_NODES || !k->len || k->len > NVM_UNET_MSG_MAX ||
 	    k->src_port < NVM_UNET_VPORT_MIN ||
-	    k->src_port >= NVM_UNET_VPORT_MAX)
+	    k->src_port >= NVM_UNET_VPORT_MAX ||
+	    (k->hflags & ~(NVM_UNET_HF_NOINTR | NVM_UNET_HF_REPLY)) ||
+	    k->reply >= NVM_UNET_REPLY_SLOTS)
 		return NVM_ST_BAD_CMD;
 	if (fw_sendq_room(fw) < 2)
 		return NVM_ST_UNREACHABLE;	/* busy: the kernel reports it */
@@ -1098,7 +1104,8 @@ static uint32_t k_ksend(struct fw *fw, const struct nvm_k_unet_ksend *k)
 	}
 	/* headers now (the route and tag are the kernel's), data by DMA */
 	fw->nv.txbuf_len[tb - 1] = frame_build(fw, k->src_port, tb, &ch,
-					       k->len, 0, 0, &off);
+					       k->len, k->hflags, k->reply,
+					       &off);
 	fw_hdma_add(fw, slot, LANAI_DMA_E2L, k->len, data_off(fw, tb),
 		    k->addr);
 	fw_hdma_submit(fw, slot);

@@ -72,6 +72,7 @@ struct netvm_unet {
 	wait_queue_head_t ewq;		/* its sleepers */
 	struct mutex elock;		/* est, e_* */
 	struct nvm_unet_status est;	/* what an NI would publish */
+	bool edge_owed;			/* elock: as fw_unet_ep.edge_owed */
 };
 
 long netvm_unet_ioctl(struct netvm_file *nf, unsigned int cmd,

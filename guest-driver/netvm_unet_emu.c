@@ -11,9 +11,16 @@
  * port; they are checked and queued here exactly as the firmware does for
  * its own endpoints (fw_unet.c), FUGU's buffered path included.
  *
- * Sleepers are woken at every delivery (no interrupt is involved, so
- * arm is not needed).  Locking: netvm_unet.elock guards est; the divert
- * worker calls netvm_unet_emu_deliver() with unet_div_lock held.
+ * The DSM extensions work here too (docs/dsm.md): KSEND carries the wire
+ * flags and reply number, a gather list is copied piece by piece into the
+ * kernel's send buffer, and a reply is looked up in the process's reply
+ * table (its "SRAM region") as the firmware does.
+ *
+ * Sleepers are woken at every interrupting delivery (no interrupt is
+ * involved, so arm is not needed); a NOINTR one wakes nobody.
+ *
+ * Locking: netvm_unet.elock guards est and edge_owed; the divert worker
+ * calls netvm_unet_emu_deliver() with unet_div_lock held.
  */
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
@@ -66,13 +73,37 @@ void netvm_unet_emu_free(struct netvm_unet *u)
 	u->ks = NULL;
 }
 
-/*
- * As the firmware's send_check().  The DSM flags (NOINTR, GATHER, REPLY)
- * are refused: KSEND carries neither pieces nor wire flags (docs/dsm.md).
- */
+static bool emu_in_seg(struct netvm_unet *u, u32 off, u32 len)
+{
+	return off <= u->seg_size && u->seg_size - off >= len;
+}
+
+/* As the firmware's gather_check(). */
+static u32 emu_gather_check(struct netvm_unet *u,
+			    const struct nvm_unet_send_desc *d)
+{
+	struct nvm_unet_gather g;
+	u32 sum = 0, i;
+
+	memcpy(&g, d->data, sizeof(g));
+	if (!g.count || g.count > NVM_UNET_GATHER_MAX)
+		return NVM_UNET_ST_BAD_LEN;
+	for (i = 0; i < g.count; i++) {
+		if (!g.piece[i].len || g.piece[i].len > NVM_UNET_MSG_MAX)
+			return NVM_UNET_ST_BAD_LEN;
+		if (!emu_in_seg(u, g.piece[i].offset, g.piece[i].len))
+			return NVM_UNET_ST_BAD_RANGE;
+		sum += g.piece[i].len;
+	}
+	return sum == d->len ? 0 : NVM_UNET_ST_BAD_LEN;
+}
+
+/* As the firmware's send_check(). */
 static u32 emu_check(struct netvm_unet *u, const struct nvm_unet_send_desc *d)
 {
-	if (d->flags & ~NVM_UNET_F_INLINE)
+	if (d->flags & ~NVM_UNET_F_SEND_ALL ||
+	    (d->flags & NVM_UNET_F_INLINE && d->flags & NVM_UNET_F_GATHER) ||
+	    (d->flags & NVM_UNET_F_REPLY && d->reply >= NVM_UNET_REPLY_SLOTS))
 		return NVM_UNET_ST_BAD_FLAGS;
 	if (d->channel >= NVM_UNET_CHANNELS || !READ_ONCE(u->ch[d->channel].open))
 		return NVM_UNET_ST_BAD_CHANNEL;
@@ -80,9 +111,25 @@ static u32 emu_check(struct netvm_unet *u, const struct nvm_unet_send_desc *d)
 		return NVM_UNET_ST_BAD_LEN;
 	if (d->flags & NVM_UNET_F_INLINE)
 		return d->len > NVM_UNET_INLINE_MAX ? NVM_UNET_ST_BAD_LEN : 0;
-	if (d->offset > u->seg_size || u->seg_size - d->offset < d->len)
+	if (d->flags & NVM_UNET_F_GATHER)
+		return emu_gather_check(u, d);
+	if (!emu_in_seg(u, d->offset, d->len))
 		return NVM_UNET_ST_BAD_RANGE;
 	return 0;
+}
+
+/* The pieces of a checked gather list, one after the other, into ks. */
+static void emu_gather(struct netvm_unet *u, const struct nvm_unet_send_desc *d)
+{
+	struct nvm_unet_gather g;
+	u32 at = 0, i;
+
+	memcpy(&g, d->data, sizeof(g));
+	for (i = 0; i < g.count; i++) {
+		memcpy(u->ks + at, u->host + u->seg_off + g.piece[i].offset,
+		       g.piece[i].len);
+		at += g.piece[i].len;
+	}
 }
 
 /*
@@ -129,6 +176,9 @@ int netvm_unet_emu_kick(struct netvm_unet *u)
 			if (d.flags & NVM_UNET_F_INLINE) {
 				memcpy(u->ks, d.data, d.len);
 				k.addr = u->ks_dma;
+			} else if (d.flags & NVM_UNET_F_GATHER) {
+				emu_gather(u, &d);
+				k.addr = u->ks_dma;
 			} else {
 				k.addr = u->host_dma + u->seg_off + d.offset;
 			}
@@ -138,6 +188,11 @@ int netvm_unet_emu_kick(struct netvm_unet *u)
 			k.src_port = (u16)u->port;
 			k.done_addr = u->ks_dma + EMU_KS_DONE;
 			k.cookie = u->est.send_consumed + 1;
+			k.hflags = (d.flags & NVM_UNET_F_NOINTR ?
+				    NVM_UNET_HF_NOINTR : 0) |
+				   (d.flags & NVM_UNET_F_REPLY ?
+				    NVM_UNET_HF_REPLY : 0);
+			k.reply = d.reply;
 			st = emu_ksend(u, &k);
 		}
 		((struct nvm_unet_send_desc *)slot)->status = (u8)st;
@@ -150,6 +205,53 @@ int netvm_unet_emu_kick(struct netvm_unet *u)
 	return 0;
 }
 
+enum emu_fate { EMU_REPLY_NONE, EMU_REPLY_HIT, EMU_REPLY_MISS,
+		EMU_REPLY_OVERSIZE };
+
+/*
+ * As the firmware's reply_lookup(): the process's entry for a reply, if
+ * armed for channel @ch, inside the segment and large enough, takes it
+ * whole (*off: where).  Only a look: emu_reply_commit() acts on it.
+ */
+static enum emu_fate emu_reply_lookup(struct netvm_unet *u, int ch, u32 dsm,
+				      u32 len, u32 *off)
+{
+	const struct nvm_unet_reply_ent *e = u->vsram + NVM_UNET_REPLYTAB;
+	u32 num = dsm >> 16, offset, size;
+
+	if (!(dsm & NVM_UNET_F_REPLY))
+		return EMU_REPLY_NONE;
+	if (num >= NVM_UNET_REPLY_SLOTS)
+		return EMU_REPLY_MISS;
+	e += num;
+	if (READ_ONCE(e->armed) != 1)
+		return EMU_REPLY_MISS;
+	smp_rmb();	/* armed, then the rest (the process wrote them first) */
+	offset = READ_ONCE(e->offset);
+	size = READ_ONCE(e->len);
+	if (READ_ONCE(e->channel) != ch || !emu_in_seg(u, offset, size))
+		return EMU_REPLY_MISS;	/* someone else's, or bad */
+	if (len > size)
+		return EMU_REPLY_OVERSIZE;
+	*off = offset;
+	return EMU_REPLY_HIT;
+}
+
+/* A hit or an oversize uses the arming up (one reply per arming). */
+static void emu_reply_commit(struct netvm_unet *u, u32 dsm, enum emu_fate f)
+{
+	struct nvm_unet_reply_ent *e = u->vsram + NVM_UNET_REPLYTAB;
+
+	if (f == EMU_REPLY_NONE)
+		return;
+	if (f == EMU_REPLY_HIT || f == EMU_REPLY_OVERSIZE)
+		WRITE_ONCE(e[dsm >> 16].armed, 0);
+	if (f == EMU_REPLY_HIT)
+		u->est.reply_hits++;
+	else
+		u->est.reply_misses++;
+}
+
 /* Into the receive queue if there is room, else the pageable FIFO. */
 static bool emu_direct(struct netvm_unet *u, int ch,
 		       const struct nvm_unet_div_rec *r)
@@ -159,6 +261,8 @@ static bool emu_direct(struct netvm_unet *u, int ch,
 	u32 *freeq = u->vsram + NVM_UNET_FREEQ;
 	struct nvm_unet_rx_desc *d;
 	u32 offs[NVM_UNET_RX_BUFS];
+	u32 hit_off = 0;
+	enum emu_fate fate;
 
 	if (u->est.divert_mode) {
 		u->est.div_order++;
@@ -168,7 +272,9 @@ static bool emu_direct(struct netvm_unet *u, int ch,
 		u->est.rx_ring_full++;
 		return false;
 	}
-	if (r->len > NVM_UNET_INLINE_MAX) {
+	/* a hit needs no free buffer; a miss for want of one leaves it armed */
+	fate = emu_reply_lookup(u, ch, r->dsm, r->len, &hit_off);
+	if (fate != EMU_REPLY_HIT && r->len > NVM_UNET_INLINE_MAX) {
 		u32 avail = READ_ONCE(ctl->free_prod) - u->est.free_cons;
 
 		nbuf = DIV_ROUND_UP(r->len, bs);
@@ -187,22 +293,30 @@ static bool emu_direct(struct netvm_unet *u, int ch,
 		}
 		u->est.free_cons += nbuf;
 	}
+	emu_reply_commit(u, r->dsm, fate);
 	d = u->host + (u->est.rx_prod % u->rxq_len) * sizeof(*d);
 	d->channel = (u16)ch;
 	d->len = r->len;
 	d->msgno = u->est.msgs++;
 	d->nbuf = nbuf;
-	if (!nbuf) {
-		d->flags = NVM_UNET_F_INLINE;
+	d->flags = r->dsm & (NVM_UNET_F_NOINTR | NVM_UNET_F_REPLY);
+	d->reply = r->dsm & NVM_UNET_F_REPLY ? r->dsm >> 16 : 0;
+	if (fate == EMU_REPLY_HIT) {
+		d->flags |= NVM_UNET_F_HIT;
+		d->buf[0] = hit_off;
+		memcpy(u->host + u->seg_off + hit_off, r->data, r->len);
+	} else if (!nbuf) {
+		d->flags |= NVM_UNET_F_INLINE;
 		memcpy(d->data, r->data, r->len);
 	} else {
-		d->flags = 0;
 		for (i = 0; i < nbuf; i++) {
 			memcpy(u->host + u->seg_off + offs[i], r->data + i * bs,
 			       min(bs, r->len - i * bs));
 			d->buf[i] = offs[i];
 		}
 	}
+	if (r->dsm & NVM_UNET_F_NOINTR)
+		u->est.quiet++;
 	smp_wmb();	/* the descriptor before its seq */
 	WRITE_ONCE(d->seq, u->est.rx_prod + 1);
 	u->est.rx_prod++;
@@ -213,6 +327,7 @@ void netvm_unet_emu_deliver(struct netvm_unet *u,
 			    const struct nvm_unet_div_rec *r)
 {
 	struct nvm_unet_ctl *ctl = emu_ctl(u);
+	bool direct;
 	u32 depth;
 	int ch;
 
@@ -228,20 +343,39 @@ void netvm_unet_emu_deliver(struct netvm_unet *u,
 		mutex_unlock(&u->elock);
 		return;
 	}
-	if (!emu_direct(u, ch, r)) {
-		/* FUGU's second case, as for a NIC endpoint */
-		netvm_unet_fifo_put(u, u->est.msgs++, ch, 0, r->data, r->len);
+	direct = emu_direct(u, ch, r);
+	if (!direct) {
+		/* FUGU's second case, as for a NIC endpoint (flags kept) */
+		netvm_unet_fifo_put(u, u->est.msgs++, ch,
+				    r->dsm & ~NVM_UNET_F_HIT, r->data, r->len);
 		u->est.diverted++;
 		u->est.divert_mode = 1;
 	}
 	emu_publish(u);
 	smp_mb();	/* the descriptor before rx_cons (fw_unet.c) */
 	depth = u->est.rx_prod - READ_ONCE(ctl->rx_cons) + u->dcount;
-	if (READ_ONCE(ctl->upcall) && depth == 1)
+	if (direct && (r->dsm & NVM_UNET_F_NOINTR)) {
+		/*
+		 * Queued only (a barrier arrival): no wakeup, no upcall, as
+		 * the NI; a non-empty edge it took is owed to the next
+		 * interrupting message.
+		 */
+		if (depth == 1)
+			u->edge_owed = true;
+		mutex_unlock(&u->elock);
+		return;
+	}
+	if (READ_ONCE(ctl->upcall) && (depth == 1 || (u->edge_owed && depth))) {
+		u->est.events++;
 		kill_fasync(&u->fasync, SIGIO, POLL_IN);
+	}
+	u->edge_owed = false;
 	if (READ_ONCE(ctl->upcall) && ctl->upcall_full &&
-	    depth == READ_ONCE(ctl->upcall_full))
+	    depth == READ_ONCE(ctl->upcall_full)) {
+		u->est.events++;
 		kill_fasync(&u->fasync, SIGIO, POLL_PRI);
+	}
+	emu_publish(u);
 	mutex_unlock(&u->elock);
 	wake_up_interruptible(&u->ewq);
 }

@@ -601,15 +601,12 @@ NETVM_PUBLIC int netvm_unet_upcalls(struct netvm_unet *u, int on)
 
 /* ---- DSM extensions (docs/dsm.md) ---- */
 
-static int dsm_flags(struct netvm_unet *u, unsigned int flags,
+static int dsm_flags(unsigned int flags,
 		     unsigned int reply, uint8_t *out)
 {
 	if (flags & ~(NETVM_UNET_NOINTR | NETVM_UNET_REPLY) ||
 	    ((flags & NETVM_UNET_REPLY) && reply >= NETVM_UNET_REPLY_SLOTS))
 		return -EINVAL;
-	/* KSEND carries neither the flags nor pieces */
-	if (flags && (u->info.flags & NETVM_UNET_EMULATED))
-		return -EOPNOTSUPP;
 	*out = (flags & NETVM_UNET_NOINTR ? NVM_UNET_F_NOINTR : 0) |
 	       (flags & NETVM_UNET_REPLY ? NVM_UNET_F_REPLY : 0);
 	return 0;
@@ -625,7 +622,7 @@ NETVM_PUBLIC int netvm_unet_sendx(struct netvm_unet *u, int channel,
 
 	if (!u || !buf || !len)
 		return -EINVAL;
-	err = dsm_flags(u, flags, reply, &f);
+	err = dsm_flags(flags, reply, &f);
 	if (err)
 		return err;
 	if (len > NETVM_UNET_MSG_MAX)
@@ -654,11 +651,9 @@ NETVM_PUBLIC int netvm_unet_sendv(struct netvm_unet *u, int channel,
 
 	if (!u || !pv || !n || n > NETVM_UNET_GATHER_MAX)
 		return -EINVAL;
-	err = dsm_flags(u, flags, reply, &f);
+	err = dsm_flags(flags, reply, &f);
 	if (err)
 		return err;
-	if (n > 1 && (u->info.flags & NETVM_UNET_EMULATED))
-		return -EOPNOTSUPP;
 	for (unsigned int i = 0; i < n; i++) {
 		g.piece[i].offset = pv[i].off;
 		g.piece[i].len = pv[i].len;
@@ -691,8 +686,6 @@ NETVM_PUBLIC int netvm_unet_reply_arm(struct netvm_unet *u, unsigned int num,
 	if (!u || num >= NETVM_UNET_REPLY_SLOTS || channel < 0 ||
 	    channel >= NVM_UNET_CHANNELS)
 		return -EINVAL;
-	if (u->info.flags & NETVM_UNET_EMULATED)
-		return -EOPNOTSUPP;
 	e = reply_ent(u, num);
 	/* deliberately unchecked: the NI checks the range at each use */
 	e[0] = off;
@@ -711,8 +704,6 @@ NETVM_PUBLIC int netvm_unet_reply_disarm(struct netvm_unet *u,
 
 	if (!u || num >= NETVM_UNET_REPLY_SLOTS)
 		return -EINVAL;
-	if (u->info.flags & NETVM_UNET_EMULATED)
-		return -EOPNOTSUPP;
 	e = reply_ent(u, num);
 	w = e[2];
 	e[2] = w & 0xffff;

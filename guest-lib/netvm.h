@@ -466,8 +466,9 @@ int netvm_unet_upcalls(struct netvm_unet *u, int on);
  * message whether it interrupts the receiver; a message can gather up to
  * 4 pieces of the segment; a requester can name, per reply number, the
  * buffer of its segment the reply goes to, and the NI writes the reply
- * straight there (zero copy, no free buffer) when it fits.  Not on
- * kernel-emulated endpoints (-EOPNOTSUPP).
+ * straight there (zero copy, no free buffer) when it fits.  The same on
+ * kernel-emulated endpoints, where the driver plays the NI (a hit is then
+ * one copy by the driver, not zero).
  */
 #define NETVM_UNET_NOINTR	0x1	/* no wakeup or upcall at the receiver */
 #define NETVM_UNET_REPLY	0x2	/* a reply carrying a reply number */
@@ -485,7 +486,7 @@ struct netvm_unet_piece {
  * reply number (with REPLY: 0..255).  netvm_unet_sendv: the n (1..4)
  * pieces of the segment as one message of their total length; the NI
  * checks every piece (flush: -ERANGE, -EMSGSIZE).  Errors: -EINVAL (flags,
- * reply number, n), -EOPNOTSUPP (emulated endpoint), as netvm_unet_send.
+ * reply number, n), as netvm_unet_send.
  */
 int netvm_unet_sendx(struct netvm_unet *u, int channel, const void *buf,
 		     size_t len, unsigned int flags, unsigned int reply);

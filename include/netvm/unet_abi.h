@@ -183,7 +183,7 @@ struct nvm_unet_div_rec {
 	uint16_t src_node;	/* as the packet header says */
 	uint16_t src_port;	/* stamped by the sending NI */
 	uint32_t tag;
-	uint32_t dsm;		/* NIC endpoints: receive flags (NVM_UNET_F_NOINTR,
+	uint32_t dsm;		/* receive flags (NVM_UNET_F_NOINTR,
 				 * _REPLY) | reply number << 16 */
 	uint32_t reserved;
 	uint8_t data[NVM_UNET_MSG_MAX];
@@ -209,10 +209,12 @@ struct nvm_k_unet_ksend {
 	uint16_t node;
 	uint16_t dst_port;
 	uint16_t src_port;	/* a virtual port */
-	uint16_t reserved;
+	uint8_t hflags;		/* NVM_UNET_HF_NOINTR, _REPLY (DSM) */
+	uint8_t reserved;
 	uint64_t done_addr;	/* the NI writes cookie here once it has the bytes */
 	uint32_t cookie;
-	uint32_t reserved2;
+	uint16_t reply;		/* HF_REPLY: the reply number */
+	uint16_t reserved2;
 };
 
 /*

@@ -544,6 +544,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	seg = netvm_unet_segment(u, NULL, NULL);
+	if (getenv("NETVM_UNET_EMULATE"))
+		check(netvm_unet_emulated(u) == 1 && netvm_unet_port(u) >= 16,
+		      "node %u: a kernel-emulated endpoint (virtual port %d): the driver plays the NI",
+		      me, netvm_unet_port(u));
 	snprintf(text, sizeof(text), "port %d\n", netvm_unet_port(u));
 	write_file("/tmp/dsm.info", text);
 	if (wait_file("/tmp/dsm.peers", text, sizeof(text), 300)) {

@@ -6,7 +6,7 @@ front door, checks real behaviour in the guests, always tears it down.
                                                | netvm-vm | netvm-teardown: driver_vm_groups.py
                                                | netvm-trip | netvm-trip4: trip_groups.py
                                                | unet | unet4 | unet-emu
-                                               | dsm | dsm4: dsm_groups.py)
+                                               | dsm | dsm4 | dsm-emu: dsm_groups.py)
 
 Output is TAP (meson's protocol: 'tap').  The cluster is named
 't-guest-GROUP' so that a user's own cluster is never touched.
@@ -653,7 +653,8 @@ GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
           "netvm-trip4": lambda: trip_groups.group_trip4(helpers()),
           "unet": group_unet, "unet4": group_unet4, "unet-emu": group_unet_emu,
           "dsm": lambda: dsm_groups.group_dsm(helpers()),
-          "dsm4": lambda: dsm_groups.group_dsm4(helpers())}
+          "dsm4": lambda: dsm_groups.group_dsm4(helpers()),
+          "dsm-emu": lambda: dsm_groups.group_dsm_emu(helpers())}
 # groups that need more than 2 nodes (through netvm-switch)
 GROUP_NODES = {"netvm-trip4": "4", "unet4": "4", "dsm4": "4"}
 

@@ -467,6 +467,25 @@ START_TEST(virtual_ports)
 	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[0]), msg, 1024);
 	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[1]), msg + 1024, 976);
 	ck_assert_uint_eq(*(uint32_t *)sim_host(&ca, k.done_addr), 77);
+	ck_assert_uint_eq(rxd(0)->flags, 0);
+	/* the DSM flags travel too (an emulated endpoint's sendx) */
+	k.hflags = NVM_UNET_HF_NOINTR | NVM_UNET_HF_REPLY;
+	k.reply = 200;
+	k.len = 40;
+	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 2);
+	ck_assert_uint_eq(rxd(1)->flags, NVM_UNET_F_INLINE | NVM_UNET_F_NOINTR |
+			  NVM_UNET_F_REPLY);
+	ck_assert_uint_eq(rxd(1)->reply, 200);
+	ck_assert_mem_eq(rxd(1)->data, msg, 40);
+	/* ... and only they, with a reply number in range */
+	k.hflags = 0x80;
+	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 1);
+	k.hflags = NVM_UNET_HF_REPLY;
+	k.reply = NVM_UNET_REPLY_SLOTS;
+	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 1);
+	k.hflags = 0;
+	k.reply = 0;
 	/* real ports are not the kernel's to send from */
 	k.src_port = PORT_A;
 	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 1);
@@ -479,7 +498,8 @@ START_TEST(virtual_ports)
 			.rport = 21, .tag = 0x98,
 		};
 		struct nvm_unet_send_desc d = {
-			.channel = 7, .flags = NVM_UNET_F_INLINE, .len = 5,
+			.channel = 7, .flags = NVM_UNET_F_INLINE | NVM_UNET_F_NOINTR |
+			NVM_UNET_F_REPLY, .len = 5, .reply = 9,
 			.data = "hello", .seq = 1,
 		};
 
@@ -496,6 +516,8 @@ START_TEST(virtual_ports)
 	ck_assert_uint_eq(r->tag, 0x98);
 	ck_assert_uint_eq(r->len, 5);
 	ck_assert_mem_eq(r->data, "hello", 5);
+	/* the DSM flags, for the driver playing that endpoint's NI */
+	ck_assert_uint_eq(r->dsm, NVM_UNET_F_NOINTR | NVM_UNET_F_REPLY | 9u << 16);
 	ck_assert_int_eq(sim_count_events(&ca, NVM_EV_NOTIFY, NVM_UNET_EV_DIVERT), 1);
 	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_NO_CHANNEL], 0);
 }
