@@ -494,35 +494,47 @@ static void paged_out(struct netvm_unet *c, int cc)
  * the scheduler watch off they go direct (nothing is full); with it on
  * the NI diverts them (the owner is not running); in order either way.
  */
-static void stopped(struct netvm_unet *c, int cc, int watch)
+/*
+ * The server pauses 500 ms; n messages of size (patterns k0..) go out and
+ * we stop ourselves (SIGSTOP) until a child wakes us 3 s later, so their
+ * echoes all arrive while we are stopped.
+ */
+static int burst_then_stop(struct netvm_unet *c, int cc, int n, size_t size,
+			   unsigned int k0)
 {
 	static uint8_t out[NETVM_UNET_MSG_MAX];
-	struct netvm_unet_fugu_stats a, b;
-	int bad = 0, err, k;
-	pid_t child;
+	pid_t child = fork();
+	int err = 0;
 
-	err = netvm_unet_sched(c, watch);
-	netvm_unet_fugu_stats(c, &a);
-	child = fork();
 	if (child == 0) {
 		sleep(3);
 		kill(getppid(), SIGCONT);
 		_exit(0);
 	}
-	if (!err && child < 0)
-		err = -errno;
-	if (!err)
-		err = netvm_unet_send(c, cc, "pause:0500", 10);
-	for (k = 0; k < 100 && !err; k++) {
-		pattern(out, 64, 3000 + k);
-		err = netvm_unet_send(c, cc, out, 64);
+	if (child < 0)
+		return -errno;
+	err = netvm_unet_send(c, cc, "pause:0500", 10);
+	for (int k = 0; k < n && !err; k++) {
+		pattern(out, size, k0 + k);
+		err = netvm_unet_send(c, cc, out, size);
 	}
 	if (!err)
 		err = netvm_unet_flush(c, 10000);
 	if (!err)
 		raise(SIGSTOP);
-	if (child > 0)
-		waitpid(child, NULL, 0);
+	waitpid(child, NULL, 0);
+	return err;
+}
+
+static void stopped(struct netvm_unet *c, int cc, int watch)
+{
+	struct netvm_unet_fugu_stats a, b;
+	int bad = 0, err;
+
+	err = netvm_unet_sched(c, watch);
+	netvm_unet_fugu_stats(c, &a);
+	if (!err)
+		err = burst_then_stop(c, cc, 100, 64, 3000);
 	if (!err)
 		err = take_echoes(c, 100, 64, 3000, &bad);
 	netvm_unet_fugu_stats(c, &b);
@@ -564,28 +576,11 @@ static void runaway(struct netvm_unet *c, int cc)
 	struct netvm_unet_fugu_stats a, b;
 	int err, k, got = 0, bad = 0;
 	size_t len;
-	pid_t child;
 
 	err = netvm_unet_sched(c, 1);
 	netvm_unet_fugu_stats(c, &a);
-	child = fork();
-	if (child == 0) {
-		sleep(3);
-		kill(getppid(), SIGCONT);
-		_exit(0);
-	}
 	if (!err)
-		err = netvm_unet_send(c, cc, "pause:0500", 10);
-	for (k = 0; k < n && !err; k++) {
-		pattern(out, size, 4000 + k);
-		err = netvm_unet_send(c, cc, out, size);
-	}
-	if (!err)
-		err = netvm_unet_flush(c, 10000);
-	if (!err)
-		raise(SIGSTOP);
-	if (child > 0)
-		waitpid(child, NULL, 0);
+		err = burst_then_stop(c, cc, n, size, 4000);
 	netvm_unet_sched(c, 0);
 	/* everything has arrived (diverted) once the NI counts it */
 	for (k = 0; k < 3000 && !err; k++) {
