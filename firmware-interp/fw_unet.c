@@ -118,7 +118,7 @@ static void send_done(struct fw *fw, uint32_t port, uint32_t st)
 
 static bool in_seg(const struct fw_unet_ep *e, uint32_t off, uint32_t len)
 {
-	return off <= e->seg_size && e->seg_size - off >= len;
+	return nvm_unet_in_seg(off, len, e->seg_size);
 }
 
 /* ---- pageable segments: the pages a DMA chain touches ---- */
@@ -194,48 +194,13 @@ static void seg_dma(struct fw *fw, uint32_t port, int slot, uint32_t dir,
 	}
 }
 
-/*
- * A gather list: 1..4 pieces, each non-empty and inside the segment,
- * adding up to the descriptor's length (each is at most MSG_MAX, so the
- * sum cannot wrap).
- */
-static uint32_t gather_check(const struct fw_unet_ep *e,
-			     const struct nvm_unet_send_desc *d)
-{
-	struct nvm_unet_gather g;
-	uint32_t sum = 0;
-
-	memcpy(&g, d->data, sizeof(g));
-	if (!g.count || g.count > NVM_UNET_GATHER_MAX)
-		return NVM_UNET_ST_BAD_LEN;
-	for (uint32_t i = 0; i < g.count; i++) {
-		if (!g.piece[i].len || g.piece[i].len > NVM_UNET_MSG_MAX)
-			return NVM_UNET_ST_BAD_LEN;
-		if (!in_seg(e, g.piece[i].offset, g.piece[i].len))
-			return NVM_UNET_ST_BAD_RANGE;
-		sum += g.piece[i].len;
-	}
-	return sum == d->len ? 0 : NVM_UNET_ST_BAD_LEN;
-}
-
+/* The rules are the ABI's, shared with the driver's emulation. */
 static uint32_t send_check(const struct fw_unet_ep *e,
 			   const struct nvm_unet_send_desc *d)
 {
-	if (d->flags & ~NVM_UNET_F_SEND_ALL ||
-	    (d->flags & NVM_UNET_F_INLINE && d->flags & NVM_UNET_F_GATHER) ||
-	    (d->flags & NVM_UNET_F_REPLY && d->reply >= NVM_UNET_REPLY_SLOTS))
-		return NVM_UNET_ST_BAD_FLAGS;
-	if (d->channel >= NVM_UNET_CHANNELS || !e->ch[d->channel].open)
-		return NVM_UNET_ST_BAD_CHANNEL;
-	if (!d->len || d->len > NVM_UNET_MSG_MAX)
-		return NVM_UNET_ST_BAD_LEN;
-	if (d->flags & NVM_UNET_F_INLINE)
-		return d->len > NVM_UNET_INLINE_MAX ? NVM_UNET_ST_BAD_LEN : 0;
-	if (d->flags & NVM_UNET_F_GATHER)
-		return gather_check(e, d);
-	if (!in_seg(e, d->offset, d->len))
-		return NVM_UNET_ST_BAD_RANGE;
-	return 0;
+	return nvm_unet_send_check(d, e->seg_size,
+				   d->channel < NVM_UNET_CHANNELS &&
+				   e->ch[d->channel].open);
 }
 
 /* What the receiving NI must know of a send descriptor's flags. */

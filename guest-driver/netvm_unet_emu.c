@@ -75,47 +75,15 @@ void netvm_unet_emu_free(struct netvm_unet *u)
 
 static bool emu_in_seg(struct netvm_unet *u, u32 off, u32 len)
 {
-	return off <= u->seg_size && u->seg_size - off >= len;
+	return nvm_unet_in_seg(off, len, u->seg_size);
 }
 
-/* As the firmware's gather_check(). */
-static u32 emu_gather_check(struct netvm_unet *u,
-			    const struct nvm_unet_send_desc *d)
-{
-	struct nvm_unet_gather g;
-	u32 sum = 0, i;
-
-	memcpy(&g, d->data, sizeof(g));
-	if (!g.count || g.count > NVM_UNET_GATHER_MAX)
-		return NVM_UNET_ST_BAD_LEN;
-	for (i = 0; i < g.count; i++) {
-		if (!g.piece[i].len || g.piece[i].len > NVM_UNET_MSG_MAX)
-			return NVM_UNET_ST_BAD_LEN;
-		if (!emu_in_seg(u, g.piece[i].offset, g.piece[i].len))
-			return NVM_UNET_ST_BAD_RANGE;
-		sum += g.piece[i].len;
-	}
-	return sum == d->len ? 0 : NVM_UNET_ST_BAD_LEN;
-}
-
-/* As the firmware's send_check(). */
+/* The firmware's checks (send_check), from the one rule set. */
 static u32 emu_check(struct netvm_unet *u, const struct nvm_unet_send_desc *d)
 {
-	if (d->flags & ~NVM_UNET_F_SEND_ALL ||
-	    (d->flags & NVM_UNET_F_INLINE && d->flags & NVM_UNET_F_GATHER) ||
-	    (d->flags & NVM_UNET_F_REPLY && d->reply >= NVM_UNET_REPLY_SLOTS))
-		return NVM_UNET_ST_BAD_FLAGS;
-	if (d->channel >= NVM_UNET_CHANNELS || !READ_ONCE(u->ch[d->channel].open))
-		return NVM_UNET_ST_BAD_CHANNEL;
-	if (!d->len || d->len > NVM_UNET_MSG_MAX)
-		return NVM_UNET_ST_BAD_LEN;
-	if (d->flags & NVM_UNET_F_INLINE)
-		return d->len > NVM_UNET_INLINE_MAX ? NVM_UNET_ST_BAD_LEN : 0;
-	if (d->flags & NVM_UNET_F_GATHER)
-		return emu_gather_check(u, d);
-	if (!emu_in_seg(u, d->offset, d->len))
-		return NVM_UNET_ST_BAD_RANGE;
-	return 0;
+	return nvm_unet_send_check(d, u->seg_size,
+				   d->channel < NVM_UNET_CHANNELS &&
+				   READ_ONCE(u->ch[d->channel].open));
 }
 
 /* The pieces of a checked gather list, one after the other, into ks. */

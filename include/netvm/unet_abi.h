@@ -134,6 +134,52 @@ enum nvm_unet_st {
 					 * not map the data's page */
 };
 
+/* [off, off + len) inside a segment of seg_size bytes (no wrap). */
+static inline int nvm_unet_in_seg(uint32_t off, uint32_t len, uint32_t seg_size)
+{
+	return off <= seg_size && seg_size - off >= len;
+}
+
+/*
+ * The NI's checks of a send descriptor, one rule set for the firmware and
+ * for the driver playing a kernel-emulated endpoint's NI: 0, or the status
+ * to complete it with.  chan_open: d->channel names an open channel.  A
+ * gather list has 1..4 non-empty pieces inside the segment adding up to
+ * len (each at most MSG_MAX, so the sum cannot wrap).
+ */
+static inline uint32_t nvm_unet_send_check(const struct nvm_unet_send_desc *d,
+					   uint32_t seg_size, int chan_open)
+{
+	struct nvm_unet_gather g;
+	uint32_t sum = 0, i;
+
+	if (d->flags & ~NVM_UNET_F_SEND_ALL ||
+	    (d->flags & NVM_UNET_F_INLINE && d->flags & NVM_UNET_F_GATHER) ||
+	    (d->flags & NVM_UNET_F_REPLY && d->reply >= NVM_UNET_REPLY_SLOTS))
+		return NVM_UNET_ST_BAD_FLAGS;
+	if (d->channel >= NVM_UNET_CHANNELS || !chan_open)
+		return NVM_UNET_ST_BAD_CHANNEL;
+	if (!d->len || d->len > NVM_UNET_MSG_MAX)
+		return NVM_UNET_ST_BAD_LEN;
+	if (d->flags & NVM_UNET_F_INLINE)
+		return d->len > NVM_UNET_INLINE_MAX ? NVM_UNET_ST_BAD_LEN : 0;
+	if (!(d->flags & NVM_UNET_F_GATHER))
+		return nvm_unet_in_seg(d->offset, d->len, seg_size) ?
+		       0 : NVM_UNET_ST_BAD_RANGE;
+	__builtin_memcpy(&g, d->data, sizeof(g));
+	if (!g.count || g.count > NVM_UNET_GATHER_MAX)
+		return NVM_UNET_ST_BAD_LEN;
+	for (i = 0; i < g.count; i++) {
+		if (!g.piece[i].len || g.piece[i].len > NVM_UNET_MSG_MAX)
+			return NVM_UNET_ST_BAD_LEN;
+		if (!nvm_unet_in_seg(g.piece[i].offset, g.piece[i].len,
+				     seg_size))
+			return NVM_UNET_ST_BAD_RANGE;
+		sum += g.piece[i].len;
+	}
+	return sum == d->len ? 0 : NVM_UNET_ST_BAD_LEN;
+}
+
 /* Written by the process; read by the NI when it needs them. */
 struct nvm_unet_ctl {
 	uint32_t free_prod;	/* free buffer offsets pushed (free-running) */
