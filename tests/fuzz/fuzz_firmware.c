@@ -12,6 +12,9 @@
  *   kind 3  a raw descriptor pushed to the raw rings
  *   kind 4  a U-Net send descriptor on a's U-Net endpoint (port 5),
  *           DSM flags included (gather lists, reply numbers)
+ * Both U-Net endpoints have pageable segments with some pages swapped out,
+ * so offsets reach the translation path, its misses and restarts (the
+ * simulated kernel maps a missed page and restarts).
  */
 #include <stdint.h>
 #include <string.h>
@@ -25,7 +28,7 @@ static uint32_t unet_sent;
 
 #define UNET_PORT	5
 #define UNET_AREA	(SIM_HOST_BASE + (14u << 20))	/* rxq, then segment */
-#define UNET_SEG	(UNET_AREA + 16 * sizeof(struct nvm_unet_rx_desc))
+#define UNET_VA		0x7f3000000000ull	/* the pageable segments */
 
 static void unet_kop(struct sim_host *h, uint8_t op, const void *k, size_t n)
 {
@@ -40,8 +43,9 @@ static void unet_kop(struct sim_host *h, uint8_t op, const void *k, size_t n)
 static void unet_setup(struct sim_host *h, uint32_t peer)
 {
 	struct nvm_k_unet_open o = {
-		.seg = UNET_SEG, .rxq = UNET_AREA, .seg_size = 65536,
+		.seg = UNET_VA, .rxq = UNET_AREA, .seg_size = 65536,
 		.buf_size = 1024, .rxq_len = 16, .port = UNET_PORT,
+		.flags = NVM_UNET_KO_PAGEABLE,
 	};
 	struct nvm_k_unet_chan ch = {
 		.port = UNET_PORT, .open = 1, .node = peer, .rport = UNET_PORT,
@@ -59,6 +63,12 @@ static void unet_setup(struct sim_host *h, uint32_t peer)
 	unet_kop(h, NVM_KOP_UNET_OPEN, &o, sizeof(o));
 	unet_kop(h, NVM_KOP_UNET_CHAN, &ch, sizeof(ch));
 	sim_settle(&a, &b);
+	/* resident but for a receive buffer's page, the fitting reply
+	 * buffer's and the last */
+	sh_alloc(h, UNET_PORT, UNET_VA, 65536, 0, true);
+	sh_page_out(h, UNET_PORT, UNET_VA + 4096);
+	sh_page_out(h, UNET_PORT, UNET_VA + 16384);
+	sh_page_out(h, UNET_PORT, UNET_VA + 61440);
 	r = h->c->chip.sram + h->c->fw.layout.ep_base + UNET_PORT * NVM_EP_STRIDE;
 	for (uint32_t i = 0; i < 8; i++)
 		fw_sram_wr32(&h->c->chip, (uint32_t)(r - h->c->chip.sram) +
