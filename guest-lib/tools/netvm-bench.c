@@ -6,7 +6,7 @@
  *   netvm-bench server [-p PORT] [-t TIMEOUT_S]
  *   netvm-bench client [-p PORT] [-P netvm|tcp|both] [-n ITERS]
  *                      [-s SIZE,SIZE,..] [-b BYTES] [-T TEST,..] [-S MS]
- *                      [-x] ADDR
+ *                      [-W] [-x] ADDR
  *
  * As in perftest (ib_write_lat, ib_write_bw), the two sides meet over TCP
  * (the server listens on PORT, default 18515, on every address; the
@@ -110,6 +110,9 @@ static const char *prog = "netvm-bench";
 static int corrupt;	/* -x: flip a byte of what the client sends */
 /* unet_stop's pause (-S); the client sends it with every "run" */
 static unsigned int stop_ms = UNET_STOP_MS;
+/* unet_stop (-W): the receiver has the driver watch it (netvm_unet_sched),
+ * so the NI diverts while it is stopped, not only once its queue is full */
+static unsigned int stop_watch;
 
 enum kind { K_LAT, K_BW };
 
@@ -150,6 +153,7 @@ struct side {
 	struct netvm_unet *u;	/* NULL: no U-Net endpoint */
 	int uch;		/* its channel to the peer's */
 	struct netvm_unet_stats ust0;	/* server: its counts before "ready" */
+	struct netvm_unet_fugu_stats fst0;	/* ... by FUGU's causes */
 	uint8_t *region;
 	int seg;		/* the peer's "bench" */
 	int ctl, data;		/* control and TCP data connections */
@@ -568,7 +572,17 @@ static int serve_unet_stream(struct side *s, const struct test *t,
 	unsigned int n = iters + warmup(iters), w = warmup(iters), got = 0;
 	int stop = t->op == OP_UNET_STOP, err = 0, bad = 0;
 	struct netvm_unet_stats a = s->ust0, b;
+	struct netvm_unet_fugu_stats fb;
 	size_t len = 0;
+
+	if (stop && stop_watch) {
+		err = netvm_unet_sched(s->u, 1);
+		if (err) {
+			snprintf(msg, cap, "scheduler watch: %s",
+				 unet_strerror(err));
+			return err;
+		}
+	}
 
 	while (got < n && !err) {
 		if (stop && stop_ms && got == n / 4) {
@@ -593,6 +607,8 @@ static int serve_unet_stream(struct side *s, const struct test *t,
 		if (got == n || (!stop && (got % UNET_CREDIT == 0 || got == w)))
 			err = unet_credit(s, got);
 	}
+	if (stop && stop_watch)
+		netvm_unet_sched(s->u, 0);
 	if (err) {
 		snprintf(msg, cap, "message %u: %s", got, unet_strerror(err));
 		return err;
@@ -600,13 +616,15 @@ static int serve_unet_stream(struct side *s, const struct test *t,
 	if (bad)
 		return -EBADMSG;
 	netvm_unet_stats(s->u, &b);
+	netvm_unet_fugu_stats(s->u, &fb);
 	if (stop)
 		snprintf(msg, cap,
-			 "messages %u direct %u diverted %u ring_full %u no_buf %u order %u dropped %u",
+			 "messages %u direct %u diverted %u ring_full %u no_buf %u order %u dropped %u not_running %u",
 			 n, b.received - a.received, b.diverted - a.diverted,
 			 b.rx_ring_full - a.rx_ring_full,
 			 b.rx_no_buf - a.rx_no_buf, b.div_order - a.div_order,
-			 b.dropped - a.dropped);
+			 b.dropped - a.dropped,
+			 fb.not_running - s->fst0.not_running);
 	put_seq(recv, k);	/* the rest must be pattern k */
 	return verify("last message", recv, size, k, msg, cap);
 }
@@ -782,9 +800,11 @@ static int server_loop(struct side *s)
 			return 0;
 		}
 		stop_ms = UNET_STOP_MS;
-		if (sscanf(line, "run %31s %zu %u %" SCNu32 " %u", name, &size,
-			   &iters, &k, &stop_ms) < 4 ||
+		stop_watch = 0;
+		if (sscanf(line, "run %31s %zu %u %" SCNu32 " %u %u", name,
+			   &size, &iters, &k, &stop_ms, &stop_watch) < 4 ||
 		    !(t = find_test(name)) || stop_ms > UNET_STOP_MAX ||
+		    stop_watch > 1 ||
 		    size < 4 || size > MAX_SIZE || !iters ||
 		    (!strcmp(t->path, "netvm") && !s->nv) ||
 		    (!strcmp(t->path, "unet") &&
@@ -797,8 +817,10 @@ static int server_loop(struct side *s)
 		memset(s->region + RECV_OFF, 0, size);
 		*(volatile uint32_t *)(s->region + ATOM_OFF) = 0;
 		/* before "ready": the first message may arrive right after */
-		if (s->u)
+		if (s->u) {
 			netvm_unet_stats(s->u, &s->ust0);
+			netvm_unet_fugu_stats(s->u, &s->fst0);
+		}
 		ctl_send(s, "ready");
 		msg[0] = 0;
 		err = serve_test(s, t, size, iters, k, msg, sizeof(msg));
@@ -974,8 +996,8 @@ static int run_one(struct side *s, const struct test *t, size_t size,
 	if (corrupt)	/* the server's check must catch this */
 		s->region[SRC_OFF + size / 2] ^= 0x5a;
 	memset(s->region + RECV_OFF, 0, size);
-	ctl_send(s, "run %s %zu %u %" PRIu32 " %u", t->name, size, iters, k,
-		 stop_ms);
+	ctl_send(s, "run %s %zu %u %" PRIu32 " %u %u", t->name, size, iters, k,
+		 stop_ms, stop_watch);
 	err = ctl_recv(s, line, sizeof(line));
 	if (err || strcmp(line, "ready")) {
 		warnx("%s %zu: server: %s", t->name, size,
@@ -1316,7 +1338,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s server [-p PORT] [-t TIMEOUT_S]\n"
 		"       %s client [-p PORT] [-P netvm|tcp|both] [-n ITERS] [-s SIZES]\n"
-		"                   [-b BYTES] [-T TESTS] [-S MS] [-x] ADDR\n"
+		"                   [-b BYTES] [-T TESTS] [-S MS] [-W] [-x] ADDR\n"
 		"  -p PORT     TCP port of the server (default %d)\n"
 		"  -t S        server: give up if no client came within S s (default 300)\n"
 		"  -P PATHS    netvm (with U-Net), tcp or both (default both)\n"
@@ -1329,6 +1351,8 @@ static void usage(FILE *f)
 		"              unet_bw tcp_lat tcp_bw; unet_stop (FUGU under a stopped\n"
 		"              receiver, -n messages) runs only when named\n"
 		"  -S MS       unet_stop: the receiver stops for MS ms, 0..%u (default %u)\n"
+		"  -W          unet_stop: the receiver is watched (netvm_unet_sched): the\n"
+		"              NI diverts while it is stopped (FUGU's \"not running\")\n"
 		"  -x          flip a byte of every message sent (checks that the\n"
 		"              verification catches it: those rows fail)\n"
 		"CSV on stdout: path,test,size,iters,min_us,median_us,p99_us,mean_us,mbps,verified\n",
@@ -1353,7 +1377,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "p:t:P:n:s:b:T:S:xh")) != -1) {
+	while ((opt = getopt(argc, argv, "p:t:P:n:s:b:T:S:Wxh")) != -1) {
 		switch (opt) {
 		case 'p':
 			if (netvm_parse_uint(optarg, 65535, &v) || !v)
@@ -1395,6 +1419,9 @@ int main(int argc, char **argv)
 			if (netvm_parse_uint(optarg, UNET_STOP_MAX, &v))
 				goto bad;
 			stop_ms = (unsigned int)v;
+			break;
+		case 'W':
+			stop_watch = 1;
 			break;
 		case 'x':
 			corrupt = 1;

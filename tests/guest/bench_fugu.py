@@ -4,15 +4,18 @@
 streams MESSAGES U-Net messages one per millisecond to node 1
 (netvm-bench client -T unet_stop -S STOP), whose receiver stops itself
 (SIGSTOP) for STOP ms after a quarter of them and then takes the rest.  Per
-pause (0: never stopped, the baseline) and message size it reports how many went direct to the receive queue and how many the NI
-diverted to the driver's pageable buffer, by cause (the endpoint's status
-and node 1's firmware counters).  Every message is checked for its number
+pause (0: never stopped, the baseline) and message size it reports how
+many went direct to the receive queue and how many the NI diverted to the
+driver's pageable buffer, by cause (the endpoint's status and node 1's
+firmware counters).  A pause written "1000w" has the receiver watched by
+the driver (netvm_unet_sched, netvm-bench -W): the NI diverts as soon as
+it is stopped (FUGU's "not running"), not only once its queue is full.  Every message is checked for its number
 (arrival order) and the last one byte for byte by netvm-bench.  Not a
 pass/fail test: it fails only if a message is lost, out of order or wrong,
 or the counts do not add up.
 
     tests/guest/bench_fugu.py [MESSAGES] [SIZES] [STOPS]
-        (default 2000, 64,1024,4096, 0,250,1000)
+        (default 2000, 64,1024,4096, 0,250,1000,250w,1000w)
 Environment: NETVM (path of ./netvm).
 """
 import os
@@ -25,9 +28,9 @@ from guestlib import netvm_runner
 CLUSTER = "bench-fugu"
 SERVER_ADDR = "10.77.0.2"  # node 1's data NIC (tools/netvm_cli/cluster.py DATA_IP)
 COUNTERS = ("unet_rx", "unet_diverted", "unet_ring_full", "unet_no_buf", "unet_div_order",
-            "unet_dropped")
+            "unet_not_running", "unet_dropped")
 LINE = re.compile(r"unet_stop (\d+) B receiver: messages (\d+) direct (\d+) diverted (\d+) "
-                  r"ring_full (\d+) no_buf (\d+) order (\d+) dropped (\d+)")
+                  r"ring_full (\d+) no_buf (\d+) order (\d+) dropped (\d+) not_running (\d+)")
 
 
 nv = netvm_runner(CLUSTER, default_timeout=900)
@@ -49,15 +52,19 @@ def one(messages, sizes, stop):
     srv = threading.Thread(target=lambda: res.update(
         srv=nv("run", 1, "--", "netvm-bench", "server", "-t", "120")), daemon=True)
     srv.start()
+    watch = stop.endswith("w")
     cli = nv("run", 0, "--", "netvm-bench", "client", "-P", "netvm", "-T", "unet_stop",
-             "-n", messages, "-s", sizes, "-S", stop, SERVER_ADDR)
+             "-n", messages, "-s", sizes, "-S", stop.rstrip("w"), *(["-W"] if watch else []),
+             SERVER_ADDR)
     srv.join(150)
     s = res.get("srv")
     rows = [tuple(int(x) for x in m.groups()) for m in LINE.finditer(cli.stderr)]
     bad = []
-    for z, n, direct, div, full, nobuf, order, dropped in rows:
-        if direct + div != n or dropped or full + nobuf + order != div:
+    for z, n, direct, div, full, nobuf, order, dropped, notrun in rows:
+        if direct + div != n or dropped or full + nobuf + order + notrun != div:
             bad.append("%s ms, %d B: counts do not add up" % (stop, z))
+        if notrun and not watch:
+            bad.append("%s ms, %d B: 'not running' without the watch" % (stop, z))
     if cli.returncode != 0 or s is None or s.returncode != 0 or \
             len(rows) != len(sizes.split(",")):
         bad.append("%s ms: client exit %d: %s\nserver: %s" % (
@@ -69,7 +76,7 @@ def one(messages, sizes, stop):
 def main():
     messages = sys.argv[1] if len(sys.argv) > 1 else "2000"
     sizes = sys.argv[2] if len(sys.argv) > 2 else "64,1024,4096"
-    stops = sys.argv[3] if len(sys.argv) > 3 else "0,250,1000"
+    stops = sys.argv[3] if len(sys.argv) > 3 else "0,250,1000,250w,1000w"
     nv("down")
     try:
         r = nv("up", "-n", "2")
@@ -79,18 +86,19 @@ def main():
         print("FUGU under a stopped receiver: %s U-Net messages per size, one per ms, node 0 -> "
               "node 1;\nthe receiver stops (SIGSTOP) for STOP ms after a quarter of them "
               "(2 TCG guests, %d host CPUs)" % (messages, os.cpu_count()))
-        print("%8s %8s %9s %9s %9s %10s | %10s %9s %9s %8s" % (
+        print("(w: the receiver watched by the driver, netvm_unet_sched)")
+        print("%8s %8s %9s %9s %9s %10s | %10s %9s %11s %9s %8s" % (
             "stop ms", "size (B)", "messages", "direct", "diverted", "diverted %", "queue full",
-            "no buffer", "for order", "dropped"))
+            "no buffer", "not running", "for order", "dropped"))
         before = fw_counters(1)
         bad = []
         for stop in stops.split(","):
             rows, probs = one(messages, sizes, stop)
             bad += probs
-            for z, n, direct, div, full, nobuf, order, dropped in rows:
-                print("%8s %8d %9d %9d %9d %9.1f%% | %10d %9d %9d %8d" % (
-                    stop, z, n, direct, div, 100.0 * div / n if n else 0, full, nobuf, order,
-                    dropped))
+            for z, n, direct, div, full, nobuf, order, dropped, notrun in rows:
+                print("%8s %8d %9d %9d %9d %9.1f%% | %10d %9d %11d %9d %8d" % (
+                    stop, z, n, direct, div, 100.0 * div / n if n else 0, full, nobuf, notrun,
+                    order, dropped))
         after = fw_counters(1)
         d = dict((k, after.get(k, 0) - before.get(k, 0)) for k in COUNTERS)
         print("node 1 firmware counters over the runs: " +
