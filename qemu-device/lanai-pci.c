@@ -164,8 +164,8 @@ static const VMStateDescription vmstate_lanai_doorbell = {
  */
 static const VMStateDescription vmstate_lanai_fw = {
     .name = "lanai/firmware",
-    .version_id = 7,    /* 4: tripwires; 5: U-Net; 6: DSM; 7: tx_desc */
-    .minimum_version_id = 7,
+    .version_id = 8,    /* 4: tripwires; 5: U-Net; 6: DSM; 7: tx_desc; 8: arm */
+    .minimum_version_id = 8,
     .fields = (const VMStateField[]) {
         VMSTATE_BUFFER_UNSAFE(state, struct fw, 0, FW_SAVED_SIZE),
         VMSTATE_END_OF_LIST()
@@ -174,8 +174,8 @@ static const VMStateDescription vmstate_lanai_fw = {
 
 static const VMStateDescription vmstate_lanai = {
     .name = TYPE_LANAI,
-    .version_id = 7,
-    .minimum_version_id = 7,
+    .version_id = 8,
+    .minimum_version_id = 8,
     .post_load = lanai_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, LanaiState),
