@@ -283,6 +283,11 @@ void fw_nv_arm_timer(struct fw *fw)
 	if (ack && !fw->nv.ack_timer_armed) {
 		fw->nv.ack_timer_armed = 1;
 		fw->chip->ops->timer_arm(fw->chip->opaque, 1, FW_NV_ACK_DELAY_NS);
+	} else if (!ack && fw->nv.ack_timer_armed) {
+		/* every ACK due went out on a packet (a ping-pong's reply):
+		 * the delayed ACK would only wake us for nothing */
+		fw->nv.ack_timer_armed = 0;
+		fw->chip->ops->timer_arm(fw->chip->opaque, 1, 0);
 	}
 }
 
