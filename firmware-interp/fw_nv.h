@@ -37,6 +37,7 @@ struct fw_nv_hw_irq {
 	uint32_t irq_ep;	/* 0: none */
 	uint32_t notify;
 	uint32_t src;		/* src_node << 16 | src_port */
+	uint32_t arm;		/* the arm byte that decides, once landed */
 };
 
 struct fw_nv_hostwrite {
@@ -53,6 +54,7 @@ struct fw_nv_hostwrite {
 #define FW_NV_RTO_MAX_TICKS	64
 #define FW_NV_GIVEUP_TICKS	3000		/* ~6 s without progress */
 #define FW_NV_ACK_DELAY_NS	200000ull	/* 200 us: delayed ACK (IT1) */
+#define FW_NV_ACK_EVERY		(FW_NV_WIN / 4)	/* entries: an ACK at once */
 
 /* The state of one in-flight command (source side).  Names: fw_names.c */
 enum fw_op_state {
@@ -112,7 +114,7 @@ struct fw_nv_peer {
 	uint64_t complete;		/* bit i: lsn + i delivered */
 	uint32_t notf[FW_NV_WIN];	/* pending notification per entry */
 	uint16_t notf_port[FW_NV_WIN];
-	uint16_t notf_flags[FW_NV_WIN];
+	uint16_t notf_flags[FW_NV_WIN];	/* src_port << 8 | a write's flags */
 	uint32_t acked;			/* lsn we last told the peer */
 	uint32_t ack_due;		/* 1: an ACK should go out */
 	uint32_t dead;			/* 1: gave up; new operations fail */

@@ -383,7 +383,8 @@ static void build_request(struct fw *fw, uint32_t ep, uint32_t idx,
 	};
 
 	fw_nv_hdr_init(fw, h, net_op[op->cmd.op], ep, op->cmd.dst_port);
-	h->flags = op->cmd.flags & (NVM_CF_NOTIFY | NVM_CF_NOINTR | NVM_CF_PHYS);
+	h->flags = op->cmd.flags & (NVM_CF_NOTIFY | NVM_CF_NOINTR | NVM_CF_PHYS |
+				    NVM_CF_ACK_NOW);
 	h->req = fw_be32(fw_nv_req_id(ep, idx, op->cmd.seq));
 	h->notify = fw_be32(op->cmd.notify);
 	h->va = fw_be64(op->cmd.dst_va);

@@ -10,6 +10,11 @@
  * sender did not ask for no interrupt: later events coalesce into it.
  * Numbers from 1024 are one-shot: each queues an entry, none is stored in
  * the NI; they interrupt when arm[0] (the endpoint's one-shot arm) is set.
+ *
+ * The arm byte is read once the queue entry has landed, not when the
+ * event arrives: a process arms only while it may sleep (the library),
+ * and one that arms and then finds the queue empty is sure to be
+ * interrupted for whatever lands after.
  */
 #include <string.h>
 
@@ -24,6 +29,20 @@ bool fw_nv_host_write(struct fw *fw, uint64_t addr, const void *data,
 		      uint32_t len)
 {
 	return fw_nv_host_write_irq(fw, addr, data, len, NULL);
+}
+
+/* Is @irq's arm byte set now (after its queue entry, if any, landed)? */
+static bool armed(struct fw *fw, const struct fw_nv_hw_irq *irq)
+{
+	uint32_t port = irq->irq_ep - 1;
+
+	if (port >= FW_NV_EPS || irq->arm >= NVM_NOTF_COUNTING)
+		return false;
+	/* the entry's DMA before the read: pairs with the process's
+	 * store of arm before it looks at the queue */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return fw->chip->sram[fw->layout.ep_base + port * NVM_EP_STRIDE +
+			      NVM_EP_ARM + irq->arm] != 0;
 }
 
 static void post_irq(struct fw *fw, const struct fw_nv_hw_irq *irq)
@@ -46,7 +65,7 @@ bool fw_nv_host_write_irq(struct fw *fw, uint64_t addr, const void *data,
 	if (len > FW_NV_HW_MAX || nv->hwq_count == FW_NV_HWQ) {
 		nv->hwq_lost++;
 		fw_trace(fw, "host_write_lost", (uint32_t)addr, len);
-		if (irq && irq->irq_ep)
+		if (irq && irq->irq_ep && armed(fw, irq))
 			post_irq(fw, irq);	/* the sleeper looks, at least */
 		return false;
 	}
@@ -70,7 +89,7 @@ void fw_nv_host_write_done(struct fw *fw, uint32_t arg)
 	if (!arg || arg > FW_HDMA_SLOTS)
 		return;
 	irq = &fw->nv.hw_irq[arg - 1];
-	if (irq->irq_ep)
+	if (irq->irq_ep && armed(fw, irq))
 		post_irq(fw, irq);
 	irq->irq_ep = 0;
 }
@@ -129,18 +148,16 @@ void fw_nv_notf_queue(struct fw *fw, uint32_t port, uint16_t kind,
 {
 	struct fw_nv_hw_irq irq = { 0 };
 	struct fw_nv_ep *e;
-	uint32_t base;
 
 	if (port >= FW_NV_EPS || !fw->nv.ep[port].open)
 		return;
 	e = &fw->nv.ep[port];
-	base = fw->layout.ep_base + port * NVM_EP_STRIDE;
-	if (fw->chip->sram[base + NVM_EP_ARM] && !(flags & NVM_CF_NOINTR))
+	if (!(flags & NVM_CF_NOINTR))	/* if arm[0] is set (armed()) */
 		irq = (struct fw_nv_hw_irq){ port + 1, notify,
-					     src_node << 16 | src_port };
+					     src_node << 16 | src_port, 0 };
 	if (e->notf_ring && e->notf_len)
 		notf_write(fw, e, kind, notify, src_node, src_port, info, &irq);
-	else if (irq.irq_ep)
+	else if (irq.irq_ep && armed(fw, &irq))
 		post_irq(fw, &irq);
 }
 
@@ -163,18 +180,20 @@ void fw_nv_notify_deliver(struct fw *fw, uint32_t port, uint32_t notify,
 		fw_sram_wr32(fw->chip, base + NVM_EP_SIG + notify * 4, sig);
 		ack = fw_sram_rd32(fw->chip, base + NVM_EP_ACK + notify * 4);
 		queue = sig == ack + 1;
-		irq = queue && fw->chip->sram[base + NVM_EP_ARM + notify];
+		irq = queue;
 	} else {
 		queue = true;
-		irq = fw->chip->sram[base + NVM_EP_ARM];
+		irq = true;
 	}
 	if (flags & NVM_CF_NOINTR)
 		irq = false;
+	/* irq: if the arm byte is set (armed()), once the entry landed */
 	ev = (struct fw_nv_hw_irq){ irq ? port + 1 : 0, notify,
-				    src_node << 16 | src_port };
+				    src_node << 16 | src_port,
+				    notify < NVM_NOTF_COUNTING ? notify : 0 };
 	if (queue && e->notf_ring && e->notf_len)
 		notf_write(fw, e, NVM_NOTF_KIND_NOTIFY, notify, src_node,
 			   src_port, 0, &ev);
-	else if (irq)
+	else if (irq && armed(fw, &ev))
 		post_irq(fw, &ev);
 }

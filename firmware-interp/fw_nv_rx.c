@@ -9,6 +9,14 @@
  * Data is delivered on arrival, in any order; a notification is delivered
  * only when lsn passes its entry, so notifications keep the sender's order.
  * Duplicates (below lsn or already seen) are dropped and re-acknowledged.
+ *
+ * A write that succeeded gets no response: the cumulative ACK says it is
+ * complete (the writer completes it then, fw_nv_acked), which saves a
+ * packet, and a wake-up of the writer's NIC, per write.  A write that
+ * failed is answered by a WRITE_RESP with the status, and its entry
+ * completes only once the writer has acknowledged that response: no ACK
+ * can then tell the writer it succeeded before the error reaches it, even
+ * if the response is lost and resent.
  */
 #include <string.h>
 
@@ -84,6 +92,7 @@ void fw_nv_entry_complete(struct fw *fw, uint32_t node, uint32_t seq)
 {
 	struct fw_nv_peer *p = &fw->nv.peer[node];
 	uint32_t off = seq - p->lsn;
+	bool now = false;
 
 	if (off >= FW_NV_WIN)
 		return;
@@ -97,12 +106,21 @@ void fw_nv_entry_complete(struct fw *fw, uint32_t node, uint32_t seq)
 					     p->notf_flags[e] & 0xff);
 			p->notf[e] = 0;
 		}
+		now |= p->notf_flags[e] & NVM_CF_ACK_NOW;
+		p->notf_flags[e] = 0;
 		p->complete >>= 1;
 		p->seen >>= 1;
 		p->lsn++;
 	}
-	if (p->lsn - p->acked >= FW_NV_WIN / 2)
-		fw_nv_send_ack(fw, node);	/* a half window: ack at once */
+	/*
+	 * The ACK completes writes: at once when the writer waits for one,
+	 * or every FW_NV_ACK_EVERY entries (a writer streaming within its
+	 * window); else the next packet to the writer carries it (a reply,
+	 * in a ping-pong), or the delayed ACK.
+	 */
+	if (p->lsn != p->acked &&
+	    (now || p->lsn - p->acked >= FW_NV_ACK_EVERY))
+		fw_nv_send_ack(fw, node);
 	else if (p->lsn != p->acked)
 		p->ack_due = 1;
 }
@@ -175,6 +193,10 @@ static enum fw_rx_verdict rx_write(struct fw *fw, uint32_t src,
 
 	if (fw_nv_pend_alloc(fw) < 0 || fw_hdma_free_slots(fw) < 2)
 		return FW_RX_WAIT;
+	/* ACK_NOW is honoured when lsn passes the entry, errors included */
+	p->notf[h->seq % FW_NV_WIN] = 0;
+	p->notf_flags[h->seq % FW_NV_WIN] = (uint16_t)(h->src_port << 8 |
+						       h->flags);
 	if (!port_ok(fw, h))
 		st = NVM_ST_NO_PORT;
 	else if (len != h->len || page_check(h, len))
@@ -182,18 +204,15 @@ static enum fw_rx_verdict rx_write(struct fw *fw, uint32_t src,
 	else if (len)
 		addr = target(fw, h, true, &ppn, &st);
 	if (st != NVM_ST_OK) {
+		/* completes when the writer acknowledges the response */
 		pend_new(fw, src, h, FW_PEND_RESPOND, st);
-		fw_nv_entry_complete(fw, src, h->seq);
 		return FW_RX_RELEASE;
 	}
 	if (h->flags & NVM_CF_NOTIFY) {
 		p->notf[h->seq % FW_NV_WIN] = h->notify;
 		p->notf_port[h->seq % FW_NV_WIN] = h->dst_port;
-		p->notf_flags[h->seq % FW_NV_WIN] = (uint16_t)(h->src_port << 8 |
-							       h->flags);
 	}
-	if (len == 0) {		/* a notification alone */
-		pend_new(fw, src, h, FW_PEND_RESPOND, NVM_ST_OK);
+	if (len == 0) {		/* a notification alone: the ACK answers it */
 		fw_nv_entry_complete(fw, src, h->seq);
 		return FW_RX_RELEASE;
 	}
@@ -204,7 +223,6 @@ static enum fw_rx_verdict rx_write(struct fw *fw, uint32_t src,
 		if (src >= fw->nv.max_nodes || slot >= fw->nv.bounce_slots) {
 			pend_new(fw, src, h, FW_PEND_RESPOND, NVM_ST_BAD_ADDR);
 			p->notf[h->seq % FW_NV_WIN] = 0;
-			fw_nv_entry_complete(fw, src, h->seq);
 			return FW_RX_RELEASE;
 		}
 		pd = pend_new(fw, src, h, FW_PEND_BUSY, NVM_ST_OK);
@@ -371,6 +389,8 @@ static void respond(struct fw *fw, struct fw_nv_pending *pd, uint32_t tb,
 	h->req = fw_be32(pd->h.req);
 	for (int i = 0; i < 3; i++)
 		h->arg[i] = fw_be32(pd->r[i]);
+	if (pd->h.op == NVM_NET_WRITE)	/* completed when this is acked */
+		h->arg[0] = fw_be32(pd->h.seq);
 	h->len = fw_be32(payload);
 	fw_nv_send_seq(fw, pd->src_node, tb, payload);
 	fw_nv_txbuf_put(fw, tb, FW_TB_OP);
@@ -471,12 +491,16 @@ bool fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq,
 
 		if (pd->state == FW_PEND_BOUNCED && pd->src_node == node &&
 		    pd->h.seq == seq) {
-			pd->state = FW_PEND_RESPOND;
 			pd->status = status;
-			if (status != NVM_ST_OK)	/* nothing to notify about */
+			if (status != NVM_ST_OK) {
+				/* nothing to notify about; the response
+				 * completes the entry once acknowledged */
 				fw->nv.peer[node].notf[seq % FW_NV_WIN] = 0;
-			else
-				incoming(fw, pd, NVM_TW_WRITE, pd->h.len);
+				pd->state = FW_PEND_RESPOND;
+				return true;
+			}
+			incoming(fw, pd, NVM_TW_WRITE, pd->h.len);
+			pd->state = FW_PEND_FREE;
 			fw_nv_entry_complete(fw, node, seq);
 			return true;
 		}
@@ -506,11 +530,14 @@ void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
 		if (pd->ppn)
 			fw_nv_pt_unlock(fw, pd->ppn - 1, true);
 		pd->ppn = 0;
-		pd->status = status == NVM_DMA_ST_DONE ? NVM_ST_OK : NVM_ST_BAD_ADDR;
-		pd->state = FW_PEND_RESPOND;
-		if (pd->status == NVM_ST_OK)
+		if (status == NVM_DMA_ST_DONE) {
 			incoming(fw, pd, NVM_TW_WRITE, pd->h.len);
-		fw_nv_entry_complete(fw, pd->src_node, pd->h.seq);
+			pd->state = FW_PEND_FREE;	/* the ACK answers it */
+			fw_nv_entry_complete(fw, pd->src_node, pd->h.seq);
+		} else {
+			pd->status = NVM_ST_BAD_ADDR;
+			pd->state = FW_PEND_RESPOND;
+		}
 		fw_rx_release(fw);
 		return;
 	case FW_JOB_NV_BOUNCE:
@@ -520,7 +547,6 @@ void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
 		if (status != NVM_DMA_ST_DONE) {
 			pd->status = NVM_ST_BAD_ADDR;
 			pd->state = FW_PEND_RESPOND;
-			fw_nv_entry_complete(fw, pd->src_node, pd->h.seq);
 		} else {
 			pd->state = FW_PEND_BOUNCED;
 			fw_post(fw, NVM_EV_BOUNCE, pd->h.dst_port, pd->src_node,

@@ -7,6 +7,8 @@
  * sequence number toward its peer when a window credit is free (at most
  * FW_NV_WIN outstanding, one credit = one bounce-buffer entry at the
  * receiver) and stays in its tx buffer until the peer acknowledges it.
+ * The ACK means complete, not only arrived: it completes a write that
+ * succeeded (fw_nv_rx.c).
  * ACKs are cumulative, piggybacked on every packet and also sent on their
  * own every half window or after a short delay.  Unacknowledged packets
  * are resent after a timeout that doubles up to a cap; a peer silent for
@@ -163,6 +165,27 @@ void fw_nv_sent(struct fw *fw, uint32_t arg)
 	(void)arg;	/* a tx buffer stays until its packet is acknowledged */
 }
 
+/*
+ * The peer has completed our packet in @tb: a write that succeeded (one
+ * that failed was answered with its error first), or our error response
+ * to its write, whose entry may complete now.  The header is in SRAM,
+ * which the host can write: the op is looked up by checked id.
+ */
+static void complete_acked(struct fw *fw, uint32_t node, uint32_t tb)
+{
+	const struct nvm_net_hdr *h = fw_nv_txbuf_hdr(fw, tb);
+	struct fw_nv_op *op;
+	uint32_t ep, idx;
+
+	if (h->op == NVM_NET_WRITE) {
+		op = fw_nv_op_by_req(fw, fw_be32(h->req), &ep, &idx);
+		if (op && op->cmd.op == NVM_OP_WRITE && op->cmd.dst_node == node)
+			fw_nv_complete(fw, ep, idx, NVM_ST_OK);
+	} else if (h->op == NVM_NET_WRITE_RESP) {
+		fw_nv_entry_complete(fw, node, fw_be32(h->arg[0]));
+	}
+}
+
 void fw_nv_acked(struct fw *fw, uint32_t node, uint32_t ack)
 {
 	struct fw_nv_peer *p = &fw->nv.peer[node];
@@ -179,6 +202,8 @@ void fw_nv_acked(struct fw *fw, uint32_t node, uint32_t ack)
 	while (p->una != ack) {
 		uint32_t *tb = &p->txbuf[p->una % FW_NV_WIN];
 
+		if (*tb)
+			complete_acked(fw, node, *tb);
 		fw_nv_txbuf_put(fw, *tb, FW_TB_WIRE);
 		*tb = 0;
 		p->una++;
@@ -258,6 +283,11 @@ void fw_nv_arm_timer(struct fw *fw)
 	if (ack && !fw->nv.ack_timer_armed) {
 		fw->nv.ack_timer_armed = 1;
 		fw->chip->ops->timer_arm(fw->chip->opaque, 1, FW_NV_ACK_DELAY_NS);
+	} else if (!ack && fw->nv.ack_timer_armed) {
+		/* every ACK due went out on a packet (a ping-pong's reply):
+		 * the delayed ACK would only wake us for nothing */
+		fw->nv.ack_timer_armed = 0;
+		fw->chip->ops->timer_arm(fw->chip->opaque, 1, 0);
 	}
 }
 

@@ -181,6 +181,9 @@ static int nv_xfer_locked(struct netvm_dev *nd, u8 op, u16 node, u64 local_pa,
 		done += n;
 		if (done == len || (nv->issued + 1) % NV_SHADOW_BATCH == 0)
 			c.flags |= NVM_CF_SHADOW;
+		/* we wait for the last: the receiver acknowledges it at once */
+		if (done == len && op == NVM_OP_WRITE)
+			c.flags |= NVM_CF_ACK_NOW;
 		/* room for this one: fewer than @inflight outstanding */
 		if (nv->issued - READ_ONCE(nv->shadow->done) >= inflight) {
 			nv_ring(nv);

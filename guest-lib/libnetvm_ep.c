@@ -94,13 +94,12 @@ NETVM_PUBLIC int netvm_register(struct netvm *nv, int port,
 	nv->notf_cons = nvl_ld32(nv->host + nv->ep.notf_cons_off);
 	nv->stash_head = 0;
 	nv->stash_count = 0;
-	/* arm every notification: each event may wake a waiter; the queue's
-	 * own arm (byte 0: one-shots, tripwire hits) is set only while a
-	 * thread sleeps (nvl_notf_sleep), so hits interrupt only then */
+	/* nothing interrupts until someone can be woken (nvl_arm_hold) */
 	for (i = 0; i < NVM_NOTF_COUNTING; i += 4)
-		*nvl_sram32(nv, NVM_EP_ARM + i) = 0x01010101u;
-	*(volatile uint8_t *)(nv->sram + NVM_EP_ARM) = 0;
+		*nvl_sram32(nv, NVM_EP_ARM + i) = 0;
 	nv->sleepers = 0;
+	nv->arm_holders = 0;
+	nv->arm_forever = 0;
 	__sync_synchronize();
 	return (int)nv->ep.port;
 
@@ -125,6 +124,10 @@ NETVM_PUBLIC int netvm_ep_fd(const struct netvm *nv)
 {
 	if (!nv || nv->efd < 0)
 		return -ENXIO;
+	/* the caller may poll it or take SIGIO: every notification must
+	 * interrupt from now on.  The handle is the library's own (from
+	 * netvm_open), const only in the API. */
+	nvl_arm_forever((struct netvm *)nv);
 	return nv->efd;
 }
 
@@ -537,6 +540,9 @@ static int xfer(struct netvm *nv, int seg, uint64_t off, const void *addr,
 		}
 		if (f.last) {
 			c.flags |= NVM_CF_SHADOW;
+			/* we wait: the receiver acknowledges at once */
+			if (wait && is_write)
+				c.flags |= NVM_CF_ACK_NOW;
 			if (notf) {
 				c.flags |= NVM_CF_NOTIFY;
 				c.notify = notf;

@@ -157,6 +157,59 @@ void nvl_notf_hide(struct netvm *nv, uint32_t lo, uint32_t hi)
 	pthread_mutex_unlock(&nv->notf_mu);
 }
 
+/*
+ * The NI interrupts for a notification only when its arm byte is set.  An
+ * interrupt costs the receiver, which usually spins on the queue, a trip
+ * through its kernel (under TCG about a third of an 8-byte write's round
+ * trip), so the counting numbers are armed only while someone can be
+ * woken: a thread in nvl_notf_sleep, the handler thread, or for good once
+ * netvm_ep_fd() gave the descriptor away.  The queue's own arm (byte 0:
+ * one-shots, tripwire hits) only while a thread sleeps in nvl_notf_sleep.
+ * The NI reads the arm byte after the queue entry has landed, so a sleeper
+ * that arms and then looks at the queue misses nothing.  arm_mu held.
+ */
+static void arm_counting(struct netvm *nv, uint8_t on)
+{
+	uint32_t i;
+
+	for (i = 1; i < 4; i++)
+		*(volatile uint8_t *)(nv->sram + NVM_EP_ARM + i) = on;
+	for (i = 4; i < NVM_NOTF_COUNTING; i += 4)
+		*nvl_sram32(nv, NVM_EP_ARM + i) = on ? 0x01010101u : 0;
+}
+
+void nvl_arm_hold(struct netvm *nv, int one_shots)
+{
+	pthread_mutex_lock(&nv->arm_mu);
+	if (nv->arm_holders++ == 0 && !nv->arm_forever)
+		arm_counting(nv, 1);
+	if (one_shots && nv->sleepers++ == 0)
+		*(volatile uint8_t *)(nv->sram + NVM_EP_ARM) = 1;
+	__sync_synchronize();
+	pthread_mutex_unlock(&nv->arm_mu);
+}
+
+void nvl_arm_release(struct netvm *nv, int one_shots)
+{
+	pthread_mutex_lock(&nv->arm_mu);
+	if (--nv->arm_holders == 0 && !nv->arm_forever)
+		arm_counting(nv, 0);
+	if (one_shots && --nv->sleepers == 0)
+		*(volatile uint8_t *)(nv->sram + NVM_EP_ARM) = 0;
+	pthread_mutex_unlock(&nv->arm_mu);
+}
+
+void nvl_arm_forever(struct netvm *nv)
+{
+	pthread_mutex_lock(&nv->arm_mu);
+	if (!nv->arm_forever) {
+		nv->arm_forever = 1;
+		arm_counting(nv, 1);
+		__sync_synchronize();
+	}
+	pthread_mutex_unlock(&nv->arm_mu);
+}
+
 /* Sleep in poll(2) until the ring may have something; 0, -ETIMEDOUT, -EINTR. */
 int nvl_notf_sleep(struct netvm *nv, uint64_t deadline, int forever)
 {
@@ -172,22 +225,10 @@ int nvl_notf_sleep(struct netvm *nv, uint64_t deadline, int forever)
 		if (ms > NVL_POLL_MAX_MS)
 			ms = NVL_POLL_MAX_MS;
 	}
-	/*
-	 * The queue's arm byte is set while anyone sleeps: the NI then
-	 * interrupts for tripwire hits (and one-shots) -- only for a blocked
-	 * owner.  Set before poll(2) looks at the ring, so nothing queued
-	 * in between is missed: the NI raises the event after the entry.
-	 */
-	pthread_mutex_lock(&nv->arm_mu);
-	if (nv->sleepers++ == 0)
-		*(volatile uint8_t *)(nv->sram + NVM_EP_ARM) = 1;
-	__sync_synchronize();
-	pthread_mutex_unlock(&nv->arm_mu);
+	/* armed before poll(2) looks at the ring (arm_counting) */
+	nvl_arm_hold(nv, 1);
 	r = poll(&pfd, 1, ms);
-	pthread_mutex_lock(&nv->arm_mu);
-	if (--nv->sleepers == 0)
-		*(volatile uint8_t *)(nv->sram + NVM_EP_ARM) = 0;
-	pthread_mutex_unlock(&nv->arm_mu);
+	nvl_arm_release(nv, 1);
 	if (r < 0)
 		return errno == EINTR ? -EINTR : -errno;
 	return 0;
@@ -371,12 +412,15 @@ static int start_thread(struct netvm *nv)
 	nv->hd.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (nv->hd.wake_fd < 0)
 		return -errno;
+	/* it sleeps in poll(2) for its whole life: interrupts wake it */
+	nvl_arm_hold(nv, 0);
 	/* the application's signals are not delivered to our thread */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = -pthread_create(&nv->hd.thread, NULL, handler_main, nv);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
+		nvl_arm_release(nv, 0);
 		close(nv->hd.wake_fd);
 		nv->hd.wake_fd = -1;
 		return err;
@@ -473,6 +517,7 @@ int nvl_notf_stop(struct netvm *nv)
 	wake(nv);
 	pthread_mutex_unlock(&nv->notf_mu);
 	pthread_join(hd->thread, NULL);
+	nvl_arm_release(nv, 0);
 	pthread_mutex_lock(&nv->notf_mu);
 	close(hd->wake_fd);
 	hd->wake_fd = -1;

@@ -89,6 +89,8 @@ struct netvm {
 	uint32_t tripq_head;
 	uint32_t tripq_count;
 	int sleepers;			/* threads in nvl_notf_sleep, arm_mu */
+	int arm_holders;		/* sleepers, the handler thread; arm_mu */
+	int arm_forever;		/* netvm_ep_fd() was called; arm_mu */
 	pthread_mutex_t arm_mu;
 	uint32_t hide_lo;		/* numbers kept out of the queue */
 	uint32_t hide_hi;		/* (the sync library's); 0: none */
@@ -113,6 +115,9 @@ void nvl_notf_hide(struct netvm *nv, uint32_t lo, uint32_t hi);
  * a deadline timeout_ms from now. */
 void nvl_notf_drain(struct netvm *nv);
 int nvl_notf_sleep(struct netvm *nv, uint64_t deadline, int forever);
+void nvl_arm_hold(struct netvm *nv, int one_shots);
+void nvl_arm_release(struct netvm *nv, int one_shots);
+void nvl_arm_forever(struct netvm *nv);
 uint64_t nvl_deadline(int timeout_ms);
 
 static inline uint64_t nvl_now_ns(void)

@@ -1,7 +1,8 @@
 /*
  * LANai: the host DMA engine.  Walks a chain of LANai 9 style descriptors
  * in SRAM, moving data between host memory and SRAM in either direction.
- * It runs from a bottom half, never from an MMIO handler.  Every failure
+ * It runs from a bottom half, never from an MMIO handler: its own, or the
+ * firmware's for a chain the firmware started (lanai-fw.c).  Every failure
  * (bad host address, SRAM range, looping chain) completes the descriptor
  * with an error status, raises an error event and ends the chain; the
  * chain's end always sets ISR.WAKE0 so the firmware is never left waiting.
@@ -118,7 +119,9 @@ void lanai_hdma_start(LanaiState *s, uint32_t desc)
     }
     s->hdma_busy = true;
     s->hdma_desc = desc;
-    qemu_bh_schedule(s->hdma_bh);
+    if (!s->fw_in_bh) {
+        qemu_bh_schedule(s->hdma_bh);
+    }
 }
 
 void lanai_hdma_reset(LanaiState *s)

@@ -24,6 +24,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(LanaiState, LANAI)
 #define LANAI_EV_BACKLOG        256   /* events held while the ring is full */
 #define LANAI_DMA_MAX_CHAIN     1024  /* longer chains are loops */
 #define LANAI_LINK_POLL_MS      20
+#define LANAI_FW_ROUNDS         16    /* firmware runs per bottom half */
 
 typedef struct LanaiDoorbell {
     uint32_t offset;
@@ -117,6 +118,14 @@ struct LanaiState {
     struct fw fw;
     struct fw_chip chip;
     QEMUBH *fw_bh;
+    /*
+     * Only while lanai_fw_bh runs (under the BQL, as every access here):
+     * engines the firmware starts wait for it instead of a BH, kicks ask
+     * it for another run.  Never set between main-loop iterations, so
+     * not migrated.
+     */
+    bool fw_in_bh;
+    bool fw_again;
 };
 
 /* lanai-regs.c */

@@ -56,6 +56,9 @@ enum nvm_op {
 #define NVM_CF_INLINE		0x04	/* WRITE: payload is inline_data (len <= 96) */
 #define NVM_CF_PHYS		0x08	/* addresses are physical (kernel endpoint only) */
 #define NVM_CF_NOINTR		0x10	/* the receiver must not interrupt for this notification */
+#define NVM_CF_ACK_NOW		0x20	/* WRITE: the receiver acknowledges it at once (the
+					 * writer waits for it); else a later packet or the
+					 * delayed ACK does, and completes it */
 
 #define NVM_INLINE_MAX		96
 #define NVM_FRAG_MAX		4	/* gather: source fragments per write */

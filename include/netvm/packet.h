@@ -46,27 +46,29 @@ enum nvm_pkt_type {
  */
 struct nvm_net_hdr {
 	uint8_t op;		/* enum nvm_net_op */
-	uint8_t flags;		/* NVM_CF_NOTIFY, NVM_CF_NOINTR, NVM_CF_PHYS */
+	uint8_t flags;		/* NVM_CF_NOTIFY, _NOINTR, _PHYS, _ACK_NOW */
 	uint16_t src_port;
 	uint16_t dst_port;
 	uint16_t status;	/* responses: enum nvm_status */
 	uint32_t src_epoch;	/* the sender's boot epoch */
 	uint32_t dst_epoch;	/* the receiver's epoch as the sender knows it, 0 if not */
 	uint32_t seq;		/* per node pair, from 1; 0 on unsequenced packets */
-	uint32_t ack;		/* cumulative: every seq below it has arrived */
+	uint32_t ack;		/* cumulative: every seq below it is complete */
 	uint32_t req;		/* requester's operation id, echoed in the response */
 	uint32_t notify;
 	uint64_t va;		/* target address */
 	uint64_t key;
 	uint32_t hash;
 	uint32_t atomic_op;
-	uint32_t arg[3];	/* atomic arguments, or results in the response */
+	uint32_t arg[3];	/* atomic arguments, or results in the response;
+				 * WRITE_RESP: arg[0] = the write's seq */
 	uint32_t len;		/* READ_REQ: bytes wanted; others: payload bytes */
 };
 NVM_ABI_ASSERT(sizeof(struct nvm_net_hdr) == 72, "net header size");
 
 enum nvm_net_op {
-	NVM_NET_WRITE = 1,	/* data for dst page; answered by WRITE_RESP */
+	NVM_NET_WRITE = 1,	/* data for dst page; done when acknowledged, or
+				 * answered by WRITE_RESP with the error */
 	NVM_NET_WRITE_RESP = 2,
 	NVM_NET_READ_REQ = 3,	/* answered by READ_RESP carrying the data */
 	NVM_NET_READ_RESP = 4,

@@ -10,7 +10,9 @@
  *       FIFO /tmp/nvlib.ctl, answering on /tmp/nvlib.resp:
  *         check OFF LEN SEED | fill OFF LEN SEED |
  *         notf N TIMEOUT_MS OFF LEN SEED (netvm_notf_wait, then check the
- *         data, netvm_notf_ack; "ok N pending") | quit
+ *         data, netvm_notf_ack; "ok N pending") |
+ *         spin N TIMEOUT_MS (netvm_notf_spin, netvm_notf_ack; "ok") |
+ *         armfd (netvm_ep_fd(): "ok") | quit
  *   netvm-lib-test client NODE PORT
  *       Imports "buf" and "ro" from (NODE, PORT) over the network and runs
  *       the sweep, atomics and error paths; one "ok - ..." or
@@ -168,6 +170,18 @@ static int serve(void)
 		if (!strcmp(cmd, "quit")) {
 			respond("bye\n");
 			break;
+		} else if (!strcmp(cmd, "armfd")) {
+			snprintf(msg, sizeof(msg), netvm_ep_fd(nv) >= 0 ?
+				 "ok\n" : "no descriptor\n");
+		} else if (!strcmp(cmd, "spin")) {
+			int r;
+
+			sscanf(line, "%*s %" SCNu64 " %" SCNu64, &a, &b);
+			r = netvm_notf_spin(nv, (uint32_t)a, (int)b);
+			if (r > 0)
+				r = netvm_notf_ack(nv, (uint32_t)a);
+			snprintf(msg, sizeof(msg), r >= 0 ? "ok\n" : "spin: %s\n",
+				 netvm_strerror(r));
 		} else if (!strcmp(cmd, "notf")) {
 			int r;
 

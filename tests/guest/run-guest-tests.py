@@ -481,6 +481,34 @@ def group_netvm_lib():
          "writeN 20000 B + notification 7 from node 0; node 1's notf_wait wakes with the data "
          "in place, ack leaves 0 pending", diag(rc, out, err) + "\n" + diag(wrc, wout, werr))
 
+    # A process spinning on its notifications takes no interrupt for them
+    # (the library arms only while someone may sleep); once it handed out
+    # its descriptor (netvm_ep_fd: it may poll or take SIGIO) it does.
+    # nv_notifications: the NOTIFY events (interrupts) node 1's driver took.
+    def notify_events():
+        rc, out, err = sh(1, "cat /sys/class/netvm/netvm0/nv_notifications")
+        return int(out) if rc == 0 and out.strip().isdigit() else None
+
+    def spin_irqs(notf):
+        before = notify_events()
+        waiter = Background(1, ["sh", "-c", "echo 'spin %d 60000' > /tmp/nvlib.ctl; "
+                                "cat /tmp/nvlib.resp" % notf], timeout=90)
+        rc, out, err = nv("run", "0", "--", "netvm-lib-test", "notify", "1", port, "300001", "20000",
+                          "55", str(notf), timeout=60)
+        wrc, wout, werr = waiter.wait(80)
+        after = notify_events()
+        if rc != 0 or wrc != 0 or wout.strip() != b"ok" or before is None or after is None:
+            return None, "%s\n%s\nnv_notifications %s -> %s" % (
+                diag(rc, out, err), diag(wrc, wout, werr), before, after)
+        return after - before, ""
+
+    n, why = spin_irqs(8)
+    T.ok(n == 0, "node 1 spins on notification 8 (netvm_notf_spin): no interrupt (%s)" % n, why)
+    T.ok(ctl("armfd") == "ok", "node 1: netvm_ep_fd() hands out the descriptor")
+    n, why = spin_irqs(9)
+    T.ok(n is not None and n > 0,
+         "node 1 spins on notification 9 after netvm_ep_fd(): interrupted (%s)" % n, why)
+
     r = ctl("quit")
     src, sout, serr = srv.wait(60)
     T.ok(r == "bye" and src == 0, "node 1: the exporter exits", diag(src, sout, serr))

@@ -470,6 +470,73 @@ START_TEST(test_notifications)
 }
 END_TEST
 
+/*
+ * The arm byte is read when the queue entry has landed, not when the
+ * event arrives: a sleeper that arms, then finds the queue empty, is
+ * interrupted for the entry landing after; a disarmed one is not.
+ */
+START_TEST(test_arm_at_landing)
+{
+	struct nvm_notf_entry e;
+
+	sh_arm(&hb, PB, 7, false);
+	fw_nv_notify_deliver(&cb.fw, PB, 7, 0, PA, 0);
+	ck_assert(cb.hdma_pending);	/* the entry is on its way */
+	ck_assert(!sh_notf_next(&hb, PB, &e));
+	sh_arm(&hb, PB, 7, true);
+	settle();
+	ck_assert(sh_notf_next(&hb, PB, &e) && e.notify == 7);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, 7), 1);
+	/* armed when it arrived, disarmed before it landed: no interrupt */
+	sh_ack(&hb, PB, 7, 1);
+	fw_nv_notify_deliver(&cb.fw, PB, 7, 0, PA, 0);
+	ck_assert(cb.hdma_pending);
+	sh_arm(&hb, PB, 7, false);
+	settle();
+	ck_assert(sh_notf_next(&hb, PB, &e) && e.notify == 7);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, 7), 1);
+	/* one-shots and the queue's arm byte the same way */
+	fw_nv_notify_deliver(&cb.fw, PB, 5000, 0, PA, 0);
+	sh_arm(&hb, PB, 0, true);
+	settle();
+	ck_assert(sh_notf_next(&hb, PB, &e) && e.notify == 5000);
+	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, 5000), 1);
+}
+END_TEST
+
+/*
+ * A write that succeeded is answered by the ACK alone (the receiver sends
+ * no sequenced packet); one that failed by a WRITE_RESP with the error,
+ * and the receiver's window passes it once that response is acknowledged.
+ */
+START_TEST(test_write_answered_by_ack)
+{
+	uint32_t acks = cb.fw.counters[FW_CNT_ACKS_SENT];
+
+	sh_fill(&ha, PA, SRC, 64, 31);
+	sh_write(&ha, PA, 1, PB, SRC, DST, 64, KEY_B, NVM_CF_ACK_NOW, 0);
+	finish(&ha, PA);
+	ck_assert(sh_check(&hb, PB, DST, 64, 31));
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
+	ck_assert_uint_eq(cb.fw.nv.peer[0].next_seq, 1);
+	ck_assert_uint_gt(cb.fw.counters[FW_CNT_ACKS_SENT], acks);
+	/* without ACK_NOW, a notification alone: the delayed ACK */
+	sh_write(&ha, PA, 1, PB, SRC, DST, 0, KEY_B, NVM_CF_NOTIFY, 3);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_sig(&hb, PB, 3), 1);
+	ck_assert_uint_eq(cb.fw.nv.peer[0].next_seq, 1);
+	/* a failed write: one response, with the error */
+	sh_write(&ha, PA, 1, PB, SRC, DST, 64, KEY_B ^ 1, NVM_CF_ACK_NOW, 0);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 1);
+	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_BAD_KEY);
+	ck_assert_uint_eq(cb.fw.nv.peer[0].next_seq, 2);
+	settle();
+	ck_assert_uint_eq(cb.fw.nv.peer[0].lsn, ca.fw.nv.peer[1].next_seq);
+	ck_assert_uint_eq(ca.fw.nv.peer[1].una, ca.fw.nv.peer[1].next_seq);
+}
+END_TEST
+
 /* A source page not resident: page-miss event, the OS maps it and
  * restarts the command. */
 START_TEST(test_source_page_miss)
@@ -891,6 +958,48 @@ START_TEST(test_lossy_wire)
 }
 END_TEST
 
+/*
+ * Failed and good writes mixed on a lossy wire: each failure is reported
+ * as such (never as the success an ACK would mean), each good write lands
+ * and notifies in order.
+ */
+START_TEST(test_lossy_errors)
+{
+	struct nvm_notf_entry e;
+	uint32_t bad = 0;
+
+	for (int round = 0; round < 40; round++) {
+		bool fail = round % 3 == 1;
+		/* a failure in one command (one page), so one error record */
+		uint32_t n = fail ? 1 + round : 1 + (round * 1237) % 6000;
+
+		sh_fill(&ha, PA, SRC, n, 700 + round);
+		sh_write(&ha, PA, 1, PB, SRC, DST + round * 64, n,
+			 fail ? KEY_B ^ 2 : KEY_B,
+			 NVM_CF_NOTIFY | (round & 1 ? NVM_CF_ACK_NOW : 0),
+			 3000 + round);
+		finish(&ha, PA);
+		ck_assert_uint_eq(sh_shadow(&ha, PA).errors, bad + fail);
+		if (fail) {
+			ck_assert_uint_eq(sh_err(&ha, PA, bad).status,
+					  NVM_ST_BAD_KEY);
+			bad++;
+		} else {
+			ck_assert_msg(sh_check(&hb, PB, DST + round * 64, n,
+					       700 + round), "round %d", round);
+		}
+	}
+	for (int round = 0; round < 40; round++) {
+		if (round % 3 == 1)
+			continue;
+		ck_assert(sh_notf_next(&hb, PB, &e));
+		ck_assert_uint_eq(e.notify, 3000 + round);
+	}
+	ck_assert(!sh_notf_next(&hb, PB, &e));
+	ck_assert_uint_gt(ca.frames_dropped + cb.frames_dropped, 0);
+}
+END_TEST
+
 /* The peer restarts: outstanding operations fail, later ones work. */
 START_TEST(test_peer_reset)
 {
@@ -1004,6 +1113,8 @@ static Suite *netvm_suite(void)
 	CASE(test_waitqueue, setup, 120);
 	CASE(test_extended_contention, setup, 120);
 	CASE(test_notifications, setup, 120);
+	CASE(test_arm_at_landing, setup, 120);
+	CASE(test_write_answered_by_ack, setup, 120);
 	CASE(test_source_page_miss, setup, 120);
 	CASE(test_dest_bounce, setup, 120);
 	CASE(test_miss_after_read_slot, setup, 120);
@@ -1017,6 +1128,7 @@ static Suite *netvm_suite(void)
 	CASE(test_peer_reset, setup, 120);
 	CASE(test_state_copy, setup, 120);
 	CASE(test_lossy_wire, lossy_setup, 300);
+	CASE(test_lossy_errors, lossy_setup, 300);
 #undef CASE
 	return s;
 }
