@@ -73,8 +73,17 @@ def run_examples(n):
     res = parallel({i: (i, ["netvm-counter", str(i), "25"] + nodes) for i in range(n)})
     want = "counter %d, expected %d" % (25 * n, 25 * n)
     good = all(res[i][0] == 0 and want in res[i][1] for i in range(n))
+    extra = ""
+    if not good:
+        # what each NIC and driver saw, for a failure that does not repeat
+        for i in range(n):
+            rc, out, err = nv("run", i, "--", "sh", "-c",
+                              "cat /sys/class/netvm/netvm0/fw_counters; "
+                              "cat /sys/kernel/debug/netvm/netvm0/endpoints 2>/dev/null; "
+                              "dmesg | grep -i netvm | tail -n 10", timeout=60)
+            extra += "\nnode %d:\n%s" % (i, out)
     T.ok(good, "example counter: %d nodes x 25 locked increments = %d on every node"
-         % (n, 25 * n), "\n".join(diag(*res[i][:3]) for i in range(n)))
+         % (n, 25 * n), "\n".join(diag(*res[i][:3]) for i in range(n)) + extra)
 
 
 def run_sync_bench():
