@@ -282,6 +282,12 @@ static void lanai_reg_write(void *opaque, hwaddr off, uint64_t val64,
                               val & ~LANAI_ISR_HOST_W1C);
         }
         s->isr &= ~(val & LANAI_ISR_HOST_W1C);
+        /*
+         * MSI-X is edge-triggered: a cause the firmware raised after the
+         * host read ISR and before this write is still pending, and
+         * would never interrupt again (no rising edge).  Signal it anew.
+         */
+        s->irq_level = false;
         lanai_update_irq(s);
         break;
     case LANAI_REG_EIMR:
