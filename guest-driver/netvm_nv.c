@@ -507,18 +507,17 @@ void netvm_nv_event(struct netvm_dev *nd, const struct nvm_event *ev)
 	struct netvm_nv *nv = &nd->nv;
 	u64 arg = le64_to_cpu((__force __le64)ev->arg);
 
+	/* counted here; netvm_ep.c serves them (a trace for debugging) */
 	switch (ev->type) {
 	case NVM_EV_PAGE_MISS:
 		atomic64_inc(&nv->ev_page_miss);
-		dev_info_ratelimited(&nd->pdev->dev,
-				     "NetVM: page miss, endpoint %u, va %#llx (not handled yet)\n",
-				     ev->endpoint, arg);
+		dev_dbg(&nd->pdev->dev, "NetVM: page miss, endpoint %u, va %#llx\n",
+			ev->endpoint, arg);
 		break;
 	case NVM_EV_BOUNCE:
 		atomic64_inc(&nv->ev_bounce);
-		dev_info_ratelimited(&nd->pdev->dev,
-				     "NetVM: bounce, endpoint %u (not handled yet)\n",
-				     ev->endpoint);
+		dev_dbg(&nd->pdev->dev, "NetVM: bounce, endpoint %u\n",
+			ev->endpoint);
 		break;
 	default:
 		atomic64_inc(&nv->ev_notify);
