@@ -116,11 +116,6 @@ static void send_done(struct fw *fw, uint32_t port, uint32_t st)
 	publish(fw, port);
 }
 
-static bool in_seg(const struct fw_unet_ep *e, uint32_t off, uint32_t len)
-{
-	return nvm_unet_in_seg(off, len, e->seg_size);
-}
-
 /* ---- pageable segments: the pages a DMA chain touches ---- */
 
 static void seg_unlock(struct fw *fw, struct fw_unet_lk *lk, bool dirty)
@@ -639,51 +634,47 @@ static void diverted(struct fw *fw, uint32_t arg, uint32_t status)
  * channel @ch goes.  Only looks; reply_commit() disarms the entry once the
  * message is surely taken (a job slot may still be missing).
  */
-enum reply_fate { REPLY_NONE, REPLY_HIT, REPLY_OVERSIZE, REPLY_MISS };
-
 static uint32_t reply_ent(struct fw *fw, uint32_t port, uint32_t num)
 {
 	return region(fw, port) + NVM_UNET_REPLYTAB +
 	       num * sizeof(struct nvm_unet_reply_ent);
 }
 
-static enum reply_fate reply_lookup(struct fw *fw, uint32_t port, int ch,
+static enum nvm_unet_reply_fate reply_lookup(struct fw *fw, uint32_t port, int ch,
 				    uint8_t hflags, uint32_t num,
 				    uint32_t mlen, uint32_t *off)
 {
 	const struct fw_unet_ep *e = &fw->unet.ep[port];
+	enum nvm_unet_reply_fate fate;
 	struct nvm_unet_reply_ent r;
 
 	if (!(hflags & NVM_UNET_HF_REPLY))
-		return REPLY_NONE;
+		return NVM_UNET_REPLY_NONE;
 	if (num >= NVM_UNET_REPLY_SLOTS)
-		return REPLY_MISS;
+		return NVM_UNET_REPLY_MISS;
 	memcpy(&r, fw->chip->sram + reply_ent(fw, port, num), sizeof(r));
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);	/* armed, then the rest */
-	if (r.armed != 1 || r.channel != (uint32_t)ch ||
-	    !in_seg(e, r.offset, r.len))
-		return REPLY_MISS;	/* stale, someone else's, or bad */
-	if (mlen > r.len)
-		return REPLY_OVERSIZE;
-	*off = r.offset;
-	return REPLY_HIT;
+	fate = nvm_unet_reply_fate(&r, (uint32_t)ch, mlen, e->seg_size);
+	if (fate == NVM_UNET_REPLY_HIT)
+		*off = r.offset;
+	return fate;
 }
 
 static void reply_commit(struct fw *fw, uint32_t port, uint32_t num,
-			 enum reply_fate f)
+			 enum nvm_unet_reply_fate f)
 {
 	struct fw_unet_ep *e = &fw->unet.ep[port];
 	uint32_t armed = reply_ent(fw, port, num) +
 			 offsetof(struct nvm_unet_reply_ent, armed);
 
-	if (f == REPLY_NONE)
+	if (f == NVM_UNET_REPLY_NONE)
 		return;
-	if (f == REPLY_HIT || f == REPLY_OVERSIZE) {
+	if (f == NVM_UNET_REPLY_HIT || f == NVM_UNET_REPLY_OVERSIZE) {
 		/* one reply per arming, even one too large for it */
 		fw->chip->sram[armed] = 0;
 		fw->chip->sram[armed + 1] = 0;
 	}
-	if (f == REPLY_HIT) {
+	if (f == NVM_UNET_REPLY_HIT) {
 		e->reply_hits++;
 		fw_count(fw, FW_CNT_UNET_REPLY_HIT);
 	} else {
@@ -724,7 +715,7 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 			      uint32_t src)
 {
 	struct nvm_unet_rx_desc head;
-	enum reply_fate fate;
+	enum nvm_unet_reply_fate fate;
 	uint32_t hit_off = 0, num, dsm;
 	struct nvm_unet_hdr h;
 	struct nvm_unet_ctl ctl;
@@ -774,11 +765,11 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 	fate = reply_lookup(fw, port, ch, h.flags, num, mlen, &hit_off);
 	if (h.flags & NVM_UNET_HF_NOINTR)
 		head.flags |= NVM_UNET_F_NOINTR;
-	if (fate != REPLY_NONE) {
+	if (fate != NVM_UNET_REPLY_NONE) {
 		head.flags |= NVM_UNET_F_REPLY;
 		head.reply = num;
 	}
-	if (fate == REPLY_HIT) {
+	if (fate == NVM_UNET_REPLY_HIT) {
 		/* straight into the requester's buffer: no free buffer */
 		head.flags |= NVM_UNET_F_HIT;
 		head.buf[0] = hit_off;

@@ -249,7 +249,7 @@ static struct netvm_unet *unet_lookup(struct netvm_dev *nd, u32 port)
 	return u;
 }
 
-static void __iomem *unet_region(struct netvm_unet *u)
+void __iomem *netvm_unet_region(struct netvm_unet *u)
 {
 	return u->nd->sram + u->nd->layout.ep_base + u->port * NVM_EP_STRIDE;
 }
@@ -704,7 +704,7 @@ __poll_t netvm_unet_poll(struct netvm_file *nf, struct file *file,
 	if (u->emulated)
 		return netvm_unet_emu_poll(u, file, wait);
 	poll_wait(file, &nf->nd->eps.wq[u->port], wait);
-	cons = readl(unet_region(u) + NVM_UNET_CTL +
+	cons = readl(netvm_unet_region(u) + NVM_UNET_CTL +
 		     offsetof(struct nvm_unet_ctl, rx_cons));
 	d = u->host + (cons & (u->rxq_len - 1)) * sizeof(*d);
 	if (READ_ONCE(d->seq) == cons + 1 || READ_ONCE(u->dcount))

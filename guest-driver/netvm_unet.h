@@ -85,7 +85,8 @@ int netvm_unet_fasync(struct netvm_file *nf, int fd, struct file *file,
 		      int on);
 void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev);
 
-/* netvm_unet.c, for netvm_unet_emu.c */
+/* netvm_unet.c, for netvm_unet_emu.c and netvm_unet_sched.c */
+void __iomem *netvm_unet_region(struct netvm_unet *u);	/* its SRAM region */
 void netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
 			 u32 dsm, const void *data, u32 len);
 

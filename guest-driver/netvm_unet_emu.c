@@ -73,11 +73,6 @@ void netvm_unet_emu_free(struct netvm_unet *u)
 	u->ks = NULL;
 }
 
-static bool emu_in_seg(struct netvm_unet *u, u32 off, u32 len)
-{
-	return nvm_unet_in_seg(off, len, u->seg_size);
-}
-
 /* The firmware's checks (send_check), from the one rule set. */
 static u32 emu_check(struct netvm_unet *u, const struct nvm_unet_send_desc *d)
 {
@@ -173,48 +168,44 @@ int netvm_unet_emu_kick(struct netvm_unet *u)
 	return 0;
 }
 
-enum emu_fate { EMU_REPLY_NONE, EMU_REPLY_HIT, EMU_REPLY_MISS,
-		EMU_REPLY_OVERSIZE };
-
 /*
- * As the firmware's reply_lookup(): the process's entry for a reply, if
- * armed for channel @ch, inside the segment and large enough, takes it
- * whole (*off: where).  Only a look: emu_reply_commit() acts on it.
+ * As the firmware's reply_lookup(): the fate of a reply (the ABI's rule),
+ * with where it goes on a hit.  Only a look: emu_reply_commit() acts.
  */
-static enum emu_fate emu_reply_lookup(struct netvm_unet *u, int ch, u32 dsm,
-				      u32 len, u32 *off)
+static enum nvm_unet_reply_fate emu_reply_lookup(struct netvm_unet *u, int ch,
+						 u32 dsm, u32 len, u32 *off)
 {
 	const struct nvm_unet_reply_ent *e = u->vsram + NVM_UNET_REPLYTAB;
-	u32 num = dsm >> 16, offset, size;
+	struct nvm_unet_reply_ent r;
+	u32 num = dsm >> 16;
+	enum nvm_unet_reply_fate fate;
 
 	if (!(dsm & NVM_UNET_F_REPLY))
-		return EMU_REPLY_NONE;
+		return NVM_UNET_REPLY_NONE;
 	if (num >= NVM_UNET_REPLY_SLOTS)
-		return EMU_REPLY_MISS;
+		return NVM_UNET_REPLY_MISS;
 	e += num;
-	if (READ_ONCE(e->armed) != 1)
-		return EMU_REPLY_MISS;
+	r.armed = READ_ONCE(e->armed);
 	smp_rmb();	/* armed, then the rest (the process wrote them first) */
-	offset = READ_ONCE(e->offset);
-	size = READ_ONCE(e->len);
-	if (READ_ONCE(e->channel) != ch || !emu_in_seg(u, offset, size))
-		return EMU_REPLY_MISS;	/* someone else's, or bad */
-	if (len > size)
-		return EMU_REPLY_OVERSIZE;
-	*off = offset;
-	return EMU_REPLY_HIT;
+	r.channel = READ_ONCE(e->channel);
+	r.offset = READ_ONCE(e->offset);
+	r.len = READ_ONCE(e->len);
+	fate = nvm_unet_reply_fate(&r, ch, len, u->seg_size);
+	if (fate == NVM_UNET_REPLY_HIT)
+		*off = r.offset;
+	return fate;
 }
 
 /* A hit or an oversize uses the arming up (one reply per arming). */
-static void emu_reply_commit(struct netvm_unet *u, u32 dsm, enum emu_fate f)
+static void emu_reply_commit(struct netvm_unet *u, u32 dsm, enum nvm_unet_reply_fate f)
 {
 	struct nvm_unet_reply_ent *e = u->vsram + NVM_UNET_REPLYTAB;
 
-	if (f == EMU_REPLY_NONE)
+	if (f == NVM_UNET_REPLY_NONE)
 		return;
-	if (f == EMU_REPLY_HIT || f == EMU_REPLY_OVERSIZE)
+	if (f == NVM_UNET_REPLY_HIT || f == NVM_UNET_REPLY_OVERSIZE)
 		WRITE_ONCE(e[dsm >> 16].armed, 0);
-	if (f == EMU_REPLY_HIT)
+	if (f == NVM_UNET_REPLY_HIT)
 		u->est.reply_hits++;
 	else
 		u->est.reply_misses++;
@@ -230,7 +221,7 @@ static bool emu_direct(struct netvm_unet *u, int ch,
 	struct nvm_unet_rx_desc *d;
 	u32 offs[NVM_UNET_RX_BUFS];
 	u32 hit_off = 0;
-	enum emu_fate fate;
+	enum nvm_unet_reply_fate fate;
 
 	if (u->est.divert_mode) {
 		u->est.div_order++;
@@ -242,7 +233,7 @@ static bool emu_direct(struct netvm_unet *u, int ch,
 	}
 	/* a hit needs no free buffer; a miss for want of one leaves it armed */
 	fate = emu_reply_lookup(u, ch, r->dsm, r->len, &hit_off);
-	if (fate != EMU_REPLY_HIT && r->len > NVM_UNET_INLINE_MAX) {
+	if (fate != NVM_UNET_REPLY_HIT && r->len > NVM_UNET_INLINE_MAX) {
 		u32 avail = READ_ONCE(ctl->free_prod) - u->est.free_cons;
 
 		nbuf = DIV_ROUND_UP(r->len, bs);
@@ -269,7 +260,7 @@ static bool emu_direct(struct netvm_unet *u, int ch,
 	d->nbuf = nbuf;
 	d->flags = r->dsm & (NVM_UNET_F_NOINTR | NVM_UNET_F_REPLY);
 	d->reply = r->dsm & NVM_UNET_F_REPLY ? r->dsm >> 16 : 0;
-	if (fate == EMU_REPLY_HIT) {
+	if (fate == NVM_UNET_REPLY_HIT) {
 		d->flags |= NVM_UNET_F_HIT;
 		d->buf[0] = hit_off;
 		memcpy(u->host + u->seg_off + hit_off, r->data, r->len);

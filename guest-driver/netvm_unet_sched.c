@@ -64,6 +64,13 @@ static void unet_sched_probe(void *data, bool preempt,
 	}
 }
 
+/* The endpoint's desched word in its SRAM region (the NI reads it). */
+static void __iomem *desched_word(struct netvm_unet *u)
+{
+	return netvm_unet_region(u) + NVM_UNET_CTL +
+	       offsetof(struct nvm_unet_ctl, desched);
+}
+
 static void find_switch(struct tracepoint *tp, void *priv)
 {
 	if (!strcmp(tp->name, "sched_switch"))
@@ -114,8 +121,7 @@ int netvm_unet_sched(struct netvm_unet *u, u32 __user *uarg)
 		return -EINVAL;
 	if (u->emulated)
 		return -EOPNOTSUPP;
-	flag = u->nd->sram + u->nd->layout.ep_base + u->port * NVM_EP_STRIDE +
-	       NVM_UNET_CTL + offsetof(struct nvm_unet_ctl, desched);
+	flag = desched_word(u);
 	mutex_lock(&watch_lock);
 	for (i = 0; i < UNET_WATCH_MAX; i++) {
 		if (watch[i].task && watch[i].flag == flag)
@@ -148,8 +154,7 @@ void netvm_unet_sched_release(struct netvm_unet *u)
 
 	if (u->emulated)
 		return;
-	flag = u->nd->sram + u->nd->layout.ep_base + u->port * NVM_EP_STRIDE +
-	       NVM_UNET_CTL + offsetof(struct nvm_unet_ctl, desched);
+	flag = desched_word(u);
 	mutex_lock(&watch_lock);
 	for (i = 0; i < UNET_WATCH_MAX; i++)
 		if (watch[i].task && watch[i].flag == flag)

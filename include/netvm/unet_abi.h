@@ -180,6 +180,31 @@ static inline uint32_t nvm_unet_send_check(const struct nvm_unet_send_desc *d,
 	return sum == d->len ? 0 : NVM_UNET_ST_BAD_LEN;
 }
 
+/*
+ * What a reply does with its reply-table entry @r (read armed first, then
+ * the rest), one rule set for the firmware and the driver's emulation:
+ * HIT (whole into the named buffer), OVERSIZE (the buffer is too small:
+ * the arming is used up all the same) or MISS (not armed, another
+ * channel's, or outside the segment).  The caller decides NONE (the
+ * message is no reply) and MISS for a number past the table.
+ */
+enum nvm_unet_reply_fate {
+	NVM_UNET_REPLY_NONE,
+	NVM_UNET_REPLY_HIT,
+	NVM_UNET_REPLY_OVERSIZE,
+	NVM_UNET_REPLY_MISS,
+};
+
+static inline enum nvm_unet_reply_fate
+nvm_unet_reply_fate(const struct nvm_unet_reply_ent *r, uint32_t ch,
+		    uint32_t len, uint32_t seg_size)
+{
+	if (r->armed != 1 || r->channel != ch ||
+	    !nvm_unet_in_seg(r->offset, r->len, seg_size))
+		return NVM_UNET_REPLY_MISS;
+	return len > r->len ? NVM_UNET_REPLY_OVERSIZE : NVM_UNET_REPLY_HIT;
+}
+
 /* Written by the process; read by the NI when it needs them. */
 struct nvm_unet_ctl {
 	uint32_t free_prod;	/* free buffer offsets pushed (free-running) */
