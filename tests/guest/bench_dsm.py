@@ -10,7 +10,7 @@ import os
 import sys
 import threading
 
-from guestlib import netvm_shell
+from guestlib import await_file, netvm_shell
 
 CLUSTER = "bench-dsm"
 ITER = os.environ.get("DSM_BENCH_ITER", "2000")
@@ -20,8 +20,7 @@ nv, sh = netvm_shell(CLUSTER)
 
 
 def wait_for(node, name):
-    rc, out, err = sh(node, "for i in $(seq 300); do test -f /tmp/%s && break; sleep 0.2; done; "
-                      "cat /tmp/%s" % (name, name))
+    rc, out, err = sh(node, await_file("/tmp/" + name))
     return out.split()
 
 

@@ -9,7 +9,7 @@ import os
 import sys
 import threading
 
-from guestlib import netvm_shell
+from guestlib import await_file, netvm_shell
 
 CLUSTER = "bench-unet"
 
@@ -18,8 +18,7 @@ nv, sh = netvm_shell(CLUSTER)
 
 
 def info(node):
-    rc, out, err = sh(node, "for i in $(seq 300); do test -f /tmp/unet.info && break; "
-                      "sleep 0.2; done; cat /tmp/unet.info")
+    rc, out, err = sh(node, await_file("/tmp/unet.info"))
     return out.split()
 
 
@@ -39,8 +38,8 @@ def main():
                                                               "bench", "1", ps, timeout=900)))
         cli.start()
         pc = info(0)[0]
-        sh(1, "echo '%s 0' > /tmp/unet.peer.tmp && mv /tmp/unet.peer.tmp /tmp/unet.peer; "
-           "for i in $(seq 300); do test -f /tmp/unet.ready && break; sleep 0.2; done" % pc)
+        sh(1, "echo '%s 0' > /tmp/unet.peer.tmp && mv /tmp/unet.peer.tmp /tmp/unet.peer; %s"
+           % (pc, await_file("/tmp/unet.ready")))
         sh(0, "echo go > /tmp/unet.go")
         cli.join(900)
         srv.join(60)

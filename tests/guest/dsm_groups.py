@@ -14,6 +14,8 @@ The guest program is tests/guest/netvm_dsm_test.c (netvm-dsm-test).
 """
 import time
 
+from guestlib import await_file
+
 SYS = "/sys/class/netvm/netvm0"
 ROUNDS = {2: 40, 4: 24}
 QUIET_N = 20    # netvm_dsm_test.c
@@ -51,8 +53,7 @@ def mix(g, nodes, emulate=False):
              for n in range(nodes)]
     ports = []
     for n in range(nodes):
-        rc, out, err = g.sh(n, "for i in $(seq 300); do test -f /tmp/dsm.info && break; sleep 0.2; done; "
-                            "cat /tmp/dsm.info")
+        rc, out, err = g.sh(n, await_file("/tmp/dsm.info"))
         w = out.split()
         if not g.T.ok(rc == 0 and len(w) == 2, "node %d: endpoint open (%s)" % (n, out.strip()),
                       g.diag(rc, out, err)):
@@ -61,8 +62,7 @@ def mix(g, nodes, emulate=False):
     for n in range(nodes):
         g.sh(n, "echo '%s' > /tmp/dsm.peers.tmp && mv /tmp/dsm.peers.tmp /tmp/dsm.peers" % " ".join(ports))
     for n in range(nodes):
-        rc, out, err = g.sh(n, "for i in $(seq 300); do test -f /tmp/dsm.ready && break; sleep 0.2; done; "
-                            "cat /tmp/dsm.ready")
+        rc, out, err = g.sh(n, await_file("/tmp/dsm.ready"))
         if not g.T.ok(rc == 0 and out.strip() == "ready", "node %d: channels to every node set up" % n,
                       g.diag(rc, out, err)):
             return

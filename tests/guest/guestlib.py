@@ -93,6 +93,12 @@ def netvm_runner(cluster, default_timeout=600):
     return nv
 
 
+def await_file(path):
+    """A guest shell snippet: wait up to 60 s for PATH (a file one guest
+    program writes when it is ready), then print it."""
+    return "for i in $(seq 300); do test -f %s && break; sleep 0.2; done; cat %s" % (path, path)
+
+
 def netvm_shell(cluster):
     """(nv, sh) for CLUSTER: nv(*args) -> (rc, stdout, stderr) as text,
     sh(node, script) runs a shell script in a node the same way."""

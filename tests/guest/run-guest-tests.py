@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 
-from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, cluster_processes
+from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, await_file, cluster_processes
 import driver_vm_groups
 import trip_groups
 import dsm_groups
@@ -554,8 +554,7 @@ def unet_pair(s, c, emulate=False):
             return
 
     def info(node):
-        rc, out, err = sh(node, "for i in $(seq 300); do test -f /tmp/unet.info && break; sleep 0.2; done; "
-                          "cat /tmp/unet.info")
+        rc, out, err = sh(node, await_file("/tmp/unet.info"))
         return rc, out.split()
 
     def irqs(n):
@@ -591,9 +590,8 @@ def unet_pair(s, c, emulate=False):
     if not T.ok(rc == 0 and len(w) == 2, "node %d: endpoints C and X open, channels set up: ports %s"
                 % (c, " ".join(w)), diag(*cli.wait(5))):
         return
-    rc, out, err = sh(s, "echo '%s %s' > /tmp/unet.peer.tmp && mv /tmp/unet.peer.tmp /tmp/unet.peer; "
-                      "for i in $(seq 300); do test -f /tmp/unet.ready && break; sleep 0.2; done; "
-                      "cat /tmp/unet.ready" % (w[0], w[1]))
+    rc, out, err = sh(s, "echo '%s %s' > /tmp/unet.peer.tmp && mv /tmp/unet.peer.tmp /tmp/unet.peer; %s"
+                      % (w[0], w[1], await_file("/tmp/unet.ready")))
     if not T.ok(rc == 0 and out.strip() == "ready", "node %d: channels to node %d set up" % (s, c),
                 diag(rc, out, err) + "\n" + diag(*srv.wait(5))):
         return
