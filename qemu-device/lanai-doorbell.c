@@ -45,7 +45,7 @@ static void lanai_doorbell_write(void *opaque, hwaddr off, uint64_t val,
     s->db[tail].data = val;
     s->db_count++;
     trace_lanai_doorbell(off / LANAI_DOORBELL_PAGE, off, val, s->db_count);
-    lanai_fw_kick(s);
+    lanai_fw_doorbell(s);
 }
 
 bool lanai_doorbell_pop(LanaiState *s, uint32_t *offset, uint32_t *data)

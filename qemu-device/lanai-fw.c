@@ -11,13 +11,20 @@
  * fw_run() returns, but a step costs no main-loop iteration: a NetVM
  * write crossed six of them at the receiver (frame, data chain,
  * firmware, notification chain, firmware, reply), each a wake-up that
- * two spinning vCPUs on a small host make slow.
+ * two spinning vCPUs on a small host make slow.  For the same reason a
+ * doorbell may run the firmware at once (lanai_fw_doorbell).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
 #include "lanai.h"
 #include "trace.h"
+
+const char *const lanai_fw_caller_name[] = {
+    [LANAI_FW_BY_BH] = "bh",
+    [LANAI_FW_BY_DOORBELL] = "doorbell",
+    [LANAI_FW_BY_FRAME] = "frame",
+};
 
 static void chip_host_dma_start(void *chip, uint32_t desc)
 {
@@ -118,25 +125,34 @@ void lanai_fw_init(LanaiState *s)
 void lanai_fw_kick(LanaiState *s)
 {
     if (s->fw_in_bh) {
-        s->fw_again = true;     /* lanai_fw_bh runs the firmware again */
+        s->fw_again = true;     /* lanai_fw_run runs the firmware again */
         return;
     }
     qemu_bh_schedule(s->fw_bh);
 }
 
-/* CPUC.RUN decides whether the firmware boots, halts or runs. */
-void lanai_fw_bh(void *opaque)
+/*
+ * Runs the firmware, and the engine work it starts, up to max_rounds
+ * times; true if more is left.  Under the BQL, from the bottom half, a
+ * doorbell write or a frame's arrival.  The device's re-entrancy guard is
+ * held throughout, as the guarded bottom half holds it: DMA the firmware
+ * aims at this device's own BARs is refused whoever runs it.
+ */
+static bool lanai_fw_run(LanaiState *s, unsigned max_rounds,
+                         enum lanai_fw_caller caller)
 {
-    LanaiState *s = opaque;
+    MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
+    bool engaged = guard->engaged_in_io;
     unsigned rounds;
 
     if (!(s->cpuc & LANAI_CPUC_RUN)) {
         fw_halt(&s->fw);
-        return;
+        return false;
     }
     if (s->fw.state == NVM_FW_HALTED) {
         fw_boot(&s->fw);
     }
+    guard->engaged_in_io = true;
     s->fw_in_bh = true;
     for (rounds = 1; ; rounds++) {
         s->fw_again = false;
@@ -144,13 +160,64 @@ void lanai_fw_bh(void *opaque)
         /* the engines it started; their ends kick (fw_again) */
         lanai_hdma_bh(s);
         lanai_send_bh(s);
-        if (!s->fw_again || rounds == LANAI_FW_ROUNDS) {
+        if (!s->fw_again || rounds == max_rounds) {
             break;
         }
     }
     s->fw_in_bh = false;
-    trace_lanai_fw_bh(rounds, s->fw_again);
-    if (s->fw_again) {
+    guard->engaged_in_io = engaged;
+    trace_lanai_fw_bh(rounds, s->fw_again, lanai_fw_caller_name[caller]);
+    return s->fw_again;
+}
+
+/*
+ * Something for the firmware, found outside it: runs it now, in the
+ * thread at hand, for at most max_rounds passes, the rest in the bottom
+ * half.  A frame that arrived is served so, in the main loop's read of
+ * the link, as NICs serve theirs in their receive callback: scheduling the
+ * bottom half instead cost one more main-loop iteration (a poll of every
+ * descriptor QEMU watches) per frame, on the critical path of every round
+ * trip.
+ */
+void lanai_fw_now(LanaiState *s, unsigned max_rounds,
+                  enum lanai_fw_caller caller)
+{
+    if (s->fw_in_bh) {
+        s->fw_again = true;     /* lanai_fw_run runs the firmware again */
+        return;
+    }
+    if (lanai_fw_run(s, max_rounds, caller)) {
+        qemu_bh_schedule(s->fw_bh);
+    }
+}
+
+/*
+ * A doorbell write: latched in the FIFO (lanai-doorbell.c), then either
+ * left to the bottom half, or, with doorbell-inline (the default),
+ * served at once in the vCPU thread that rang, for at most
+ * LANAI_FW_INLINE_ROUNDS passes.
+ *
+ * Why not always the bottom half: scheduling it wakes the main loop, and
+ * on a small host whose CPUs are taken by spinning vCPUs that wake-up is
+ * 6-12 us, a quarter of a NetVM round trip (docs/bench.md, "The doorbell
+ * served inline").  The firmware does the same either way; it pops the
+ * FIFO, so writes are served in the order they were latched.
+ */
+void lanai_fw_doorbell(LanaiState *s)
+{
+    if (!s->doorbell_inline) {
+        lanai_fw_kick(s);
+        return;
+    }
+    lanai_fw_now(s, LANAI_FW_INLINE_ROUNDS, LANAI_FW_BY_DOORBELL);
+}
+
+/* CPUC.RUN decides whether the firmware boots, halts or runs. */
+void lanai_fw_bh(void *opaque)
+{
+    LanaiState *s = opaque;
+
+    if (lanai_fw_run(s, LANAI_FW_ROUNDS, LANAI_FW_BY_BH)) {
         /* let the main loop serve others, then go on */
         qemu_bh_schedule(s->fw_bh);
     }

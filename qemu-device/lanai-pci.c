@@ -240,6 +240,7 @@ static const Property lanai_properties[] = {
     DEFINE_PROP_UINT32("sram-size", LanaiState, sram_size,
                        LANAI_SRAM_DEFAULT),
     DEFINE_PROP_UINT32("node-id", LanaiState, node_id, 0),
+    DEFINE_PROP_BOOL("doorbell-inline", LanaiState, doorbell_inline, true),
 };
 
 static void lanai_class_init(ObjectClass *klass, void *data)

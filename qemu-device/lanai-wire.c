@@ -228,7 +228,7 @@ static ssize_t lanai_receive(NetClientState *nc, const uint8_t *buf,
     s->rx_count++;
     s->rx_next = (s->rx_next + 1) % s->rx_slots;
     lanai_set_isr(s, LANAI_ISR_RECV);
-    lanai_fw_kick(s);
+    lanai_fw_now(s, LANAI_FW_ROUNDS, LANAI_FW_BY_FRAME);
     return size;
 }
 

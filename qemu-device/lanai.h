@@ -25,6 +25,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(LanaiState, LANAI)
 #define LANAI_DMA_MAX_CHAIN     1024  /* longer chains are loops */
 #define LANAI_LINK_POLL_MS      20
 #define LANAI_FW_ROUNDS         16    /* firmware runs per bottom half */
+#define LANAI_FW_INLINE_ROUNDS  4     /* ... per doorbell write (inline) */
 
 typedef struct LanaiDoorbell {
     uint32_t offset;
@@ -119,13 +120,16 @@ struct LanaiState {
     struct fw_chip chip;
     QEMUBH *fw_bh;
     /*
-     * Only while lanai_fw_bh runs (under the BQL, as every access here):
+     * Only while the firmware runs (lanai_fw_run, from the bottom half or
+     * a doorbell write; under the BQL, as every access here):
      * engines the firmware starts wait for it instead of a BH, kicks ask
      * it for another run.  Never set between main-loop iterations, so
      * not migrated.
      */
     bool fw_in_bh;
     bool fw_again;
+    /* property doorbell-inline: a doorbell runs an idle firmware at once */
+    bool doorbell_inline;
 };
 
 /* lanai-regs.c */
@@ -178,7 +182,18 @@ void lanai_selftest_reset(LanaiState *s);
 
 /* lanai-fw.c */
 void lanai_fw_init(LanaiState *s);
+/* who runs the firmware (trace event lanai_fw_bh) */
+enum lanai_fw_caller {
+    LANAI_FW_BY_BH,
+    LANAI_FW_BY_DOORBELL,
+    LANAI_FW_BY_FRAME,
+};
+extern const char *const lanai_fw_caller_name[];
+
 void lanai_fw_kick(LanaiState *s);
+void lanai_fw_now(LanaiState *s, unsigned max_rounds,
+                  enum lanai_fw_caller caller);
+void lanai_fw_doorbell(LanaiState *s);
 void lanai_fw_bh(void *opaque);
 void lanai_fw_reset(LanaiState *s);
 

@@ -829,16 +829,17 @@ static void raw_send(Lanai *l, const struct nvm_sram_layout *lay,
     qpci_io_writel(l->dev, l->db, 0, NVM_DB_RAW_TX);
 }
 
-static void link_pair(Lanai **a, Lanai **b)
+/* Two QEMUs linked back to back; extra: more -device lanai options. */
+static void link_pair_with(Lanai **a, Lanai **b, const char *extra)
 {
     int sv[2];
     g_autofree char *ea = NULL, *eb = NULL;
 
     g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), ==, 0);
-    ea = g_strdup_printf(",netdev=l0,node-id=1 -netdev stream,id=l0,"
-                         "addr.type=fd,addr.str=%d", sv[0]);
-    eb = g_strdup_printf(",netdev=l0,node-id=2 -netdev stream,id=l0,"
-                         "addr.type=fd,addr.str=%d", sv[1]);
+    ea = g_strdup_printf(",netdev=l0,node-id=1%s -netdev stream,id=l0,"
+                         "addr.type=fd,addr.str=%d", extra, sv[0]);
+    eb = g_strdup_printf(",netdev=l0,node-id=2%s -netdev stream,id=l0,"
+                         "addr.type=fd,addr.str=%d", extra, sv[1]);
     /* each QEMU must inherit only its own end, or it keeps the link alive */
     fcntl(sv[1], F_SETFD, FD_CLOEXEC);
     *a = lanai_boot(ea);
@@ -847,6 +848,11 @@ static void link_pair(Lanai **a, Lanai **b)
     *b = lanai_boot(eb);
     close(sv[0]);
     close(sv[1]);
+}
+
+static void link_pair(Lanai **a, Lanai **b)
+{
+    link_pair_with(a, b, "");
 }
 
 /* Two linked QEMUs, firmware running on both, a 4 KiB buffer on each. */
@@ -955,6 +961,62 @@ static void test_raw_errors(void)
     lanai_free(a);
 }
 
+/*
+ * A doorbell serves an idle firmware in the write itself (doorbell-inline,
+ * the default) or leaves it to the bottom half (doorbell-inline=off): the
+ * same outcomes either way, frames byte for byte, and DMA aimed at the
+ * device's own registers is refused by the re-entrancy guard in both (in
+ * the write, the MMIO access holds it; in the bottom half, the BH's).
+ */
+static void doorbell_mode(const char *extra)
+{
+    Lanai *a, *b;
+    struct nvm_sram_layout la, lb;
+    uint64_t tx, rx;
+    struct nvm_event ev;
+    uint8_t got[64], pat[64];
+
+    link_pair_with(&a, &b, extra);
+    lanai_fw_start(a);
+    lanai_fw_start(b);
+    read_layout(a, &la);
+    read_layout(b, &lb);
+    tx = guest_alloc(&a->qs->alloc, 4096);
+    rx = guest_alloc(&b->qs->alloc, 4096);
+    for (unsigned i = 0; i < sizeof(pat); i++) {
+        pat[i] = 0xa5 ^ i;
+    }
+    qtest_memwrite(qts(a), tx, pat, sizeof(pat));
+    raw_post_rx(b, &lb, 0, rx, 4096);
+
+    raw_send(a, &la, 0, a->regs.addr, 64);
+    ev = lanai_event_wait(a, NVM_EV_ERROR);
+    g_assert_cmpuint(ev.data, ==, NVM_ERR_HOST_DMA);
+    ev = lanai_event_wait(a, NVM_EV_RAW_TX);
+    g_assert_cmpuint(ev.arg, ==, NVM_RAW_ERR_DMA);
+
+    raw_send(a, &la, 1, tx, sizeof(pat));
+    ev = lanai_event_wait(a, NVM_EV_RAW_TX);
+    g_assert_cmpuint(ev.arg, ==, NVM_RAW_OK);
+    ev = lanai_event_wait(b, NVM_EV_RAW_RX);
+    g_assert_cmpuint(ev.arg & 0xffffffff, ==, sizeof(pat));
+    qtest_memread(qts(b), rx, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), pat, sizeof(pat));
+
+    g_assert_cmphex(rd(a, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    lanai_free(b);
+    lanai_free(a);
+}
+
+static void test_doorbell_inline(void)
+{
+    doorbell_mode("");
+}
+
+static void test_doorbell_bh(void)
+{
+    doorbell_mode(",doorbell-inline=off");
+}
 
 /*
  * The link's far end goes away: a LINK event (down), and the raw path
@@ -1061,6 +1123,8 @@ int main(int argc, char **argv)
     qtest_add_func("/lanai/selftest/irq", test_selftest_irq);
     qtest_add_func("/lanai/selftest/hostile", test_selftest_hostile);
     qtest_add_func("/lanai/doorbell/fifo", test_doorbell_fifo);
+    qtest_add_func("/lanai/doorbell/inline", test_doorbell_inline);
+    qtest_add_func("/lanai/doorbell/bh", test_doorbell_bh);
     qtest_add_func("/lanai/firmware/boot", test_firmware_boot);
     qtest_add_func("/lanai/events/ring-full", test_event_ring_full);
     qtest_add_func("/lanai/events/irq-rearm", test_event_irq_rearm);
