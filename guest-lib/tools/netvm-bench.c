@@ -18,10 +18,17 @@
  * other's.
  *
  * Tests (docs/bench.md):
- *   write_lat    writeN SIZE + notification 1, the peer spins on its
+ *   write_lat    as perftest's ib_write_lat: netvm_write of SIZE, no
+ *                notification; the peer spins on the last byte of its
+ *                receive area (each iteration's write stamps it anew) and
+ *                answers the same way: round trip
+ *   notf_spin    writeN SIZE + notification 1, the peer spins on its
  *                notification queue, acks and answers the same way: round
- *                trip
- *   notf_wait    the same, sleeping in netvm_notf_wait (poll) instead
+ *                trip (the thesis's notfSpin)
+ *   notf_wait    the same at 8 B, sleeping in netvm_notf_wait (poll)
+ *   notf_handler the same at 8 B, each side's handler (netvm_notf_arm)
+ *                taking the notification: the server's answers from the
+ *                handler, the client's wakes the client's thread
  *   read_lat     netvm_readF of SIZE from the peer
  *   write_bw     ITERS netvm_write of SIZE, then netvm_flushW
  *   read_bw      ITERS netvm_read of SIZE, then netvm_flushR
@@ -63,6 +70,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -117,7 +125,8 @@ static unsigned int stop_watch;
 enum kind { K_LAT, K_BW };
 
 enum op {
-	OP_WRITE_LAT, OP_NOTF_WAIT, OP_READ_LAT, OP_WRITE_BW, OP_READ_BW,
+	OP_WRITE_LAT, OP_NOTF_SPIN, OP_NOTF_WAIT, OP_NOTF_HANDLER, OP_READ_LAT,
+	OP_WRITE_BW, OP_READ_BW,
 	OP_INCR, OP_CSWAP, OP_TCP_LAT, OP_TCP_BW, OP_UNET_LAT, OP_UNET_BW,
 	OP_UNET_STOP,
 };
@@ -133,7 +142,9 @@ struct test {
 
 static const struct test tests[] = {
 	{ "write_lat", "netvm", OP_WRITE_LAT, K_LAT, 0, 0 },
+	{ "notf_spin", "netvm", OP_NOTF_SPIN, K_LAT, 0, 0 },
 	{ "notf_wait", "netvm", OP_NOTF_WAIT, K_LAT, 8, 0 },
+	{ "notf_handler", "netvm", OP_NOTF_HANDLER, K_LAT, 8, 0 },
 	{ "read_lat", "netvm", OP_READ_LAT, K_LAT, 0, 0 },
 	{ "write_bw", "netvm", OP_WRITE_BW, K_BW, 0, 0 },
 	{ "read_bw", "netvm", OP_READ_BW, K_BW, 0, 0 },
@@ -422,6 +433,98 @@ static int verify(const char *what, const uint8_t *p, size_t len, uint32_t k,
 	return -EBADMSG;
 }
 
+/*
+ * write_lat, as ib_write_lat: the last byte of each write carries a stamp
+ * that is never 0 (what the receive area starts as) and never the previous
+ * iteration's, and the receiver spins on that byte.  Only the stamp is
+ * polled: which bytes of one DMA land first is the device's business, so
+ * the rest is checked once, after the test.
+ */
+static uint8_t stamp(unsigned int i)
+{
+	return (uint8_t)(1 + i % 255);
+}
+
+static int await_byte(const uint8_t *p, uint8_t want)
+{
+	const volatile uint8_t *v = p;
+	double deadline = now_us() + WAIT_MS * 1e3;
+	unsigned int k = 0;
+
+	while (*v != want)
+		if (++k % 4096 == 0 && now_us() > deadline)
+			return -ETIMEDOUT;
+	return 0;
+}
+
+/*
+ * notf_handler: each side's handler.  The server's answers from the
+ * handler (its own thread does nothing with the handle meanwhile, as
+ * netvm.h requires); the client's only wakes the client's thread.
+ */
+struct handler_ctx {
+	struct side *s;
+	size_t size;
+	int answer;		/* server: answer with writeN + NOTF */
+	int err;		/* the first answer that failed */
+	sem_t calls;		/* posted once per call */
+};
+
+static void bench_handler(struct netvm *nv, uint32_t notf, void *arg)
+{
+	struct handler_ctx *h = arg;
+
+	(void)notf;
+	if (h->answer && !h->err)
+		h->err = netvm_writeN(nv, h->s->seg, RECV_OFF,
+				      h->s->region + SRC_OFF, h->size, NOTF);
+	sem_post(&h->calls);
+}
+
+/* The next handler call, waiting at most WAIT_MS. */
+static int await_call(struct handler_ctx *h)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += WAIT_MS / 1000;
+	while (sem_timedwait(&h->calls, &ts))
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+static int handler_arm(struct side *s, struct handler_ctx *h, size_t size,
+		       int answer)
+{
+	*h = (struct handler_ctx){ .s = s, .size = size, .answer = answer };
+	if (sem_init(&h->calls, 0, 0))
+		return -errno;
+	return netvm_notf_arm(s->nv, NOTF, bench_handler, h);
+}
+
+/* Disarms (the handler is not running once this returns); the first
+ * error of the test, of the arm (arm_err) or of an answer. */
+static int handler_done(struct side *s, struct handler_ctx *h, int arm_err)
+{
+	if (!arm_err)
+		netvm_notf_disarm(s->nv, NOTF);
+	sem_destroy(&h->calls);
+	return arm_err ? arm_err : h->err;
+}
+
+/* What a stamped receive area must hold: pattern k, the stamp last. */
+static int verify_stamped(const char *what, const uint8_t *p, size_t len,
+			  uint32_t k, uint8_t want, char *msg, size_t cap)
+{
+	if (p[len - 1] != want) {
+		snprintf(msg, cap, "%s: byte %zu of %zu is %#x, want %#x (the last write's stamp)",
+			 what, len - 1, len, p[len - 1], want);
+		return -EBADMSG;
+	}
+	return verify(what, p, len - 1, k, msg, cap);
+}
+
 /* ---- U-Net ---- */
 
 /* The U-Net endpoint beside the NetVM one.  0, or an error (s->u stays
@@ -690,8 +793,41 @@ static int serve_test(struct side *s, const struct test *t, size_t size,
 	unsigned int n = iters + warmup(iters), i;
 	int err = 0;
 
-	if (t->op == OP_WRITE_LAT || t->op == OP_NOTF_WAIT) {
-		int spin = t->op == OP_WRITE_LAT;
+	if (t->op == OP_WRITE_LAT) {
+		for (i = 0; i < n && !err; i++) {
+			err = await_byte(recv + size - 1, stamp(i));
+			src[size - 1] = stamp(i);
+			if (!err)
+				err = netvm_write(s->nv, s->seg, RECV_OFF, src,
+						  size);
+		}
+		if (!err)
+			err = netvm_flushW(s->nv);
+		if (err) {
+			snprintf(msg, cap, "iteration %u: %s", i - 1,
+				 netvm_strerror(err));
+			return err;
+		}
+		return verify_stamped("received", recv, size, k, stamp(n - 1),
+				      msg, cap);
+	}
+	if (t->op == OP_NOTF_HANDLER) {
+		struct handler_ctx h;
+
+		err = handler_arm(s, &h, size, 1);
+		for (i = 0; i < n && !err; i++)
+			err = await_call(&h);
+		err = handler_done(s, &h, err);
+		if (!err)
+			err = netvm_flushW(s->nv);
+		if (err) {
+			snprintf(msg, cap, "call %u: %s", i, netvm_strerror(err));
+			return err;
+		}
+		return verify("received", recv, size, k, msg, cap);
+	}
+	if (t->op == OP_NOTF_SPIN || t->op == OP_NOTF_WAIT) {
+		int spin = t->op == OP_NOTF_SPIN;
 
 		for (i = 0; i < n && !err; i++) {
 			err = notf_take(s->nv, spin);
@@ -848,9 +984,13 @@ static int client_lat(struct side *s, const struct test *t, size_t size,
 	uint8_t *recv = s->region + RECV_OFF, *src = s->region + SRC_OFF;
 	unsigned int w = warmup(iters), i;
 	int atomic = t->op == OP_INCR || t->op == OP_CSWAP;
+	int handler = t->op == OP_NOTF_HANDLER;
+	struct handler_ctx h;
 	size_t len = 0;
 	int err = 0;
 
+	if (handler)
+		err = handler_arm(s, &h, size, 0);
 	for (i = 0; i < iters + w && !err; i++) {
 		double t0 = now_us();
 		uint32_t old = 0;
@@ -862,11 +1002,23 @@ static int client_lat(struct side *s, const struct test *t, size_t size,
 				err = recv_full(s->data, recv, size);
 			break;
 		case OP_WRITE_LAT:
+			src[size - 1] = stamp(i);
+			err = netvm_write(s->nv, s->seg, RECV_OFF, src, size);
+			if (!err)
+				err = await_byte(recv + size - 1, stamp(i));
+			break;
+		case OP_NOTF_SPIN:
 		case OP_NOTF_WAIT:
 			err = netvm_writeN(s->nv, s->seg, RECV_OFF, src, size,
 					   NOTF);
 			if (!err)
-				err = notf_take(s->nv, t->op == OP_WRITE_LAT);
+				err = notf_take(s->nv, t->op == OP_NOTF_SPIN);
+			break;
+		case OP_NOTF_HANDLER:
+			err = netvm_writeN(s->nv, s->seg, RECV_OFF, src, size,
+					   NOTF);
+			if (!err)
+				err = await_call(&h);
 			break;
 		case OP_READ_LAT:
 			err = netvm_readF(s->nv, s->seg, SRC_OFF, recv, size);
@@ -895,6 +1047,11 @@ static int client_lat(struct side *s, const struct test *t, size_t size,
 		if (i >= w)
 			samples[i - w] = now_us() - t0;
 	}
+	if (handler)
+		err = handler_done(s, &h, err);
+	/* a write's error surfaces at the flush */
+	if (!err && t->op == OP_WRITE_LAT)
+		err = netvm_flushW(s->nv);
 	if (err) {
 		snprintf(msg, cap, "iteration %u: %s", i - 1,
 			 t->op == OP_TCP_LAT ? strerror(-err) :
@@ -902,6 +1059,9 @@ static int client_lat(struct side *s, const struct test *t, size_t size,
 			 netvm_strerror(err));
 		return err;
 	}
+	if (t->op == OP_WRITE_LAT)
+		return verify_stamped("answer", recv, size, k,
+				      stamp(iters + w - 1), msg, cap);
 	return atomic ? 0 : verify(t->op == OP_READ_LAT ? "read" : "answer",
 				   recv, size, k, msg, cap);
 }
@@ -1346,7 +1506,8 @@ static void usage(FILE *f)
 		"  -s SIZES    message sizes, comma-separated, 4..%u (U-Net: up to 4096)\n"
 		"              (default 4,8,64,256,1024,4096,16384,65536,262144,1048576)\n"
 		"  -b BYTES    bytes moved per bandwidth point (default 16777216)\n"
-		"  -T TESTS    only these tests, comma-separated: write_lat notf_wait\n"
+		"  -T TESTS    only these tests, comma-separated: write_lat notf_spin\n"
+		"              notf_wait notf_handler\n"
 		"              read_lat write_bw read_bw atomic_lat cswap_lat unet_lat\n"
 		"              unet_bw tcp_lat tcp_bw; unet_stop (FUGU under a stopped\n"
 		"              receiver, -n messages) runs only when named\n"

@@ -29,7 +29,8 @@ FIELDS = ["path", "test", "size", "iters", "min_us", "median_us", "p99_us", "mea
           "mbps", "verified"]
 
 # (test, label) per plot; both paths on each
-LAT_SERIES = [("write_lat", "NetVM write round trip (spin)"),
+LAT_SERIES = [("write_lat", "NetVM write round trip (poll the data, as ib_write_lat)"),
+              ("notf_spin", "NetVM writeN + notification round trip (spin)"),
               ("read_lat", "NetVM read (readF)"),
               ("unet_lat", "U-Net message round trip (poll)"),
               ("tcp_lat", "TCP round trip (virtio-net)")]
@@ -42,7 +43,7 @@ XTICS = "set xtics (%s)" % ", ".join('"%s" %d' % (l, v) for l, v in (
     ("4", 4), ("64", 64), ("1K", 1024), ("16K", 16384), ("256K", 1 << 18), ("1M", 1 << 20)))
 
 
-TESTS = ["write_lat", "notf_wait", "read_lat", "write_bw", "read_bw", "atomic_lat", "cswap_lat",
+TESTS = ["write_lat", "notf_spin", "notf_wait", "notf_handler", "read_lat", "write_bw", "read_bw", "atomic_lat", "cswap_lat",
          "unet_lat", "unet_bw", "tcp_lat", "tcp_bw"]
 # run only when named (--tests): FUGU's divert counts under a stopped receiver
 EXPLICIT_TESTS = ["unet_stop"]
@@ -52,7 +53,7 @@ UNET_MAX = 4096  # the largest U-Net message (NETVM_UNET_MSG_MAX): no U-Net row 
 
 def sizes_of(test, sizes):
     """The sizes netvm-bench gives test a row for, of a sweep's sizes."""
-    if test == "notf_wait":
+    if test in ("notf_wait", "notf_handler"):
         return [8]
     if test in ("atomic_lat", "cswap_lat"):
         return [4]
@@ -106,11 +107,13 @@ def summary(rows):
     w8, t8 = pick(rows, "write_lat", 8, "median_us"), pick(rows, "tcp_lat", 8, "median_us")
     wbw, tbw = pick(rows, "write_bw", 1 << 20, "mbps"), pick(rows, "tcp_bw", 1 << 20, "mbps")
     u8 = pick(rows, "unet_lat", 8, "median_us")
+    n8 = pick(rows, "notf_spin", 8, "median_us")
     ubw4, tbw4 = pick(rows, "unet_bw", 4096, "mbps"), pick(rows, "tcp_bw", 4096, "mbps")
     wbw4 = pick(rows, "write_bw", 4096, "mbps")
     return {
         "write_rtt_8B_us": w8, "tcp_rtt_8B_us": t8,
         "rtt_8B_tcp_over_netvm": ratio(t8, w8),
+        "notf_spin_rtt_8B_us": n8, "rtt_8B_tcp_over_notf_spin": ratio(t8, n8),
         "write_bw_1MiB_MBps": wbw, "tcp_bw_1MiB_MBps": tbw,
         "bw_1MiB_netvm_over_tcp": ratio(wbw, tbw),
         "unet_rtt_8B_us": u8, "rtt_8B_tcp_over_unet": ratio(t8, u8),
@@ -138,14 +141,18 @@ def print_table(rows, s):
         print("%9d | %9s %9s %9s %7s %7s | %9s %9s %9s %7s %7s" % (
             z, fmt(wl), fmt(ul), fmt(tl), fmt(ratio(tl, wl), "%.2fx"), fmt(ratio(tl, ul), "%.2fx"),
             fmt(wb), fmt(ub), fmt(tb), fmt(ratio(wb, tb), "%.2fx"), fmt(ratio(ub, tb), "%.2fx")))
-    others = [r for r in rows if r["test"] in ("notf_wait", "atomic_lat", "cswap_lat")]
+    others = [r for r in rows if r["test"] in ("notf_spin", "notf_wait", "notf_handler",
+                                               "atomic_lat", "cswap_lat")
+              and r["size"] <= 8]
     for r in others:
-        print("%-10s %7d B: median %s us, p99 %s us" % (r["test"], r["size"], fmt(r["median_us"]),
+        print("%-12s %7d B: median %s us, p99 %s us" % (r["test"], r["size"], fmt(r["median_us"]),
                                                        fmt(r["p99_us"])))
     r8, rb = s["rtt_8B_tcp_over_netvm"], s["bw_1MiB_netvm_over_tcp"]
     print("8-byte round trip: NetVM write %s us, TCP %s us: NetVM %s faster (target >= 5x: %s)" % (
         fmt(s["write_rtt_8B_us"]), fmt(s["tcp_rtt_8B_us"]), fmt(r8, "%.2fx"),
         "met" if r8 and r8 >= 5 else "NOT met"))
+    print("  with a notification (writeN, the peer spins on its queue): %s us, TCP / NetVM %s" % (
+        fmt(s["notf_spin_rtt_8B_us"]), fmt(s["rtt_8B_tcp_over_notf_spin"], "%.2fx")))
     print("1 MiB bandwidth: NetVM write %s MB/s, TCP %s MB/s: ratio %s (target > 1: %s)" % (
         fmt(s["write_bw_1MiB_MBps"]), fmt(s["tcp_bw_1MiB_MBps"]), fmt(rb, "%.2fx"),
         "met" if rb and rb > 1 else "NOT met"))
