@@ -244,10 +244,40 @@ def fugu_checks():
         T.ok(div > 0 and nobuf >= 1 and direct >= 96,
              "unet_stop 1 KiB: the receiver's 96 buffers filled while it was stopped, the rest "
              "diverted to the driver (%d, %d for no buffer)" % (div, nobuf), err[-2000:])
+        corrupt_pingpongs(nv)
     finally:
         rc, out, err = run(nv + ["down"])
         T.ok(rc == 0 and not cluster_processes(CLUSTER), "cluster down again, no QEMU left",
              diag(rc, out, err))
+
+
+def corrupt_pingpongs(nv):
+    """-x on the NetVM ping-pongs between the two VMs: the server's
+    byte-for-byte check must catch the byte the client flips, in the
+    stamped write_lat (which polls only the last byte) as in the notifying
+    ones, and fail every row."""
+    res = {}
+    th = threading.Thread(target=lambda: res.update(srv=run(
+        nv + ["run", "1", "--", "netvm-bench", "server", "-t", "120"], timeout=300)),
+        daemon=True)
+    th.start()
+    rc, out, err = run(nv + ["run", "0", "--", "netvm-bench", "client", "-P", "netvm", "-T",
+                             "write_lat,notf_spin,notf_handler", "-n", "20", "-s", "8,5000",
+                             "-x", "10.77.0.2"], timeout=300)
+    th.join(150)
+    src = res.get("srv", (None, "", "no result"))
+    try:
+        rows = bench.parse_csv(out)
+    except Exception as e:
+        rows, err = [], err + "\n" + str(e)
+    got = sorted((r["test"], r["size"]) for r in rows)
+    want = sorted([("write_lat", 8), ("write_lat", 5000), ("notf_spin", 8),
+                   ("notf_spin", 5000), ("notf_handler", 8)])
+    T.ok(rc == 1 and got == want and all(r["verified"] == "no" for r in rows) and
+         err.count("byte 4 of 8 is") == 3 and err.count("byte 2500 of 5000 is") == 2,
+         "netvm-bench -x between the VMs: write_lat, notf_spin (8 B, 5000 B) and notf_handler "
+         "(8 B) each fail at the flipped byte, exit 1", diag(rc, out, err) + "\nserver: " +
+         diag(*src))
 
 
 def main():
