@@ -162,7 +162,7 @@ void nvl_notf_hide(struct netvm *nv, uint32_t lo, uint32_t hi)
  * interrupt costs the receiver, which usually spins on the queue, a trip
  * through its kernel (under TCG about a third of an 8-byte write's round
  * trip), so the counting numbers are armed only while someone can be
- * woken: a thread in nvl_notf_sleep, the handler thread, or for good once
+ * woken: a thread in nvl_notf_sleep, the handler thread while a number is armed, or for good once
  * netvm_ep_fd() gave the descriptor away.  The queue's own arm (byte 0:
  * one-shots, tripwire hits) only while a thread sleeps in nvl_notf_sleep.
  * The NI reads the arm byte after the queue entry has landed, so a sleeper
@@ -412,15 +412,12 @@ static int start_thread(struct netvm *nv)
 	nv->hd.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (nv->hd.wake_fd < 0)
 		return -errno;
-	/* it sleeps in poll(2) for its whole life: interrupts wake it */
-	nvl_arm_hold(nv, 0);
 	/* the application's signals are not delivered to our thread */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = -pthread_create(&nv->hd.thread, NULL, handler_main, nv);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
-		nvl_arm_release(nv, 0);
 		close(nv->hd.wake_fd);
 		nv->hd.wake_fd = -1;
 		return err;
@@ -461,6 +458,11 @@ NETVM_PUBLIC int netvm_notf_arm(struct netvm *nv, uint32_t n,
 	if (!err) {
 		nv->hd.fn[n] = fn;
 		nv->hd.arg[n] = arg;
+		/* the thread sleeps in poll(2): interrupts wake it, but only
+		 * while a number is armed (a spinner elsewhere on this handle
+		 * pays for every interrupt) */
+		if (nv->hd.n_armed == 0)
+			nvl_arm_hold(nv, 0);
 		nv->hd.armed[nv->hd.n_armed++] = (uint16_t)n;
 		stash_purge(nv, n);
 		/* events already pending are handled at once, by the thread */
@@ -492,6 +494,8 @@ NETVM_PUBLIC int netvm_notf_disarm(struct netvm *nv, uint32_t n)
 			break;
 		}
 	}
+	if (hd->n_armed == 0)
+		nvl_arm_release(nv, 0);
 	/* once this returns, the handler is not running and never will */
 	if (!pthread_equal(pthread_self(), hd->thread))
 		while (hd->running == n)
@@ -517,8 +521,9 @@ int nvl_notf_stop(struct netvm *nv)
 	wake(nv);
 	pthread_mutex_unlock(&nv->notf_mu);
 	pthread_join(hd->thread, NULL);
-	nvl_arm_release(nv, 0);
 	pthread_mutex_lock(&nv->notf_mu);
+	if (hd->n_armed)
+		nvl_arm_release(nv, 0);
 	close(hd->wake_fd);
 	hd->wake_fd = -1;
 	hd->started = 0;

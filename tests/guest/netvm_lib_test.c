@@ -125,6 +125,13 @@ static void respond(const char *msg)
 	fclose(f);
 }
 
+static void nop_handler(struct netvm *nv, uint32_t notf, void *arg)
+{
+	(void)nv;
+	(void)notf;
+	(void)arg;
+}
+
 static int serve(void)
 {
 	struct netvm *nv = setup();
@@ -170,6 +177,17 @@ static int serve(void)
 		if (!strcmp(cmd, "quit")) {
 			respond("bye\n");
 			break;
+		} else if (!strcmp(cmd, "handler")) {
+			/* a handler armed and disarmed again: the library's
+			 * handler thread stays, the arm must not */
+			int r;
+
+			sscanf(line, "%*s %" SCNu64, &a);
+			r = netvm_notf_arm(nv, (uint32_t)a, nop_handler, NULL);
+			if (!r)
+				r = netvm_notf_disarm(nv, (uint32_t)a);
+			snprintf(msg, sizeof(msg), r ? "handler: %s\n" : "ok\n",
+				 netvm_strerror(r));
 		} else if (!strcmp(cmd, "armfd")) {
 			snprintf(msg, sizeof(msg), netvm_ep_fd(nv) >= 0 ?
 				 "ok\n" : "no descriptor\n");

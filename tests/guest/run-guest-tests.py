@@ -504,6 +504,12 @@ def group_netvm_lib():
 
     n, why = spin_irqs(8)
     T.ok(n == 0, "node 1 spins on notification 8 (netvm_notf_spin): no interrupt (%s)" % n, why)
+    # a handler once armed leaves the library's handler thread running:
+    # with no number armed any more, it must not keep the others armed
+    T.ok(ctl("handler 12") == "ok", "node 1: a handler armed on notification 12 and disarmed")
+    n, why = spin_irqs(10)
+    T.ok(n == 0, "node 1 spins on notification 10 after the handler is gone: no interrupt (%s)"
+         % n, why)
     T.ok(ctl("armfd") == "ok", "node 1: netvm_ep_fd() hands out the descriptor")
     n, why = spin_irqs(9)
     T.ok(n is not None and n > 0,
