@@ -18,6 +18,8 @@
 #include "netvm_priv.h"
 
 #define NVL_WAIT_NS		(30ull * 1000000000ull)
+/* a synchronous call spins this long before it sleeps (await_word) */
+#define NVL_SPIN_NS		(200ull * 1000ull)
 #define NVL_NOTF_LEN_MAX	256
 #define NVL_INFLIGHT		32	/* commands issued and not done */
 #define NVL_SHADOW_EVERY	8	/* NVM_CF_SHADOW on every 8th command */
@@ -430,22 +432,41 @@ static int collect_errors(struct netvm *nv)
 	return ret;
 }
 
+/*
+ * Wait until the NI has set *p to want: spin for NVL_SPIN_NS, then sleep
+ * in 10 us steps; -ETIMEDOUT after NVL_WAIT_NS.  A synchronous call
+ * (readF, writeF, an atomic, a flush) waits one round trip, 20-80 us under
+ * TCG: sleeping after a few hundred polls, as this did, made each one
+ * cost a guest timer tick (readF and atomics took 80 us where a write's
+ * round trip takes 25).
+ */
+static int await_word(const volatile uint32_t *p, uint32_t want)
+{
+	uint64_t t0 = nvl_now_ns(), waited;
+	unsigned int k = 0;
+
+	while (nvl_ld32(p) != want) {
+		if (++k % 64)
+			continue;
+		waited = nvl_now_ns() - t0;
+		if (waited > NVL_WAIT_NS)
+			return -ETIMEDOUT;
+		if (waited > NVL_SPIN_NS)
+			usleep(10);
+	}
+	return 0;
+}
+
 /* Ring, then wait until every command issued has completed. */
 static int wait_all(struct netvm *nv)
 {
-	uint64_t t0;
-	int spins = 0;
+	int err;
 
 	ring(nv);
-	t0 = nvl_now_ns();
-	while (nvl_ld32(&shadow(nv)->done) != nv->issued) {
-		if (++spins < 200)
-			continue;
-		if (nvl_now_ns() - t0 > NVL_WAIT_NS) {
-			collect_errors(nv);
-			return -ETIMEDOUT;
-		}
-		usleep(10);
+	err = await_word(&shadow(nv)->done, nv->issued);
+	if (err) {
+		collect_errors(nv);
+		return err;
 	}
 	return collect_errors(nv);
 }
@@ -608,7 +629,7 @@ static int atomic_op(struct netvm *nv, int seg, uint64_t off, uint32_t op,
 	uint64_t bytes = op >= NVM_AT_ENQUEUE ? NVM_WQ_WORDS * 4 : 4;
 	struct nvl_import *m;
 	struct nvm_cmd c;
-	uint64_t va, t0;
+	uint64_t va;
 	int err;
 
 	if (!nv)
@@ -643,12 +664,9 @@ static int atomic_op(struct netvm *nv, int seg, uint64_t off, uint32_t op,
 	if (err)
 		return err;
 	rep = (volatile struct nvm_atomic_reply *)(nv->host + nv->ep.reply_off);
-	t0 = nvl_now_ns();
-	while (nvl_ld32(&rep->seq) != c.seq) {
-		if (nvl_now_ns() - t0 > NVL_WAIT_NS)
-			return -ETIMEDOUT;
-		usleep(10);
-	}
+	err = await_word(&rep->seq, c.seq);
+	if (err)
+		return err;
 	r[0] = rep->r[0];
 	r[1] = rep->r[1];
 	r[2] = rep->r[2];
