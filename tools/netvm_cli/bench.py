@@ -198,6 +198,8 @@ def plot(rows, out_dir):
         with open(script, "w") as f:
             f.write("set terminal pngcairo size 900,600\n" if _has_cairo(gnuplot) else
                     "set terminal png size 900,600\n")
+            # noenhanced: labels are text ("ib_write_lat"), not markup
+            f.write("set termoption noenhanced\n")
             f.write("set output '%s'\nset title '%s'\nset logscale xy\nset grid\n"
                     "set key top left\nset xlabel 'message size (bytes, log)'\n"
                     "set ylabel '%s'\n%s\nset xrange [3:1500000]\n" % (png, title, ylabel, XTICS))
