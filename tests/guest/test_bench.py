@@ -212,16 +212,8 @@ def fugu_checks():
         rc, out, err = run(nv + ["up", "-n", "2"], timeout=600)
         if not T.ok(rc == 0, "cluster %s up again for unet_stop" % CLUSTER, diag(rc, out, err)):
             return
-        res = {}
-        th = threading.Thread(target=lambda: res.update(srv=run(
-            nv + ["run", "1", "--", "netvm-bench", "server", "-t", "120"], timeout=300)),
-            daemon=True)
-        th.start()
-        rc, out, err = run(nv + ["run", "0", "--", "netvm-bench", "client", "-P", "netvm", "-T",
-                                 "unet_stop", "-n", "400", "-S", "3000", "-s", "64,1024",
-                                 "10.77.0.2"], timeout=300)
-        th.join(150)
-        src = res.get("srv", (None, "", "no result"))
+        rc, out, err, src = client_server(nv, ["-P", "netvm", "-T", "unet_stop", "-n", "400",
+                                               "-S", "3000", "-s", "64,1024"])
         try:
             rows = bench.parse_csv(out)
         except Exception as e:
@@ -251,21 +243,27 @@ def fugu_checks():
              diag(rc, out, err))
 
 
-def corrupt_pingpongs(nv):
-    """-x on the NetVM ping-pongs between the two VMs: the server's
-    byte-for-byte check must catch the byte the client flips, in the
-    stamped write_lat (which polls only the last byte) as in the notifying
-    ones, and fail every row."""
+def client_server(nv, client_args):
+    """netvm-bench server on node 1, the client with client_args on node 0
+    against it: the client's (exit, stdout, stderr) and the server's."""
     res = {}
     th = threading.Thread(target=lambda: res.update(srv=run(
         nv + ["run", "1", "--", "netvm-bench", "server", "-t", "120"], timeout=300)),
         daemon=True)
     th.start()
-    rc, out, err = run(nv + ["run", "0", "--", "netvm-bench", "client", "-P", "netvm", "-T",
-                             "write_lat,notf_spin,notf_handler", "-n", "20", "-s", "8,5000",
-                             "-x", "10.77.0.2"], timeout=300)
+    rc, out, err = run(nv + ["run", "0", "--", "netvm-bench", "client"] + client_args +
+                       ["10.77.0.2"], timeout=300)
     th.join(150)
-    src = res.get("srv", (None, "", "no result"))
+    return rc, out, err, res.get("srv", (None, "", "no result"))
+
+
+def corrupt_pingpongs(nv):
+    """-x on the NetVM ping-pongs between the two VMs: the server's
+    byte-for-byte check must catch the byte the client flips, in the
+    stamped write_lat (which polls only the last byte) as in the notifying
+    ones, and fail every row."""
+    rc, out, err, src = client_server(nv, ["-P", "netvm", "-T", "write_lat,notf_spin,notf_handler",
+                                           "-n", "20", "-s", "8,5000", "-x"])
     try:
         rows = bench.parse_csv(out)
     except Exception as e:

@@ -855,17 +855,27 @@ static void link_pair(Lanai **a, Lanai **b)
     link_pair_with(a, b, "");
 }
 
-/* Two linked QEMUs, firmware running on both, a 4 KiB buffer on each. */
-static void raw_pair_up(Lanai **a, Lanai **b, struct nvm_sram_layout *la,
-                        struct nvm_sram_layout *lb, uint64_t *tx, uint64_t *rx)
+/*
+ * Two linked QEMUs (extra: more -device lanai options), firmware running
+ * on both, a 4 KiB buffer on each.
+ */
+static void raw_pair_up_with(Lanai **a, Lanai **b, struct nvm_sram_layout *la,
+                             struct nvm_sram_layout *lb, uint64_t *tx,
+                             uint64_t *rx, const char *extra)
 {
-    link_pair(a, b);
+    link_pair_with(a, b, extra);
     lanai_fw_start(*a);
     lanai_fw_start(*b);
     read_layout(*a, la);
     read_layout(*b, lb);
     *tx = guest_alloc(&(*a)->qs->alloc, 4096);
     *rx = guest_alloc(&(*b)->qs->alloc, 4096);
+}
+
+static void raw_pair_up(Lanai **a, Lanai **b, struct nvm_sram_layout *la,
+                        struct nvm_sram_layout *lb, uint64_t *tx, uint64_t *rx)
+{
+    raw_pair_up_with(a, b, la, lb, tx, rx, "");
 }
 
 static void test_raw_frames(void)
@@ -976,13 +986,7 @@ static void doorbell_mode(const char *extra)
     struct nvm_event ev;
     uint8_t got[64], pat[64];
 
-    link_pair_with(&a, &b, extra);
-    lanai_fw_start(a);
-    lanai_fw_start(b);
-    read_layout(a, &la);
-    read_layout(b, &lb);
-    tx = guest_alloc(&a->qs->alloc, 4096);
-    rx = guest_alloc(&b->qs->alloc, 4096);
+    raw_pair_up_with(&a, &b, &la, &lb, &tx, &rx, extra);
     for (unsigned i = 0; i < sizeof(pat); i++) {
         pat[i] = 0xa5 ^ i;
     }
