@@ -55,8 +55,17 @@ static int netvm_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static int netvm_ioc_info(struct netvm_dev *nd, void __user *uarg)
+/*
+ * Every ioctl handler has this shape; the table below routes to them (what
+ * it does not list is -ENOTTY before the device is touched).
+ */
+typedef long (*netvm_ioc_fn)(struct netvm_file *nf, unsigned int cmd,
+			     void __user *uarg);
+
+static long netvm_ioc_info(struct netvm_file *nf, unsigned int cmd,
+			   void __user *uarg)
 {
+	struct netvm_dev *nd = nf->nd;
 	struct netvm_info info;
 	u32 eps = nd->layout.ep_count;
 
@@ -75,8 +84,10 @@ static int netvm_ioc_info(struct netvm_dev *nd, void __user *uarg)
 	return 0;
 }
 
-static int netvm_ioc_raw_send(struct netvm_dev *nd, void __user *uarg)
+static long netvm_ioc_raw_send(struct netvm_file *nf, unsigned int cmd,
+			       void __user *uarg)
 {
+	struct netvm_dev *nd = nf->nd;
 	struct netvm_raw_send req;
 	int i;
 
@@ -93,8 +104,10 @@ static int netvm_ioc_raw_send(struct netvm_dev *nd, void __user *uarg)
 			      req.route_len, req.route);
 }
 
-static int netvm_ioc_raw_recv(struct netvm_dev *nd, void __user *uarg)
+static long netvm_ioc_raw_recv(struct netvm_file *nf, unsigned int cmd,
+			       void __user *uarg)
 {
+	struct netvm_dev *nd = nf->nd;
 	struct netvm_raw_recv req;
 	int ret;
 
@@ -114,85 +127,77 @@ static int netvm_ioc_raw_recv(struct netvm_dev *nd, void __user *uarg)
 	return ret;
 }
 
+static long netvm_ioc_ktest(struct netvm_file *nf, unsigned int cmd,
+			    void __user *uarg)
+{
+	return netvm_nv_ioc_ktest(nf->nd, uarg);
+}
+
+static long netvm_ioc_kbench(struct netvm_file *nf, unsigned int cmd,
+			     void __user *uarg)
+{
+	return netvm_nv_ioc_kbench(nf->nd, uarg);
+}
+
+static long netvm_ioc_import(struct netvm_file *nf, unsigned int cmd,
+			     void __user *uarg)
+{
+	return netvm_import_ioctl(nf->nd, uarg);
+}
+
+/* A file is a NetVM or a U-Net endpoint, not both. */
+static long netvm_ioc_ep(struct netvm_file *nf, unsigned int cmd,
+			 void __user *uarg)
+{
+	return READ_ONCE(nf->unet) ? -EBUSY : netvm_ep_ioctl(nf, cmd, uarg);
+}
+
+static const struct {
+	unsigned int cmd;
+	netvm_ioc_fn fn;
+} netvm_iocs[] = {
+	{ NETVM_IOC_INFO,		netvm_ioc_info },
+	{ NETVM_IOC_RAW_SEND,		netvm_ioc_raw_send },
+	{ NETVM_IOC_RAW_RECV,		netvm_ioc_raw_recv },
+	{ NETVM_IOC_KTEST,		netvm_ioc_ktest },
+	{ NETVM_IOC_KBENCH,		netvm_ioc_kbench },
+	{ NETVM_IOC_IMPORT,		netvm_ioc_import },
+	{ NETVM_IOC_TRIP_SET,		netvm_trip_ioctl },
+	{ NETVM_IOC_TRIP_CLEAR,		netvm_trip_ioctl },
+	{ NETVM_IOC_EP_OPEN,		netvm_ioc_ep },
+	{ NETVM_IOC_EP_INFO,		netvm_ioc_ep },
+	{ NETVM_IOC_EXPORT,		netvm_ioc_ep },
+	{ NETVM_IOC_UNEXPORT,		netvm_ioc_ep },
+	{ NETVM_IOC_PTBENCH,		netvm_ioc_ep },
+	{ NETVM_IOC_UNET_OPEN,		netvm_unet_ioctl },
+	{ NETVM_IOC_UNET_CHANNEL,	netvm_unet_ioctl },
+	{ NETVM_IOC_UNET_UNCHANNEL,	netvm_unet_ioctl },
+	{ NETVM_IOC_UNET_DRECV,		netvm_unet_ioctl },
+	{ NETVM_IOC_UNET_KICK,		netvm_unet_ioctl },
+	{ NETVM_IOC_UNET_SCHED,		netvm_unet_ioctl },
+};
+
 static long netvm_ioctl(struct file *file, unsigned int cmd,
 			unsigned long arg)
 {
 	struct netvm_file *nf = file->private_data;
 	struct netvm_dev *nd = nf->nd;
-	void __user *uarg = (void __user *)arg;
+	netvm_ioc_fn fn = NULL;
+	unsigned int i;
 	long ret;
 
-	switch (cmd) {
-	case NETVM_IOC_EP_OPEN:
-	case NETVM_IOC_EP_INFO:
-	case NETVM_IOC_EXPORT:
-	case NETVM_IOC_UNEXPORT:
-	case NETVM_IOC_PTBENCH:
-	case NETVM_IOC_IMPORT:
-	case NETVM_IOC_INFO:
-	case NETVM_IOC_RAW_SEND:
-	case NETVM_IOC_RAW_RECV:
-	case NETVM_IOC_KTEST:
-	case NETVM_IOC_KBENCH:
-	case NETVM_IOC_TRIP_SET:
-	case NETVM_IOC_TRIP_CLEAR:
-	case NETVM_IOC_UNET_OPEN:
-	case NETVM_IOC_UNET_CHANNEL:
-	case NETVM_IOC_UNET_UNCHANNEL:
-	case NETVM_IOC_UNET_DRECV:
-	case NETVM_IOC_UNET_KICK:
-	case NETVM_IOC_UNET_SCHED:
-		break;
-	default:
+	for (i = 0; i < ARRAY_SIZE(netvm_iocs) && !fn; i++)
+		if (netvm_iocs[i].cmd == cmd)
+			fn = netvm_iocs[i].fn;
+	if (!fn)
 		return -ENOTTY;
-	}
 
 	down_read(&nd->lifetime);
 	if (READ_ONCE(nd->dead)) {
 		up_read(&nd->lifetime);
 		return -ENODEV;
 	}
-	switch (cmd) {
-	case NETVM_IOC_INFO:
-		ret = netvm_ioc_info(nd, uarg);
-		break;
-	case NETVM_IOC_RAW_SEND:
-		ret = netvm_ioc_raw_send(nd, uarg);
-		break;
-	case NETVM_IOC_KTEST:
-		ret = netvm_nv_ioc_ktest(nd, uarg);
-		break;
-	case NETVM_IOC_KBENCH:
-		ret = netvm_nv_ioc_kbench(nd, uarg);
-		break;
-	case NETVM_IOC_IMPORT:
-		ret = netvm_import_ioctl(nd, uarg);
-		break;
-	case NETVM_IOC_TRIP_SET:
-	case NETVM_IOC_TRIP_CLEAR:
-		ret = netvm_trip_ioctl(nf, cmd, uarg);
-		break;
-	case NETVM_IOC_EP_OPEN:
-	case NETVM_IOC_EP_INFO:
-	case NETVM_IOC_EXPORT:
-	case NETVM_IOC_UNEXPORT:
-	case NETVM_IOC_PTBENCH:
-		/* a file is a NetVM or a U-Net endpoint, not both */
-		ret = READ_ONCE(nf->unet) ? -EBUSY :
-		      netvm_ep_ioctl(nf, cmd, uarg);
-		break;
-	case NETVM_IOC_UNET_OPEN:
-	case NETVM_IOC_UNET_CHANNEL:
-	case NETVM_IOC_UNET_UNCHANNEL:
-	case NETVM_IOC_UNET_DRECV:
-	case NETVM_IOC_UNET_KICK:
-	case NETVM_IOC_UNET_SCHED:
-		ret = netvm_unet_ioctl(nf, cmd, uarg);
-		break;
-	default:
-		ret = netvm_ioc_raw_recv(nd, uarg);
-		break;
-	}
+	ret = fn(nf, cmd, (void __user *)arg);
 	up_read(&nd->lifetime);
 	return ret;
 }
