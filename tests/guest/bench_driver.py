@@ -14,17 +14,15 @@ import os
 import sys
 import threading
 
-from guestlib import netvm_runner
+from guestlib import bench_cluster, netvm_runner
 
-nv = netvm_runner("bench-driver")
+CLUSTER = "bench-driver"
+nv = netvm_runner(CLUSTER)
 
 
 def main():
-    nv("down")
-    try:
-        r = nv("up", "-n", "2")
-        if r.returncode != 0:
-            print("driver-bench: up failed: " + r.stderr, file=sys.stderr)
+    with bench_cluster(CLUSTER) as up:
+        if not up:
             return 1
         srv = threading.Thread(target=nv, args=("run", "1", "--", "netvm-vm-test", "serve"), daemon=True)
         srv.start()
@@ -43,8 +41,6 @@ def main():
         print("(./netvm up -n 2, TCG, %d host cores; command: meson test -C build/meson --benchmark driver-bench)"
               % os.cpu_count())
         return 0
-    finally:
-        nv("down")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import os
 import sys
 import threading
 
-from guestlib import await_file, netvm_shell
+from guestlib import await_file, bench_cluster, netvm_shell
 
 CLUSTER = "bench-dsm"
 ITER = os.environ.get("DSM_BENCH_ITER", "2000")
@@ -25,12 +25,9 @@ def wait_for(node, name):
 
 
 def main():
-    nv("down")
-    rc, out, err = nv("up", "-n", "2", timeout=900)
-    if rc:
-        print(out + err)
-        return 1
-    try:
+    with bench_cluster(CLUSTER) as up:
+        if not up:
+            return 1
         res = {}
         ths = []
         for n in (0, 1):
@@ -57,8 +54,6 @@ def main():
             print(err, res.get(1))
             return 1
         return 0
-    finally:
-        nv("down")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import re
 import sys
 import threading
 
-from guestlib import netvm_runner
+from guestlib import bench_cluster, netvm_runner
 
 CLUSTER = "bench-fugu"
 SERVER_ADDR = "10.77.0.2"  # node 1's data NIC (tools/netvm_cli/cluster.py DATA_IP)
@@ -77,11 +77,8 @@ def main():
     messages = sys.argv[1] if len(sys.argv) > 1 else "2000"
     sizes = sys.argv[2] if len(sys.argv) > 2 else "64,1024,4096"
     stops = sys.argv[3] if len(sys.argv) > 3 else "0,250,1000,250w,1000w"
-    nv("down")
-    try:
-        r = nv("up", "-n", "2")
-        if r.returncode != 0:
-            print("fugu-bench: up failed: " + r.stderr, file=sys.stderr)
+    with bench_cluster(CLUSTER) as up:
+        if not up:
             return 1
         print("FUGU under a stopped receiver: %s U-Net messages per size, one per ms, node 0 -> "
               "node 1;\nthe receiver stops (SIGSTOP) for STOP ms after a quarter of them "
@@ -110,8 +107,6 @@ def main():
         print("every message arrived once, in order (numbers checked), the last of each run "
               "byte for byte; direct + diverted = sent, none dropped")
         return 0
-    finally:
-        nv("down")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import re
 import sys
 import time
 
-from guestlib import REPO, netvm_shell
+from guestlib import REPO, bench_cluster, netvm_shell
 
 CLUSTER = "bench-raw"
 RAW = "/netvm/build/meson/guest-lib/netvm-raw"
@@ -59,12 +59,9 @@ def stream(size, n):
 
 
 def main():
-    nv("down")
-    rc, out, err = nv("up", "-n", "2", timeout=900)
-    if rc:
-        print(out + err)
-        return 1
-    try:
+    with bench_cluster(CLUSTER) as up:
+        if not up:
+            return 1
         (mn8, med8), o8 = ping(8, 2000)
         (mn4k, med4k), o4k = ping(4096, 1000)
         mbps, cpu_us, res = stream(4096, 50000)
@@ -77,8 +74,6 @@ def main():
         if not ok:
             print(o8, o4k, res)
         return 0 if ok else 1
-    finally:
-        nv("down")
 
 
 if __name__ == "__main__":

@@ -13,9 +13,10 @@ import os
 import sys
 import threading
 
-from guestlib import netvm_runner
+from guestlib import bench_cluster, netvm_runner
 
-nv = netvm_runner("bench-sync")
+CLUSTER = "bench-sync"
+nv = netvm_runner(CLUSTER)
 
 
 def both(args):
@@ -36,11 +37,8 @@ def both(args):
 
 def main():
     iters = sys.argv[1] if len(sys.argv) > 1 else "500"
-    nv("down")
-    try:
-        r = nv("up", "-n", "2")
-        if r.returncode != 0:
-            print("sync-bench: up failed: " + r.stderr, file=sys.stderr)
+    with bench_cluster(CLUSTER) as up:
+        if not up:
             return 1
         for args in (["chan", iters, "8,64,1024,8192,65536"], ["lock", iters], ["notf", iters]):
             out = both(args)
@@ -50,8 +48,6 @@ def main():
         print("(./netvm up -n 2, TCG, %d host cores, %s iterations; command: "
               "meson test -C build/meson --benchmark sync-bench)" % (os.cpu_count(), iters))
         return 0
-    finally:
-        nv("down")
 
 
 if __name__ == "__main__":

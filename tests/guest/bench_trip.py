@@ -14,9 +14,10 @@ import os
 import sys
 import threading
 
-from guestlib import netvm_runner
+from guestlib import bench_cluster, netvm_runner
 
-nv = netvm_runner("bench-trip")
+CLUSTER = "bench-trip"
+nv = netvm_runner(CLUSTER)
 
 
 def one(mode, calls):
@@ -44,11 +45,8 @@ def one(mode, calls):
 
 def main():
     calls = sys.argv[1] if len(sys.argv) > 1 else "2000"
-    nv("down")
-    try:
-        r = nv("up", "-n", "2")
-        if r.returncode != 0:
-            print("trip-bench: up failed: " + r.stderr, file=sys.stderr)
+    with bench_cluster(CLUSTER) as up:
+        if not up:
             return 1
         print("tripwire RPC round trip, %s calls, 16 B request and reply:" % calls)
         print("%-6s %10s %10s %10s" % ("server", "median us", "p99 us", "min us"))
@@ -61,8 +59,6 @@ def main():
         print("(./netvm up -n 2, TCG, %d host cores; command: meson test -C build/meson --benchmark trip-bench)"
               % os.cpu_count())
         return 0
-    finally:
-        nv("down")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import os
 import sys
 import threading
 
-from guestlib import await_file, netvm_shell
+from guestlib import await_file, bench_cluster, netvm_shell
 
 CLUSTER = "bench-unet"
 
@@ -23,12 +23,9 @@ def info(node):
 
 
 def main():
-    nv("down")
-    rc, out, err = nv("up", "-n", "2", timeout=900)
-    if rc:
-        print(out + err)
-        return 1
-    try:
+    with bench_cluster(CLUSTER) as up:
+        if not up:
+            return 1
         res = {}
         srv = threading.Thread(target=lambda: res.update(srv=nv("run", "1", "--", "netvm-unet-test",
                                                               "serve", timeout=900)))
@@ -51,8 +48,6 @@ def main():
         if rc:
             print(err)
         return rc
-    finally:
-        nv("down")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ Each script boots its own cluster through ./netvm and prints TAP (meson's
 protocol 'tap'); diagnostics of a failed check go to stderr, which
 `meson test --print-errorlogs` shows.
 """
+import contextlib
 import os
 import sys
 
@@ -91,6 +92,22 @@ def netvm_runner(cluster, default_timeout=600):
                               stderr=subprocess.PIPE, text=True, errors="replace",
                               timeout=timeout)
     return nv
+
+
+@contextlib.contextmanager
+def bench_cluster(cluster, n=2, timeout=900):
+    """For a benchmark script: a fresh N-node cluster CLUSTER (what an
+    interrupted run left taken down first), taken down again when the block
+    ends.  Yields True once it is up, or False after printing ./netvm's
+    output on stderr."""
+    run_netvm(cluster, ["down"], timeout=120)
+    try:
+        rc, out, err = run_netvm(cluster, ["up", "-n", n], timeout=timeout)
+        if rc != 0:
+            print("%s: ./netvm up -n %d failed:\n%s%s" % (cluster, n, out, err), file=sys.stderr)
+        yield rc == 0
+    finally:
+        run_netvm(cluster, ["down"], timeout=120)
 
 
 def await_file(path):
