@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR MIT) */
 /*
  * Helpers for guest test programs: TAP-style "ok - " / "not ok - " lines
- * that run-guest-tests.py turns into its own, and the small files through
- * which the runner passes ports between nodes (netvm_unet_test.c and
- * netvm_dsm_test.c; netvm_trip_test.c still carries its own copy).
+ * that run-guest-tests.py turns into its own (after tap_prefix, e.g. a
+ * rank), and the small files through which the runner passes ports between
+ * nodes.  Static inline: a program takes what it uses.
  */
 #ifndef NETVM_GUEST_TAP_H
 #define NETVM_GUEST_TAP_H
@@ -14,13 +14,14 @@
 #include <unistd.h>
 
 static int failures;
+static const char *tap_prefix = "";
 
-static void __attribute__((format(printf, 2, 3)))
+static inline void __attribute__((format(printf, 2, 3)))
 check(int cond, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf(cond ? "ok - " : "not ok - ");
+	printf("%s - %s", cond ? "ok" : "not ok", tap_prefix);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -30,7 +31,7 @@ check(int cond, const char *fmt, ...)
 }
 
 /* Wait up to secs for a non-empty file and read it. */
-static int wait_file(const char *path, char *buf, size_t cap, int secs)
+static inline int wait_file(const char *path, char *buf, size_t cap, int secs)
 {
 	for (int i = 0; i < secs * 10; i++) {
 		FILE *f = fopen(path, "r");
@@ -49,7 +50,7 @@ static int wait_file(const char *path, char *buf, size_t cap, int secs)
 }
 
 /* Write atomically: the reader sees all of it or nothing. */
-static void write_file(const char *path, const char *text)
+static inline void write_file(const char *path, const char *text)
 {
 	char tmp[128];
 	FILE *f;

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guest_tap.h"
 #include "netvm.h"
 #include "netvm_sync.h"
 
@@ -68,23 +69,8 @@ static struct netvm *nv;
 static struct netvm_sync *grp;
 static struct netvm_sync_member mem[8];
 static unsigned int me, n;
-static int seg[8], failures;
-
-static void ok(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - rank %u: ", cond ? "ok" : "not ok", me);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	failures += !cond;
-}
+static int seg[8];
+static char rank_prefix[24];	/* the TAP lines say whose they are */
 
 static void die(const char *what, int err)
 {
@@ -144,45 +130,45 @@ static void phase_data(void)
 				e2 = 0;
 				break;
 			}
-			ok(!err && !e2, "write variant %u (%s) of %u B to rank %u (%s)", v,
-			   (const char *[]){ "write+flushW", "writeF", "writeN+flushRW",
-					     "writeFN" }[v], XFER, p,
-			   netvm_strerror(err ? err : e2));
+			check(!err && !e2, "write variant %u (%s) of %u B to rank %u (%s)", v,
+			      (const char *[]){ "write+flushW", "writeF", "writeN+flushRW",
+					        "writeFN" }[v], XFER, p,
+			      netvm_strerror(err ? err : e2));
 			memset(back, 0, XFER);
 			err = v % 2 ? netvm_readF(nv, seg[p], off, back, XFER) :
 				      netvm_read(nv, seg[p], off, back, XFER);
 			e2 = v % 2 ? 0 : netvm_flushR(nv);
-			ok(!err && !e2 && !memcmp(back, src + 1, XFER),
-			   "%s of rank %u gives the bytes written back",
-			   v % 2 ? "readF" : "read + flushR", p);
+			check(!err && !e2 && !memcmp(back, src + 1, XFER),
+			      "%s of rank %u gives the bytes written back",
+			      v % 2 ? "readF" : "read + flushR", p);
 		}
 
 		/* atomics on the peer's word for us */
 		err = netvm_swap(nv, seg[p], W_PEER(me), 5, &old);
-		ok(!err && old == 0, "swap on rank %u: old 0 (%u)", p, old);
+		check(!err && old == 0, "swap on rank %u: old 0 (%u)", p, old);
 		err = netvm_incr(nv, seg[p], W_PEER(me), &old);
-		ok(!err && old == 5, "incr: old 5 (%u)", old);
+		check(!err && old == 5, "incr: old 5 (%u)", old);
 		err = netvm_decr(nv, seg[p], W_PEER(me), &old);
-		ok(!err && old == 6, "decr: old 6 (%u)", old);
+		check(!err && old == 6, "decr: old 6 (%u)", old);
 		err = netvm_cswap(nv, seg[p], W_PEER(me), 4, 9, &old);
-		ok(!err && old == 5, "cswap(4 -> 9) fails: old 5 (%u)", old);
+		check(!err && old == 5, "cswap(4 -> 9) fails: old 5 (%u)", old);
 		err = netvm_cswap(nv, seg[p], W_PEER(me), 5, 0, &old);
-		ok(!err && old == 5, "cswap(5 -> 0) succeeds: old 5 (%u)", old);
+		check(!err && old == 5, "cswap(5 -> 0) succeeds: old 5 (%u)", old);
 		err = netvm_testandset(nv, seg[p], W_PEER(me), &old);
 		e2 = netvm_testandset(nv, seg[p], W_PEER(me), &v);
-		ok(!err && !e2 && old == 0 && v == 1, "testandset: 0 then 1 (%u %u)", old, v);
+		check(!err && !e2 && old == 0 && v == 1, "testandset: 0 then 1 (%u %u)", old, v);
 	}
 	if (me) {	/* concurrent NI atomics: not rank 0's CPU */
 		for (err = 0, i = 0; i < 10 && !err; i++)
 			err = netvm_incr(nv, seg[0], W_INCR, &old);
-		ok(!err, "10 incr on rank 0 (%s)", netvm_strerror(err));
+		check(!err, "10 incr on rank 0 (%s)", netvm_strerror(err));
 	}
 	p = (me + 1) % n;
-	ok(netvm_export_lookup(nv, "data", NULL) >= 0 &&
-	   netvm_import_lookup(nv, mem[p].node, 1, "data") == seg[p] &&
-	   netvm_import_info(nv, seg[p], &si) == 0 && si.len == DATA_SIZE &&
-	   si.node == mem[p].node && si.port == 1,
-	   "export_lookup, import_lookup and import_info agree");
+	check(netvm_export_lookup(nv, "data", NULL) >= 0 &&
+	      netvm_import_lookup(nv, mem[p].node, 1, "data") == seg[p] &&
+	      netvm_import_info(nv, seg[p], &si) == 0 && si.len == DATA_SIZE &&
+	      si.node == mem[p].node && si.port == 1,
+	      "export_lookup, import_lookup and import_info agree");
 	barrier();
 
 	/* what the others wrote here, and their notifications */
@@ -195,18 +181,18 @@ static void phase_data(void)
 				bad += data[off + i] != pat(p, me, i);
 			bad += data[off - 1] != 0 || data[off + XFER] != 0;
 		}
-		ok(!bad, "the 4 x %u B from rank %u are in place, neighbours untouched (%d bad)",
-		   XFER, p, bad);
-		ok(local_word(W_PEER(p)) == 1, "rank %u's atomics left 1 in its word (%u)",
-		   p, local_word(W_PEER(p)));
+		check(!bad, "the 4 x %u B from rank %u are in place, neighbours untouched (%d bad)",
+		      XFER, p, bad);
+		check(local_word(W_PEER(p)) == 1, "rank %u's atomics left 1 in its word (%u)",
+		      p, local_word(W_PEER(p)));
 	}
 	err = netvm_notf_test(nv, 10);
-	ok(err == (int)(2 * (n - 1)), "notification 10 counted %u times (%d)", 2 * (n - 1), err);
+	check(err == (int)(2 * (n - 1)), "notification 10 counted %u times (%d)", 2 * (n - 1), err);
 	while (netvm_notf_ack(nv, 10) > 0)
 		;
 	if (me == 0)
-		ok(local_word(W_INCR) == 10 * (n - 1), "rank 0: the incr word is %u (%u)",
-		   10 * (n - 1), local_word(W_INCR));
+		check(local_word(W_INCR) == 10 * (n - 1), "rank 0: the incr word is %u (%u)",
+		      10 * (n - 1), local_word(W_INCR));
 	barrier();
 }
 
@@ -270,13 +256,13 @@ static void phase_sync(void)
 		if (!err)
 			err = netvm_mcs_release(&lock);
 	}
-	ok(!err && !bad, "MCS lock: 15 critical sections, never two inside (%s, %u)",
-	   netvm_strerror(err), bad);
-	ok(netvm_mcs_release(&lock) == -EPERM, "release of a lock not held: -EPERM");
+	check(!err && !bad, "MCS lock: 15 critical sections, never two inside (%s, %u)",
+	      netvm_strerror(err), bad);
+	check(netvm_mcs_release(&lock) == -EPERM, "release of a lock not held: -EPERM");
 	barrier();
 	if (me == 0)
-		ok(local_word(W_COUNT) == 15 * n && local_word(W_INSIDE) == 0,
-		   "MCS: count %u (%u)", 15 * n, local_word(W_COUNT));
+		check(local_word(W_COUNT) == 15 * n && local_word(W_INSIDE) == 0,
+		      "MCS: count %u (%u)", 15 * n, local_word(W_COUNT));
 	barrier();
 
 	/* binary semaphore */
@@ -290,12 +276,12 @@ static void phase_sync(void)
 		r = err ? 0 : netvm_sem_signal(&sem);
 		err = r < 0 ? r : err;
 	}
-	ok(!err && !bad, "semaphore(1): 10 waits/signals, never two inside (%s, %u)",
-	   netvm_strerror(err), bad);
+	check(!err && !bad, "semaphore(1): 10 waits/signals, never two inside (%s, %u)",
+	      netvm_strerror(err), bad);
 	barrier();
 	if (me == 0)
-		ok(local_word(W_COUNT) == 25 * n, "semaphore: count %u (%u)", 25 * n,
-		   local_word(W_COUNT));
+		check(local_word(W_COUNT) == 25 * n, "semaphore: count %u (%u)", 25 * n,
+		      local_word(W_COUNT));
 
 	/* wait queue: everyone but 0 waits, 0 wakes them */
 	netvm_wq_init(grp, &wq, n - 1, 2);
@@ -307,7 +293,7 @@ static void phase_sync(void)
 			err = netvm_wq_wait(&wq);
 		if (!err)	/* rank 0 only reads it */
 			err = netvm_incr(nv, seg[0], W_WOKEN, &old);
-		ok(!err, "wait queue: woken (%s)", netvm_strerror(err));
+		check(!err, "wait queue: woken (%s)", netvm_strerror(err));
 	} else {
 		uint64_t tries = 0;
 
@@ -321,9 +307,9 @@ static void phase_sync(void)
 			if (!r)
 				usleep(1000);
 		}
-		ok(!err && local_word(W_WOKEN) == n - 1 && v <= n - 1,
-		   "wait queue: %u waiters woken by %u removes (%s)", n - 1, v,
-		   netvm_strerror(err));
+		check(!err && local_word(W_WOKEN) == n - 1 && v <= n - 1,
+		      "wait queue: %u waiters woken by %u removes (%s)", n - 1, v,
+		      netvm_strerror(err));
 	}
 	barrier();
 
@@ -353,13 +339,13 @@ static void phase_sync(void)
 		if (!err)
 			err = netvm_mon_exit(&mon);
 	}
-	ok(!err, "monitor: 6 items %s (%s)", me % 2 ? "consumed" : "produced",
-	   netvm_strerror(err));
+	check(!err, "monitor: 6 items %s (%s)", me % 2 ? "consumed" : "produced",
+	      netvm_strerror(err));
 	barrier();
 	if (me == 0)
-		ok(local_word(W_CONSUMED) == 6 * (n / 2) && local_word(W_BUF) == 0,
-		   "monitor: %u consumed, buffer empty (%u, %u)", 6 * (n / 2),
-		   local_word(W_CONSUMED), local_word(W_BUF));
+		check(local_word(W_CONSUMED) == 6 * (n / 2) && local_word(W_BUF) == 0,
+		      "monitor: %u consumed, buffer empty (%u, %u)", 6 * (n / 2),
+		      local_word(W_CONSUMED), local_word(W_BUF));
 	barrier();
 }
 
@@ -394,13 +380,13 @@ static void phase_chan(void)
 				bad += m[j] != pat(prev, me, i + j);
 		}
 	}
-	ok(!err && !bad, "channel: 30 messages of 1..3000 B to rank %u and from rank %u, "
-	   "byte-verified (%s, %u bad)", next, prev, netvm_strerror(err), bad);
-	ok(netvm_chan_send(out, src, 3001) == -EMSGSIZE &&
-	   netvm_chan_recv(out, (const void **)&m, &len) == -EINVAL,
-	   "channel: oversized send -EMSGSIZE, receive on a sender -EINVAL");
+	check(!err && !bad, "channel: 30 messages of 1..3000 B to rank %u and from rank %u, "
+	      "byte-verified (%s, %u bad)", next, prev, netvm_strerror(err), bad);
+	check(netvm_chan_send(out, src, 3001) == -EMSGSIZE &&
+	      netvm_chan_recv(out, (const void **)&m, &len) == -EINVAL,
+	      "channel: oversized send -EMSGSIZE, receive on a sender -EINVAL");
 	barrier();
-	ok(netvm_chan_close(out) == 0 && netvm_chan_close(in) == 0, "channels closed");
+	check(netvm_chan_close(out) == 0 && netvm_chan_close(in) == 0, "channels closed");
 	barrier();
 }
 
@@ -434,43 +420,43 @@ static void phase_notf(int peer, int sender)
 	if (sender) {
 		for (i = 0; i < 3 && !err; i++)	/* before the receiver arms 31 */
 			err = netvm_writeFN(nv, seg[peer], W_HANDLER, &i, 4, 31);
-		ok(!err, "3 notifications 31 sent (%s)", netvm_strerror(err));
+		check(!err, "3 notifications 31 sent (%s)", netvm_strerror(err));
 	} else {
-		ok(netvm_notf_arm(nv, 30, handler, NULL) == 0, "arm 30");
-		ok(netvm_notf_arm(nv, 30, handler, NULL) == -EBUSY, "arm 30 again: -EBUSY");
-		ok(netvm_notf_arm(nv, 0, handler, NULL) == -EINVAL &&
-		   netvm_notf_arm(nv, 1024, handler, NULL) == -EINVAL &&
-		   netvm_notf_arm(nv, 33, NULL, NULL) == -EINVAL,
-		   "arm 0, 1024, or without a handler: -EINVAL");
-		ok(netvm_notf_ack(nv, 30) == -EBUSY && netvm_notf_wait(nv, 30, 0) == -EBUSY,
-		   "ack/wait of an armed number: -EBUSY");
-		ok(netvm_notf_test(nv, 0) == -EINVAL && netvm_notf_wait(nv, 1024, 10) == -EINVAL &&
-		   netvm_notf_spin(nv, 2000, 10) == -EINVAL,
-		   "test 0, wait 1024, spin 2000: -EINVAL");
-		ok(netvm_notf_ack(nv, 33) == -EAGAIN, "ack with nothing pending: -EAGAIN");
-		ok(netvm_notf_spin(nv, 33, 50) == -ETIMEDOUT &&
-		   netvm_notf_wait(nv, 33, 50) == -ETIMEDOUT,
-		   "spin/wait with nothing coming: -ETIMEDOUT");
+		check(netvm_notf_arm(nv, 30, handler, NULL) == 0, "arm 30");
+		check(netvm_notf_arm(nv, 30, handler, NULL) == -EBUSY, "arm 30 again: -EBUSY");
+		check(netvm_notf_arm(nv, 0, handler, NULL) == -EINVAL &&
+		      netvm_notf_arm(nv, 1024, handler, NULL) == -EINVAL &&
+		      netvm_notf_arm(nv, 33, NULL, NULL) == -EINVAL,
+		      "arm 0, 1024, or without a handler: -EINVAL");
+		check(netvm_notf_ack(nv, 30) == -EBUSY && netvm_notf_wait(nv, 30, 0) == -EBUSY,
+		      "ack/wait of an armed number: -EBUSY");
+		check(netvm_notf_test(nv, 0) == -EINVAL && netvm_notf_wait(nv, 1024, 10) == -EINVAL &&
+		      netvm_notf_spin(nv, 2000, 10) == -EINVAL,
+		      "test 0, wait 1024, spin 2000: -EINVAL");
+		check(netvm_notf_ack(nv, 33) == -EAGAIN, "ack with nothing pending: -EAGAIN");
+		check(netvm_notf_spin(nv, 33, 50) == -ETIMEDOUT &&
+		      netvm_notf_wait(nv, 33, 50) == -ETIMEDOUT,
+		      "spin/wait with nothing coming: -ETIMEDOUT");
 	}
 	barrier();
 	if (sender) {
 		for (i = 0; i < 25 && !err; i++)
 			err = netvm_writeFN(nv, seg[peer], W_HANDLER, &i, 4, 30);
-		ok(!err, "25 notifying writes with 30 (%s)", netvm_strerror(err));
+		check(!err, "25 notifying writes with 30 (%s)", netvm_strerror(err));
 	} else {
-		ok(netvm_notf_test(nv, 31) == 3, "3 events of 31 pending before arming (%d)",
-		   netvm_notf_test(nv, 31));
-		ok(netvm_notf_arm(nv, 31, handler, NULL) == 0, "arm 31");
+		check(netvm_notf_test(nv, 31) == 3, "3 events of 31 pending before arming (%d)",
+		      netvm_notf_test(nv, 31));
+		check(netvm_notf_arm(nv, 31, handler, NULL) == 0, "arm 31");
 	}
 	barrier();
 	if (!sender) {
 		c = wait_count(30, 25);
-		ok(c == 25, "handler of 30 called exactly 25 times (%d)", c);
+		check(c == 25, "handler of 30 called exactly 25 times (%d)", c);
 		c = wait_count(31, 3);
-		ok(c == 3, "handler of 31 called for the 3 events pending at arm time (%d)", c);
-		ok(netvm_notf_test(nv, 30) == 0, "all 25 acknowledged");
-		ok(netvm_notf_disarm(nv, 30) == 0 && netvm_notf_disarm(nv, 30) == -ENOENT,
-		   "disarm 30; again: -ENOENT");
+		check(c == 3, "handler of 31 called for the 3 events pending at arm time (%d)", c);
+		check(netvm_notf_test(nv, 30) == 0, "all 25 acknowledged");
+		check(netvm_notf_disarm(nv, 30) == 0 && netvm_notf_disarm(nv, 30) == -ENOENT,
+		      "disarm 30; again: -ENOENT");
 	}
 	barrier();
 	if (sender) {
@@ -479,23 +465,23 @@ static void phase_notf(int peer, int sender)
 			err = netvm_writeFN(nv, seg[peer], W_HANDLER, &i, 4, 32);
 		if (!err)
 			err = netvm_writeFN(nv, seg[peer], W_HANDLER, &i, 4, 5000);
-		ok(!err, "30, 32 and one-shot 5000 sent (%s)", netvm_strerror(err));
+		check(!err, "30, 32 and one-shot 5000 sent (%s)", netvm_strerror(err));
 	} else {
 		c = netvm_notf_spin(nv, 32, TMO);
-		ok(c == 1 && netvm_notf_ack(nv, 32) == 0, "notf_spin sees 32 (%d)", c);
+		check(c == 1 && netvm_notf_ack(nv, 32) == 0, "notf_spin sees 32 (%d)", c);
 		c = netvm_notf_wait(nv, 30, TMO);
-		ok(c == 1 && h_count[30] == 25 && netvm_notf_ack(nv, 30) == 0,
-		   "after disarm 30 is pending, not handled (%d, %d calls)", c, h_count[30]);
+		check(c == 1 && h_count[30] == 25 && netvm_notf_ack(nv, 30) == 0,
+		      "after disarm 30 is pending, not handled (%d, %d calls)", c, h_count[30]);
 		err = netvm_notfq_wait(nv, TMO, &e);
 		while (!err && e.notf != 5000)	/* skip 30 and 32's entries */
 			err = netvm_notfq_wait(nv, TMO, &e);
-		ok(!err && e.src_node == mem[peer].node && e.src_port == 1,
-		   "one-shot 5000 from node %u port 1 in the queue (%s, node %u port %u)",
-		   mem[peer].node, netvm_strerror(err), e.src_node, e.src_port);
+		check(!err && e.src_node == mem[peer].node && e.src_port == 1,
+		      "one-shot 5000 from node %u port 1 in the queue (%s, node %u port %u)",
+		      mem[peer].node, netvm_strerror(err), e.src_node, e.src_port);
 		err = netvm_notfq_remove(nv, &e);
-		ok(err == -EAGAIN, "queue empty: -EAGAIN (%s, %u)", netvm_strerror(err),
-		   err ? 0 : e.notf);
-		ok(netvm_notf_disarm(nv, 31) == 0, "disarm 31");
+		check(err == -EAGAIN, "queue empty: -EAGAIN (%s, %u)", netvm_strerror(err),
+		      err ? 0 : e.notf);
+		check(netvm_notf_disarm(nv, 31) == 0, "disarm 31");
 	}
 	barrier();
 }
@@ -523,61 +509,61 @@ static void phase_errors(int peer, int sender)
 		memset(victim, 0x5a, sizeof(victim));
 		memset(gone, 0x3c, sizeof(gone));
 		h = netvm_export(nv, "victim", victim, sizeof(victim), 0, NULL);
-		ok(h >= 0, "export victim");
+		check(h >= 0, "export victim");
 		err = netvm_open(0, &nv2);
 		if (!err)
 			err = netvm_register(nv2, NETVM_PORT_ANY, 0);
-		ok(err == GONE_PORT, "another endpoint: port %d (%d)", GONE_PORT, err);
+		check(err == GONE_PORT, "another endpoint: port %d (%d)", GONE_PORT, err);
 		err = netvm_export(nv2, "gone", gone, sizeof(gone), 0, NULL);
-		ok(err >= 0, "export gone on port %d", GONE_PORT);
+		check(err >= 0, "export gone on port %d", GONE_PORT);
 	}
 	barrier();
 	if (sender) {
 		vseg = netvm_import(nv, mem[peer].node, 1, "victim");
 		gseg = netvm_import(nv, mem[peer].node, GONE_PORT, "gone");
-		ok(vseg >= 0 && gseg >= 0, "import victim and gone (%d %d)", vseg, gseg);
+		check(vseg >= 0 && gseg >= 0, "import victim and gone (%d %d)", vseg, gseg);
 		err = netvm_writeN(nv, seg[peer], ERR_OFF, src, 64, 0);
-		ok(err == -EINVAL, "writeN with notification 0: -EINVAL (%s)",
-		   netvm_strerror(err));
+		check(err == -EINVAL, "writeN with notification 0: -EINVAL (%s)",
+		      netvm_strerror(err));
 		err = netvm_writeFN(nv, seg[peer], DATA_SIZE - 2, src, 4, 12);
-		ok(err == -ERANGE, "write past the end of the import: -ERANGE (%s)",
-		   netvm_strerror(err));
+		check(err == -ERANGE, "write past the end of the import: -ERANGE (%s)",
+		      netvm_strerror(err));
 		err = netvm_readF(nv, seg[peer], DATA_SIZE, src, 1);
-		ok(err == -ERANGE, "read at the end: -ERANGE");
-		ok(netvm_writeF(nv, 63, 0, src, 4) == -EBADF, "bad segment: -EBADF");
+		check(err == -ERANGE, "read at the end: -ERANGE");
+		check(netvm_writeF(nv, 63, 0, src, 4) == -EBADF, "bad segment: -EBADF");
 	}
 	barrier();
 	if (!sender) {
 		/* a new key for the same memory: the sender's import is stale */
-		ok(netvm_unexport(nv, h) == 0 &&
-		   netvm_export(nv, "victim", victim, sizeof(victim), 0, NULL) >= 0,
-		   "victim re-exported (new key)");
-		ok(netvm_unregister(nv2) == 0 && netvm_unregister(nv2) == -ENXIO &&
-		   netvm_ep_fd(nv2) == -ENXIO && netvm_close(nv2) == 0,
-		   "port %d unregistered (again: -ENXIO), handle closed", GONE_PORT);
+		check(netvm_unexport(nv, h) == 0 &&
+		      netvm_export(nv, "victim", victim, sizeof(victim), 0, NULL) >= 0,
+		      "victim re-exported (new key)");
+		check(netvm_unregister(nv2) == 0 && netvm_unregister(nv2) == -ENXIO &&
+		      netvm_ep_fd(nv2) == -ENXIO && netvm_close(nv2) == 0,
+		      "port %d unregistered (again: -ENXIO), handle closed", GONE_PORT);
 	}
 	barrier();
 	if (sender) {
 		err = netvm_writeF(nv, vseg, 100, src, 3000);
-		ok(err == -EKEYREJECTED, "write with a stale key: -EKEYREJECTED (%s)",
-		   netvm_strerror(err));
+		check(err == -EKEYREJECTED, "write with a stale key: -EKEYREJECTED (%s)",
+		      netvm_strerror(err));
 		err = netvm_writeF(nv, vseg, 5000, src, 40);
-		ok(err == -EKEYREJECTED, "inline write with a stale key: -EKEYREJECTED (%s)",
-		   netvm_strerror(err));
+		check(err == -EKEYREJECTED, "inline write with a stale key: -EKEYREJECTED (%s)",
+		      netvm_strerror(err));
 		err = netvm_writeF(nv, gseg, 0, src, 2000);
-		ok(err == -ECONNREFUSED, "write to a closed endpoint: -ECONNREFUSED (%s)",
-		   netvm_strerror(err));
+		check(err == -ECONNREFUSED, "write to a closed endpoint: -ECONNREFUSED (%s)",
+		      netvm_strerror(err));
 		err = netvm_incr(nv, gseg, 0, (uint32_t *)(src + 8));
-		ok(err == -ECONNREFUSED, "atomic on a closed endpoint: -ECONNREFUSED (%s)",
-		   netvm_strerror(err));
-		ok(netvm_flushRW(nv) == 0, "errors were reported once: flush clean");
+		check(err == -ECONNREFUSED, "atomic on a closed endpoint: -ECONNREFUSED (%s)",
+		      netvm_strerror(err));
+		check(netvm_flushRW(nv) == 0, "errors were reported once: flush clean");
 	}
 	barrier();
 	if (!sender) {
-		ok(untouched(data + ERR_OFF, ERR_LEN, 0xa5), "notification 0 / past the end: "
-		   "nothing written");
-		ok(untouched(victim, sizeof(victim), 0x5a), "stale key: nothing written");
-		ok(untouched(gone, sizeof(gone), 0x3c), "closed endpoint: nothing written");
+		check(untouched(data + ERR_OFF, ERR_LEN, 0xa5), "notification 0 / past the end: "
+		      "nothing written");
+		check(untouched(victim, sizeof(victim), 0x5a), "stale key: nothing written");
+		check(untouched(gone, sizeof(gone), 0x3c), "closed endpoint: nothing written");
 	}
 	barrier();
 	if (sender) {
@@ -585,12 +571,12 @@ static void phase_errors(int peer, int sender)
 		netvm_unimport(nv, vseg);
 		vseg = netvm_import(nv, mem[peer].node, 1, "victim");
 		err = vseg < 0 ? vseg : netvm_writeF(nv, vseg, 200, src, 16);
-		ok(!err, "a fresh import of victim writes (%s)", netvm_strerror(err));
+		check(!err, "a fresh import of victim writes (%s)", netvm_strerror(err));
 	}
 	barrier();
 	if (!sender)
-		ok(victim[199] == 0x5a && untouched(victim + 200, 16, 0xee) &&
-		   victim[216] == 0x5a, "the fresh import's 16 B arrived, exactly");
+		check(victim[199] == 0x5a && untouched(victim + 200, 16, 0xee) &&
+		      victim[216] == 0x5a, "the fresh import's 16 B arrived, exactly");
 	barrier();
 }
 
@@ -603,6 +589,8 @@ int main(int argc, char **argv)
 	if (argc < 4 || argc - 2 > 8)
 		return fprintf(stderr, "usage: netvm-sync-test RANK NODE0 NODE1 ...\n"), 2;
 	me = atoi(argv[1]);
+	snprintf(rank_prefix, sizeof(rank_prefix), "rank %u: ", me);
+	tap_prefix = rank_prefix;
 	n = argc - 2;
 	for (i = 0; i < n; i++)
 		mem[i] = (struct netvm_sync_member){ .node = atoi(argv[2 + i]), .port = 1 };
@@ -615,9 +603,9 @@ int main(int argc, char **argv)
 	{
 		struct netvm_info info;
 
-		ok(netvm_info(nv, &info) == 0 && info.node_id == mem[me].node &&
-		   netvm_ep_fd(nv) >= 0 && netvm_fd(nv) >= 0,
-		   "info: node %u; descriptors", mem[me].node);
+		check(netvm_info(nv, &info) == 0 && info.node_id == mem[me].node &&
+		      netvm_ep_fd(nv) >= 0 && netvm_fd(nv) >= 0,
+		      "info: node %u; descriptors", mem[me].node);
 	}
 	err = netvm_export(nv, "data", data, DATA_SIZE, 0, NULL);
 	if (err < 0)
@@ -628,7 +616,7 @@ int main(int argc, char **argv)
 	err = netvm_sync_open(nv, "nvsync", mem, n, me, TMO, &grp);
 	if (err)
 		die("sync_open", err);
-	ok(netvm_sync_rank(grp) == me && netvm_sync_size(grp) == n, "sync group of %u joined", n);
+	check(netvm_sync_rank(grp) == me && netvm_sync_size(grp) == n, "sync group of %u joined", n);
 	for (i = 0; i < n; i++) {
 		seg[i] = netvm_import(nv, mem[i].node, 1, "data");
 		if (seg[i] < 0)
@@ -649,7 +637,7 @@ int main(int argc, char **argv)
 	barrier();
 	netvm_sync_close(grp);
 	err = netvm_close(nv);
-	ok(!err, "close");
+	check(!err, "close");
 	printf("# rank %u: %d failed\n", me, failures);
 	return failures ? 1 : 0;
 }

@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "guest_tap.h"
 #include "netvm.h"
 
 #define INFO		"/tmp/nvtrip.info"
@@ -50,22 +51,6 @@
 #define F_HITS		20
 #define FLOOD_OFF	(48 * 1024)	/* nobody accesses this page */
 #define WAIT_MS		20000
-
-static int failures;
-
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf(ok ? "ok - " : "not ok - ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!ok)
-		failures++;
-}
 
 static void die(const char *what, int err)
 {
@@ -104,16 +89,14 @@ static struct netvm *serve_open(uint8_t *tw, struct netvm_info *info,
 	return nv;
 }
 
-/* "node N port P" in INFO, for the test driver (renamed: never half). */
+/* "node N port P" in INFO, for the test driver (never half written). */
 static void publish(const struct netvm_info *info, int port)
 {
-	FILE *f = fopen(INFO ".tmp", "w");
+	char line[64];
 
-	if (!f)
-		die("info file", -errno);
-	fprintf(f, "node %u port %d\n", info->node_id, port);
-	fclose(f);
-	rename(INFO ".tmp", INFO);
+	snprintf(line, sizeof(line), "node %u port %d\n", info->node_id,
+		 port);
+	write_file(INFO, line);
 }
 
 /* NetVM notification events the driver has taken (interrupts). */
