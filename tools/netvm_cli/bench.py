@@ -334,6 +334,12 @@ def run(c, iterations, sizes=None, tests=None, csv_only=False, plots=True, out_d
     if not csv_only:
         print("best of %d round%s per test and size:" % (rounds, "" if rounds == 1 else "s"))
         print_table(rows, s)
+        per_round = [pick(r, "write_lat", 8, "median_us") for r in all_rows]
+        if len(per_round) > 1 and all(per_round):
+            # spinning round trips run at one of two speeds on a busy
+            # small host (docs/bench.md, "Two speeds"): show every round
+            print("8-byte write round trip per round: %s us (the table keeps the best)"
+                  % " / ".join("%.1f" % v for v in per_round))
         print("host: %d CPUs, load average %s before, %s after (other VMs skew the figures)"
               % (host["cpus"], fmt(load0, "%.2f"), fmt(host["loadavg_after"], "%.2f")))
         say("results: %s%s (%s)" % (", ".join(rel(os.path.join(out_dir, f)) for f in (
