@@ -124,7 +124,7 @@ void lanai_fw_init(LanaiState *s)
 
 void lanai_fw_kick(LanaiState *s)
 {
-    if (s->fw_in_bh) {
+    if (s->fw_running) {
         s->fw_again = true;     /* lanai_fw_run runs the firmware again */
         return;
     }
@@ -153,7 +153,7 @@ static bool lanai_fw_run(LanaiState *s, unsigned max_rounds,
         fw_boot(&s->fw);
     }
     guard->engaged_in_io = true;
-    s->fw_in_bh = true;
+    s->fw_running = true;
     for (rounds = 1; ; rounds++) {
         s->fw_again = false;
         fw_run(&s->fw);
@@ -164,7 +164,7 @@ static bool lanai_fw_run(LanaiState *s, unsigned max_rounds,
             break;
         }
     }
-    s->fw_in_bh = false;
+    s->fw_running = false;
     guard->engaged_in_io = engaged;
     trace_lanai_fw_bh(rounds, s->fw_again, lanai_fw_caller_name[caller]);
     return s->fw_again;
@@ -182,7 +182,7 @@ static bool lanai_fw_run(LanaiState *s, unsigned max_rounds,
 void lanai_fw_now(LanaiState *s, unsigned max_rounds,
                   enum lanai_fw_caller caller)
 {
-    if (s->fw_in_bh) {
+    if (s->fw_running) {
         s->fw_again = true;     /* lanai_fw_run runs the firmware again */
         return;
     }
@@ -199,9 +199,10 @@ void lanai_fw_now(LanaiState *s, unsigned max_rounds,
  *
  * Why not always the bottom half: scheduling it wakes the main loop, and
  * on a small host whose CPUs are taken by spinning vCPUs that wake-up is
- * 6-12 us, a quarter of a NetVM round trip (docs/bench.md, "The doorbell
- * served inline").  The firmware does the same either way; it pops the
- * FIFO, so writes are served in the order they were latched.
+ * 6-12 us, a quarter of a NetVM round trip (docs/hardware.md, "Who runs
+ * the firmware", has the measurements).  The firmware does the same either
+ * way; it pops the FIFO, so writes are served in the order they were
+ * latched.
  */
 void lanai_fw_doorbell(LanaiState *s)
 {

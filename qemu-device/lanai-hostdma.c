@@ -119,7 +119,7 @@ void lanai_hdma_start(LanaiState *s, uint32_t desc)
     }
     s->hdma_busy = true;
     s->hdma_desc = desc;
-    if (!s->fw_in_bh) {
+    if (!s->fw_running) {
         qemu_bh_schedule(s->hdma_bh);
     }
 }

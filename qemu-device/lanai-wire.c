@@ -165,8 +165,8 @@ void lanai_send_start(LanaiState *s, uint32_t off, uint32_t len)
     s->send_busy = true;
     s->send_off = off;
     s->send_len = len;
-    if (!s->fw_in_bh) {
-        qemu_bh_schedule(s->send_bh);   /* else lanai_fw_bh sends it */
+    if (!s->fw_running) {
+        qemu_bh_schedule(s->send_bh);   /* else lanai_fw_run sends it */
     }
 }
 

@@ -126,7 +126,7 @@ struct LanaiState {
      * it for another run.  Never set between main-loop iterations, so
      * not migrated.
      */
-    bool fw_in_bh;
+    bool fw_running;
     bool fw_again;
     /* property doorbell-inline: a doorbell runs an idle firmware at once */
     bool doorbell_inline;
