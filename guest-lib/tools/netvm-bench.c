@@ -467,6 +467,7 @@ struct handler_ctx {
 	size_t size;
 	int answer;		/* server: answer with writeN + NOTF */
 	int err;		/* the first answer that failed */
+	int sem_ok, armed;	/* what handler_done must undo */
 	sem_t calls;		/* posted once per call */
 };
 
@@ -497,20 +498,27 @@ static int await_call(struct handler_ctx *h)
 static int handler_arm(struct side *s, struct handler_ctx *h, size_t size,
 		       int answer)
 {
+	int err;
+
 	*h = (struct handler_ctx){ .s = s, .size = size, .answer = answer };
 	if (sem_init(&h->calls, 0, 0))
 		return -errno;
-	return netvm_notf_arm(s->nv, NOTF, bench_handler, h);
+	h->sem_ok = 1;
+	err = netvm_notf_arm(s->nv, NOTF, bench_handler, h);
+	h->armed = !err;
+	return err;
 }
 
-/* Disarms (the handler is not running once this returns); the first
- * error of the test, of the arm (arm_err) or of an answer. */
-static int handler_done(struct side *s, struct handler_ctx *h, int arm_err)
+/* Disarms whatever happened (h lives on the caller's stack: the handler
+ * is not running once this returns); the test's error (err), else the
+ * first failed answer. */
+static int handler_done(struct side *s, struct handler_ctx *h, int err)
 {
-	if (!arm_err)
+	if (h->armed)
 		netvm_notf_disarm(s->nv, NOTF);
-	sem_destroy(&h->calls);
-	return arm_err ? arm_err : h->err;
+	if (h->sem_ok)
+		sem_destroy(&h->calls);
+	return err ? err : h->err;
 }
 
 /* What a stamped receive area must hold: pattern k, the stamp last (a
