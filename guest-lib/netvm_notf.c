@@ -162,11 +162,12 @@ void nvl_notf_hide(struct netvm *nv, uint32_t lo, uint32_t hi)
  * interrupt costs the receiver, which usually spins on the queue, a trip
  * through its kernel (under TCG about a third of an 8-byte write's round
  * trip), so the counting numbers are armed only while someone can be
- * woken: a thread in nvl_notf_sleep, the handler thread while a number is armed, or for good once
- * netvm_ep_fd() gave the descriptor away.  The queue's own arm (byte 0:
- * one-shots, tripwire hits) only while a thread sleeps in nvl_notf_sleep.
- * The NI reads the arm byte after the queue entry has landed, so a sleeper
- * that arms and then looks at the queue misses nothing.  arm_mu held.
+ * woken: a thread in nvl_notf_sleep, the handler thread while it has a
+ * number armed, or for good once netvm_ep_fd() gave the descriptor away.
+ * The queue's own arm (byte 0: one-shots, tripwire hits) only while a
+ * thread sleeps in nvl_notf_sleep.  The NI reads the arm byte after the
+ * queue entry has landed, so a sleeper that arms and then looks at the
+ * queue misses nothing.  arm_mu held.
  */
 static void arm_counting(struct netvm *nv, uint8_t on)
 {
