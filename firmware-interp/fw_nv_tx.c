@@ -10,7 +10,8 @@
  * The ACK means complete, not only arrived: it completes a write that
  * succeeded (fw_nv_rx.c).
  * ACKs are cumulative, piggybacked on every packet and also sent on their
- * own every half window or after a short delay.  Unacknowledged packets
+ * own every quarter window (FW_NV_ACK_EVERY), at once when the writer
+ * waits (NVM_CF_ACK_NOW), or after a short delay.  Unacknowledged packets
  * are resent after a timeout that doubles up to a cap; a peer silent for
  * too long is marked dead and its operations fail with an error.  A change
  * in the peer's boot epoch means it restarted: everything outstanding with

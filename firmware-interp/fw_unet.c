@@ -640,9 +640,10 @@ static uint32_t reply_ent(struct fw *fw, uint32_t port, uint32_t num)
 	       num * sizeof(struct nvm_unet_reply_ent);
 }
 
-static enum nvm_unet_reply_fate reply_lookup(struct fw *fw, uint32_t port, int ch,
-				    uint8_t hflags, uint32_t num,
-				    uint32_t mlen, uint32_t *off)
+static enum nvm_unet_reply_fate reply_lookup(struct fw *fw, uint32_t port,
+						 int ch, uint8_t hflags,
+						 uint32_t num, uint32_t mlen,
+						 uint32_t *off)
 {
 	const struct fw_unet_ep *e = &fw->unet.ep[port];
 	enum nvm_unet_reply_fate fate;

@@ -1,18 +1,18 @@
 /*
  * LANai: the firmware runtime.  Binds the firmware library's chip
  * interface (firmware-interp/fw_chip.h) to this device's SRAM, engines,
- * doorbell FIFO and event queue, and runs the firmware from a bottom half
- * whenever something happened.
+ * doorbell FIFO and event queue, and runs the firmware whenever something
+ * happened: from its bottom half, or at once for a doorbell write
+ * (lanai_fw_doorbell) or a frame's arrival (lanai_fw_now).
  *
- * The bottom half also finishes the host DMA chain and the frame the
- * firmware started, and runs the firmware again for what they completed,
- * until nothing is left (or LANAI_FW_ROUNDS).  The firmware sees what it
+ * Each run also finishes the host DMA chain and the frame the firmware
+ * started, and runs the firmware again for what they completed, until
+ * nothing is left (or LANAI_FW_ROUNDS).  The firmware sees what it
  * would with an engine BH of their own, a chain or frame that ends after
  * fw_run() returns, but a step costs no main-loop iteration: a NetVM
  * write crossed six of them at the receiver (frame, data chain,
  * firmware, notification chain, firmware, reply), each a wake-up that
- * two spinning vCPUs on a small host make slow.  For the same reason a
- * doorbell may run the firmware at once (lanai_fw_doorbell).
+ * two spinning vCPUs on a small host make slow.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -1,8 +1,9 @@
 /*
  * LANai: the host DMA engine.  Walks a chain of LANai 9 style descriptors
  * in SRAM, moving data between host memory and SRAM in either direction.
- * It runs from a bottom half, never from an MMIO handler: its own, or the
- * firmware's for a chain the firmware started (lanai-fw.c).  Every failure
+ * It runs from its own bottom half, or, for a chain the firmware started,
+ * in the firmware's run (lanai-fw.c: a bottom half, a doorbell write or a
+ * frame's arrival, the device's re-entrancy guard held).  Every failure
  * (bad host address, SRAM range, looping chain) completes the descriptor
  * with an error status, raises an error event and ends the chain; the
  * chain's end always sets ISR.WAKE0 so the firmware is never left waiting.

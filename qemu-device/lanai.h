@@ -24,8 +24,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(LanaiState, LANAI)
 #define LANAI_EV_BACKLOG        256   /* events held while the ring is full */
 #define LANAI_DMA_MAX_CHAIN     1024  /* longer chains are loops */
 #define LANAI_LINK_POLL_MS      20
-#define LANAI_FW_ROUNDS         16    /* firmware runs per bottom half */
-#define LANAI_FW_INLINE_ROUNDS  4     /* ... per doorbell write (inline) */
+#define LANAI_FW_ROUNDS         16    /* firmware passes per BH or frame */
+#define LANAI_FW_INLINE_ROUNDS  4     /* ... per doorbell write */
 
 typedef struct LanaiDoorbell {
     uint32_t offset;
@@ -120,8 +120,9 @@ struct LanaiState {
     struct fw_chip chip;
     QEMUBH *fw_bh;
     /*
-     * Only while the firmware runs (lanai_fw_run, from the bottom half or
-     * a doorbell write; under the BQL, as every access here):
+     * Only while the firmware runs (lanai_fw_run, from the bottom half, a
+     * doorbell write or a frame's arrival; under the BQL, as every access
+     * here):
      * engines the firmware starts wait for it instead of a BH, kicks ask
      * it for another run.  Never set between main-loop iterations, so
      * not migrated.
