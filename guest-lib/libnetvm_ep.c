@@ -460,15 +460,12 @@ static int await_word(const volatile uint32_t *p, uint32_t want)
 /* Ring, then wait until every command issued has completed. */
 static int wait_all(struct netvm *nv)
 {
-	int err;
+	int err, ret;
 
 	ring(nv);
 	err = await_word(&shadow(nv)->done, nv->issued);
-	if (err) {
-		collect_errors(nv);
-		return err;
-	}
-	return collect_errors(nv);
+	ret = collect_errors(nv);	/* drained either way */
+	return err ? err : ret;
 }
 
 static int flush(struct netvm *nv)

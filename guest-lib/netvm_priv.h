@@ -89,7 +89,8 @@ struct netvm {
 	uint32_t tripq_head;
 	uint32_t tripq_count;
 	int sleepers;			/* threads in nvl_notf_sleep, arm_mu */
-	int arm_holders;		/* sleepers, the handler thread; arm_mu */
+	int arm_holders;		/* sleepers, the handler thread while
+					 * it has a number armed; arm_mu */
 	int arm_forever;		/* netvm_ep_fd() was called; arm_mu */
 	pthread_mutex_t arm_mu;
 	uint32_t hide_lo;		/* numbers kept out of the queue */
