@@ -84,19 +84,30 @@ grep -q "'lanai-test'" "$SRC/tests/qtest/meson.build" ||
 		"$SRC/tests/qtest/meson.build"
 
 # --- 4. configure and build ---------------------------------------------
+# ccache through its masquerade directory: configure records
+# /usr/lib/ccache/cc as the compiler.  Paths under the repository are
+# hashed relative to it, so another clone or worktree (CI's fresh clone)
+# reuses the objects.
+if [ -x /usr/lib/ccache/cc ]; then
+	PATH="/usr/lib/ccache:$PATH"
+	CCACHE_BASEDIR="$REPO"
+	CCACHE_NOHASHDIR=1
+	export PATH CCACHE_BASEDIR CCACHE_NOHASHDIR
+fi
 CONFIGURE="--target-list=x86_64-softmmu --python=/usr/bin/python3 \
 --without-default-features --disable-docs --disable-install-blobs --enable-slirp --enable-attr --enable-virtfs \
 --enable-fdt=system --enable-tcg --enable-kvm --enable-trace-backends=log \
 --firmwarepath=/usr/share/seabios:/usr/share/qemu"
+CONFIGURE_ID="$CONFIGURE cc=$(command -v cc)"
 if [ "${1:-}" = "--force-configure" ] || [ ! -f "$OBJ/build.ninja" ] ||
-   [ "$(cat "$OBJ/.netvm-configure" 2>/dev/null || true)" != "$CONFIGURE" ]; then
+   [ "$(cat "$OBJ/.netvm-configure" 2>/dev/null || true)" != "$CONFIGURE_ID" ]; then
 	say "configuring QEMU in $OBJ"
 	rm -rf "$OBJ"
 	mkdir -p "$OBJ"
 	# shellcheck disable=SC2086
 	(cd "$OBJ" && "$SRC/configure" $CONFIGURE > configure.log 2>&1) ||
 		{ tail -n 20 "$OBJ/configure.log" >&2; die "configure failed (log: $OBJ/configure.log)"; }
-	echo "$CONFIGURE" > "$OBJ/.netvm-configure"
+	echo "$CONFIGURE_ID" > "$OBJ/.netvm-configure"
 fi
 say "building qemu-system-x86_64 and the lanai qtest"
 ninja -C "$OBJ" qemu-system-x86_64 tests/qtest/lanai-test > "$OBJ/ninja.log" 2>&1 ||
