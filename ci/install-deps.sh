@@ -17,9 +17,13 @@ want_missing() {
 	done
 }
 
+# What netvm adds to apt (deb-src, backports) is derived from the
+# machine's own sources by apt-sources.py: same archive, same key, only
+# what is missing.
 SRC=/etc/apt/sources.list.d/netvm.sources
+want_src="$(/usr/bin/python3 "$(dirname "$0")/apt-sources.py")" || exit 1
 need_sources=0
-[ -f "$SRC" ] || need_sources=1
+[ "$want_src" = "$(cat "$SRC" 2>/dev/null || true)" ] || need_sources=1
 
 ABI_HDR=""
 missing="$(want_missing $PKGS_BUILD $PKGS_QEMU $PKGS_GUEST $PKGS_TEST $PKGS_BENCH | tr '\n' ' ')"
@@ -45,20 +49,17 @@ fi
 
 if [ "$(id -u)" != 0 ]; then
 	echo "netvm: missing packages: $missing meson(>=1.5) python3-pycotap" >&2
-	echo "netvm: as root, run: sh ci/install-deps.sh   (adds deb-src and bookworm-backports, then:)" >&2
+	echo "netvm: as root, run: sh ci/install-deps.sh   (adds the deb-src and backports it lacks, then:)" >&2
 	echo "  apt-get install -y $missing && apt-get install -y -t bookworm-backports $PKGS_BACKPORTS" >&2
 	exit 1
 fi
 
 if [ $need_sources = 1 ]; then
-	echo "netvm: adding deb-src and bookworm-backports to apt ($SRC)"
-	cat > "$SRC" <<SOURCES
-Types: deb deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates bookworm-backports
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SOURCES
+	echo "netvm: adding to apt ($SRC), from this machine's own sources:" \
+		"$(printf '%s\n' "$want_src" | sed -n 's/^Types: \(.*\)/\1/p;s/^Suites: \(.*\)/for \1;/p' | tr '\n' ' ')"
+	rc=0
+	/usr/bin/python3 "$(dirname "$0")/apt-sources.py" --write "$SRC" || rc=$?
+	[ $rc = 0 ] || [ $rc = 3 ] || exit 1
 fi
 echo "netvm: apt-get update"
 apt-get update -qq || { echo "netvm: apt-get update failed: is the Debian archive reachable?" >&2; exit 1; }
