@@ -109,8 +109,37 @@ if [ "${1:-}" = "--force-configure" ] || [ ! -f "$OBJ/build.ninja" ] ||
 		{ tail -n 20 "$OBJ/configure.log" >&2; die "configure failed (log: $OBJ/configure.log)"; }
 	echo "$CONFIGURE_ID" > "$OBJ/.netvm-configure"
 fi
+# ninja's own N/M count, as one updating line on a terminal and a line
+# every 30 s otherwise, with an estimate of what is left: a first build
+# takes minutes and should not look hung.
+ninja_with_progress() { # LOG TARGET...
+	log="$1"
+	shift
+	ninja -C "$OBJ" "$@" > "$log" 2>&1 &
+	pid=$!
+	t0=$(date +%s)
+	last=0
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 2
+		nm="$(tail -c 4096 "$log" | grep -o '^\[[0-9]*/[0-9]*\]' | tail -n 1 | tr -d '[]')"
+		[ -n "$nm" ] || continue
+		n=${nm%/*}
+		m=${nm#*/}
+		el=$(( $(date +%s) - t0 ))
+		left=""
+		[ "$n" -gt 0 ] && [ "$el" -ge 10 ] && left=", about $(( el * (m - n) / n )) s left"
+		if [ -t 1 ]; then
+			printf '\rbuild-qemu: %s/%s steps, %s s%s    ' "$n" "$m" "$el" "$left"
+		elif [ $(( el - last )) -ge 30 ]; then
+			say "$n/$m steps, $el s$left"
+			last=$el
+		fi
+	done
+	[ ! -t 1 ] || printf '\n'
+	wait "$pid"
+}
 say "building qemu-system-x86_64 and the lanai qtest"
-ninja -C "$OBJ" qemu-system-x86_64 tests/qtest/lanai-test > "$OBJ/ninja.log" 2>&1 ||
+ninja_with_progress "$OBJ/ninja.log" qemu-system-x86_64 tests/qtest/lanai-test ||
 	{ grep -E 'error|Error|FAILED' "$OBJ/ninja.log" | head -n 30 >&2; die "build failed (log: $OBJ/ninja.log)"; }
 # QEMU's tree is not built with -Werror; our own files must be warning-free.
 if grep -E '(hw/misc/lanai|tests/qtest/lanai)[^ ]*: (warning|error)' "$OBJ/ninja.log" >&2; then
