@@ -19,6 +19,9 @@ from . import fabric
 from .common import NetvmError, rel
 
 BUSY_RETRY_S = 0.01
+# Longer than the switch's default stall timeout (5 s), after which it
+# flushes a stuck output and the port moves again.
+BUSY_GIVE_UP_S = 30
 
 
 def frame_bytes(c, frm, to, data, crc):
@@ -48,13 +51,18 @@ def _via_switch(c, frm, data, count):
         s.connect(path)
         f = s.makefile("rb")
         sent = 0
+        moved = time.monotonic()
         while sent < count:
             s.sendall(line)
             ans = fabric.parse_answer(f.readline(), "inject")
             if ans.get("ok"):
                 sent += 1
                 held += bool(ans.get("held"))
+                moved = time.monotonic()
             elif "busy" in ans.get("error", ""):
+                if time.monotonic() - moved > BUSY_GIVE_UP_S:
+                    raise NetvmError("inject: node%d's port held by a full output for %d s "
+                                     "(%d of %d frames sent)" % (frm, BUSY_GIVE_UP_S, sent, count))
                 time.sleep(BUSY_RETRY_S)    # back-pressure, as a NIC waits
             else:
                 raise NetvmError("switch: inject: %s" % ans.get("error", "failed"))
