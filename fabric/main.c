@@ -188,6 +188,19 @@ static char *ctl_command(char *line, gboolean *quit)
 		fab_link_set(p, !strcmp(tok[2], "up"));
 		return g_strdup("{\"ok\": true}\n");
 	}
+	if (!strcmp(tok[0], "mapper")) {
+		char *end = NULL;
+		long v = n == 2 ? strtol(tok[1], &end, 10) : 0;
+
+		if (n == 2 && !strcmp(tok[1], "any"))
+			fab_cfg.mapper_node = -1;
+		else if (n == 2 && *tok[1] && !*end && v >= 0 && v < 65535)
+			fab_cfg.mapper_node = (int)v;
+		else if (n != 1)
+			goto usage;
+		return g_strdup_printf("{\"ok\": true, \"mapper\": %d}\n",
+				       fab_cfg.mapper_node);
+	}
 	if (!strcmp(tok[0], "inject")) {
 		if (n != 3)
 			goto usage;
@@ -217,7 +230,7 @@ static char *ctl_command(char *line, gboolean *quit)
 		return g_strdup("{\"ok\": true, \"commands\": [\"stats [PORT]\", "
 				"\"fault PORT drop=R dup=R reorder=R corrupt=R delay_ms=N\", "
 				"\"fault PORT clear\", \"link PORT down|up\", "
-				"\"inject PORT HEX\", "
+				"\"inject PORT HEX\", \"mapper [NODE|any]\", "
 				"\"capture start FILE\", \"capture stop\", \"quit\"]}\n");
 usage:
 	return g_strdup("{\"ok\": false, \"error\": \"bad command (try help)\"}\n");
@@ -308,6 +321,7 @@ int main(int argc, char **argv)
 	g_autofree char *tcp = NULL, *only = NULL, *control = NULL;
 	g_autofree char *capture = NULL;
 	gint ports = 0, stall = -1, maxframe = 0, qframes = 0, qbytes = 0;
+	gint mapper = -1;
 	gint64 seed = 1;
 	GOptionEntry entries[] = {
 		{ "ports", 'p', 0, G_OPTION_ARG_INT, &ports,
@@ -337,6 +351,9 @@ int main(int argc, char **argv)
 		  "output queue bound in frames (default 64)", "N" },
 		{ "queue-bytes", 0, 0, G_OPTION_ARG_INT, &qbytes,
 		  "output queue bound in bytes (default 262144)", "N" },
+		{ "mapper", 0, 0, G_OPTION_ARG_INT, &mapper,
+		  "only this node may send the mapper's SCOUT and ROUTES "
+		  "(default: any node)", "NODE" },
 		{ "routes", 0, 0, G_OPTION_ARG_FILENAME, &routes,
 		  "print the route table of a topology as JSON and exit", "FILE" },
 		{ NULL }
@@ -384,6 +401,7 @@ int main(int argc, char **argv)
 	if (qbytes > 0)
 		fab_cfg.queue_bytes = qbytes;
 	fab_cfg.seed = (uint64_t)seed;
+	fab_cfg.mapper_node = mapper < 0 ? -1 : mapper;
 	fab_cfg.sockdir = sockdir;
 	fab_cfg.tcp = tcp;
 

@@ -32,6 +32,7 @@ FabConfig fab_cfg = {
 	.queue_bytes = 256 * 1024,
 	.stall_timeout_ms = 5000,
 	.seed = 1,
+	.mapper_node = -1,
 };
 Switch *fab_sw;
 int fab_nsw;
@@ -389,6 +390,11 @@ static gboolean route(Port *in, Frame *f)
 		return answer_probe(in, f);	/* only ever back to @in */
 	if (!fab_src_ok(in, f->data + f->off, f->len)) {
 		in->c.drop_bad_src++;
+		g_free(f);
+		return TRUE;
+	}
+	if (!fab_mapper_ok(in, f->data + f->off, f->len)) {
+		in->c.drop_not_mapper++;
 		g_free(f);
 		return TRUE;
 	}

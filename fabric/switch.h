@@ -17,7 +17,8 @@
 	X(drop_stalled) X(dup_injected) X(reorder_injected) \
 	X(corrupt_injected) X(bp_stalls) X(stall_timeouts) \
 	X(refused) X(connects) X(disconnects) \
-	X(map_probes) X(drop_bad_probe) X(drop_bad_src) X(injected)
+	X(map_probes) X(drop_bad_probe) X(drop_bad_src) X(injected) \
+	X(drop_not_mapper)
 
 typedef struct {
 #define FAB_C_FIELD(n) uint64_t n;
@@ -91,6 +92,7 @@ typedef struct {
 	uint64_t seed;
 	const char *sockdir;
 	const char *tcp;	/* HOST:BASEPORT for nodes, or NULL */
+	int mapper_node;	/* the node allowed to map (auth.c), -1: any */
 } FabConfig;
 
 extern FabConfig fab_cfg;
@@ -116,6 +118,9 @@ int fab_inject(Port *p, const uint8_t *data, uint32_t len);
 
 /* auth.c: is @d (a frame as it came in on @in) from the node on @in? */
 gboolean fab_src_ok(const Port *in, const uint8_t *d, uint32_t len);
+/* auth.c: FALSE if @d is a mapper SCOUT or ROUTES from a node that is not
+ * fab_cfg.mapper_node */
+gboolean fab_mapper_ok(const Port *in, const uint8_t *d, uint32_t len);
 
 /* probe.c: the mapper's switch probes */
 uint64_t fab_switch_id(const Switch *sw);

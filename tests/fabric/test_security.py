@@ -87,6 +87,43 @@ def _wait_up(sw, spec, tries=200):
     return False
 
 
+class TestMapperAuthority(SwitchTest):
+    """--mapper 0: only node 0 may send SCOUT and ROUTES (a ROUTES replaces
+    the receiver's whole route table); probes and replies are anyone's."""
+    args = ("--ports", "4", "--mapper", "0")
+
+    def test_only_the_mapper_scouts_and_routes(self):
+        c = [self.client(i) for i in range(3)]
+        for i in range(3):
+            self.wait_connected(i)
+        routes, scout = map_msg(5, 1), map_msg(3, 2)
+        for m in (routes, scout):
+            c[1].send(make_frame([2], 1, 2, m))                 # dropped
+        c[1].send(make_frame([2], 1, 2, map_msg(4, 3)))         # a SCOUT_REPLY passes
+        c[1].send(make_frame([2], 1, 2, routes[:60]))           # too short to be one
+        got = [parse_frame(f)[2:5:2] for f in c[2].recv_all(limit=2)]
+        self.assertEqual(got, [(1, map_msg(4, 3)), (1, routes[:60])])
+        self.assertIsNone(c[2].recv(0.2))
+        self.assertEqual(self.sw.port(1)["drop_not_mapper"], 2)
+        c[0].send(make_frame([2], 0, 2, routes))                # the mapper's own
+        self.assertEqual(parse_frame(c[2].recv())[2:5:2], (0, routes))
+        c[1].send(make_frame([0x7f], 1, 0xffff, map_msg(1, 9)))  # a probe is answered
+        self.assertEqual(parse_frame(c[1].recv())[2], SWITCH_NODE)
+        # hand the role to node 1, then to anyone
+        self.assertEqual(self.sw.ctl("mapper"), {"ok": True, "mapper": 0})
+        self.assertEqual(self.sw.ctl("mapper 1"), {"ok": True, "mapper": 1})
+        c[1].send(make_frame([2], 1, 2, routes))
+        c[0].send(make_frame([2], 0, 2, routes))
+        self.assertEqual([parse_frame(f)[2] for f in c[2].recv_all(limit=2)], [1])
+        self.assertEqual(self.sw.port(0)["drop_not_mapper"], 1)
+        self.assertEqual(self.sw.ctl("mapper any"), {"ok": True, "mapper": -1})
+        c[0].send(make_frame([2], 0, 2, routes))
+        self.assertEqual(parse_frame(c[2].recv())[2], 0)
+        for bad in ("mapper -1", "mapper x", "mapper 65535", "mapper 1 2"):
+            self.assertFalse(self.sw.ctl(bad)["ok"], bad)
+        self.assertEqual(self.sw.ctl("mapper")["mapper"], -1)
+
+
 class TestInject(SwitchTest):
     args = ("--ports", "4", "--queue-frames", "2", "--stall-timeout", "0")
 

@@ -255,6 +255,21 @@ def group_switch4():
     T.ok(all(switch_port(x)["drop_bad_src"] == 0 for x in (0, 1, 3)),
          "switch: no frame of the honest nodes was taken for forged")
 
+    # node 2 sends node 1 an empty route table as the mapper would: the
+    # switch lets only the mapper's node (0) send SCOUT and ROUTES
+    look = "cat /sys/class/netvm/netvm0/mapper /sys/class/netvm/netvm0/routes"
+    rc0, before, err0 = sh(victim, look)
+    routes = (b"NVMMAP\0\1" + struct.pack(">BBHIIHHQ16s8sHHI", 5, 0, 0, 7, 999, victim, 0, 0,
+                                              b"", b"", 0, 0, 0))
+    rc, out, err = inject(attacker, victim, pkt(RAW, attacker, victim, routes))
+    rc1, after, err1 = sh(victim, look)
+    p = switch_port(attacker)
+    T.ok(rc == 0 and rc0 == rc1 == 0 and before == after and "generation 999" not in after and
+         p["drop_not_mapper"] == 1,
+         "a ROUTES table from node %d is dropped at its port; node %d's routes unchanged" % (
+             attacker, victim), diag(rc, out, err) + "\nbefore:\n%s\nafter:\n%s\n%s" % (
+             before, after, json.dumps(p)))
+
     # node 2 attacks node 1 while node 0's transfers to node 1 go on
     attack = [(pkt(NETVM, 0, victim, b"\xee" * 64), 50, True),                   # forged as node 0
               (phys_write(third, victim, pa[victim], b"\xee" * 256), 50, True),  # PHYS write as node 0

@@ -78,7 +78,9 @@ def start_switch(c, n, topology):
     data, routes = load_routes(topo, n)
     log = open(c.path("switch.log"), "wb")
     with log:
-        p = subprocess.Popen([switch_binary(), "--topology", "fabric.topo", "--sock-dir", "."],
+        # the mapper runs in node 0 (./netvm map --node N hands the role on)
+        p = subprocess.Popen([switch_binary(), "--topology", "fabric.topo", "--sock-dir", ".",
+                              "--mapper", "0"],
                              cwd=c.dir, stdin=subprocess.DEVNULL, stdout=log,
                              stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 10
