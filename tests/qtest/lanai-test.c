@@ -17,6 +17,7 @@
 #include "../../hw/misc/lanai/include/netvm/lanai_regs.h"
 #include "../../hw/misc/lanai/include/netvm/lanai_sram.h"
 #include "../../hw/misc/lanai/include/netvm/lanai_event.h"
+#include "../../hw/misc/lanai/include/netvm/fw_counters.h"
 
 #define EVQ_LEN     64
 #define WAIT_US     (5 * G_USEC_PER_SEC)
@@ -1117,6 +1118,10 @@ static void test_reset_mid_transfer(void)
     lanai_free(a);
 }
 
+#define FW_CNT(e, name) CNT_##e,
+enum { NVM_FW_COUNTERS(FW_CNT) CNT_COUNT };
+#undef FW_CNT
+
 /* The device's rx-bad-src counter, read over QMP as the host does. */
 static uint64_t bad_src_count(Lanai *l)
 {
@@ -1143,6 +1148,7 @@ static void test_link_peer_auth(void)
     struct nvm_sram_layout la, lb;
     uint64_t tx, rx, atx, arx;
     struct nvm_event ev;
+    uint32_t d;
 
     raw_pair_up_with(&a, &b, &la, &lb, &tx, &rx, ",peer-node=2,id=nic");
     raw_post_rx(b, &lb, 0, rx, 4096);
@@ -1165,6 +1171,23 @@ static void test_link_peer_auth(void)
     g_assert_cmphex(sram_rd(b, lb.raw_rx_ring + 12) & NVM_RAW_OWN, ==,
                     NVM_RAW_OWN);
     g_assert_cmpuint(bad_src_count(b), ==, 1);
+
+    /*
+     * A route byte left in front (a mapper's probe on a back-to-back
+     * link): the source is read after it, so the frame reaches the
+     * firmware, which counts it misrouted; nothing is counted as forged.
+     */
+    d = lb.raw_tx_ring + sizeof(struct nvm_raw_desc);   /* b's next one */
+    sram_wr(b, d + 0, atx);
+    sram_wr(b, d + 4, atx >> 32);
+    sram_wr(b, d + 8, 11);
+    sram_wr(b, d + 16, 0x81);                           /* route[0] */
+    sram_wr(b, d + 12, NVM_RAW_OWN | 1u << 16);         /* route_len 1 */
+    qpci_io_writel(b->dev, b->db, 0, NVM_DB_RAW_TX);
+    lanai_event_wait(b, NVM_EV_RAW_TX);
+    g_assert_true(WAIT_FOR(sram_rd(a, la.counters + 4 * CNT_RX_MISROUTED)
+                           == 1));
+    g_assert_cmpuint(bad_src_count(a), ==, 0);
     lanai_free(b);
     lanai_free(a);
 }
