@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * netvm-fabric-bench: throughput of a switch between two fake nodes.
- *   netvm-fabric-bench SRC_SOCK DST_SOCK ROUTE_HEX FRAMES BYTES
+ *   netvm-fabric-bench SRC_SOCK DST_SOCK ROUTE_HEX FRAMES BYTES [SRC_NODE]
  * Sends FRAMES frames of BYTES payload bytes (plus route, header, CRC
  * placeholder) from SRC to DST and prints frames/s and MB/s.  ROUTE_HEX is
  * the whole route, e.g. 81 on one switch or 840181 through tree16.topo.
+ * SRC_NODE (default 0) is the node on SRC_SOCK: the switch drops frames
+ * that claim another source.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -81,9 +83,11 @@ int main(int argc, char **argv)
 	pthread_t th;
 	gint64 t0, t1;
 	double secs;
+	int src;
 
-	if (argc != 6) {
-		fprintf(stderr, "usage: %s SRC_SOCK DST_SOCK ROUTE_HEX FRAMES BYTES\n",
+	if (argc != 6 && argc != 7) {
+		fprintf(stderr, "usage: %s SRC_SOCK DST_SOCK ROUTE_HEX FRAMES BYTES "
+			"[SRC_NODE]\n",
 			argv[0]);
 		return 2;
 	}
@@ -97,6 +101,7 @@ int main(int argc, char **argv)
 
 		route[i] = strtoul(h, NULL, 16) | 0x80;
 	}
+	src = argc == 7 ? atoi(argv[6]) : 0;
 	nframes = atol(argv[4]);
 	payload = atol(argv[5]);
 	fsize = rlen + 8 + payload + 4;
@@ -112,6 +117,8 @@ int main(int argc, char **argv)
 		memcpy(r + 4, route, rlen);
 		r[4 + rlen] = 1;	/* RAW */
 		r[5 + rlen] = 1;	/* version */
+		r[6 + rlen] = src >> 8;
+		r[7 + rlen] = src;
 		r[10 + rlen] = payload >> 8;
 		r[11 + rlen] = payload;
 	}

@@ -18,7 +18,8 @@
 #include "topo.h"
 
 #define CTL_MAX_CLIENTS	16
-#define CTL_MAX_LINE	4096
+/* room for "inject PORT HEX" of the longest frame */
+#define CTL_MAX_LINE	(4096 + 2 * (size_t)fab_cfg.max_frame)
 
 static GMainLoop *loop;
 static char *ctl_path;
@@ -56,6 +57,38 @@ static gboolean parse_rate(const char *v, double *out)
 	return TRUE;
 }
 
+/* inject PORT HEX: the bytes enter PORT as if its node had sent them */
+static char *ctl_inject(Port *p, const char *hex)
+{
+	size_t n = strlen(hex);
+	g_autofree uint8_t *buf = NULL;
+	int err;
+
+	if (!n || n % 2 || n / 2 > fab_cfg.max_frame)
+		return g_strdup("{\"ok\": false, \"error\": \"give 1..max-frame "
+				"bytes as an even number of hex digits\"}\n");
+	buf = g_malloc(n / 2);
+	for (size_t i = 0; i < n / 2; i++) {
+		int hi = g_ascii_xdigit_value(hex[2 * i]);
+		int lo = g_ascii_xdigit_value(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return g_strdup("{\"ok\": false, \"error\": \"not hex\"}\n");
+		buf[i] = hi << 4 | lo;
+	}
+	err = fab_inject(p, buf, n / 2);
+	if (err == -EBUSY)
+		return g_strdup("{\"ok\": false, \"error\": \"busy: the port's "
+				"input is held by a full output, try again\"}\n");
+	if (err == -ENETDOWN)
+		return g_strdup("{\"ok\": false, \"error\": \"port down\"}\n");
+	if (err)
+		return g_strdup("{\"ok\": false, \"error\": \"not a socket "
+				"port\"}\n");
+	return g_strdup_printf("{\"ok\": true, \"held\": %s}\n",
+			       p->pending ? "true" : "false");
+}
+
 static char *ctl_command(char *line, gboolean *quit)
 {
 	g_auto(GStrv) tok = NULL;
@@ -75,6 +108,7 @@ static char *ctl_command(char *line, gboolean *quit)
 	if (!n)
 		return NULL;
 	if ((!strcmp(tok[0], "fault") || !strcmp(tok[0], "link") ||
+	     !strcmp(tok[0], "inject") ||
 	     (!strcmp(tok[0], "stats") && n > 1)) &&
 	    (n < 2 || !(p = fab_find_port(tok[1])) || p->kind == PK_NONE))
 		return g_strdup("{\"ok\": false, \"error\": \"no such port\"}\n");
@@ -154,6 +188,24 @@ static char *ctl_command(char *line, gboolean *quit)
 		fab_link_set(p, !strcmp(tok[2], "up"));
 		return g_strdup("{\"ok\": true}\n");
 	}
+	if (!strcmp(tok[0], "mapper")) {
+		char *end = NULL;
+		long v = n == 2 ? strtol(tok[1], &end, 10) : 0;
+
+		if (n == 2 && !strcmp(tok[1], "any"))
+			fab_cfg.mapper_node = -1;
+		else if (n == 2 && *tok[1] && !*end && v >= 0 && v < 65535)
+			fab_cfg.mapper_node = (int)v;
+		else if (n != 1)
+			goto usage;
+		return g_strdup_printf("{\"ok\": true, \"mapper\": %d}\n",
+				       fab_cfg.mapper_node);
+	}
+	if (!strcmp(tok[0], "inject")) {
+		if (n != 3)
+			goto usage;
+		return ctl_inject(p, tok[2]);
+	}
 	if (!strcmp(tok[0], "capture")) {
 		g_autoptr(GError) err = NULL;
 
@@ -178,6 +230,7 @@ static char *ctl_command(char *line, gboolean *quit)
 		return g_strdup("{\"ok\": true, \"commands\": [\"stats [PORT]\", "
 				"\"fault PORT drop=R dup=R reorder=R corrupt=R delay_ms=N\", "
 				"\"fault PORT clear\", \"link PORT down|up\", "
+				"\"inject PORT HEX\", \"mapper [NODE|any]\", "
 				"\"capture start FILE\", \"capture stop\", \"quit\"]}\n");
 usage:
 	return g_strdup("{\"ok\": false, \"error\": \"bad command (try help)\"}\n");
@@ -268,6 +321,7 @@ int main(int argc, char **argv)
 	g_autofree char *tcp = NULL, *only = NULL, *control = NULL;
 	g_autofree char *capture = NULL;
 	gint ports = 0, stall = -1, maxframe = 0, qframes = 0, qbytes = 0;
+	gint mapper = -1;
 	gint64 seed = 1;
 	GOptionEntry entries[] = {
 		{ "ports", 'p', 0, G_OPTION_ARG_INT, &ports,
@@ -297,6 +351,9 @@ int main(int argc, char **argv)
 		  "output queue bound in frames (default 64)", "N" },
 		{ "queue-bytes", 0, 0, G_OPTION_ARG_INT, &qbytes,
 		  "output queue bound in bytes (default 262144)", "N" },
+		{ "mapper", 0, 0, G_OPTION_ARG_INT, &mapper,
+		  "only this node may send the mapper's SCOUT and ROUTES "
+		  "(default: any node)", "NODE" },
 		{ "routes", 0, 0, G_OPTION_ARG_FILENAME, &routes,
 		  "print the route table of a topology as JSON and exit", "FILE" },
 		{ NULL }
@@ -344,6 +401,7 @@ int main(int argc, char **argv)
 	if (qbytes > 0)
 		fab_cfg.queue_bytes = qbytes;
 	fab_cfg.seed = (uint64_t)seed;
+	fab_cfg.mapper_node = mapper < 0 ? -1 : mapper;
 	fab_cfg.sockdir = sockdir;
 	fab_cfg.tcp = tcp;
 

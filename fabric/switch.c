@@ -32,6 +32,7 @@ FabConfig fab_cfg = {
 	.queue_bytes = 256 * 1024,
 	.stall_timeout_ms = 5000,
 	.seed = 1,
+	.mapper_node = -1,
 };
 Switch *fab_sw;
 int fab_nsw;
@@ -386,7 +387,17 @@ static gboolean route(Port *in, Frame *f)
 	}
 	rb &= ~FAB_ROUTE_BYTE;
 	if (rb == NVM_MAP_SWITCH_PORT)
-		return answer_probe(in, f);
+		return answer_probe(in, f);	/* only ever back to @in */
+	if (!fab_src_ok(in, f->data + f->off, f->len)) {
+		in->c.drop_bad_src++;
+		g_free(f);
+		return TRUE;
+	}
+	if (!fab_mapper_ok(in, f->data + f->off, f->len)) {
+		in->c.drop_not_mapper++;
+		g_free(f);
+		return TRUE;
+	}
 	if (rb >= sw->nports || sw->port[rb].kind == PK_NONE) {
 		in->c.drop_no_port++;
 		g_free(f);
@@ -419,6 +430,32 @@ static gboolean route(Port *in, Frame *f)
 	f->len--;
 	out_submit(o, f);
 	return TRUE;
+}
+
+int fab_inject(Port *p, const uint8_t *data, uint32_t len)
+{
+	Frame *f;
+
+	if (p->kind != PK_LISTEN && p->kind != PK_CONNECT)
+		return -EINVAL;
+	if (!len || len > fab_cfg.max_frame)
+		return -EINVAL;
+	if (p->admin_down)
+		return -ENETDOWN;
+	if (p->pending)
+		return -EBUSY;
+	f = frame_new(data, len);
+	p->c.rx_frames++;
+	p->c.rx_bytes += len;
+	p->c.injected++;
+	if (!route(p, f)) {
+		/* held like a frame read from the socket: stop reading */
+		p->pending = f;
+		if (p->rwatch)
+			g_source_remove(p->rwatch);
+		p->rwatch = 0;
+	}
+	return 0;
 }
 
 /* ---- input side of socket ports ---- */
@@ -969,10 +1006,10 @@ void fab_port_json(GString *s, Port *p)
 		state = "up";
 	g_string_append_printf(s, "{\"switch\": \"%s\", \"port\": %d, "
 			       "\"kind\": \"%s\", \"label\": \"%s\", \"addr\": \"%s\", "
-			       "\"state\": \"%s\", \"queue_frames\": %u, "
+			       "\"node\": %d, \"state\": \"%s\", \"queue_frames\": %u, "
 			       "\"queue_bytes\": %zu, \"blocked_input\": %s",
 			       p->sw->name, p->idx, kinds[p->kind],
-			       p->label ? p->label : "", p->addr ? p->addr : "",
+			       p->label ? p->label : "", p->addr ? p->addr : "", p->node,
 			       state, p->qn, p->qbytes,
 			       p->pending ? "true" : "false");
 #define FAB_C_JSON(n) g_string_append_printf(s, ", \"" #n "\": %" G_GUINT64_FORMAT, \
@@ -1044,6 +1081,7 @@ gboolean fab_build(const Topo *t, const char *only, GError **err)
 			p->sw = sw;
 			p->idx = i;
 			p->fd = p->lfd = -1;
+			p->node = -1;
 			p->rng = fab_cfg.seed ^ ((uint64_t)(s * 64 + i + 1) *
 						 0x9e3779b97f4a7c15ull);
 		}
@@ -1072,6 +1110,7 @@ gboolean fab_build(const Topo *t, const char *only, GError **err)
 				const TopoNode *nd = &t->nodes[tp->idx];
 
 				p->kind = PK_LISTEN;
+				p->node = nd->id;
 				p->label = g_strdup_printf("node%d", nd->id);
 				p->addr = nd->addr ? g_strdup(nd->addr) :
 					default_addr("node%d.sock", nd->id, err);

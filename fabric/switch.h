@@ -17,7 +17,8 @@
 	X(drop_stalled) X(dup_injected) X(reorder_injected) \
 	X(corrupt_injected) X(bp_stalls) X(stall_timeouts) \
 	X(refused) X(connects) X(disconnects) \
-	X(map_probes) X(drop_bad_probe)
+	X(map_probes) X(drop_bad_probe) X(drop_bad_src) X(injected) \
+	X(drop_not_mapper)
 
 typedef struct {
 #define FAB_C_FIELD(n) uint64_t n;
@@ -49,6 +50,8 @@ struct Port {
 	int idx;
 	enum port_kind kind;
 	char *label;		/* "node3", "link s1:2", "listen", "connect" */
+	int node;		/* node id attached here (topology "node" line),
+				 * -1: none, frames are not checked (auth.c) */
 	char *addr;		/* unix:PATH or tcp:HOST:PORT */
 	char *unix_path;	/* listening path to unlink at exit */
 	int lfd, fd;
@@ -89,6 +92,7 @@ typedef struct {
 	uint64_t seed;
 	const char *sockdir;
 	const char *tcp;	/* HOST:BASEPORT for nodes, or NULL */
+	int mapper_node;	/* the node allowed to map (auth.c), -1: any */
 } FabConfig;
 
 extern FabConfig fab_cfg;
@@ -106,6 +110,17 @@ void fab_capture_stop(void);
 void fab_port_json(GString *s, Port *p);
 
 int fab_listen(const char *addr, char **unix_path, GError **err);
+
+/* Put @len bytes into @p's input as if its client had sent them: 0, or
+ * -EINVAL (not a socket port), -ENETDOWN (port down), -EBUSY (the input
+ * already holds a frame for a full output: try again). */
+int fab_inject(Port *p, const uint8_t *data, uint32_t len);
+
+/* auth.c: is @d (a frame as it came in on @in) from the node on @in? */
+gboolean fab_src_ok(const Port *in, const uint8_t *d, uint32_t len);
+/* auth.c: FALSE if @d is a mapper SCOUT or ROUTES from a node that is not
+ * fab_cfg.mapper_node */
+gboolean fab_mapper_ok(const Port *in, const uint8_t *d, uint32_t len);
 
 /* probe.c: the mapper's switch probes */
 uint64_t fab_switch_id(const Switch *sw);

@@ -35,6 +35,9 @@ static void lanai_realize(PCIDevice *pci, Error **errp)
         error_setg(errp, "lanai: node-id must be below 65535");
         return;
     }
+    if (!lanai_linkauth_realize(s, errp)) {
+        return;
+    }
 
     pci->config[PCI_INTERRUPT_PIN] = 1;
 
@@ -240,6 +243,7 @@ static const Property lanai_properties[] = {
     DEFINE_PROP_UINT32("sram-size", LanaiState, sram_size,
                        LANAI_SRAM_DEFAULT),
     DEFINE_PROP_UINT32("node-id", LanaiState, node_id, 0),
+    DEFINE_PROP_UINT32("peer-node", LanaiState, peer_node, LANAI_PEER_ANY),
     DEFINE_PROP_BOOL("doorbell-inline", LanaiState, doorbell_inline, true),
 };
 
@@ -259,6 +263,7 @@ static void lanai_class_init(ObjectClass *klass, void *data)
     device_class_set_legacy_reset(dc, lanai_reset);
     device_class_set_props(dc, lanai_properties);
     dc->vmsd = &vmstate_lanai;
+    lanai_linkauth_class_init(klass);
 }
 
 static const TypeInfo lanai_types[] = {

@@ -67,7 +67,7 @@ static void lanai_link_status_changed(NetClientState *nc)
  * (header and payload, include/netvm/packet.h), so that a switch can strip
  * route bytes without recomputing it.
  */
-static size_t lanai_route_len(const uint8_t *buf, size_t len)
+size_t lanai_route_len(const uint8_t *buf, size_t len)
 {
     size_t n = 0;
 
@@ -213,6 +213,9 @@ static ssize_t lanai_receive(NetClientState *nc, const uint8_t *buf,
             return size;
         }
         len -= NVM_PKT_CRC_LEN;
+    }
+    if (!lanai_linkauth_ok(s, buf, len)) {
+        return size;    /* not from the peer: dropped, counted */
     }
     if (len > max) {
         s->rx_oversize++;

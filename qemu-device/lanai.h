@@ -26,6 +26,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(LanaiState, LANAI)
 #define LANAI_LINK_POLL_MS      20
 #define LANAI_FW_ROUNDS         16    /* firmware passes per BH or frame */
 #define LANAI_FW_INLINE_ROUNDS  4     /* ... per doorbell write */
+#define LANAI_PEER_ANY          UINT32_MAX  /* peer-node unset */
 
 typedef struct LanaiDoorbell {
     uint32_t offset;
@@ -107,6 +108,10 @@ struct LanaiState {
     uint32_t rx_crc_errors;
     uint32_t rx_oversize;
 
+    /* sender authentication (lanai-linkauth.c) */
+    uint32_t peer_node;             /* property; LANAI_PEER_ANY: unchecked */
+    uint64_t rx_bad_src;            /* not reset, not migrated */
+
     /* self-test engine (lanai-selftest.c) */
     uint64_t st_addr;
     uint32_t st_len;
@@ -167,6 +172,12 @@ void lanai_recv_stop(LanaiState *s);
 uint32_t lanai_link_state(LanaiState *s);
 void lanai_link_timer(void *opaque);
 void lanai_wire_reset(LanaiState *s);
+size_t lanai_route_len(const uint8_t *buf, size_t len);
+
+/* lanai-linkauth.c */
+bool lanai_linkauth_realize(LanaiState *s, Error **errp);
+bool lanai_linkauth_ok(LanaiState *s, const uint8_t *buf, size_t len);
+void lanai_linkauth_class_init(ObjectClass *klass);
 
 /* lanai-timers.c */
 void lanai_timers_init(LanaiState *s);

@@ -154,3 +154,43 @@ class Tap:
 
     def plan(self):
         print("1..%d" % self.n, flush=True)
+
+
+def tap_cluster_main(T, cluster, n, body, up_args=(), switch_dir=None):
+    """The frame of a TAP guest test: a fresh N-node cluster (what an
+    interrupted run left taken down first), body() run on it, then taken
+    down, checking that no QEMU, switch, socket or state dir is left.
+    Returns the exit status."""
+    import signal
+    import time
+
+    def nv(*args, timeout=300):
+        return run_netvm(cluster, args, timeout)
+
+    def on_signal(signum, frame):
+        raise SystemExit(128 + signum)
+
+    state = os.path.join(REPO, "build", "cluster", cluster)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    nv("down")
+    try:
+        t0 = time.monotonic()
+        rc, out, err = nv("up", "-n", n, "--timeout", BOOT_TIMEOUT, *up_args,
+                          timeout=int(BOOT_TIMEOUT) + 60)
+        if rc != 0:
+            print("Bail out! ./netvm up -n %d failed: %s" % (n, err.strip().replace("\n", " | ")),
+                  flush=True)
+            print(out + err, file=sys.stderr)
+            return 1
+        T.note("cluster of %d up in %.1f s" % (n, time.monotonic() - t0))
+        body()
+    finally:
+        rc, out, err = nv("down")
+        left = cluster_processes(cluster, switch_dir=switch_dir or state)
+        if os.path.exists(state):
+            left.append(state)
+        T.ok(rc == 0 and not left, "down leaves no QEMU, no switch, no socket or state dir",
+             diag(rc, out, err) + "\nleft: %s" % left)
+        print("1..%d" % T.n, flush=True)
+    return 1 if T.failed else 0

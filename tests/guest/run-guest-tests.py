@@ -173,7 +173,7 @@ def group_frontdoor():
          diag(rc, out, err))
     nic = lines[lines.index(next(l for l in lines if l.startswith("nic"))) + 1:] if any(
         l.startswith("nic") for l in lines) else []
-    T.ok(len(nic) >= 2 and all(len(l.split()) == 11 for l in nic[:2]) and nic[0].split()[0] == "0",
+    T.ok(len(nic) >= 2 and all(len(l.split()) == 12 for l in nic[:2]) and nic[0].split()[0] == "0",
          "status: the NIC counters of both nodes", diag(rc, out, err))
     rc, out, err = nv("logs", "0")
     T.ok(rc == 0 and b"node 0 ready" in out, "logs shows node 0's serial console", diag(rc, out[-300:], err))

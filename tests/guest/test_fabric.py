@@ -24,7 +24,7 @@ import tempfile
 import threading
 import time
 
-from guestlib import BOOT_TIMEOUT, REPO, Tap, cluster_processes, diag, run_netvm, run_parallel
+from guestlib import REPO, Tap, diag, run_netvm, run_parallel, tap_cluster_main
 N = 4
 KiB = 1024
 
@@ -194,11 +194,12 @@ def group_switch():
     rc, out, err = nv("status")
     T.note("switch after the stress run:\n" + "\n".join(l for l in out.splitlines() if l.startswith("s0:")))
     inj = {}
+    cols = next((l.split() for l in out.splitlines() if l.startswith("port ")), [])
     for l in out.splitlines():
         f = l.split()
-        if l.startswith("s0:") and len(f) == 13:
-            for k, i in (("drop", 7), ("dup", 8), ("reorder", 9)):
-                inj[k] = inj.get(k, 0) + int(f[i])
+        if l.startswith("s0:") and len(f) == len(cols):
+            for k, name in (("drop", "drop"), ("dup", "dup"), ("reorder", "reord")):
+                inj[k] = inj.get(k, 0) + int(f[cols.index(name)])
     T.ok(all(inj.get(k, 0) > 0 for k in ("drop", "dup", "reorder")),
          "the switch dropped, duplicated and reordered frames (%s)" % inj, out)
     after = {n: counters(n) for n in nodes}
@@ -317,14 +318,6 @@ GROUPS = {"switch": (group_switch, []),
           "tree": (group_tree, ["--topology", os.path.join(REPO, "fabric", "topologies", "tree4.topo")])}
 
 
-def leftovers():
-    """QEMU or netvm-switch processes of the cluster, and its state dir."""
-    found = cluster_processes(CLUSTER, switch_dir=state_dir())
-    if os.path.exists(state_dir()):
-        found.append(state_dir())
-    return found
-
-
 def main():
     global CLUSTER
     if len(sys.argv) != 2 or sys.argv[1] not in GROUPS:
@@ -333,31 +326,7 @@ def main():
     group = sys.argv[1]
     CLUSTER = "t-fabric-" + group
     fn, up_args = GROUPS[group]
-
-    def on_signal(signum, frame):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    nv("down")
-    try:
-        t0 = time.monotonic()
-        rc, out, err = nv("up", "-n", N, "--timeout", BOOT_TIMEOUT, *up_args,
-                          timeout=int(BOOT_TIMEOUT) + 60)
-        if rc != 0:
-            print("Bail out! ./netvm up -n %d failed: %s" % (N, err.strip().replace("\n", " | ")),
-                  flush=True)
-            print(out + err, file=sys.stderr)
-            return 1
-        T.note("cluster of %d up in %.1f s" % (N, time.monotonic() - t0))
-        fn()
-    finally:
-        rc, out, err = nv("down")
-        left = leftovers()
-        T.ok(rc == 0 and not left, "down leaves no QEMU, no switch, no socket or state dir",
-             diag(rc, out, err) + "\nleft: %s" % left)
-        print("1..%d" % T.n, flush=True)
-    return 1 if T.failed else 0
+    return tap_cluster_main(T, CLUSTER, N, fn, up_args)
 
 
 if __name__ == "__main__":

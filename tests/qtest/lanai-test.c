@@ -17,6 +17,7 @@
 #include "../../hw/misc/lanai/include/netvm/lanai_regs.h"
 #include "../../hw/misc/lanai/include/netvm/lanai_sram.h"
 #include "../../hw/misc/lanai/include/netvm/lanai_event.h"
+#include "../../hw/misc/lanai/include/netvm/fw_counters.h"
 
 #define EVQ_LEN     64
 #define WAIT_US     (5 * G_USEC_PER_SEC)
@@ -1117,6 +1118,92 @@ static void test_reset_mid_transfer(void)
     lanai_free(a);
 }
 
+/* SRAM offset of the firmware counter called @name (fw_counters.h). */
+static uint32_t fw_counter_off(const struct nvm_sram_layout *lay,
+                               const char *name)
+{
+    static const char *const names[] = {
+        NVM_FW_COUNTERS(NVM_FW_COUNTER_NAME)
+    };
+
+    for (unsigned i = 0; i < G_N_ELEMENTS(names); i++) {
+        if (!strcmp(names[i], name)) {
+            return lay->counters + 4 * i;
+        }
+    }
+    g_assert_not_reached();
+}
+
+/* The device's rx-bad-src counter, read over QMP as the host does. */
+static uint64_t bad_src_count(Lanai *l)
+{
+    QDict *r = qtest_qmp(qts(l), "{ 'execute': 'qom-get', 'arguments': { "
+                         "'path': '/machine/peripheral/nic', "
+                         "'property': 'rx-bad-src' } }");
+    uint64_t v;
+
+    g_assert(qdict_haskey(r, "return"));
+    v = qdict_get_int(r, "return");
+    qobject_unref(r);
+    return v;
+}
+
+/*
+ * Sender authentication on a back-to-back link (lanai-linkauth.c): both
+ * are told peer-node=2, right for node 1 (a), wrong for node 2 (b).  a's
+ * frames reach b's device and are dropped there, counted, never seen by
+ * b's firmware; b's frames reach a.
+ */
+static void test_link_peer_auth(void)
+{
+    Lanai *a, *b;
+    struct nvm_sram_layout la, lb;
+    uint64_t tx, rx, atx, arx;
+    struct nvm_event ev;
+    uint32_t d;
+
+    raw_pair_up_with(&a, &b, &la, &lb, &tx, &rx, ",peer-node=2,id=nic");
+    raw_post_rx(b, &lb, 0, rx, 4096);
+    qtest_memwrite(qts(a), tx, "forged?", 7);
+    raw_send(a, &la, 0, tx, 7);
+    lanai_event_wait(a, NVM_EV_RAW_TX);
+    g_assert_true(WAIT_FOR(bad_src_count(b) == 1));
+    g_assert_cmpuint(bad_src_count(a), ==, 0);
+
+    /* the other way round the source is the configured peer */
+    arx = guest_alloc(&a->qs->alloc, 4096);
+    atx = guest_alloc(&b->qs->alloc, 4096);
+    raw_post_rx(a, &la, 0, arx, 4096);
+    qtest_memwrite(qts(b), atx, "from node 2", 11);
+    raw_send(b, &lb, 0, atx, 11);
+    ev = lanai_event_wait(a, NVM_EV_RAW_RX);
+    g_assert_cmpuint(ev.arg, ==, (2ull << 32) | 11);
+    g_assert_cmpuint(bad_src_count(a), ==, 0);
+    /* b's buffer is still posted and untouched: nothing got through */
+    g_assert_cmphex(sram_rd(b, lb.raw_rx_ring + 12) & NVM_RAW_OWN, ==,
+                    NVM_RAW_OWN);
+    g_assert_cmpuint(bad_src_count(b), ==, 1);
+
+    /*
+     * A route byte left in front (a mapper's probe on a back-to-back
+     * link): the source is read after it, so the frame reaches the
+     * firmware, which counts it misrouted; nothing is counted as forged.
+     */
+    d = lb.raw_tx_ring + sizeof(struct nvm_raw_desc);   /* b's next one */
+    sram_wr(b, d + 0, atx);
+    sram_wr(b, d + 4, atx >> 32);
+    sram_wr(b, d + 8, 11);
+    sram_wr(b, d + 16, 0x81);                           /* route[0] */
+    sram_wr(b, d + 12, NVM_RAW_OWN | 1u << 16);         /* route_len 1 */
+    qpci_io_writel(b->dev, b->db, 0, NVM_DB_RAW_TX);
+    lanai_event_wait(b, NVM_EV_RAW_TX);
+    g_assert_true(WAIT_FOR(sram_rd(a, fw_counter_off(&la, "rx_misrouted"))
+                           == 1));
+    g_assert_cmpuint(bad_src_count(a), ==, 0);
+    lanai_free(b);
+    lanai_free(a);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1140,5 +1227,6 @@ int main(int argc, char **argv)
     qtest_add_func("/lanai/reset/mid-transfer", test_reset_mid_transfer);
     qtest_add_func("/lanai/events/link", test_link_event);
     qtest_add_func("/lanai/hostile/garbage", test_garbage);
+    qtest_add_func("/lanai/link/peer-auth", test_link_peer_auth);
     return g_test_run();
 }

@@ -11,10 +11,26 @@ from . import agent
 from . import bench as benchmod
 from . import build as buildmod
 from . import fabric
+from . import inject
 from . import mapper
 from . import snapshot
 from .cluster import Cluster, cluster_name
 from .common import MESON_BUILD, REPO, NetvmError, Timer, say
+
+
+def read_frame_arg(path, hexstr):
+    """./netvm inject's bytes: FILE's contents or --hex."""
+    if hexstr is not None:
+        try:
+            return bytes.fromhex(hexstr)
+        except ValueError:
+            raise NetvmError("inject: --hex: not an even number of hex digits")
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise NetvmError("inject: %s: %s" % (path, e.strerror))
+
 
 DEFAULT_TIMEOUT = 180
 DEFAULT_MEM = 512
@@ -81,6 +97,18 @@ def parser():
     sp = cmd("link", "take the link of a node (or SWITCH:PORT) down or up; nothing is lost")
     sp.add_argument("target", metavar="TARGET", help="a node id N, SWITCH:PORT or nodeN")
     sp.add_argument("updown", choices=("down", "up"))
+    sp = cmd("inject", "put arbitrary bytes on the wire as if NODE had sent them (through the switch: "
+             "into its port; back to back: into the other node's link)")
+    sp.add_argument("--from", dest="frm", type=int, required=True, metavar="NODE", help="the sender")
+    sp.add_argument("--to", type=int, metavar="NODE",
+                    help="through the switch: put the static route to NODE in front (routes.json); "
+                    "back to back: the other node (default)")
+    src = sp.add_mutually_exclusive_group(required=True)
+    src.add_argument("file", nargs="?", metavar="FILE", help="the frame's bytes")
+    src.add_argument("--hex", metavar="HEX", help="the frame's bytes in hex")
+    sp.add_argument("--crc", action="store_true",
+                    help="append the CRC-32 of the bytes after any route bytes, as a NIC does")
+    sp.add_argument("--count", type=int, default=1, metavar="N", help="send it N times (default 1)")
     sp = cmd("map", "run the mapper in a node: discover the fabric with probes, install every node's "
              "routes (re-map after a node joins or leaves)")
     sp.add_argument("--node", type=int, default=0, metavar="N", help="node that runs the mapper (default 0)")
@@ -192,6 +220,8 @@ def dispatch(a):
         return fabric.cmd_link(c, a.target, a.updown)
     elif a.cmd == "capture":
         return fabric.cmd_capture(c, a.action, a.file)
+    elif a.cmd == "inject":
+        return inject.cmd_inject(c, a.frm, a.to, read_frame_arg(a.file, a.hex), a.crc, a.count)
     elif a.cmd == "map":
         mapper.cmd_map(c, a.node, a.dry_run, a.json)
     elif a.cmd == "run":

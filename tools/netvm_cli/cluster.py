@@ -35,6 +35,7 @@ from . import agent
 from . import fabric
 from . import mapper
 from .build import require_built
+from .snapshot import Qmp
 from .common import (CLUSTERS, DRIVER_KO, INITRAMFS, REPO, VMLINUZ, NetvmError, Timer,
                      proc_info, proc_running, qemu_binary, rel, say)
 
@@ -192,6 +193,7 @@ class Cluster:
         else:
             link = "server=%s,addr.type=unix,addr.path=link0.sock" % ("on" if i == 0 else "off")
         data, data_arg = self.data_nic(i)
+        auth, inject = self.link_auth(i, n)
         cmd = [qemu_binary(), "-name", self.vm_name(i),
                "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
                "-nodefaults", "-no-user-config", "-display", "none",
@@ -211,11 +213,31 @@ class Cluster:
                "-fsdev", "local,id=share,path=%s,security_model=none,readonly=on" % REPO,
                "-device", "virtio-9p-pci,fsdev=share,mount_tag=netvm",
                # our NIC and its link to the other node
-               "-device", "lanai,netdev=link0,node-id=%d,sram-size=8388608" % i,
-               "-netdev", "stream,id=link0," + link,
+               "-device", "lanai,id=nic,netdev=link0,node-id=%d,sram-size=8388608%s" % (i, auth),
+               "-netdev", "stream,id=link0," + link] + inject + [
                "-d", "guest_errors", "-D", "node%d.qemu.log" % i,
                "-pidfile", "node%d.pid" % i, "-daemonize"]
         return cmd + data + list(extra)
+
+    def link_auth(self, i, n):
+        """Device options and QEMU arguments for node i's link on a
+        back-to-back pair (docs/security.md): the NIC drops frames that do
+        not come from the other node (peer-node), and nodeI.inject, a
+        filter-redirector on the link, lets the host put frames on the wire
+        towards node i as if the other node had sent them (./netvm inject).
+        Through the switch, the switch checks and injects.
+
+        nodeI.inject is a FIFO that QEMU holds open read-write, so writers
+        may come and go: the redirector stops reading a socket chardev for
+        good once its first client leaves."""
+        if (self.state or {}).get("fabric") or n != 2:
+            return "", []
+        fifo = self.path("node%d.inject" % i)
+        if not os.path.exists(fifo):
+            os.mkfifo(fifo, 0o600)
+        return ",peer-node=%d" % (1 - i), [
+            "-chardev", "pipe,id=inject,path=node%d.inject" % i,
+            "-object", "filter-redirector,id=injf,netdev=link0,queue=tx,indev=inject"]
 
     def data_nic(self, i):
         """QEMU arguments and kernel parameter of node i's data NIC (none for
@@ -419,6 +441,10 @@ class Cluster:
                     nic[node["id"]] = dict(l.split() for l in c.splitlines() if len(l.split()) == 2)
                 except agent.AgentError:
                     link = "?"
+            if alive:
+                bad = self.bad_src(node)
+                if bad is not None:
+                    nic.setdefault(node["id"], {})["bad_src"] = bad
             if not (alive and ready):
                 rc = 1
             print("%-5d %-8d %-6s %-6s %-8s %-11d %s" % (node["id"], node["pid"], "yes" if alive else "NO",
@@ -432,6 +458,19 @@ class Cluster:
         elif fab:
             rc = 1
         return rc
+
+    def bad_src(self, node):
+        """The NIC's rx-bad-src (frames dropped by the device because their
+        source was not its peer-node; docs/security.md), read over QMP so
+        that the guest cannot hide it; None if it cannot be read."""
+        try:
+            q = Qmp(self.path("node%d.qmp" % node["id"]), timeout=5)
+            try:
+                return q.cmd("qom-get", path="/machine/peripheral/nic", property="rx-bad-src")
+            finally:
+                q.close()
+        except (NetvmError, OSError, ValueError):
+            return None
 
     # --- run -----------------------------------------------------------
     def run(self, n, argv, env=(), cwd=None, stdin=False, timeout=None):
@@ -555,7 +594,8 @@ def is_zombie(pid):
 STATUS_COUNTERS = (("tx_bytes", "tx bytes"), ("rx_bytes", "rx bytes"), ("raw_tx", "raw tx"),
                    ("raw_rx", "raw rx"), ("retransmits", "retrans"), ("duplicates", "dups"),
                    ("rx_bad_frame", "bad frm"), ("rx_misrouted", "misrte"),
-                   ("page_misses", "pg miss"), ("bounces", "bounces"))
+                   ("page_misses", "pg miss"), ("bounces", "bounces"),
+                   ("bad_src", "bad src"))  # the device's, over QMP
 
 
 def print_nic_counters(nic):

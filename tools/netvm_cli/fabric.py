@@ -78,7 +78,9 @@ def start_switch(c, n, topology):
     data, routes = load_routes(topo, n)
     log = open(c.path("switch.log"), "wb")
     with log:
-        p = subprocess.Popen([switch_binary(), "--topology", "fabric.topo", "--sock-dir", "."],
+        # the mapper runs in node 0 (./netvm map --node N hands the role on)
+        p = subprocess.Popen([switch_binary(), "--topology", "fabric.topo", "--sock-dir", ".",
+                              "--mapper", "0"],
                              cwd=c.dir, stdin=subprocess.DEVNULL, stdout=log,
                              stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 10
@@ -165,13 +167,19 @@ def control(c, line, timeout=10.0):
         raise NetvmError("switch control socket %s: %s" % (rel(path), e.strerror or e))
     finally:
         s.close()
-    try:
-        ans = json.loads(buf.decode())
-    except ValueError:
-        raise NetvmError("switch: bad answer to %r: %r" % (line, buf[:200]))
+    ans = parse_answer(buf, line)
     if not ans.get("ok"):
         raise NetvmError("switch: %s: %s" % (line, ans.get("error", "failed")))
     return ans
+
+
+def parse_answer(buf, line):
+    """The switch's JSON answer to the command line; a NetvmError if it
+    is not JSON (cut short, or no answer)."""
+    try:
+        return json.loads(buf.decode())
+    except ValueError:
+        raise NetvmError("switch: bad answer to %r: %r" % (line[:60], buf[:200]))
 
 
 def port_arg(c, arg):
@@ -251,13 +259,15 @@ def cmd_capture(c, action, path=None):
     return 0
 
 
-COUNTERS = ("rx_frames", "tx_frames", "drop_bad_route", "drop_port_down", "drop_injected",
-            "dup_injected", "reorder_injected", "corrupt_injected", "drop_stalled", "bp_stalls")
+COUNTERS = ("rx_frames", "tx_frames", "drop_bad_route", "drop_port_down", "drop_bad_src",
+            "injected", "drop_injected", "dup_injected", "reorder_injected", "corrupt_injected",
+            "drop_stalled", "bp_stalls")
 
 
 def print_ports(c):
     ans = control(c, "stats")
-    short = ("rx", "tx", "badrt", "pdown", "drop", "dup", "reord", "corr", "stall", "bp")
+    short = ("rx", "tx", "badrt", "pdown", "badsrc", "inject", "drop", "dup", "reord", "corr",
+             "stall", "bp")
     print("%-8s %-10s %-12s" % ("port", "label", "state") + "".join("%9s" % s for s in short))
     for sw in ans["switches"]:
         for p in sw["ports"]:

@@ -15,6 +15,10 @@ def run_mapper(c, node, install=True, timeout=60):
     """Runs the mapper in node; returns (exit status, map dict or None,
     stderr text)."""
     nd = c.node(node)
+    if c.state.get("fabric"):
+        # the switch forwards SCOUT and ROUTES from this node only
+        from . import fabric
+        fabric.control(c, "mapper %d" % nd["id"])
     argv = [GUEST_MAPPER, "-j"] + ([] if install else ["-n"])
     try:
         code, out, err = agent.capture(nd["port"], argv, timeout=timeout)
