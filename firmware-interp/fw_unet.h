@@ -33,7 +33,7 @@ struct fw_unet_lk {
  */
 #define FW_UNET_TICK_NS		5000000ull	/* 5 ms */
 #define FW_UNET_REFRESH_TICKS	10		/* 50 ms */
-#define FW_UNET_HOLD_TICKS	40		/* 200 ms */
+#define FW_UNET_HOLD_TICKS	100		/* 500 ms: TCG nodes stall */
 
 struct fw_unet_chan {
 	uint32_t open;
