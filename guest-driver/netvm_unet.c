@@ -68,8 +68,10 @@ MODULE_PARM_DESC(unet_divert_kib,
  */
 #define UNET_FIFO_HEADROOM	(4u << 20)
 
-/* Ask the NI again this often (records) while above the mark: the NI
- * ignores a HOLD it already has, and one that crossed a DIRECT is fixed. */
+/*
+ * Ask the NI again this often (records) while above the mark: the NI
+ * ignores a HOLD it already has, and one that crossed a DIRECT is fixed.
+ */
 #define UNET_HOLD_NUDGE		32
 
 struct unet_div {
