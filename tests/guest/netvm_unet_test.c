@@ -595,11 +595,9 @@ static void stopped(struct netvm_unet *c, int cc, int watch)
  * netvm's unet_divert_kib to DIV_KIB on this node) C's NI tells S's NI to
  * hold S's sends; S waits in netvm_unet_send until C, awake again, has
  * taken everything and is back to direct delivery.  Nothing is lost.
- * (A kernel-emulated C has no NI to hold its senders: its FIFO's headroom
- * takes these 600 KB.)
  */
 #define DIV_KIB		256
-static void runaway(struct netvm_unet *c, int cc, int emu)
+static void runaway(struct netvm_unet *c, int cc)
 {
 	static uint8_t out[NETVM_UNET_MSG_MAX], in[NETVM_UNET_MSG_MAX];
 	const int n = 150, size = 4000;
@@ -626,8 +624,8 @@ static void runaway(struct netvm_unet *c, int cc, int emu)
 	netvm_unet_flow_stats(c, &fb);
 	check(!err && !bad && got == n &&
 	      b.buffered_lost == a.buffered_lost && b.dropped == a.dropped &&
-	      (emu || (fb.hold_on > fa.hold_on &&
-		       fb.hold_off - fa.hold_off == fb.hold_on - fa.hold_on)),
+	      fb.hold_on > fa.hold_on &&
+	      fb.hold_off - fa.hold_off == fb.hold_on - fa.hold_on,
 	      "runaway sender, 150 x 4000 B to a stopped receiver past its %d KiB high-water mark: all %d arrive in order, byte-verified, none lost (%u diverted; the sender held %u time(s), released %u) (%s)",
 	      DIV_KIB, got, b.diverted - a.diverted, fb.hold_on - fa.hold_on,
 	      fb.hold_off - fa.hold_off, netvm_strerror(err));
@@ -700,7 +698,7 @@ static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 		paged_out(c, cc);
 		stopped(c, cc, 0);
 		stopped(c, cc, 1);
-		runaway(c, cc, emu);
+		runaway(c, cc);
 	} else {
 		err = netvm_unet_sched(c, 1);
 		check(err == -EOPNOTSUPP,

@@ -638,11 +638,14 @@ def unet_pair(s, c, emulate=False):
          "node %d: %d messages diverted to the driver (%d queue full, %d no buffer, %d order), "
          "none dropped" % (c, cd.get("unet_diverted", 0), cd.get("unet_ring_full", 0),
                            cd.get("unet_no_buf", 0), cd.get("unet_div_order", 0)), "%s" % cd)
+    # whether the echo server is actually stopped depends on how many of
+    # the 150 echoes were already on their way when the HOLD arrived (all
+    # of them, sometimes, on 4 VMs); unet-flow checks held senders
     T.ok(cd.get("unet_hold_tx", 0) > 0 and cd.get("unet_release_tx", 0) > 0 and
-         d.get("unet_held", 0) > 0 and d.get("unet_hold_expired", 1) == 0,
-         "overflow control: node %d sent %d HOLD and %d RELEASE frames, node %d's sends were held "
-         "%d time(s), no hold ran out" % (c, cd.get("unet_hold_tx", 0), cd.get("unet_release_tx", 0),
-                                          s, d.get("unet_held", 0)), "%s / %s" % (cd, d))
+         d.get("unet_hold_expired", 1) == 0,
+         "overflow control: node %d sent %d HOLD and %d RELEASE frames, no hold ran out (node %d's "
+         "sends held %d time(s))" % (c, cd.get("unet_hold_tx", 0), cd.get("unet_release_tx", 0),
+                                     s, d.get("unet_held", 0)), "%s / %s" % (cd, d))
     T.ok(cd.get("unet_not_resident", 0) > 0 and cd.get("unet_not_running", 0) > 0
          and cd.get("unet_tx_misses", 0) > 0,
          "node %d: the NIC counted the new causes: %d not resident, %d not running, %d sends "
