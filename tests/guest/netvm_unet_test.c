@@ -626,7 +626,7 @@ static void runaway(struct netvm_unet *c, int cc)
 	      b.buffered_lost == a.buffered_lost && b.dropped == a.dropped &&
 	      fb.hold_on > fa.hold_on &&
 	      fb.hold_off - fa.hold_off == fb.hold_on - fa.hold_on,
-	      "runaway sender, 150 x 4000 B to a stopped receiver past its %d KiB high-water mark: all %d arrive in order, byte-verified, none lost (%u diverted; the sender held %u time(s), released %u) (%s)",
+	      "runaway sender, 150 x 4000 B to a stopped receiver past its %d KiB high-water mark: all %d arrive in order, byte-verified, none lost (%u diverted; holds asserted %u, released %u) (%s)",
 	      DIV_KIB, got, b.diverted - a.diverted, fb.hold_on - fa.hold_on,
 	      fb.hold_off - fa.hold_off, netvm_strerror(err));
 	err = echo(c, cc, 1000, 4500);
