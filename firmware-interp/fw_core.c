@@ -157,7 +157,7 @@ void fw_boot(struct fw *fw)
 
 	c->ops->isr_clear(c->opaque, LANAI_ISR_WAKE0 | LANAI_ISR_SEND |
 			  LANAI_ISR_RECV | LANAI_ISR_BUFF | LANAI_ISR_TIME0 |
-			  LANAI_ISR_TIME1);
+			  LANAI_ISR_TIME1 | LANAI_ISR_TIME2);
 	c->ops->recv_setup(c->opaque, L_WIRE_RX, L_WIRE_SLOTS, L_WIRE_SLOT);
 	fw_nv_boot(fw);
 
@@ -171,6 +171,8 @@ void fw_halt(struct fw *fw)
 		return;
 	fw->chip->ops->timer_arm(fw->chip->opaque, 0, 0);
 	fw->chip->ops->timer_arm(fw->chip->opaque, 1, 0);
+	fw->chip->ops->timer_arm(fw->chip->opaque, 2, 0);
+	fw->unet.tick_armed = 0;
 	fw_queues_reset(fw);
 	fw->tx_state = FW_TX_IDLE;
 	fw_set_state(fw, NVM_FW_HALTED);
@@ -222,7 +224,8 @@ void fw_run(struct fw *fw)
 	isr = c->ops->isr_read(c->opaque);
 	c->ops->isr_clear(c->opaque, isr & (LANAI_ISR_WAKE0 | LANAI_ISR_SEND |
 					    LANAI_ISR_RECV | LANAI_ISR_BUFF |
-					    LANAI_ISR_TIME0 | LANAI_ISR_TIME1));
+					    LANAI_ISR_TIME0 | LANAI_ISR_TIME1 |
+					    LANAI_ISR_TIME2));
 	if (isr & LANAI_ISR_WAKE0)
 		fw_queues_hdma_done(fw);
 	if (isr & LANAI_ISR_SEND)
@@ -231,6 +234,8 @@ void fw_run(struct fw *fw)
 		fw_nv_tick(fw);
 	if (isr & LANAI_ISR_TIME1)
 		fw_nv_ack_timer(fw);
+	if (isr & LANAI_ISR_TIME2)
+		fw_unet_tick(fw);
 
 	fw_doorbells(fw);
 	do {
@@ -240,5 +245,6 @@ void fw_run(struct fw *fw)
 		progress |= fw_unet_tx_step(fw);
 	} while (progress && ++rounds < 1000);
 	fw_nv_arm_timer(fw);
+	fw_unet_arm_timer(fw);
 	fw_publish_counters(fw);
 }

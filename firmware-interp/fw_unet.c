@@ -38,7 +38,7 @@ static uint32_t region(struct fw *fw, uint32_t port)
 	return fw->layout.ep_base + port * NVM_EP_STRIDE;
 }
 
-static void publish(struct fw *fw, uint32_t port)
+void fw_unet_publish(struct fw *fw, uint32_t port)
 {
 	struct fw_unet_ep *e = &fw->unet.ep[port];
 	struct nvm_unet_status st = {
@@ -60,6 +60,12 @@ static void publish(struct fw *fw, uint32_t port)
 		.rx_not_resident = e->rx_not_resident,
 		.rx_not_running = e->rx_not_running,
 		.tx_misses = e->tx_misses,
+		.hold_on = e->hold_on,
+		.hold_off = e->hold_off,
+		.tx_held = e->tx_held,
+		.tx_held_now = e->tx_held_now,
+		.hold_expired = e->hold_expired,
+		.peer_dropped = e->peer_dropped,
 	};
 
 	memcpy(fw->chip->sram + region(fw, port) + NVM_UNET_STATUS, &st,
@@ -113,7 +119,7 @@ static void send_done(struct fw *fw, uint32_t port, uint32_t st)
 		e->send_errors++;
 		fw_count(fw, FW_CNT_UNET_TX_BAD);
 	}
-	publish(fw, port);
+	fw_unet_publish(fw, port);
 }
 
 /* ---- pageable segments: the pages a DMA chain touches ---- */
@@ -206,9 +212,10 @@ static uint8_t wire_flags(const struct nvm_unet_send_desc *d)
 }
 
 /* Route, packet header and U-Net header in front of the data at @tb. */
-static uint32_t frame_build(struct fw *fw, uint32_t port, uint32_t tb,
-			    const struct fw_unet_chan *ch, uint32_t len,
-			    uint8_t hflags, uint16_t reply, uint32_t *frame_off)
+uint32_t fw_unet_frame_build(struct fw *fw, uint32_t port, uint32_t tb,
+			     const struct fw_unet_chan *ch, uint32_t len,
+			     uint8_t hflags, uint16_t reply,
+			     uint32_t *frame_off)
 {
 	uint32_t base = fw_nv_txbuf_off(fw, tb);
 	uint8_t rl = fw->nv.route_len[ch->node];
@@ -247,7 +254,7 @@ static void transmit(struct fw *fw, uint32_t port, uint32_t tb,
 {
 	const struct fw_unet_chan *ch = &fw->unet.ep[port].ch[d->channel];
 	uint32_t len = d->len, off;
-	uint32_t flen = frame_build(fw, port, tb, ch, len, wire_flags(d),
+	uint32_t flen = fw_unet_frame_build(fw, port, tb, ch, len, wire_flags(d),
 				    d->reply, &off);
 
 	/* the caller made sure the send queue has room */
@@ -296,7 +303,7 @@ static bool tx_lock(struct fw *fw, uint32_t port,
 	fw_count(fw, FW_CNT_UNET_TX_MISS);
 	fw_count(fw, FW_CNT_PAGE_MISS);
 	fw_post(fw, NVM_EV_PAGE_MISS, (uint16_t)port, 0, miss);
-	publish(fw, port);
+	fw_unet_publish(fw, port);
 	return false;
 }
 
@@ -307,6 +314,8 @@ static bool tx_step_ep(struct fw *fw, uint32_t port)
 	uint32_t st, tb;
 	int slot;
 
+	if (fw_unet_ctl_step(fw, port))
+		return true;	/* control frames first: never behind data */
 	if (!e->open || e->tx_tb || e->tx_wait || e->consumed == e->produced)
 		return false;
 	memcpy(&d, fw->chip->sram + region(fw, port) + NVM_UNET_SENDQ +
@@ -319,6 +328,8 @@ static bool tx_step_ep(struct fw *fw, uint32_t port)
 		send_done(fw, port, st);
 		return true;
 	}
+	if (fw_unet_tx_held(fw, port, d.channel))
+		return false;	/* the receiver holds us (overflow control) */
 	if (fw_sendq_room(fw) < 2)
 		return false;	/* keep one for NetVM's ACKs */
 	tb = fw_nv_txbuf_alloc(fw, FW_TB_WIRE);
@@ -416,8 +427,8 @@ void fw_unet_sent(struct fw *fw, uint32_t arg)
 
 /* ---- receive ---- */
 
-static int find_channel(struct fw *fw, uint32_t src, const struct nvm_unet_hdr *h,
-			uint32_t *port)
+int fw_unet_find_channel(struct fw *fw, uint32_t src,
+			 const struct nvm_unet_hdr *h, uint32_t *port)
 {
 	uint32_t p = fw_be16(h->dst_port);
 	struct fw_unet_ep *e;
@@ -569,7 +580,8 @@ static enum fw_rx_verdict divert(struct fw *fw, uint32_t port, int ch,
 		count_cause(fw, e, cause);
 		e->dropped++;
 		fw_count(fw, FW_CNT_UNET_DROPPED);
-		publish(fw, port);
+		fw_unet_note_drop(fw, port, (uint32_t)ch);	/* the sender sees it */
+		fw_unet_publish(fw, port);
 		return FW_RX_RELEASE;
 	}
 	slot = div_start(fw, data, mlen, div_arg(e->gen, 0, port, cause), &tb);
@@ -598,7 +610,7 @@ static enum fw_rx_verdict divert(struct fw *fw, uint32_t port, int ch,
 	e->diverted++;
 	count_cause(fw, e, cause);
 	fw_count(fw, FW_CNT_UNET_DIVERTED);
-	publish(fw, port);
+	fw_unet_publish(fw, port);
 	return FW_RX_RELEASE;
 }
 
@@ -618,7 +630,7 @@ static void diverted(struct fw *fw, uint32_t arg, uint32_t status)
 			e->div_out--;
 		if (cause != 0xff && e->open && (e->gen & 0xfff) == gen) {
 			e->dropped++;
-			publish(fw, port);
+			fw_unet_publish(fw, port);
 		}
 		return;
 	}
@@ -730,12 +742,14 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 		return FW_RX_RELEASE;
 	}
 	memcpy(&h, fw->chip->sram + data, sizeof(h));
+	if (h.flags & NVM_UNET_HF_CTL)
+		return fw_unet_ctl_rx(fw, src, &h, len);
 	mlen = fw_be32(h.len);
 	if (!mlen || mlen > NVM_UNET_MSG_MAX || mlen != len - sizeof(h)) {
 		fw_count(fw, FW_CNT_RX_BAD_FRAME);
 		return FW_RX_RELEASE;
 	}
-	ch = find_channel(fw, src, &h, &port);
+	ch = fw_unet_find_channel(fw, src, &h, &port);
 	if (ch < 0 && fw_be16(h.dst_port) >= NVM_UNET_VPORT_MIN &&
 	    fw_be16(h.dst_port) < NVM_UNET_VPORT_MAX)
 		return to_kernel(fw, src, &h, data + sizeof(h), mlen);
@@ -870,7 +884,7 @@ static void delivered(struct fw *fw, uint32_t port, uint32_t gen,
 		return;
 	if (status != NVM_DMA_ST_DONE) {
 		e->rx_no_buf++;		/* counted as lost; HOST_DMA_ERR too */
-		publish(fw, port);
+		fw_unet_publish(fw, port);
 		return;
 	}
 	e->rx_prod++;
@@ -897,7 +911,7 @@ static void delivered(struct fw *fw, uint32_t port, uint32_t gen,
 		 */
 		if (depth == 1)
 			e->edge_owed = 1;
-		publish(fw, port);
+		fw_unet_publish(fw, port);
 		return;
 	}
 	if (ctl.arm && ctl.arm != e->armed_done &&
@@ -915,7 +929,7 @@ static void delivered(struct fw *fw, uint32_t port, uint32_t gen,
 		e->events++;
 		fw_post(fw, NVM_EV_NOTIFY, (uint16_t)port, ev, e->rx_prod);
 	}
-	publish(fw, port);
+	fw_unet_publish(fw, port);
 }
 
 void fw_unet_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
@@ -979,7 +993,7 @@ static uint32_t k_open(struct fw *fw, const struct nvm_k_unet_open *k)
 	e->pageable = !!(k->flags & NVM_UNET_KO_PAGEABLE);
 	memset(fw->chip->sram + region(fw, k->port), 0, NVM_EP_STRIDE);
 	e->open = 1;
-	publish(fw, k->port);
+	fw_unet_publish(fw, k->port);
 	return NVM_ST_OK;
 }
 
@@ -989,6 +1003,7 @@ static uint32_t k_close(struct fw *fw, uint32_t port)
 
 	if (!fw_unet_open_port(fw, port))
 		return NVM_ST_BAD_CMD;
+	fw_unet_release(fw, port, true);
 	e = &fw->unet.ep[port];
 	/* a fetch still running keeps its tx buffer and its pages:
 	 * fetched() frees them */
@@ -1060,7 +1075,7 @@ static uint32_t k_ksend(struct fw *fw, const struct nvm_k_unet_ksend *k)
 		return NVM_ST_UNREACHABLE;
 	}
 	/* headers now (the route and tag are the kernel's), data by DMA */
-	fw->nv.txbuf_len[tb - 1] = frame_build(fw, k->src_port, tb, &ch,
+	fw->nv.txbuf_len[tb - 1] = fw_unet_frame_build(fw, k->src_port, tb, &ch,
 					       k->len, k->hflags, k->reply,
 					       &off);
 	fw_hdma_add(fw, slot, LANAI_DMA_E2L, k->len, data_off(fw, tb),
@@ -1142,7 +1157,13 @@ uint32_t fw_unet_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 		    fw->unet.ep[c->dst_port].div_out)
 			return NVM_ST_BAD_CMD;
 		fw->unet.ep[c->dst_port].divert = 0;
-		publish(fw, c->dst_port);
+		fw_unet_publish(fw, c->dst_port);
+		fw_unet_release(fw, c->dst_port, false);
+		return NVM_ST_OK;
+	case NVM_KOP_UNET_HOLD:
+		if (!fw_unet_open_port(fw, c->dst_port))
+			return NVM_ST_BAD_CMD;
+		fw_unet_hold(fw, c->dst_port);
 		return NVM_ST_OK;
 	case NVM_KOP_UNET_CHAN: {
 		struct nvm_k_unet_chan k;

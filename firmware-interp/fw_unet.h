@@ -25,11 +25,22 @@ struct fw_unet_lk {
 	uint32_t ppn[FW_UNET_LOCKS];
 };
 
+/*
+ * Overflow control's clock: IT2 ticks while a hold is asserted or held.
+ * A receiver refreshes its hold every REFRESH ticks; a sender drops a
+ * hold not refreshed for HOLD ticks, so a lost RELEASE (or a receiver
+ * that died) holds a channel for at most that long.
+ */
+#define FW_UNET_TICK_NS		5000000ull	/* 5 ms */
+#define FW_UNET_REFRESH_TICKS	10		/* 50 ms */
+#define FW_UNET_HOLD_TICKS	100		/* 500 ms: TCG nodes stall */
+
 struct fw_unet_chan {
 	uint32_t open;
 	uint32_t node;
 	uint32_t rport;
 	uint32_t tag;
+	uint32_t hold_left;	/* ticks until the receiver's hold runs out */
 };
 
 struct fw_unet_ep {
@@ -63,12 +74,22 @@ struct fw_unet_ep {
 	uint32_t events;		/* receive events raised */
 	uint32_t edge_owed;		/* a NOINTR message took the non-empty
 					 * edge: the next interrupting one raises it */
+	/* overflow control, receiving side: 1 while the senders must hold */
+	uint32_t hold;
+	uint32_t hold_since;		/* ticks since the last refresh */
+	uint32_t ctl_due;		/* channels owed a HOLD/RELEASE frame */
+	uint32_t drop_due;		/* channels owed a DROPPED frame */
+	uint16_t drop_owed[NVM_UNET_CHANNELS];	/* ... for how many */
+	uint32_t hold_on, hold_off;
+	/* ... sending side */
+	uint32_t tx_held, tx_held_now, hold_expired, peer_dropped;
 	struct fw_unet_chan ch[NVM_UNET_CHANNELS];
 };
 
 struct fw_unet {
 	struct fw_unet_ep ep[FW_UNET_EPS];
 	uint32_t rr;			/* round robin over senders */
+	uint32_t tick_armed;		/* IT2 runs (overflow control) */
 	struct fw_unet_lk rx_lk;	/* pages the delivery holds (one at a time) */
 	/* the kernel's divert ring (FUGU's buffered path) */
 	uint64_t div_base;
@@ -92,5 +113,25 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 void fw_unet_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
 		      uint32_t status);
 void fw_unet_sent(struct fw *fw, uint32_t arg);
+
+/* shared by fw_unet.c and fw_unet_flow.c */
+void fw_unet_publish(struct fw *fw, uint32_t port);
+uint32_t fw_unet_frame_build(struct fw *fw, uint32_t port, uint32_t tb,
+			     const struct fw_unet_chan *ch, uint32_t len,
+			     uint8_t hflags, uint16_t reply,
+			     uint32_t *frame_off);
+int fw_unet_find_channel(struct fw *fw, uint32_t src,
+			 const struct nvm_unet_hdr *h, uint32_t *port);
+
+/* fw_unet_flow.c: overflow control */
+bool fw_unet_ctl_step(struct fw *fw, uint32_t port);
+void fw_unet_hold(struct fw *fw, uint32_t port);
+void fw_unet_release(struct fw *fw, uint32_t port, bool closing);
+void fw_unet_note_drop(struct fw *fw, uint32_t port, uint32_t ch);
+enum fw_rx_verdict fw_unet_ctl_rx(struct fw *fw, uint32_t src,
+				  const struct nvm_unet_hdr *h, uint32_t len);
+bool fw_unet_tx_held(struct fw *fw, uint32_t port, uint32_t c);
+void fw_unet_tick(struct fw *fw);
+void fw_unet_arm_timer(struct fw *fw);
 
 #endif

@@ -47,15 +47,32 @@ static struct netvm_unet *unet_irq[NETVM_MAX_DEVS][NVM_UNET_VPORT_MAX];
  */
 #define UNET_DIV_RING	(NVM_UNET_DIV_SLOTS * NVM_UNET_DIV_SLOT)
 /*
- * Overflow control: the bytes of diverted messages buffered per endpoint.
- * What a runaway sender sends beyond it is dropped and counted (the
- * process sees the gap in msgno).  Read when an endpoint's buffer is made,
- * so changing it affects later ones only.
+ * Overflow control: the high-water mark of an endpoint's buffered FIFO.
+ * Past it the driver asks the NI to hold the endpoint's senders
+ * (NVM_KOP_UNET_HOLD); the NI releases them when the endpoint is back to
+ * direct delivery.  Read when an endpoint's FIFO is made, so changing it
+ * affects later ones only.
  */
 static unsigned int unet_divert_kib = 8192;
 module_param(unet_divert_kib, uint, 0644);
 MODULE_PARM_DESC(unet_divert_kib,
-		 "U-Net: KiB of diverted messages buffered per endpoint (64..1048576, default 8192)");
+		 "U-Net: high-water mark of an endpoint's buffered messages, KiB (64..1048576, default 8192)");
+
+/*
+ * What may still arrive once the hold is asked: the divert ring, frames
+ * on the wire and the senders' frames already built, a few hundred KiB.
+ * The FIFO's hard bound leaves the high-water mark that much and more;
+ * only a sender that ignores holds reaches it (its excess is dropped and
+ * counted, as before throttling).  The file is allocated on demand, so
+ * the headroom costs nothing until used.
+ */
+#define UNET_FIFO_HEADROOM	(4u << 20)
+
+/*
+ * Ask the NI again this often (records) while above the mark: the NI
+ * ignores a HOLD it already has, and one that crossed a DIRECT is fixed.
+ */
+#define UNET_HOLD_NUDGE		32
 
 struct unet_div {
 	struct netvm_dev *nd;
@@ -107,11 +124,13 @@ void netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
 		.dsm = dsm,
 	};
 	u32 need = sizeof(h) + ALIGN(len, 16);
+	bool hold = false;
 
 	mutex_lock(&u->dlock);
 	if (!u->dfile) {
-		u32 cap = clamp(READ_ONCE(unet_divert_kib), 64u, 1u << 20) *
-			  1024u;
+		u32 hi = clamp(READ_ONCE(unet_divert_kib), 64u, 1u << 20) *
+			 1024u;
+		u32 cap = hi + max(hi, UNET_FIFO_HEADROOM);
 		struct file *f = shmem_file_setup("netvm-unet", cap,
 						  VM_NORESERVE);
 
@@ -119,15 +138,26 @@ void netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
 			goto drop;
 		u->dfile = f;
 		u->dcap = cap;
+		u->dhiwat = hi;
 	}
 	if (u->dtail - u->dhead + need > u->dcap)
-		goto drop;	/* overflow control: a runaway sender's bound */
+		goto drop;	/* a sender that ignores holds */
 	if (fifo_io(u, &h, sizeof(h), u->dtail, true) ||
 	    fifo_io(u, (void *)data, len, u->dtail + sizeof(h), true))
 		goto drop;
 	u->dtail += need;
 	WRITE_ONCE(u->dcount, u->dcount + 1);
+	if (!u->emulated && u->dtail - u->dhead >= u->dhiwat &&
+	    (!u->holding || ++u->hold_nudge >= UNET_HOLD_NUDGE)) {
+		u->holding = true;
+		u->hold_nudge = 0;
+		hold = true;
+	}
 	mutex_unlock(&u->dlock);
+	/* overflow control: the NI tells the senders to hold */
+	if (hold && !READ_ONCE(u->nd->dead))
+		nv_kcmd(u->nd, NVM_KOP_UNET_HOLD, 0, (u16)u->port, 0, 0, NULL,
+			0);
 	return;
 drop:
 	u->overflow++;
@@ -616,11 +646,16 @@ static int unet_drecv(struct netvm_unet *u, void __user *uarg)
 out:
 	mutex_unlock(&u->dlock);
 	kfree(buf);
-	if (empty && u->emulated)
+	if (empty && u->emulated) {
 		netvm_unet_emu_direct(u);
-	else if (empty && !READ_ONCE(u->nd->dead))
-		nv_kcmd(u->nd, NVM_KOP_UNET_DIRECT, 0, (u16)u->port, 0, 0,
-			NULL, 0);
+	} else if (empty && !READ_ONCE(u->nd->dead) &&
+		   !nv_kcmd(u->nd, NVM_KOP_UNET_DIRECT, 0, (u16)u->port, 0, 0,
+			    NULL, 0)) {
+		/* direct again: the NI released the senders it held */
+		mutex_lock(&u->dlock);
+		u->holding = false;
+		mutex_unlock(&u->dlock);
+	}
 	if (ret != -EFAULT && copy_to_user(uarg, &req, sizeof(req)))
 		ret = -EFAULT;
 	return ret;

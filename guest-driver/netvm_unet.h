@@ -59,10 +59,13 @@ struct netvm_unet {
 	/* diverted messages (FUGU), in pageable shmem: a byte FIFO */
 	struct mutex dlock;		/* dfile, dhead, dtail, dcount, overflow */
 	struct file *dfile;		/* made at the first divert */
-	u32 dcap;			/* its bound, bytes (unet_divert_kib) */
+	u32 dcap;			/* its hard bound, bytes (see fifo_put) */
+	u32 dhiwat;			/* the high-water mark (unet_divert_kib) */
 	u64 dhead, dtail;		/* free-running byte offsets */
 	u32 dcount;			/* records buffered (read locklessly by poll) */
 	u32 overflow;			/* dropped: the buffer was at its bound */
+	bool holding;			/* dlock: HOLD asked, no DIRECT since */
+	u32 hold_nudge;			/* dlock: records since the last HOLD */
 	/* a kernel-emulated endpoint (netvm_unet_emu.c): the driver is its NI */
 	bool emulated;
 	void *vsram;			/* NVM_EP_STRIDE bytes for the "SRAM region" */

@@ -43,6 +43,7 @@ struct netvm_unet {
 	uint32_t msgno;			/* the next message, in arrival order */
 	uint32_t div_done;		/* diverted ones taken */
 	uint32_t div_lost;		/* ... dropped by the driver's bound */
+	uint32_t peer_dropped;		/* receivers' DROPPED notices reported */
 };
 
 static volatile struct nvm_unet_send_desc *sdesc(struct netvm_unet *u,
@@ -272,7 +273,12 @@ static void collect(struct netvm_unet *u, uint32_t upto)
 	}
 }
 
-/* Wait until fewer than @max descriptors are outstanding. */
+/*
+ * Wait until fewer than @max descriptors are outstanding; @timeout_ms < 0:
+ * not at all (-EAGAIN).  While a receiver holds the endpoint's next send
+ * (overflow control), the wait is flow control, not a failure: it lasts
+ * as long as the hold and sleeps rather than spins.
+ */
 static int wait_consumed(struct netvm_unet *u, uint32_t max, int timeout_ms)
 {
 	uint64_t end = now_ms() + (uint64_t)timeout_ms;
@@ -286,7 +292,14 @@ static int wait_consumed(struct netvm_unet *u, uint32_t max, int timeout_ms)
 			collect(u, c);
 			return 0;
 		}
+		if (timeout_ms < 0)
+			return -EAGAIN;
 		if (++spins > 1000) {
+			if (status(u)->tx_held_now) {
+				end = now_ms() + (uint64_t)timeout_ms;
+				usleep(500);
+				continue;
+			}
 			if (now_ms() > end)
 				return -ETIMEDOUT;
 			sched_yield();
@@ -295,16 +308,17 @@ static int wait_consumed(struct netvm_unet *u, uint32_t max, int timeout_ms)
 }
 
 /* @data: INLINE's bytes or GATHER's list (whole words: NIC memory) */
+/* @wait_ms: for a free descriptor, as wait_consumed() */
 static int post_ex(struct netvm_unet *u, int channel, uint8_t flags,
 		   uint32_t off, const void *data, uint32_t len,
-		   uint32_t dlen, uint16_t reply)
+		   uint32_t dlen, uint16_t reply, int wait_ms)
 {
 	volatile struct nvm_unet_send_desc *d;
 	int err;
 
 	if (channel < 0 || channel >= NVM_UNET_CHANNELS)
 		return -EINVAL;
-	err = wait_consumed(u, NVM_UNET_SENDQ_LEN, UNET_WAIT_MS);
+	err = wait_consumed(u, NVM_UNET_SENDQ_LEN, wait_ms);
 	if (err)
 		return err;
 	d = sdesc(u, u->issued);
@@ -343,7 +357,8 @@ static int post_ex(struct netvm_unet *u, int channel, uint8_t flags,
 static int post(struct netvm_unet *u, int channel, uint8_t flags,
 		uint32_t off, const void *data, uint32_t len)
 {
-	return post_ex(u, channel, flags, off, data, len, data ? len : 0, 0);
+	return post_ex(u, channel, flags, off, data, len, data ? len : 0, 0,
+		       UNET_WAIT_MS);
 }
 
 NETVM_PUBLIC int netvm_unet_send(struct netvm_unet *u, int channel,
@@ -372,6 +387,11 @@ NETVM_PUBLIC int netvm_unet_flush(struct netvm_unet *u, int timeout_ms)
 		return err;
 	err = u->err;
 	u->err = 0;
+	if (!err && status(u)->peer_dropped != u->peer_dropped) {
+		/* a receiver without a divert ring dropped some of ours */
+		u->peer_dropped = status(u)->peer_dropped;
+		err = -ENOBUFS;
+	}
 	return err;
 }
 
@@ -604,7 +624,8 @@ NETVM_PUBLIC int netvm_unet_upcalls(struct netvm_unet *u, int on)
 static int dsm_flags(unsigned int flags,
 		     unsigned int reply, uint8_t *out)
 {
-	if (flags & ~(NETVM_UNET_NOINTR | NETVM_UNET_REPLY) ||
+	if (flags & ~(NETVM_UNET_NOINTR | NETVM_UNET_REPLY |
+		      NETVM_UNET_DONTWAIT) ||
 	    ((flags & NETVM_UNET_REPLY) && reply >= NETVM_UNET_REPLY_SLOTS))
 		return -EINVAL;
 	*out = (flags & NETVM_UNET_NOINTR ? NVM_UNET_F_NOINTR : 0) |
@@ -616,6 +637,7 @@ NETVM_PUBLIC int netvm_unet_sendx(struct netvm_unet *u, int channel,
 				  const void *buf, size_t len,
 				  unsigned int flags, unsigned int reply)
 {
+	int wait = flags & NETVM_UNET_DONTWAIT ? -1 : UNET_WAIT_MS;
 	uint32_t off;
 	uint8_t f;
 	int err;
@@ -629,14 +651,15 @@ NETVM_PUBLIC int netvm_unet_sendx(struct netvm_unet *u, int channel,
 		return -EMSGSIZE;
 	if (len <= NVM_UNET_INLINE_MAX)
 		return post_ex(u, channel, f | NVM_UNET_F_INLINE, 0, buf,
-			       (uint32_t)len, (uint32_t)len, (uint16_t)reply);
-	err = wait_consumed(u, NETVM_UNET_TX_SLOTS, UNET_WAIT_MS);
+			       (uint32_t)len, (uint32_t)len, (uint16_t)reply,
+			       wait);
+	err = wait_consumed(u, NETVM_UNET_TX_SLOTS, wait);
 	if (err)
 		return err;
 	off = (u->issued % NETVM_UNET_TX_SLOTS) * NETVM_UNET_MSG_MAX;
 	memcpy(u->seg + off, buf, len);
 	return post_ex(u, channel, f, off, NULL, (uint32_t)len, 0,
-		       (uint16_t)reply);
+		       (uint16_t)reply, wait);
 }
 
 NETVM_PUBLIC int netvm_unet_sendv(struct netvm_unet *u, int channel,
@@ -647,7 +670,7 @@ NETVM_PUBLIC int netvm_unet_sendv(struct netvm_unet *u, int channel,
 	struct nvm_unet_gather g = { .count = n };
 	uint64_t sum = 0;
 	uint8_t f;
-	int err;
+	int err, wait;
 
 	if (!u || !pv || !n || n > NETVM_UNET_GATHER_MAX)
 		return -EINVAL;
@@ -662,11 +685,12 @@ NETVM_PUBLIC int netvm_unet_sendv(struct netvm_unet *u, int channel,
 	if (sum > UINT32_MAX)
 		return -EMSGSIZE;
 	/* the pieces are deliberately unchecked here: the NI checks each */
+	wait = flags & NETVM_UNET_DONTWAIT ? -1 : UNET_WAIT_MS;
 	if (n == 1)
 		return post_ex(u, channel, f, pv[0].off, NULL, pv[0].len, 0,
-			       (uint16_t)reply);
+			       (uint16_t)reply, wait);
 	return post_ex(u, channel, f | NVM_UNET_F_GATHER, 0, &g,
-		       (uint32_t)sum, sizeof(g), (uint16_t)reply);
+		       (uint32_t)sum, sizeof(g), (uint16_t)reply, wait);
 }
 
 static volatile uint32_t *reply_ent(struct netvm_unet *u, unsigned int num)
@@ -740,6 +764,25 @@ NETVM_PUBLIC int netvm_unet_fugu_stats(struct netvm_unet *u,
 	st->dropped = s->dropped;
 	st->tx_misses = s->tx_misses;
 	st->buffered_lost = u->div_lost;
+	return 0;
+}
+
+NETVM_PUBLIC int netvm_unet_flow_stats(struct netvm_unet *u,
+				       struct netvm_unet_flow_stats *st)
+{
+	volatile struct nvm_unet_status *s;
+
+	if (!u || !st)
+		return -EINVAL;
+	s = status(u);
+	st->hold_on = s->hold_on;
+	st->hold_off = s->hold_off;
+	st->tx_held = s->tx_held;
+	st->tx_held_now = s->tx_held_now;
+	st->hold_expired = s->hold_expired;
+	st->peer_dropped = s->peer_dropped;
+	st->buffered_lost = u->div_lost;
+	st->divert_mode = s->divert_mode;
 	return 0;
 }
 

@@ -382,10 +382,31 @@ struct netvm_unet_fugu_stats {
 	uint32_t order;		/*   earlier ones were still buffered */
 	uint32_t dropped;	/* lost: the NIC had no divert ring */
 	uint32_t tx_misses;	/* sends that waited for a segment page */
-	uint32_t buffered_lost;	/* lost to the driver's 8 MiB bound (seen) */
+	uint32_t buffered_lost;	/* lost past the driver's hard bound: only a
+				 * sender ignoring holds gets there (seen) */
 };
 int netvm_unet_fugu_stats(struct netvm_unet *u,
 			  struct netvm_unet_fugu_stats *st);
+
+/*
+ * Overflow control (NETVM_0.6): when an endpoint's buffered messages pass
+ * the high-water mark (module parameter unet_divert_kib), its NI tells the
+ * senders of its channels to hold; they wait in netvm_unet_send (or get
+ * -EAGAIN with NETVM_UNET_DONTWAIT) until it is back to direct delivery.
+ */
+struct netvm_unet_flow_stats {
+	uint32_t hold_on;	/* receiver: holds asserted (high-water) */
+	uint32_t hold_off;	/*   released (back to direct delivery) */
+	uint32_t tx_held;	/* sender: times our sends waited for a hold */
+	uint32_t tx_held_now;	/*   1 while the next send waits for one */
+	uint32_t hold_expired;	/*   holds that ran out unrefreshed */
+	uint32_t peer_dropped;	/*   messages a receiver without a divert
+				 *   ring dropped (flush: -ENOBUFS) */
+	uint32_t buffered_lost;	/* as in netvm_unet_fugu_stats */
+	uint32_t divert_mode;	/* 1 while our messages are diverted */
+};
+int netvm_unet_flow_stats(struct netvm_unet *u,
+			  struct netvm_unet_flow_stats *st);
 int netvm_unet_close(struct netvm_unet *u);		/* NULL accepted */
 int netvm_unet_fd(const struct netvm_unet *u);	/* POLLIN: message queued */
 int netvm_unet_port(const struct netvm_unet *u);	/* >= 16: emulated */
@@ -423,7 +444,10 @@ int netvm_unet_send_seg(struct netvm_unet *u, int channel, uint32_t off,
 /*
  * Wait until the NI took every queued descriptor; return the first error
  * since the last flush: -ENOTCONN (no such channel), -ERANGE (outside the
- * segment), -EMSGSIZE (length), -EIO (DMA), -ETIMEDOUT.
+ * segment), -EMSGSIZE (length), -EIO (DMA), -ETIMEDOUT; -ENOBUFS: a
+ * receiver without a divert ring dropped messages of ours (U-Net's own
+ * drop, the only one left).  Sends held by a receiver (overflow control)
+ * are waited for, however long the hold lasts.
  */
 int netvm_unet_flush(struct netvm_unet *u, int timeout_ms);
 
@@ -473,6 +497,9 @@ int netvm_unet_upcalls(struct netvm_unet *u, int on);
 #define NETVM_UNET_NOINTR	0x1	/* no wakeup or upcall at the receiver */
 #define NETVM_UNET_REPLY	0x2	/* a reply carrying a reply number */
 #define NETVM_UNET_HIT		0x4	/* recvmsg: in the reply buffer */
+/* sendx, sendv: -EAGAIN instead of waiting for a descriptor (a receiver's
+ * hold, or a full send queue); NETVM_0.6 */
+#define NETVM_UNET_DONTWAIT	0x8
 #define NETVM_UNET_GATHER_MAX	4
 #define NETVM_UNET_REPLY_SLOTS	256
 

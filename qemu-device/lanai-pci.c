@@ -167,9 +167,12 @@ static const VMStateDescription vmstate_lanai_doorbell = {
  */
 static const VMStateDescription vmstate_lanai_fw = {
     .name = "lanai/firmware",
-    /* 4: tripwires; 5: U-Net; 6: DSM; 7: tx_desc; 8: pageable U-Net; 9: arm */
-    .version_id = 9,
-    .minimum_version_id = 9,
+    /*
+     * 4: tripwires; 5: U-Net; 6: DSM; 7: tx_desc; 8: pageable U-Net; 9: arm;
+     * 10: U-Net overflow control
+     */
+    .version_id = 10,
+    .minimum_version_id = 10,
     .fields = (const VMStateField[]) {
         VMSTATE_BUFFER_UNSAFE(state, struct fw, 0, FW_SAVED_SIZE),
         VMSTATE_END_OF_LIST()
@@ -178,8 +181,8 @@ static const VMStateDescription vmstate_lanai_fw = {
 
 static const VMStateDescription vmstate_lanai = {
     .name = TYPE_LANAI,
-    .version_id = 9,
-    .minimum_version_id = 9,
+    .version_id = 10,
+    .minimum_version_id = 10,
     .post_load = lanai_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, LanaiState),

@@ -54,7 +54,11 @@
 	X(UNET_REPLY_MISS, unet_reply_misses) \
 	X(UNET_NOT_RESIDENT, unet_not_resident) \
 	X(UNET_NOT_RUNNING, unet_not_running) \
-	X(UNET_TX_MISS, unet_tx_misses)
+	X(UNET_TX_MISS, unet_tx_misses) \
+	X(UNET_HOLD_TX, unet_hold_tx) \
+	X(UNET_RELEASE_TX, unet_release_tx) \
+	X(UNET_HELD, unet_held) \
+	X(UNET_HOLD_EXPIRED, unet_hold_expired)
 
 /* For a table of names: { NVM_FW_COUNTERS(NVM_FW_COUNTER_NAME) } */
 #define NVM_FW_COUNTER_NAME(e, n) #n,

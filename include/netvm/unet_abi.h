@@ -314,6 +314,19 @@ struct nvm_unet_status {
 	uint32_t rx_not_resident;	/* not direct: a buffer page not mapped */
 	uint32_t rx_not_running;	/* ... the owner not running (desched) */
 	uint32_t tx_misses;	/* sends that waited for a segment page */
+	/*
+	 * Overflow control (FUGU): the receiving side asks the senders of
+	 * its channels to hold while its buffered FIFO is past the
+	 * high-water mark, and releases them when it is back to direct
+	 * delivery (docs/unet.md).
+	 */
+	uint32_t hold_on;	/* receiver: holds asserted (high-water) */
+	uint32_t hold_off;	/* ... released (back to direct delivery) */
+	uint32_t tx_held;	/* sender: times a send waited for a hold */
+	uint32_t tx_held_now;	/* ... 1 while the next send waits for one */
+	uint32_t hold_expired;	/* ... holds that ran out unrefreshed */
+	uint32_t peer_dropped;	/* ... DROPPED notices: a receiver without
+				 * a divert ring dropped one of ours */
 	uint32_t reserved[3];
 };
 
@@ -353,6 +366,20 @@ struct nvm_unet_hdr {
 NVM_ABI_ASSERT(sizeof(struct nvm_unet_hdr) == 16, "unet header");
 #define NVM_UNET_HF_NOINTR	0x01	/* = the send descriptor's NOINTR */
 #define NVM_UNET_HF_REPLY	0x02	/* reply carries a reply number */
+/*
+ * Control frames (len 0, exactly one of these): the receiving NI of a
+ * channel tells the sending NI of the same channel (it names the sender's
+ * endpoint as dst_port and its own as src_port, with the channel's tag)
+ * to hold its sends on that channel (HOLD, for a bounded time unless
+ * refreshed), to send again (RELEASE), or that it dropped messages of
+ * it (DROPPED: no divert ring; the reply field says how many).  A NI takes a control frame at once
+ * (no buffer, no DMA), so one never waits behind data.
+ */
+#define NVM_UNET_HF_HOLD	0x04
+#define NVM_UNET_HF_RELEASE	0x08
+#define NVM_UNET_HF_DROPPED	0x10
+#define NVM_UNET_HF_CTL		(NVM_UNET_HF_HOLD | NVM_UNET_HF_RELEASE | \
+				 NVM_UNET_HF_DROPPED)
 
 /* ---- kernel control commands (endpoint 0; NVM_OP >= 0x80) ------------- */
 #define NVM_KOP_UNET_OPEN	0x86	/* struct nvm_k_unet_open at inline_data */
@@ -360,7 +387,10 @@ NVM_ABI_ASSERT(sizeof(struct nvm_unet_hdr) == 16, "unet header");
 #define NVM_KOP_UNET_CHAN	0x88	/* struct nvm_k_unet_chan at inline_data */
 #define NVM_KOP_UNET_DIVERT_CFG	0x89	/* arg0/arg1 = ring address lo/hi, dst_node = slots (0 = none) */
 #define NVM_KOP_UNET_DIVERT_DONE 0x8a	/* arg0 = records handed on (free-running) */
-#define NVM_KOP_UNET_DIRECT	0x8b	/* dst_port: back to direct delivery if none is outstanding */
+#define NVM_KOP_UNET_DIRECT	0x8b	/* dst_port: back to direct delivery if none is outstanding;
+					 * a hold (below) is released then */
+#define NVM_KOP_UNET_HOLD	0x8d	/* dst_port: its buffered FIFO passed the high-water
+					 * mark: hold the senders (while it diverts) */
 
 struct nvm_k_unet_open {
 	uint64_t seg;		/* bus address of the segment */

@@ -1012,6 +1012,193 @@ START_TEST(desched_diverts)
 }
 END_TEST
 
+/* ---- overflow control: HOLD, RELEASE, expiry (fw_unet_flow.c) ---- */
+
+/*
+ * While B holds, its refresh timer runs for ever, so sim_settle() (which
+ * lets time pass whenever the chips are quiet) would not return: these
+ * run the chips a bounded number of passes, and ticks() passes IT2 ticks
+ * by hand.
+ */
+static int kop_run(struct sim_host *h, uint8_t op, uint16_t port)
+{
+	struct nvm_cmd c = { .op = op, .dst_port = port };
+	uint32_t before = sh_shadow(h, NVM_EP_KERNEL).errors;
+
+	sh_cmd(h, NVM_EP_KERNEL, &c);
+	sim_run(&ca, &cb, 400);
+	return sh_shadow(h, NVM_EP_KERNEL).errors != before;
+}
+
+static uint8_t *post_a(uint16_t ch, const void *data, uint32_t len)
+{
+	struct nvm_unet_send_desc d = {
+		.channel = ch, .flags = NVM_UNET_F_INLINE, .len = len,
+	};
+	uint8_t *slot = region(&ca, PORT_A) + NVM_UNET_SENDQ +
+			(sent_a % NVM_UNET_SENDQ_LEN) * sizeof(d);
+
+	memcpy(d.data, data, len);
+	d.seq = sent_a + 1;
+	memcpy(slot, &d, sizeof(d));
+	sent_a++;
+	sim_doorbell(&ca, PORT_A * LANAI_DOORBELL_PAGE, sent_a);
+	sim_run(&ca, &cb, 400);
+	return slot + offsetof(struct nvm_unet_send_desc, status);
+}
+
+static void ticks(int n)
+{
+	for (int i = 0; i < n; i++) {
+		ca.isr |= LANAI_ISR_TIME2;
+		cb.isr |= LANAI_ISR_TIME2;
+		sim_run(&ca, &cb, 50);
+	}
+}
+
+/* B diverting: the queue full, two messages in its divert ring. */
+static void fill_and_divert(void)
+{
+	uint8_t m[40];
+
+	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
+				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
+	for (uint32_t n = 0; n < RXQ_LEN + 2; n++) {
+		fill(m, 40, n);
+		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m),
+				  NVM_UNET_ST_SENT);
+	}
+	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 2);
+}
+
+START_TEST(hold_then_release)
+{
+	uint8_t m[40], *st;
+
+	/* not diverting: a HOLD means nothing (only DIRECT releases one) */
+	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), 0);
+	ck_assert_uint_eq(status(&cb, PORT_B).hold_on, 0);
+	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, 9), 1);
+	fill_and_divert();
+	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), 0);
+	ck_assert_uint_eq(status(&cb, PORT_B).hold_on, 1);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_HOLD_TX], 1);
+	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[0].hold_left,
+			  FW_UNET_HOLD_TICKS);
+	/* A's next send waits in its queue, counted once */
+	fill(m, 40, 100);
+	st = post_a(0, m, 40);
+	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
+	st = post_a(0, m, 40);
+	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
+	ck_assert_uint_eq(status(&ca, PORT_A).tx_held_now, 1);
+	ck_assert_uint_eq(status(&ca, PORT_A).tx_held, 1);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_HELD], 1);
+	/* refreshed: held far longer than a hold lasts unrefreshed */
+	ticks(3 * FW_UNET_HOLD_TICKS);
+	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
+	ck_assert_uint_eq(status(&ca, PORT_A).hold_expired, 0);
+	ck_assert_uint_ge(cb.fw.counters[FW_CNT_UNET_HOLD_TX], 1 + 10);
+	/* the process drains, the kernel hands the records on: DIRECT
+	 * releases A, whose two sends go direct with the next msgnos */
+	ctl(&cb, PORT_B)->rx_cons = RXQ_LEN;
+	{
+		struct nvm_cmd c = { .op = NVM_KOP_UNET_DIVERT_DONE };
+
+		c.arg[0] = 2;
+		sh_cmd(&hb, NVM_EP_KERNEL, &c);
+		sim_run(&ca, &cb, 400);
+	}
+	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_DIRECT, PORT_B), 0);
+	settle();	/* nothing holds: time may pass again */
+	ck_assert_uint_eq(status(&cb, PORT_B).hold_off, 1);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RELEASE_TX], 1);
+	ck_assert_uint_eq(*st, NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&ca, PORT_A).tx_held_now, 0);
+	ck_assert_uint_eq(status(&ca, PORT_A).hold_expired, 0);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN + 2);
+	ck_assert_uint_eq(rxd(RXQ_LEN + 1)->msgno, RXQ_LEN + 3);
+	ck_assert_mem_eq(rxd(RXQ_LEN + 1)->data, m, 40);
+	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 2);
+}
+END_TEST
+
+/* The RELEASE (and every refresh) lost: the hold runs out on its own. */
+START_TEST(hold_expires)
+{
+	uint8_t m[40], *st;
+
+	fill_and_divert();
+	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), 0);
+	fill(m, 40, 200);
+	st = post_a(0, m, 40);
+	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
+	cb.drop_pct = 100;	/* every frame B sends from now on is lost */
+	ticks(FW_UNET_HOLD_TICKS - 1);
+	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
+	ck_assert_uint_eq(status(&ca, PORT_A).hold_expired, 0);
+	ticks(1);
+	ck_assert_uint_eq(status(&ca, PORT_A).hold_expired, 1);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_HOLD_EXPIRED], 1);
+	ck_assert_uint_eq(*st, NVM_UNET_ST_SENT);
+	/* B still holds and refreshes: once its frames get through again,
+	 * A is held again (a lost HOLD is repeated too) */
+	cb.drop_pct = 0;
+	ticks(FW_UNET_REFRESH_TICKS);
+	ck_assert_uint_ne(ca.fw.unet.ep[PORT_A].ch[0].hold_left, 0);
+	/* B closes: RELEASE at once */
+	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_CLOSE, PORT_B), 0);
+	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[0].hold_left, 0);
+	ck_assert_uint_eq(status(&ca, PORT_A).hold_expired, 1);
+}
+END_TEST
+
+/*
+ * A hold only reaches the channels whose far end sent it: A's endpoint C
+ * talks to B's port 9, so B's port 3 cannot hold it, whatever it sends.
+ */
+#define PORT_C	4
+#define TAG2	0x99
+START_TEST(hostile_hold)
+{
+	uint8_t m[40];
+	uint32_t nc;
+
+	ck_assert_int_eq(open_ep(&ha, PORT_C), 0);
+	ck_assert_int_eq(chan(&ha, PORT_C, 0, 1, 9, TAG2), 0);
+	/* B's port 3 claims a channel to C with C's tag */
+	ck_assert_int_eq(chan(&hb, PORT_B, 6, 0, PORT_C, TAG2), 0);
+	fill_and_divert();
+	nc = ca.fw.counters[FW_CNT_UNET_NO_CHANNEL];
+	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), 0);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_HOLD_TX], 2);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_NO_CHANNEL], nc + 1);
+	ck_assert_uint_eq(ca.fw.unet.ep[PORT_C].ch[0].hold_left, 0);
+	ck_assert_uint_ne(ca.fw.unet.ep[PORT_A].ch[0].hold_left, 0);
+	/* a hold costs the sender one word per channel, however many come */
+	ticks(5 * FW_UNET_REFRESH_TICKS);
+	ck_assert_uint_eq(ca.fw.unet.ep[PORT_C].ch[0].hold_left, 0);
+	ck_assert_uint_le(ca.fw.unet.ep[PORT_A].ch[0].hold_left,
+			  FW_UNET_HOLD_TICKS);
+	fill(m, 40, 300);
+	ck_assert_uint_eq(*post_a(0, m, 40), NVM_UNET_ST_PENDING);
+}
+END_TEST
+
+/* Without a divert ring U-Net drops; the sender hears of it. */
+START_TEST(drop_told_to_sender)
+{
+	uint8_t m[4] = "drop";
+
+	for (uint32_t i = 0; i < RXQ_LEN + 3; i++)
+		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m),
+				  NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).dropped, 3);
+	ck_assert_uint_eq(status(&ca, PORT_A).peer_dropped, 3);
+}
+END_TEST
+
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("firmware-unet");
@@ -1036,6 +1223,10 @@ static Suite *suite(void)
 	tcase_add_test(t, reply_diverted);
 	tcase_add_test(t, pageable_segment);
 	tcase_add_test(t, desched_diverts);
+	tcase_add_test(t, hold_then_release);
+	tcase_add_test(t, hold_expires);
+	tcase_add_test(t, hostile_hold);
+	tcase_add_test(t, drop_told_to_sender);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -1,0 +1,218 @@
+"""Guest group for U-Net's overflow control (docs/unet.md), run by
+run-guest-tests.py (which passes its helpers in `g`):
+
+  unet-flow  2 VMs, node 0 sends, node 1 receives (netvm-fugu-test), node
+         1's high-water mark lowered to HIWAT_KIB so a pause reaches it:
+         - a full-speed sender of random sizes (1..4096 B) against a
+           receiver stopped twice for 1.2 s: every message delivered, in
+           order, byte-verified; holds asserted and released, direct
+           delivery again after each pause;
+         - the same against a receiver that sleeps after every receive, the
+           sender using NETVM_UNET_DONTWAIT (-EAGAIN while held);
+         - a runaway sender to one stopped endpoint while a second endpoint
+           on node 1 takes a paced stream: the second is never held;
+         - the held sender killed: its endpoint goes, the receiver gets an
+           in-order prefix, node 0 opens a new endpoint afterwards;
+         - the receiver killed with messages buffered: the sender is
+           released at once (not by expiry) and finishes.
+
+The guest program is tests/guest/netvm_fugu_test.c (netvm-fugu-test).
+"""
+import re
+import time
+
+from guestlib import await_file
+
+SYS = "/sys/class/netvm/netvm0"
+HIWAT_KIB = 512
+FIELD = re.compile(r"(\w+)=(-?[\d.]+)")
+
+
+def counters(g, n):
+    rc, out, err = g.sh(n, "cat %s/fw_counters" % SYS)
+    return dict((l.split()[0], int(l.split()[1])) for l in out.splitlines()
+                if len(l.split()) == 2 and l.split()[1].isdigit())
+
+
+def fields(text, kind):
+    """The key=value pairs of the program's 'fugu-KIND' line."""
+    for line in text.splitlines():
+        if line.startswith("fugu-%s " % kind):
+            return dict((k, float(v)) for k, v in FIELD.findall(line))
+    return {}
+
+
+class Pair:
+    """A receiver on node 1 and a sender on node 0, connected (tag from
+    NAME); start() lets the sender go."""
+
+    def __init__(self, g, name, n, seed, recv_opts=(), send_opts=()):
+        self.g, self.name = g, name
+        g.sh(0, "rm -f /tmp/%s.*" % name)
+        g.sh(1, "rm -f /tmp/%s.*" % name)
+        self.recv = g.Background(1, ["netvm-fugu-test", "recv", name, "0", str(n), str(seed),
+                                     *recv_opts], timeout=600)
+        self.ok = False
+        rc, out, err = g.sh(1, await_file("/tmp/%s.info" % name))
+        if not g.T.ok(rc == 0 and out.startswith("port "), "%s: receiver's endpoint open on node 1 (%s)"
+                      % (name, out.strip()), g.diag(rc, out, err)):
+            return
+        self.send = g.Background(0, ["netvm-fugu-test", "send", name, "1", out.split()[1], str(n),
+                                     str(seed), *send_opts], timeout=600)
+        rc, out, err = g.sh(0, await_file("/tmp/%s.info" % name))
+        if not g.T.ok(rc == 0 and out.startswith("port "), "%s: sender's endpoint open on node 0 (%s)"
+                      % (name, out.strip()), g.diag(rc, out, err)):
+            return
+        rc, out, err = g.sh(1, "echo %s > /tmp/%s.peer.tmp && mv /tmp/%s.peer.tmp /tmp/%s.peer; %s"
+                            % (out.split()[1], name, name, name, await_file("/tmp/%s.ready" % name)))
+        self.ok = g.T.ok(rc == 0 and out.strip() == "ready", "%s: channel set up at both ends" % name,
+                         g.diag(rc, out, err))
+
+    def start(self):
+        self.g.sh(0, "echo go > /tmp/%s.go" % self.name)
+
+    def results(self, timeout=600):
+        rr = self.recv.wait(timeout)
+        sr = self.send.wait(timeout)
+        return (rr[0], fields(rr[1].decode(errors="replace"), "recv"), rr), \
+               (sr[0], fields(sr[1].decode(errors="replace"), "send"), sr)
+
+
+def wait_counter(g, node, name, above, secs=120):
+    """Wait (polling the node's firmware counters) until NAME > ABOVE."""
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        if counters(g, node).get(name, 0) > above:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def delivered_all(g, name, rrc, r, src, s, rr, sr):
+    n = int(r.get("n", -1))
+    return g.T.ok(rrc == 0 and src == 0 and r.get("got") == n and r.get("bad") == 0 and
+                  r.get("lost") == 0 and r.get("dropped") == 0 and s.get("err") == 0 and
+                  s.get("peer_dropped") == 0,
+                  "%s: all %d messages delivered in order, byte-verified, none lost (%d direct, %d "
+                  "diverted); sender %.0f msg/s, %.1f MB/s" % (
+                      name, n, r.get("direct", 0), r.get("diverted", 0), s.get("msgs_per_s", 0),
+                      s.get("mb_per_s", 0)),
+                  g.diag(*rr) + "\n" + g.diag(*sr))
+
+
+def stopped_twice(g):
+    name = "flow-stop"
+    p = Pair(g, name, 20000, 0x5eed, recv_opts=["-p", "4000:1200", "-p", "12000:1200"])
+    if not p.ok:
+        return
+    p.start()
+    (rrc, r, rr), (src, s, sr) = p.results()
+    delivered_all(g, name, rrc, r, src, s, rr, sr)
+    g.T.ok(r.get("hold_on", 0) >= 2 and r.get("hold_off") == r.get("hold_on") and
+           s.get("tx_held", 0) >= 2 and s.get("hold_expired") == 0 and r.get("divert_mode") == 0,
+           "%s: overflow control held the sender %d time(s) (%.2f s in all), released it as often, "
+           "no hold ran out" % (name, s.get("tx_held", 0), s.get("held_secs", 0)),
+           g.diag(*rr) + "\n" + g.diag(*sr))
+    g.T.ok(r.get("back0", -1) >= 0 and r.get("back1", -1) >= 0,
+           "%s: direct delivery again after each pause (%.2f s and %.2f s after waking)"
+           % (name, r.get("back0", -1), r.get("back1", -1)), g.diag(*rr))
+
+
+def slow_receiver(g):
+    name = "flow-slow"
+    p = Pair(g, name, 4000, 0x51, recv_opts=["-s", "300"], send_opts=["-n"])
+    if not p.ok:
+        return
+    p.start()
+    (rrc, r, rr), (src, s, sr) = p.results()
+    delivered_all(g, name, rrc, r, src, s, rr, sr)
+    g.T.ok(r.get("hold_on", 0) >= 1 and r.get("hold_off") == r.get("hold_on") and
+           s.get("tx_held", 0) >= 1 and r.get("divert_mode") == 0 and s.get("eagain", 0) > 0,
+           "%s: a receiver sleeping 300 us per message holds the sender %d time(s) (%.2f s; "
+           "NETVM_UNET_DONTWAIT sends got -EAGAIN %d times), direct again at the end"
+           % (name, s.get("tx_held", 0), s.get("held_secs", 0), s.get("eagain", 0)),
+           g.diag(*rr) + "\n" + g.diag(*sr))
+
+
+def runaway_beside_flowing(g):
+    a = Pair(g, "flow-run", 8000, 0x77, recv_opts=["-p", "1000:2000"])
+    b = Pair(g, "flow-side", 1500, 0x78, send_opts=["-r", "2000"])
+    if not (a.ok and b.ok):
+        return
+    a.start()
+    b.start()
+    (arc, ar, arr), (asc, as_, asr) = a.results()
+    (brc, br, brr), (bsc, bs, bsr) = b.results()
+    delivered_all(g, "flow-run", arc, ar, asc, as_, arr, asr)
+    delivered_all(g, "flow-side", brc, br, bsc, bs, brr, bsr)
+    g.T.ok(as_.get("tx_held", 0) >= 1 and bs.get("tx_held", 1) == 0 and br.get("hold_on", 1) == 0,
+           "a runaway sender to a stopped endpoint is held (%d time(s), %.2f s) while a second "
+           "endpoint on the same node takes its stream unheld (%d direct, %d diverted)"
+           % (as_.get("tx_held", 0), as_.get("held_secs", 0), br.get("direct", 0), br.get("diverted", 0)),
+           g.diag(*asr) + "\n" + g.diag(*bsr) + "\n" + g.diag(*brr))
+
+
+def sender_killed(g):
+    name = "flow-ks"
+    held0 = counters(g, 0).get("unet_held", 0)
+    p = Pair(g, name, 1000000, 0x99, recv_opts=["-p", "300:4000", "-q", "5"])
+    if not p.ok:
+        return
+    p.start()
+    held = wait_counter(g, 0, "unet_held", held0)
+    rc, out, err = g.sh(0, "kill -9 $(cat /tmp/%s.pid) && echo killed" % name)
+    g.T.ok(held and rc == 0 and out.strip() == "killed",
+           "%s: the sender held by the stopped receiver, then killed (SIGKILL)" % name, g.diag(rc, out, err))
+    (rrc, r, rr), (src, s, sr) = p.results()
+    g.T.ok(rrc == 0 and r.get("bad") == 0 and r.get("got", 0) > 300 and r.get("lost") == 0,
+           "%s: the receiver got an in-order, byte-verified prefix of %d messages and lost none"
+           % (name, r.get("got", 0)), g.diag(*rr))
+    rc, out, err = g.sh(0, "cat %s/ep_counters" % SYS)
+    g.T.ok(rc == 0 and "endpoints 0" in out, "%s: node 0 closed the killed sender's endpoint" % name, out)
+
+
+def receiver_killed(g):
+    name = "flow-kr"
+    c0 = counters(g, 0)
+    p = Pair(g, name, 30000, 0xaa, recv_opts=["-p", "300:60000"])
+    if not p.ok:
+        return
+    p.start()
+    held = wait_counter(g, 0, "unet_held", c0.get("unet_held", 0))
+    rc, out, err = g.sh(1, "kill -9 $(cat /tmp/%s.rpid) && echo killed" % name)
+    g.T.ok(held and rc == 0 and out.strip() == "killed",
+           "%s: the receiver, stopped with messages buffered and its sender held, killed" % name,
+           g.diag(rc, out, err))
+    (rrc, r, rr), (src, s, sr) = p.results()
+    c1 = counters(g, 0)
+    g.T.ok(src == 0 and s.get("err") == 0 and s.get("sent") == 30000 and s.get("hold_expired") == 0 and
+           c1.get("unet_hold_expired", 0) == c0.get("unet_hold_expired", 0),
+           "%s: the sender was released when the receiver's endpoint closed (not by expiry) and "
+           "finished (%d sent)" % (name, s.get("sent", 0)), g.diag(*sr))
+    rc, out, err = g.sh(1, "cat %s/ep_counters" % SYS)
+    g.T.ok(rc == 0 and "endpoints 0" in out, "%s: node 1 closed the killed receiver's endpoint "
+           "(its buffered messages went with it)" % name, out)
+
+
+def group_unet_flow(g):
+    for n in (0, 1):
+        rc, out, err = g.sh(n, "cat %s/nv_state" % SYS)
+        if not g.T.ok(rc == 0 and out.strip() == "on", "node %d: NetVM on" % n, g.diag(rc, out, err)):
+            return
+    rc, out, err = g.sh(1, "echo %d > /sys/module/netvm/parameters/unet_divert_kib && "
+                        "cat /sys/module/netvm/parameters/unet_divert_kib" % HIWAT_KIB)
+    if not g.T.ok(rc == 0 and out.strip() == str(HIWAT_KIB),
+                  "node 1: high-water mark %d KiB" % HIWAT_KIB, g.diag(rc, out, err)):
+        return
+    sender_killed(g)
+    receiver_killed(g)
+    slow_receiver(g)
+    runaway_beside_flowing(g)
+    stopped_twice(g)
+    c = [counters(g, n) for n in (0, 1)]
+    g.T.ok(c[1].get("unet_hold_tx", 0) > 0 and c[1].get("unet_release_tx", 0) > 0 and
+           c[0].get("unet_held", 0) > 0 and c[1].get("unet_dropped", 1) == 0,
+           "firmware counters: node 1 sent %d HOLD, %d RELEASE; node 0's sends held %d time(s); "
+           "%d holds ran out; none dropped" % (c[1].get("unet_hold_tx", 0), c[1].get("unet_release_tx", 0),
+                                               c[0].get("unet_held", 0), c[0].get("unet_hold_expired", 0)),
+           "%s / %s" % tuple(c))
