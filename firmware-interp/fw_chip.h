@@ -36,6 +36,9 @@ struct fw_rx_slot {
 
 #define FW_RX_SLOT_EMPTY	0
 #define FW_RX_SLOT_FULL		1
+/* taken out of order (a control frame behind a waiting one); the firmware
+ * empties it when the ring's head reaches it */
+#define FW_RX_SLOT_TAKEN	2
 
 struct fw_chip_ops {
 	/* Host DMA engine: run the descriptor chain starting at SRAM offset

@@ -4,6 +4,9 @@
  * packet header and hands the payload to the program for its type.  A slot
  * stays full while its handler waits (no host buffer, no credit) or a host
  * DMA job still reads it; that is how a busy NIC back-pressures the link.
+ * Urgent frames (U-Net's overflow control) are taken from behind a waiting
+ * head, so that a frame telling this NIC to stop sending cannot wait
+ * behind the data that made the receiver full.
  */
 #include <string.h>
 
@@ -26,52 +29,119 @@ void fw_rx_release(struct fw *fw)
 	c->ops->recv_kick(c->opaque);
 }
 
+/*
+ * The header of the frame in the wire slot at @slot, checked: its length
+ * in @len and its data offset in @data; false (counted) if it is bad.
+ */
+static bool rx_frame_ok(struct fw *fw, uint32_t slot, struct nvm_pkt_hdr *h,
+			uint32_t *len, uint32_t *data)
+{
+	struct fw_chip *c = fw->chip;
+	uint32_t max = fw->layout.wire_rx_slot_size - sizeof(struct fw_rx_slot);
+
+	*len = fw_sram_rd32(c, slot + 4);
+	*data = slot + sizeof(struct fw_rx_slot);
+	if (*len < sizeof(*h) || *len > max) {
+		fw_count(fw, FW_CNT_RX_BAD_FRAME);
+		return false;
+	}
+	memcpy(h, c->sram + *data, sizeof(*h));
+	if (h->type & NVM_ROUTE_BYTE) {
+		/* a route byte left over: the frame was sent to the wrong port */
+		fw_count(fw, FW_CNT_RX_MISROUTED);
+		return false;
+	}
+	if (h->version != NVM_PKT_VERSION || fw_be16(h->len) != *len - sizeof(*h)) {
+		fw_count(fw, FW_CNT_RX_BAD_FRAME);
+		return false;
+	}
+	return true;
+}
+
+static enum fw_rx_verdict rx_dispatch(struct fw *fw, const struct nvm_pkt_hdr *h,
+				      uint32_t data, uint32_t len)
+{
+	uint32_t src = fw_be16(h->src_node);
+
+	data += sizeof(*h);
+	len -= sizeof(*h);
+	switch (h->type) {
+	case NVM_PKT_RAW:
+		return fw_raw_rx(fw, data, len, src);
+	case NVM_PKT_NETVM:
+		return fw_nv_rx(fw, data, len, src);
+	case NVM_PKT_UNET:
+		return fw_unet_rx(fw, data, len, src);
+	default:
+		fw_count(fw, FW_CNT_RX_BAD_FRAME);
+		return FW_RX_RELEASE;
+	}
+}
+
+/*
+ * Frames that must not wait behind data: U-Net's overflow-control frames
+ * (the "second network" that stops a sender).  They are taken at once, by
+ * nothing but firmware state, whatever waits at the head of the ring.
+ */
+static bool rx_urgent(struct fw *fw, const struct nvm_pkt_hdr *h,
+		      uint32_t data, uint32_t len)
+{
+	return h->type == NVM_PKT_UNET &&
+	       fw_unet_is_ctl(fw, data + sizeof(*h), len - sizeof(*h));
+}
+
+/*
+ * The head of the ring waits (no host buffer, no credit, a DMA running):
+ * take the urgent frames queued behind it, in ring order, and mark their
+ * slots TAKEN so that the head's release skips them.
+ */
+static bool rx_bypass(struct fw *fw)
+{
+	struct fw_chip *c = fw->chip;
+	uint32_t n = fw->layout.wire_rx_slots, i, slot, len, data, state;
+	struct nvm_pkt_hdr h;
+	bool progress = false;
+
+	for (i = 1; i < n; i++) {
+		slot = fw->layout.wire_rx_ring +
+		       ((fw->rx_slot + i) % n) * fw->layout.wire_rx_slot_size;
+		state = fw_sram_rd32(c, slot);
+		if (state == FW_RX_SLOT_TAKEN)
+			continue;
+		if (state != FW_RX_SLOT_FULL)
+			break;		/* the engine fills slots in order */
+		if (!rx_frame_ok(fw, slot, &h, &len, &data) ||
+		    !rx_urgent(fw, &h, data, len))
+			continue;	/* judged when it reaches the head */
+		rx_dispatch(fw, &h, data, len);
+		fw_sram_wr32(c, slot, FW_RX_SLOT_TAKEN);
+		progress = true;
+	}
+	return progress;
+}
+
 bool fw_rx_step(struct fw *fw)
 {
 	struct fw_chip *c = fw->chip;
 	uint32_t slot = fw_rx_slot_off(fw);
-	uint32_t max = fw->layout.wire_rx_slot_size - sizeof(struct fw_rx_slot);
-	uint32_t len, data;
+	uint32_t len, data, state;
 	struct nvm_pkt_hdr h;
 	enum fw_rx_verdict v;
 
-	if (fw->rx_held || fw_sram_rd32(c, slot) != FW_RX_SLOT_FULL)
+	if (fw->rx_held)
+		return rx_bypass(fw);
+	state = fw_sram_rd32(c, slot);
+	if (state == FW_RX_SLOT_TAKEN) {
+		fw_rx_release(fw);
+		return true;
+	}
+	if (state != FW_RX_SLOT_FULL)
 		return false;
-	len = fw_sram_rd32(c, slot + 4);
-	data = slot + sizeof(struct fw_rx_slot);
-	if (len < sizeof(h) || len > max) {
-		fw_count(fw, FW_CNT_RX_BAD_FRAME);
+	if (!rx_frame_ok(fw, slot, &h, &len, &data))
 		goto drop;
-	}
-	memcpy(&h, c->sram + data, sizeof(h));
-	if (h.type & NVM_ROUTE_BYTE) {
-		/* a route byte left over: the frame was sent to the wrong port */
-		fw_count(fw, FW_CNT_RX_MISROUTED);
-		goto drop;
-	}
-	if (h.version != NVM_PKT_VERSION || fw_be16(h.len) != len - sizeof(h)) {
-		fw_count(fw, FW_CNT_RX_BAD_FRAME);
-		goto drop;
-	}
-	switch (h.type) {
-	case NVM_PKT_RAW:
-		v = fw_raw_rx(fw, data + sizeof(h), len - sizeof(h),
-			      fw_be16(h.src_node));
-		break;
-	case NVM_PKT_NETVM:
-		v = fw_nv_rx(fw, data + sizeof(h), len - sizeof(h),
-			     fw_be16(h.src_node));
-		break;
-	case NVM_PKT_UNET:
-		v = fw_unet_rx(fw, data + sizeof(h), len - sizeof(h),
-			       fw_be16(h.src_node));
-		break;
-	default:
-		fw_count(fw, FW_CNT_RX_BAD_FRAME);
-		goto drop;
-	}
+	v = rx_dispatch(fw, &h, data, len);
 	if (v == FW_RX_WAIT)
-		return false;
+		return rx_bypass(fw);
 	if (v == FW_RX_HOLD) {
 		fw->rx_held = 1;
 		return true;

@@ -128,6 +128,7 @@ bool fw_unet_ctl_step(struct fw *fw, uint32_t port);
 void fw_unet_hold(struct fw *fw, uint32_t port);
 void fw_unet_release(struct fw *fw, uint32_t port, bool closing);
 void fw_unet_note_drop(struct fw *fw, uint32_t port, uint32_t ch);
+bool fw_unet_is_ctl(struct fw *fw, uint32_t data, uint32_t len);
 enum fw_rx_verdict fw_unet_ctl_rx(struct fw *fw, uint32_t src,
 				  const struct nvm_unet_hdr *h, uint32_t len);
 bool fw_unet_tx_held(struct fw *fw, uint32_t port, uint32_t c);

@@ -142,6 +142,17 @@ void fw_unet_note_drop(struct fw *fw, uint32_t port, uint32_t ch)
 		e->drop_owed[ch]++;
 }
 
+/* Is the U-Net frame at @data (@len bytes) a control frame? */
+bool fw_unet_is_ctl(struct fw *fw, uint32_t data, uint32_t len)
+{
+	struct nvm_unet_hdr h;
+
+	if (len < sizeof(h))
+		return false;
+	memcpy(&h, fw->chip->sram + data, sizeof(h));
+	return h.flags & NVM_UNET_HF_CTL;
+}
+
 /*
  * A control frame (the header is checked: one flag, no data) for the
  * channel it matches; anything else is dropped as a message would be.
