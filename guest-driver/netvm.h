@@ -99,12 +99,13 @@ struct netvm_rx_frame {
  * SRAM and the link slows the sender; the reader that frees a queue entry
  * moves the oldest held-back frame into rxq and re-posts its descriptor.
  * A held frame blocks every frame behind it on the link (NetVM, U-Net,
- * the mapper), so the hold is bounded: raw_hold_ms after the first
- * descriptor was held, rx_hold_work drops the held frames (raw_rx_dropped)
- * and re-posts their descriptors, and until the reader makes room again
- * (rx_dropping) every frame that finds rxq full is dropped at once.  A
- * peer flooding a node whose reader is stalled, or that has none, costs
- * that node's link at most raw_hold_ms once.
+ * the mapper), so the hold is bounded: once the reader has taken nothing
+ * for raw_hold_ms while descriptors are held, rx_hold_work drops the held
+ * frames (raw_rx_dropped) and re-posts their descriptors, and until the
+ * reader makes room again (rx_dropping) every frame that finds rxq full is
+ * dropped at once.  A reader that is slow but moving loses nothing; a peer
+ * flooding a node whose reader is stalled, or that has none, costs that
+ * node's link raw_hold_ms once.
  */
 struct netvm_raw {
 	u32 tx_ring;		/* SRAM offsets and sizes, from the layout */

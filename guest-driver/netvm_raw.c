@@ -12,9 +12,10 @@
  * frames) and the descriptor is posted again at once.  When the queue is
  * full the descriptor is held back until a reader makes room, so a slow
  * reader slows the sender (through the NIC and the link) and no frame is
- * dropped -- for at most raw_hold_ms: a held descriptor holds up the whole
- * link, so past that the held frames and every later frame that finds the
- * queue full are dropped and counted until the reader catches up.
+ * dropped -- while the reader moves: a held descriptor holds up the whole
+ * link, so once the reader has taken nothing for raw_hold_ms the held
+ * frames and every later frame that finds the queue full are dropped and
+ * counted until it makes room again.
  */
 #include <linux/dma-mapping.h>
 #include <linux/io.h>
@@ -220,7 +221,7 @@ void netvm_raw_tx_event(struct netvm_dev *nd, u32 index, u64 arg)
 }
 
 /*
- * The hold expired while the reader kept the queue full: drop the frames
+ * The reader took nothing for raw_hold_ms while frames were held: drop the frames
  * held back (the newest), give their descriptors back to the NIC, and
  * drop every frame that finds the queue full until the reader makes room.
  */
@@ -274,6 +275,9 @@ static void netvm_raw_rx_undefer(struct netvm_dev *nd)
 	}
 	if (!raw->rx_def_count)
 		cancel_delayed_work(&raw->rx_hold_work);	/* hold over */
+	else	/* the reader moves: the hold may last raw_hold_ms more */
+		mod_delayed_work(system_wq, &raw->rx_hold_work,
+				 msecs_to_jiffies(READ_ONCE(raw_hold_ms)));
 	spin_unlock_irq(&raw->rxq_lock);
 	if (posted)
 		netvm_ring_doorbell(nd, NVM_DB_RAW_RX);
