@@ -93,11 +93,19 @@ struct netvm_rx_frame {
  * holding rxq_lock (the producer never touches a counted slot) and then
  * advances rxq_head under rxq_lock.  Readers sleep on rx_wq.
  *
- * Nothing is dropped for a slow reader: when rxq is full the handler keeps
- * the descriptor back (rx_def, in arrival order, under rxq_lock) instead
- * of re-posting it, so the NIC holds later frames in SRAM and the link
- * slows the sender; the reader that frees a queue entry moves the oldest
- * held-back frame into rxq and re-posts its descriptor.
+ * A slow reader slows the sender, for a while: when rxq is full the
+ * handler keeps the descriptor back (rx_def, in arrival order, under
+ * rxq_lock) instead of re-posting it, so the NIC holds later frames in
+ * SRAM and the link slows the sender; the reader that frees a queue entry
+ * moves the oldest held-back frame into rxq and re-posts its descriptor.
+ * A held frame blocks every frame behind it on the link (NetVM, U-Net,
+ * the mapper), so the hold is bounded: once the reader has taken nothing
+ * for raw_hold_ms while descriptors are held, rx_hold_work drops the held
+ * frames (raw_rx_dropped) and re-posts their descriptors, and until the
+ * reader makes room again (rx_dropping) every frame that finds rxq full is
+ * dropped at once.  A reader that is slow but moving loses nothing; a peer
+ * flooding a node whose reader is stalled, or that has none, costs that
+ * node's link raw_hold_ms once.
  */
 struct netvm_raw {
 	u32 tx_ring;		/* SRAM offsets and sizes, from the layout */
@@ -130,6 +138,8 @@ struct netvm_raw {
 	} rx_def[NETVM_RAW_MAX_RING];
 	u32 rx_def_head;
 	u32 rx_def_count;
+	bool rx_dropping;	/* the hold expired; rxq_lock */
+	struct delayed_work rx_hold_work;
 };
 
 /* Counters, exported through sysfs.  Atomic: updated from IRQ context. */

@@ -12,7 +12,10 @@
  * frames) and the descriptor is posted again at once.  When the queue is
  * full the descriptor is held back until a reader makes room, so a slow
  * reader slows the sender (through the NIC and the link) and no frame is
- * dropped.
+ * dropped -- while the reader moves: a held descriptor holds up the whole
+ * link, so once the reader has taken nothing for raw_hold_ms the held
+ * frames and every later frame that finds the queue full are dropped and
+ * counted until it makes room again.
  */
 #include <linux/dma-mapping.h>
 #include <linux/io.h>
@@ -23,6 +26,19 @@
 #include <linux/uaccess.h>
 
 #include "netvm.h"
+
+/*
+ * How long a reader that is not keeping up may hold the link (module
+ * parameter, read when a hold starts).  Long enough for a reader that is
+ * merely slow, short against NetVM's give-up time: frames from every peer
+ * wait behind a held one.
+ */
+static unsigned int raw_hold_ms = 1000;
+module_param(raw_hold_ms, uint, 0644);
+MODULE_PARM_DESC(raw_hold_ms,
+		 "ms a full raw receive queue may hold the link before frames are dropped (0: drop at once; default 1000)");
+
+static void netvm_raw_hold_expired(struct work_struct *work);
 
 #define DESC_ADDR_LO	offsetof(struct nvm_raw_desc, host_addr)
 #define DESC_ADDR_HI	(offsetof(struct nvm_raw_desc, host_addr) + 4)
@@ -80,6 +96,7 @@ void netvm_raw_free(struct netvm_dev *nd)
 	struct device *dev = &nd->pdev->dev;
 	u32 i;
 
+	cancel_delayed_work_sync(&raw->rx_hold_work);
 	if (raw->tx_slots) {
 		for (i = 0; i < raw->tx_len; i++)
 			if (raw->tx_slots[i].buf)
@@ -115,6 +132,7 @@ int netvm_raw_init(struct netvm_dev *nd)
 	spin_lock_init(&raw->rxq_lock);
 	mutex_init(&raw->rx_read_mutex);
 	init_waitqueue_head(&raw->rx_wq);
+	INIT_DELAYED_WORK(&raw->rx_hold_work, netvm_raw_hold_expired);
 
 	if (!netvm_ring_ok(nd, l->raw_tx_ring, l->raw_tx_len) ||
 	    !netvm_ring_ok(nd, l->raw_rx_ring, l->raw_rx_len) ||
@@ -203,6 +221,33 @@ void netvm_raw_tx_event(struct netvm_dev *nd, u32 index, u64 arg)
 }
 
 /*
+ * The reader took nothing for raw_hold_ms while frames were held: drop the frames
+ * held back (the newest), give their descriptors back to the NIC, and
+ * drop every frame that finds the queue full until the reader makes room.
+ */
+static void netvm_raw_hold_expired(struct work_struct *work)
+{
+	struct netvm_raw *raw = container_of(to_delayed_work(work),
+					     struct netvm_raw, rx_hold_work);
+	struct netvm_dev *nd = container_of(raw, struct netvm_dev, raw);
+	bool posted = false;
+
+	spin_lock_irq(&raw->rxq_lock);
+	if (raw->rx_def_count)
+		raw->rx_dropping = true;
+	while (raw->rx_def_count) {
+		netvm_rx_post(nd, raw->rx_def[raw->rx_def_head].index);
+		raw->rx_def_head = (raw->rx_def_head + 1) % NETVM_RAW_MAX_RING;
+		raw->rx_def_count--;
+		atomic64_inc(&nd->stats.raw_rx_dropped);
+		posted = true;
+	}
+	spin_unlock_irq(&raw->rxq_lock);
+	if (posted)
+		netvm_ring_doorbell(nd, NVM_DB_RAW_RX);
+}
+
+/*
  * Process context, after a reader made room: move held-back frames into
  * the queue, oldest first, and give their descriptors back to the NIC.
  */
@@ -228,6 +273,11 @@ static void netvm_raw_rx_undefer(struct netvm_dev *nd)
 		netvm_rx_post(nd, idx);
 		posted = true;
 	}
+	if (!raw->rx_def_count)
+		cancel_delayed_work(&raw->rx_hold_work);	/* hold over */
+	else	/* the reader moves: the hold may last raw_hold_ms more */
+		mod_delayed_work(system_wq, &raw->rx_hold_work,
+				 msecs_to_jiffies(READ_ONCE(raw_hold_ms)));
 	spin_unlock_irq(&raw->rxq_lock);
 	if (posted)
 		netvm_ring_doorbell(nd, NVM_DB_RAW_RX);
@@ -258,10 +308,20 @@ void netvm_raw_rx_event(struct netvm_dev *nd, u32 index, u64 arg)
 		goto repost;
 
 	spin_lock(&raw->rxq_lock);
+	if ((raw->rxq_count == NETVM_RXQ_LEN || raw->rx_def_count) &&
+	    (raw->rx_dropping || !READ_ONCE(raw_hold_ms))) {
+		/* the hold expired (or none is allowed): drop, re-post */
+		spin_unlock(&raw->rxq_lock);
+		atomic64_inc(&nd->stats.raw_rx_dropped);
+		goto repost;
+	}
 	if (raw->rxq_count == NETVM_RXQ_LEN || raw->rx_def_count) {
 		/* hold the descriptor back; a reader re-posts it */
 		u32 t = (raw->rx_def_head + raw->rx_def_count) % NETVM_RAW_MAX_RING;
 
+		if (!raw->rx_def_count)
+			schedule_delayed_work(&raw->rx_hold_work,
+					      msecs_to_jiffies(READ_ONCE(raw_hold_ms)));
 		raw->rx_def[t].index = index;
 		raw->rx_def[t].len = bytes;
 		raw->rx_def[t].src_node = src;
@@ -474,6 +534,7 @@ int netvm_raw_recv(struct netvm_dev *nd, void __user *ubuf, u32 *len,
 		spin_lock_irq(&raw->rxq_lock);
 		raw->rxq_head = (raw->rxq_head + 1) % NETVM_RXQ_LEN;
 		raw->rxq_count--;
+		raw->rx_dropping = false;	/* the reader makes room again */
 		spin_unlock_irq(&raw->rxq_lock);
 		netvm_raw_rx_undefer(nd);
 		ret = 0;
