@@ -149,6 +149,15 @@ struct fw_nv_pending {
 	struct nvm_net_hdr h;		/* the request, host byte order */
 };
 
+/* A window of host memory that peers' kernels may reach by physical
+ * address (NVM_KOP_PHYS_WIN); len 0 = closed. */
+struct fw_nv_phys_win {
+	uint64_t base, len;
+	uint64_t peers;			/* bit n: node n */
+	uint32_t access;		/* NVM_PW_* */
+	uint32_t reserved;
+};
+
 struct fw_nv {
 	uint32_t configured;
 	uint32_t epoch;
@@ -170,6 +179,7 @@ struct fw_nv {
 	struct fw_nv_hw_irq hw_irq[FW_HDMA_SLOTS];	/* per running job */
 	/* 1 while a remote atomic runs: one at a time keeps them atomic */
 	uint32_t atomic_busy;
+	struct fw_nv_phys_win phys_win[NVM_PHYS_WINS];
 };
 
 /* fw_nv_ep.c: endpoints and command intake */
@@ -211,6 +221,11 @@ void fw_nv_tick(struct fw *fw);
 void fw_nv_arm_timer(struct fw *fw);
 void fw_nv_ack_timer(struct fw *fw);
 void fw_nv_peer_reset(struct fw *fw, uint32_t node, uint32_t epoch);
+
+/* fw_nv_pt.c: the windows peers may reach by physical address */
+uint32_t fw_nv_phys_win_set(struct fw *fw, const struct nvm_k_phys_win *k);
+bool fw_nv_phys_ok(struct fw *fw, uint32_t node, uint64_t addr, uint32_t len,
+		   uint32_t access);
 
 /* fw_nv_rx.c: incoming NetVM packets */
 enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,

@@ -2,7 +2,8 @@
 /*
  * Kernel control commands, on endpoint 0 only: configure the page tables
  * and the bounce buffer, open and close endpoints, restart after a page
- * miss, and return bounce credits.  Each completes at once.
+ * miss, return bounce credits, set routes and the windows peers may reach
+ * by physical address.  Each completes at once.
  */
 #include <string.h>
 
@@ -170,6 +171,12 @@ uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 			return NVM_ST_BAD_CMD;
 		return fw_nv_bounce_done(fw, c->dst_node, c->arg[0], c->arg[1]) ?
 		       NVM_ST_OK : NVM_ST_BAD_CMD;
+	case NVM_KOP_PHYS_WIN: {
+		struct nvm_k_phys_win k;
+
+		memcpy(&k, c->inline_data, sizeof(k));
+		return fw_nv_phys_win_set(fw, &k);
+	}
 	case NVM_KOP_ROUTE:
 		if (c->dst_node >= FW_NV_NODES || c->arg[0] > NVM_ROUTE_MAX ||
 		    (c->arg[1] & ~NVM_ROUTE_F_NONE) ||

@@ -134,10 +134,19 @@ static bool port_ok(struct fw *fw, const struct nvm_net_hdr *h)
 		fw->nv.ep[NVM_EP_KERNEL].shadow);
 }
 
-/* Physical addressing: only between the kernels' endpoints. */
-static bool phys_ok(const struct nvm_net_hdr *h)
+/*
+ * Physical addressing: only between the kernels' endpoints, and only
+ * inside a window our kernel opened to this peer for this access (the
+ * frame's ports prove nothing: any peer can claim port 0).
+ */
+static bool phys_ok(struct fw *fw, uint32_t src, const struct nvm_net_hdr *h,
+		    uint32_t len, uint32_t access)
 {
-	return h->src_port == NVM_EP_KERNEL && h->dst_port == NVM_EP_KERNEL;
+	if (h->src_port == NVM_EP_KERNEL && h->dst_port == NVM_EP_KERNEL &&
+	    fw_nv_phys_ok(fw, src, h->va, len, access))
+		return true;
+	fw_peer_err(fw, FW_CNT_PHYS_REFUSED, "phys_refused", src, h->va, len);
+	return false;
 }
 
 static uint32_t page_check(const struct nvm_net_hdr *h, uint32_t len)
@@ -148,16 +157,19 @@ static uint32_t page_check(const struct nvm_net_hdr *h, uint32_t len)
 	return NVM_ST_OK;
 }
 
-/* Translate and lock the target page of a request: >= 0 address,
- * -1 missing, -2 refused (status set). */
-static int64_t target(struct fw *fw, const struct nvm_net_hdr *h, bool write,
-		      uint32_t *ppn, uint32_t *status)
+/* Translate and lock the target page of a request from @src (@len bytes
+ * at h->va, @access NVM_PW_*): >= 0 address, -1 missing, -2 refused
+ * (status set). */
+static int64_t target(struct fw *fw, uint32_t src, const struct nvm_net_hdr *h,
+		      uint32_t len, uint32_t access, uint32_t *ppn,
+		      uint32_t *status)
 {
+	bool write = access & NVM_PW_WRITE;
 	int64_t p;
 
 	*ppn = 0;
 	if (h->flags & NVM_CF_PHYS) {
-		if (!phys_ok(h)) {
+		if (!phys_ok(fw, src, h, len, access)) {
 			*status = NVM_ST_PERM;
 			return -2;
 		}
@@ -202,7 +214,7 @@ static enum fw_rx_verdict rx_write(struct fw *fw, uint32_t src,
 	else if (len != h->len || page_check(h, len))
 		st = NVM_ST_BAD_CMD;
 	else if (len)
-		addr = target(fw, h, true, &ppn, &st);
+		addr = target(fw, src, h, len, NVM_PW_WRITE, &ppn, &st);
 	if (st != NVM_ST_OK) {
 		/* completes when the writer acknowledges the response */
 		pend_new(fw, src, h, FW_PEND_RESPOND, st);
@@ -419,7 +431,9 @@ static bool serve(struct fw *fw, uint32_t i)
 	else if (!len || page_check(h, len) || (atomic && (h->va & 3)))
 		st = NVM_ST_BAD_CMD;
 	if (st == NVM_ST_OK) {
-		addr = target(fw, h, atomic, &ppn, &st);
+		addr = target(fw, pd->src_node, h, len, atomic ?
+			      NVM_PW_READ | NVM_PW_WRITE : NVM_PW_READ,
+			      &ppn, &st);
 		if (addr == -1) {
 			/* the page is missing: the kernel faults it in and
 			 * restarts us (NVM_KOP_RESTART) */

@@ -39,6 +39,7 @@
 #define NV_HOST_NOTF		4096
 #define NV_SHADOW_BATCH		8	/* NVM_CF_SHADOW every 8th command */
 #define NV_KBENCH_MAX_ITER	100000
+#define NV_PHYS_WIN_KTEST	0	/* the test window's NVM_KOP_PHYS_WIN slot */
 
 static_assert(NV_HOST_ERR + NVM_ERR_RING_LEN * sizeof(struct nvm_err_rec) <=
 	      NV_HOST_NOTF);
@@ -399,6 +400,7 @@ int netvm_nv_init(struct netvm_dev *nd)
 	struct device *dev = &nd->pdev->dev;
 	struct nvm_k_config kc;
 	struct nvm_k_ep_open ko;
+	struct nvm_k_phys_win pw;
 	u64 tables, avail, need;
 	int ret;
 
@@ -489,6 +491,21 @@ int netvm_nv_init(struct netvm_dev *nd)
 		nv_free_buffers(nd);
 		return 0;
 	}
+	/*
+	 * The test window is the only memory the other nodes' kernels may
+	 * reach by physical address (writeP/readP/atomics): the firmware
+	 * refuses every other physical access from the network.
+	 */
+	memset(&pw, 0, sizeof(pw));
+	pw.base = nv->ktest_dma;
+	pw.len = NETVM_KTEST_WINDOW;
+	pw.peers = U64_MAX;
+	pw.slot = NV_PHYS_WIN_KTEST;
+	pw.access = NVM_PW_READ | NVM_PW_WRITE;
+	ret = nv_kop(nd, NVM_KOP_PHYS_WIN, &pw, sizeof(pw));
+	if (ret)	/* the NIC uses our buffers now: keep them */
+		dev_warn(dev, "NetVM: the test window was refused (%d): peers cannot reach it\n",
+			 ret);
 	nv->enabled = true;
 	dev_info(dev, "NetVM: on (max_ppn %u, pt_rows %u, epoch %#x, test window at %pad)\n",
 		 nv->max_ppn, nv->pt_rows, nv->epoch, &nv->ktest_dma);

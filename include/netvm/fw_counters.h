@@ -54,7 +54,8 @@
 	X(UNET_REPLY_MISS, unet_reply_misses) \
 	X(UNET_NOT_RESIDENT, unet_not_resident) \
 	X(UNET_NOT_RUNNING, unet_not_running) \
-	X(UNET_TX_MISS, unet_tx_misses)
+	X(UNET_TX_MISS, unet_tx_misses) \
+	X(PHYS_REFUSED, phys_refused)
 
 /* For a table of names: { NVM_FW_COUNTERS(NVM_FW_COUNTER_NAME) } */
 #define NVM_FW_COUNTER_NAME(e, n) #n,

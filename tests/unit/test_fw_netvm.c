@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim_host.h"
+#include "sim_peer.h"
 #include "netvm/tripwire.h"
 
 #define PA	1		/* process (port) on each node */
@@ -56,8 +57,16 @@ static void setup(void)
 	setup_with(0, 0, 0);
 }
 
+/* Every test, whatever it did: no DMA touched memory no one granted. */
 static void teardown(void)
 {
+	uint32_t va = sh_dma_violations(&ha), vb = sh_dma_violations(&hb);
+	struct sim_host *h = va ? &ha : &hb;
+
+	ck_assert_msg(!va && !vb, "node %d: %u DMA(s) outside every grant, "
+		      "the first %s %#llx + %u", va ? 0 : 1, va ? va : vb,
+		      h->dma_bad_write ? "writing" : "reading",
+		      (unsigned long long)h->dma_bad_addr, h->dma_bad_len);
 	sim_free(&ca);
 	sim_free(&cb);
 }
@@ -660,16 +669,19 @@ START_TEST(test_protection)
 }
 END_TEST
 
-/* The kernel's physical-address writeP / readP. */
+/* The kernel's physical-address writeP / readP, into a window the
+ * receiving kernel opened to the writer. */
 START_TEST(test_physical)
 {
-	uint64_t src = SIM_HOST_BASE + 12 * 4096 + 100;	/* kernel pages */
-	uint64_t dst = SIM_HOST_BASE + 14 * 4096 + 7;
+	uint64_t src = sh_kalloc(&ha, 2) + 100;	/* kernel pages */
+	uint64_t win = sh_kalloc(&hb, 2);
+	uint64_t dst = win + 7;
 	struct nvm_cmd c = {
 		.op = NVM_OP_WRITE, .flags = NVM_CF_PHYS, .dst_node = 1,
 		.dst_port = 0, .len = 3000, .nfrag = 1, .dst_va = dst,
 	};
 
+	sh_phys_win(&hb, 0, win, 2 * 4096, 1u << 0, NVM_PW_READ | NVM_PW_WRITE);
 	for (int i = 0; i < 3000; i++)
 		sim_host(&ca, src)[i] = (uint8_t)(i * 3);
 	c.src[0].va = src;
@@ -691,6 +703,141 @@ START_TEST(test_physical)
 	finish(&ha, 0);
 	ck_assert_mem_eq(sim_host(&ca, src + 2000), sim_host(&cb, dst + 100), 1000);
 	ck_assert_uint_eq(sh_shadow(&ha, 0).errors, 0);
+	ck_assert_uint_eq(sh_shadow(&hb, 0).errors, 0);
+}
+END_TEST
+
+/* One physical command from A's kernel; returns its completion status. */
+static uint32_t phys_cmd(uint8_t op, uint64_t local, uint64_t remote,
+			 uint32_t len, uint32_t atomic_op)
+{
+	uint32_t errors = sh_shadow(&ha, 0).errors;
+	struct nvm_cmd c = {
+		.op = op, .flags = NVM_CF_PHYS, .dst_node = 1, .len = len,
+		.dst_va = remote, .atomic_op = atomic_op,
+	};
+
+	if (op != NVM_OP_ATOMIC) {
+		c.nfrag = 1;
+		c.src[0].va = local;
+		c.src[0].len = len;
+	}
+	sh_cmd(&ha, 0, &c);
+	finish(&ha, 0);
+	if (sh_shadow(&ha, 0).errors == errors)
+		return NVM_ST_OK;
+	return sh_err(&ha, 0, errors).status;
+}
+
+/*
+ * Physical accesses reach only the windows the receiving kernel opened,
+ * to that peer, with that access: before them, after them, across their
+ * end, into kernel memory no one granted, an atomic on a read-only
+ * window, and anything once the window is closed are refused with PERM
+ * and counted; the memory is untouched (and the teardown's grant check
+ * sees no DMA outside the window).
+ */
+START_TEST(test_phys_windows)
+{
+	uint64_t src = sh_kalloc(&ha, 2);
+	uint64_t win = sh_kalloc(&hb, 2), ro = sh_kalloc(&hb, 1);
+	uint8_t before[64];
+
+	for (int i = 0; i < 8192; i++)
+		sim_host(&ca, src)[i] = (uint8_t)(i * 7 + 1);
+	sh_phys_win(&hb, 0, win, 4096 + 2048, 1u << 0,
+		    NVM_PW_READ | NVM_PW_WRITE);
+	sh_phys_win(&hb, 3, ro, 4096, 1u << 0, NVM_PW_READ);
+	finish(&hb, 0);
+	ck_assert_uint_eq(sh_shadow(&hb, 0).errors, 0);
+
+	/* inside: served, to the last byte of the window */
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src, win + 4096 + 2048 - 64,
+				   64, 0), NVM_ST_OK);
+	ck_assert_mem_eq(sim_host(&cb, win + 4096 + 2048 - 64), sim_host(&ca, src),
+			 64);
+	/* one byte past the end, across the end, before, far away */
+	memcpy(before, sim_host(&cb, win + 4096 + 2048 - 32), 64);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src, win + 4096 + 2048, 1, 0),
+			  NVM_ST_PERM);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src + 64,
+				   win + 4096 + 2048 - 32, 64, 0), NVM_ST_PERM);
+	ck_assert_mem_eq(sim_host(&cb, win + 4096 + 2048 - 32), before, 64);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src, win - 16, 16, 0),
+			  NVM_ST_PERM);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src, hb.secret + 100, 200, 0),
+			  NVM_ST_PERM);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_READ, src, hb.secret, 4096, 0),
+			  NVM_ST_PERM);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_ATOMIC, 0, hb.secret + 8, 0,
+				   NVM_AT_SWAP), NVM_ST_PERM);
+	/* the bounce buffer is the NIC's, not the peers' */
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src, hb.bounce, 64, 0),
+			  NVM_ST_PERM);
+	/* a read-only window: reads yes, writes and atomics no */
+	ck_assert_uint_eq(phys_cmd(NVM_OP_READ, src + 4096, ro, 128, 0),
+			  NVM_ST_OK);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src, ro, 8, 0), NVM_ST_PERM);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_ATOMIC, 0, ro, 0, NVM_AT_INC),
+			  NVM_ST_PERM);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_PHYS_REFUSED], 9);
+	/* closed: refused too */
+	sh_phys_win(&hb, 0, 0, 0, 0, 0);
+	finish(&hb, 0);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src, win, 64, 0), NVM_ST_PERM);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_PHYS_REFUSED], 10);
+	/* bad registrations: slot, access bits, reserved, wrap-around */
+	sh_phys_win(&hb, NVM_PHYS_WINS, win, 4096, 1, NVM_PW_READ);
+	sh_phys_win(&hb, 1, win, 4096, 1, 4);
+	sh_phys_win(&hb, 1, ~0ull - 100, 4096, 1, NVM_PW_READ);
+	finish(&hb, 0);
+	ck_assert_uint_eq(sh_shadow(&hb, 0).errors, 3);
+	ck_assert_uint_eq(sh_err(&hb, 0, 2).status, NVM_ST_BAD_CMD);
+}
+END_TEST
+
+/* A forged request: node 2 claims the kernel's ports on both ends. */
+static void forge(struct sim_chip *to, uint16_t src, uint8_t op, uint32_t seq,
+		  uint64_t va, uint32_t len, const void *data, uint32_t dlen)
+{
+	struct nvm_net_hdr h = {
+		.op = op, .flags = NVM_CF_PHYS, .src_port = 0, .dst_port = 0,
+		.src_epoch = 0x66666666, .seq = seq, .req = 0x1234,
+		.va = va, .len = len, .atomic_op = NVM_AT_SWAP,
+	};
+
+	sim_nv_inject(to, src, &h, data, dlen);
+}
+
+/*
+ * Hostile frames from a node that is no one's peer: physical writes,
+ * reads and atomics on B's kernel memory, with the kernel's ports forged,
+ * and on a window B opened only to node 0.  Nothing is served; every one
+ * is counted; B's memory is as it was.
+ */
+START_TEST(test_phys_forged)
+{
+	uint64_t win = sh_kalloc(&hb, 1);
+	uint8_t junk[512];
+
+	memset(junk, 0xa5, sizeof(junk));
+	sh_phys_win(&hb, 0, win, 4096, 1u << 0, NVM_PW_READ | NVM_PW_WRITE);
+	finish(&hb, 0);
+	forge(&cb, 2, NVM_NET_WRITE, 1, hb.secret + 8, 512, junk, 512);
+	forge(&cb, 2, NVM_NET_READ_REQ, 2, hb.secret, 4096, NULL, 0);
+	forge(&cb, 2, NVM_NET_ATOMIC_REQ, 3, hb.secret + 4, 0, NULL, 0);
+	forge(&cb, 2, NVM_NET_WRITE, 4, win, 512, junk, 512);
+	forge(&cb, 2, NVM_NET_WRITE, 5, hb.bounce + 4096, 512, junk, 512);
+	settle();
+	ck_assert_uint_eq(sh_dma_violations(&hb), 0);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_PHYS_REFUSED], 5);
+	for (int i = 0; i < 512; i++)
+		ck_assert_uint_eq(sim_host(&cb, win)[i], 0);
+	/* and B still serves its real peer */
+	sh_fill(&ha, PA, SRC, 300, 5);
+	sh_write(&ha, PA, 1, PB, SRC, DST + 9, 300, KEY_B, 0, 0);
+	finish(&ha, PA);
+	ck_assert(sh_check(&hb, PB, DST + 9, 300, 5));
 }
 END_TEST
 
@@ -1121,6 +1268,8 @@ static Suite *netvm_suite(void)
 	CASE(test_read_remote_miss, setup, 120);
 	CASE(test_protection, setup, 120);
 	CASE(test_physical, setup, 120);
+	CASE(test_phys_windows, setup, 120);
+	CASE(test_phys_forged, setup, 120);
 	CASE(test_route_none, setup, 120);
 	CASE(test_tripwires, setup, 120);
 	CASE(test_tripwire_table_full, setup, 300);
