@@ -272,6 +272,31 @@ static enum fw_rx_verdict rx_request(struct fw *fw, uint32_t src,
 
 /* ---- responses to our own operations ---- */
 
+/* The command op each response answers. */
+static const uint8_t resp_of[NVM_NET_OP_COUNT] = {
+	[NVM_NET_WRITE_RESP] = NVM_OP_WRITE,
+	[NVM_NET_READ_RESP] = NVM_OP_READ,
+	[NVM_NET_ATOMIC_RESP] = NVM_OP_ATOMIC,
+};
+
+/*
+ * Does the response from @src fit the operation it names?  The peer the
+ * op went to and the port it addressed, the op's kind, a status we know,
+ * and for a read's data exactly the length asked for: the data goes into
+ * the reader's own locked page (op_deliver), never past it, and never
+ * over a writer's source buffer.
+ */
+static bool resp_fits(const struct fw_nv_op *op, uint32_t src,
+		      const struct nvm_net_hdr *h, uint32_t len)
+{
+	if (op->cmd.dst_node != src || op->cmd.dst_port != h->src_port ||
+	    op->cmd.op != resp_of[h->op] || h->status >= NVM_ST_COUNT)
+		return false;
+	if (h->op == NVM_NET_READ_RESP && h->status == NVM_ST_OK)
+		return len == op->cmd.len && h->len == len;
+	return len == 0;
+}
+
 static enum fw_rx_verdict rx_response(struct fw *fw, uint32_t src,
 				      struct nvm_net_hdr *h, uint32_t data,
 				      uint32_t len)
@@ -280,23 +305,27 @@ static enum fw_rx_verdict rx_response(struct fw *fw, uint32_t src,
 	struct fw_nv_op *op = fw_nv_op_by_req(fw, h->req, &ep, &idx);
 
 	if (!op || op->cmd.dst_node != src) {
-		fw_trace(fw, "stale_response", src, h->req);
+		/* late (the op gave up) or forged: nothing of ours to touch */
+		fw_peer_err(fw, FW_CNT_STALE_RESPONSE, "stale_response", src,
+			    h->req, h->op);
+	} else if (!resp_fits(op, src, h, len)) {
+		/* the peer answered with something we did not ask for: drop
+		 * its bytes, and fail the op rather than wait for ever */
+		fw_peer_err(fw, FW_CNT_BAD_RESPONSE, "bad_response", src,
+			    (uint64_t)h->op << 32 | h->req, len);
+		fw_nv_complete(fw, ep, idx, NVM_ST_BAD_CMD);
 	} else if (h->status != NVM_ST_OK) {
 		fw_nv_complete(fw, ep, idx, h->status);
 	} else if (h->op == NVM_NET_WRITE_RESP) {
 		fw_nv_complete(fw, ep, idx, NVM_ST_OK);
 	} else if (h->op == NVM_NET_READ_RESP) {
-		if (len != op->cmd.len) {
-			fw_nv_complete(fw, ep, idx, NVM_ST_BAD_CMD);
-		} else {
-			/* into the tx buffer; delivered from there (op_deliver) */
-			memcpy(fw->chip->sram + fw_nv_txbuf_off(fw, op->txbuf) +
-			       NVM_ROUTE_MAX + sizeof(struct nvm_pkt_hdr) +
-			       sizeof(*h), fw->chip->sram + data, len);
-			op->resp_len = len;
-			op->state = FW_OP_DELIVER;
-		}
-	} else if (h->op == NVM_NET_ATOMIC_RESP) {
+		/* into the tx buffer; delivered from there (op_deliver) */
+		memcpy(fw->chip->sram + fw_nv_txbuf_off(fw, op->txbuf) +
+		       NVM_ROUTE_MAX + sizeof(struct nvm_pkt_hdr) +
+		       sizeof(*h), fw->chip->sram + data, len);
+		op->resp_len = len;
+		op->state = FW_OP_DELIVER;
+	} else {
 		struct nvm_atomic_reply r = {
 			.r = { h->arg[0], h->arg[1], h->arg[2] },
 			.seq = op->cmd.seq,

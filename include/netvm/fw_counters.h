@@ -55,7 +55,9 @@
 	X(UNET_NOT_RESIDENT, unet_not_resident) \
 	X(UNET_NOT_RUNNING, unet_not_running) \
 	X(UNET_TX_MISS, unet_tx_misses) \
-	X(PHYS_REFUSED, phys_refused)
+	X(PHYS_REFUSED, phys_refused) \
+	X(BAD_RESPONSE, bad_responses) \
+	X(STALE_RESPONSE, stale_responses)
 
 /* For a table of names: { NVM_FW_COUNTERS(NVM_FW_COUNTER_NAME) } */
 #define NVM_FW_COUNTER_NAME(e, n) #n,

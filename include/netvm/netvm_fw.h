@@ -172,6 +172,7 @@ enum nvm_status {
 	NVM_ST_PERM = 8,	/* physical addressing from a user endpoint, or
 				 * outside the receiver's registered windows */
 	NVM_ST_ABORTED = 9,	/* endpoint closed with the command in flight */
+	NVM_ST_COUNT		/* statuses a peer may report are below this */
 };
 
 /* ---- shadow page table and PMAP (SRAM; the host writes, NI reads) ------

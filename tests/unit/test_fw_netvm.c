@@ -841,6 +841,102 @@ START_TEST(test_phys_forged)
 }
 END_TEST
 
+/* The request id of the command @port issued last. */
+static uint32_t last_req(struct sim_host *h, uint32_t port)
+{
+	uint32_t n = h->issued[port];
+
+	return fw_nv_req_id(port, (n - 1) % NVM_CMDQ_LEN, n);
+}
+
+/* A response to A's process PA, forged as from @src's port @sport. */
+static void resp_forged(uint16_t src, uint16_t sport, uint8_t op,
+			uint32_t seq, uint32_t req, uint16_t status,
+			const void *data, uint32_t len)
+{
+	struct nvm_net_hdr h = {
+		.op = op, .src_port = sport, .dst_port = PA, .status = status,
+		.src_epoch = src == 1 ? 0xb0b0b0b0 : 0x77777777,
+		.dst_epoch = 0xa0a0a0a0, .seq = seq, .req = req, .len = len,
+	};
+
+	sim_nv_inject(&ca, src, &h, data, len);
+}
+
+static uint32_t op_state(struct sim_host *h, uint32_t port)
+{
+	return h->c->fw.nv.ep[port].ops[(h->issued[port] - 1) %
+					NVM_CMDQ_LEN].state;
+}
+
+/*
+ * Responses that do not match the operation they name are dropped and
+ * counted: a READ_RESP for a write (it would land on the writer's source
+ * buffer), a read's data of the wrong length, a response from the wrong
+ * port or of the wrong kind fail the operation with BAD_CMD; one from a
+ * node the operation did not go to, or for no operation, does not touch
+ * it.  The writer's and reader's memory stay as they were.
+ */
+START_TEST(test_forged_response)
+{
+	static uint8_t junk[4096];
+	uint32_t req;
+
+	memset(junk, 0xee, sizeof(junk));
+	sh_fill(&ha, PA, SRC, 8192, 41);
+	cb.rx_enabled = false;		/* B never answers */
+	sh_write(&ha, PA, 1, PB, SRC + 100, DST, 200, KEY_B, 0, 0);
+	sim_run(&ca, &cb, 200);
+	ck_assert_uint_eq(op_state(&ha, PA), FW_OP_SENT);
+	req = last_req(&ha, PA);
+	/* from a node the write did not go to: not even looked at */
+	resp_forged(2, PB, NVM_NET_READ_RESP, 1, req, 0, junk, 200);
+	sim_run(&ca, &cb, 200);
+	ck_assert_uint_eq(op_state(&ha, PA), FW_OP_SENT);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_STALE_RESPONSE], 1);
+	/* a READ_RESP for the write: its data would overwrite the source */
+	resp_forged(1, PB, NVM_NET_READ_RESP, 1, req, 0, junk, 200);
+	sim_run(&ca, &cb, 200);
+	ck_assert(sh_check(&ha, PA, SRC, 8192, 41));
+	ck_assert_uint_eq(op_state(&ha, PA), FW_OP_FREE);
+	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_BAD_CMD);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_BAD_RESPONSE], 1);
+
+	/* a read of 100 bytes answered with a page */
+	sh_read(&ha, PA, 1, PB, SRC + 4000, DST, 96, KEY_B);
+	sim_run(&ca, &cb, 200);
+	ck_assert_uint_eq(op_state(&ha, PA), FW_OP_SENT);
+	resp_forged(1, PB, NVM_NET_READ_RESP, 2, last_req(&ha, PA), 0, junk,
+		    4096);
+	/* an atomic's result, and a read's from the wrong port */
+	sh_read(&ha, PA, 1, PB, SRC + 4096, DST, 64, KEY_B);
+	sim_run(&ca, &cb, 200);
+	resp_forged(1, PB, NVM_NET_ATOMIC_RESP, 3, last_req(&ha, PA), 0, NULL,
+		    0);
+	sh_read(&ha, PA, 1, PB, SRC + 4096 + 64, DST, 64, KEY_B);
+	sim_run(&ca, &cb, 200);
+	resp_forged(1, PB + 1, NVM_NET_READ_RESP, 4, last_req(&ha, PA), 0,
+		    junk, 64);
+	/* a status no firmware sends */
+	sh_read(&ha, PA, 1, PB, SRC + 4096 + 128, DST, 64, KEY_B);
+	sim_run(&ca, &cb, 200);
+	resp_forged(1, PB, NVM_NET_READ_RESP, 5, last_req(&ha, PA), 200, NULL,
+		    0);
+	sim_run(&ca, &cb, 400);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_BAD_RESPONSE], 5);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).done, ha.issued[PA]);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 5);
+	for (int i = 1; i < 5; i++)
+		ck_assert_uint_eq(sh_err(&ha, PA, i).status, NVM_ST_BAD_CMD);
+	ck_assert(sh_check(&ha, PA, SRC, 8192, 41));
+	/* a response for no operation at all */
+	resp_forged(1, PB, NVM_NET_READ_RESP, 6, 0x0fff0000, 0, junk, 64);
+	sim_run(&ca, &cb, 200);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_STALE_RESPONSE], 2);
+	ck_assert(sh_check(&ha, PA, SRC, 8192, 41));
+}
+END_TEST
+
 /* A node the mapper found gone (NVM_ROUTE_F_NONE): operations towards it
  * fail at once with UNREACHABLE and nothing is sent; a route brings it
  * back.  Bad flag combinations are refused. */
@@ -1270,6 +1366,7 @@ static Suite *netvm_suite(void)
 	CASE(test_physical, setup, 120);
 	CASE(test_phys_windows, setup, 120);
 	CASE(test_phys_forged, setup, 120);
+	CASE(test_forged_response, setup, 120);
 	CASE(test_route_none, setup, 120);
 	CASE(test_tripwires, setup, 120);
 	CASE(test_tripwire_table_full, setup, 300);
