@@ -51,6 +51,17 @@ static void hdr_to_host(struct nvm_net_hdr *h)
 	h->len = fw_be32(h->len);
 }
 
+/* Entries of the pending table held for @node. */
+static uint32_t pend_held(struct fw *fw, uint32_t node)
+{
+	uint32_t n = 0;
+
+	for (int i = 0; i < FW_NV_PENDING; i++)
+		n += fw->nv.pending[i].state != FW_PEND_FREE &&
+		     fw->nv.pending[i].src_node == node;
+	return n;
+}
+
 int fw_nv_pend_alloc(struct fw *fw)
 {
 	for (int i = 0; i < FW_NV_PENDING; i++)
@@ -402,6 +413,17 @@ enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
 		fw_count(fw, (int32_t)(h.seq - p->lsn) < 0 || (off < FW_NV_WIN) ?
 			 FW_CNT_DUPLICATES : FW_CNT_OUT_OF_WINDOW);
 		fw_nv_send_ack(fw, src);
+		return FW_RX_RELEASE;
+	}
+	/*
+	 * A request takes an entry of the pending table: one peer may hold
+	 * only its share, so a flood of requests that never complete cannot
+	 * starve the others.  Over it, the request is dropped unseen; the
+	 * peer sends it again (its retransmission timer paces it).
+	 */
+	if (h.op != NVM_NET_WRITE_RESP && h.op != NVM_NET_READ_RESP &&
+	    h.op != NVM_NET_ATOMIC_RESP && pend_held(fw, src) >= FW_NV_PEND_PEER) {
+		fw_peer_err(fw, FW_CNT_PEER_QUOTA, "peer_quota", src, h.seq, h.op);
 		return FW_RX_RELEASE;
 	}
 	/* mark it before the handler runs: completing it moves lsn */

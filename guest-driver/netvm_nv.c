@@ -47,6 +47,23 @@ static_assert(NV_HOST_NOTF + NETVM_NV_NOTF_LEN * sizeof(struct nvm_notf_entry)
 	      <= 2 * 4096);
 static_assert(NETVM_NV_INFLIGHT <= NVM_CMDQ_LEN);
 
+/*
+ * A peer that acknowledges nothing and answers nothing this long is dead:
+ * every operation towards it fails with -EHOSTUNREACH (the firmware's
+ * give-up, NVM_KOP_CONFIG).  Read at probe, so a change affects NICs
+ * probed later (rmmod/insmod, ./netvm reload-driver).
+ */
+static unsigned int nv_giveup_ms = 6000;
+module_param(nv_giveup_ms, uint, 0444);
+MODULE_PARM_DESC(nv_giveup_ms,
+		 "NetVM: ms without an answer before a peer is given up (100..60000, default 6000)");
+
+/* The kernel's own wait for a command: past the firmware's give-up. */
+static unsigned long nv_deadline(struct netvm_nv *nv)
+{
+	return jiffies + msecs_to_jiffies(nv->giveup_ms + NETVM_NV_GRACE_MS);
+}
+
 static u32 nv_page_left(u64 a)
 {
 	return NVM_PAGE_SIZE - (u32)(a & (NVM_PAGE_SIZE - 1));
@@ -154,7 +171,7 @@ static int nv_xfer_locked(struct netvm_dev *nd, u8 op, u16 node, u64 local_pa,
 			  u32 inflight)
 {
 	struct netvm_nv *nv = &nd->nv;
-	unsigned long deadline = jiffies + msecs_to_jiffies(NETVM_NV_TIMEOUT_MS);
+	unsigned long deadline = nv_deadline(nv);
 	u32 first = nv->issued, done = 0, n;
 	int ret = 0, err;
 
@@ -244,7 +261,7 @@ int nv_atomic_phys(struct netvm_dev *nd, u16 node, u64 remote_pa, u32 op,
 		   u32 a0, u32 a1, u32 r[3])
 {
 	struct netvm_nv *nv = &nd->nv;
-	unsigned long deadline = jiffies + msecs_to_jiffies(NETVM_NV_TIMEOUT_MS);
+	unsigned long deadline = nv_deadline(nv);
 	struct nvm_cmd c;
 	u32 first;
 	int ret, err;
@@ -464,6 +481,8 @@ int netvm_nv_init(struct netvm_dev *nd)
 	kc.bounce_base = nv->bounce_dma;
 	kc.bounce_slots = NETVM_NV_WIN * NETVM_NV_MAX_NODES;
 	kc.max_nodes = NETVM_NV_MAX_NODES;
+	nv->giveup_ms = clamp(nv_giveup_ms, 100U, 60000U);
+	kc.giveup_ms = nv->giveup_ms;
 	do {
 		nv->epoch = get_random_u32();
 	} while (!nv->epoch);

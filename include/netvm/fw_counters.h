@@ -57,7 +57,8 @@
 	X(UNET_TX_MISS, unet_tx_misses) \
 	X(PHYS_REFUSED, phys_refused) \
 	X(BAD_RESPONSE, bad_responses) \
-	X(STALE_RESPONSE, stale_responses)
+	X(STALE_RESPONSE, stale_responses) \
+	X(PEER_QUOTA, peer_quota_drops)
 
 /* For a table of names: { NVM_FW_COUNTERS(NVM_FW_COUNTER_NAME) } */
 #define NVM_FW_COUNTER_NAME(e, n) #n,

@@ -234,7 +234,11 @@ struct nvm_k_config {
 	uint32_t bounce_slots;	/* entries of NVM_BOUNCE_SLOT bytes */
 	uint32_t max_nodes;	/* partitions of the bounce buffer */
 	uint32_t epoch;		/* boot epoch (random, non-zero) */
-	uint32_t reserved[9];
+	uint32_t giveup_ms;	/* a peer that acknowledges nothing and answers
+				 * nothing this long is dead: its operations fail
+				 * (NVM_ST_UNREACHABLE); 0 = 6000, else clamped to
+				 * 100 .. 60000 */
+	uint32_t reserved[8];
 };
 
 struct nvm_k_ep_open {

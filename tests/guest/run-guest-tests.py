@@ -297,14 +297,16 @@ def group_netvm_phys():
     # outside node 1's window: refused by node 1's firmware (the window
     # node 1's kernel registered), not by our local checks
     refused0 = counters(1).get("phys_refused", -1)
-    for what, args in (("a write just past the end", ("write", 1, hex(pa[1] + W), 0, 16, 3)),
-                       ("a write across the end", ("write", 1, hex(pa[1] + W - 8), 0, 16, 3)),
-                       ("a read just before the start", ("read", 1, hex(pa[1] - 64), 0, 64)),
-                       ("a write to kernel memory at 0x1000", ("write", 1, "0x1000", 0, 64, 3)),
-                       ("an atomic past the end", ("atomic", 1, hex(pa[1] + W), "swap", 7, 0))):
+    for what, args in (("a write just past the end of node 1's window",
+                        ("write", 1, hex(pa[1] + W), 0, 16, 3)),
+                       ("a write across the end of node 1's window",
+                        ("write", 1, hex(pa[1] + W - 8), 0, 16, 3)),
+                       ("a read just before node 1's window", ("read", 1, hex(pa[1] - 64), 0, 64)),
+                       ("a write to node 1's kernel memory at 0x1000", ("write", 1, "0x1000", 0, 64, 3)),
+                       ("an atomic past the end of node 1's window",
+                        ("atomic", 1, hex(pa[1] + W), "swap", 7, 0))):
         rc, out, err = kt(0, *args)
-        T.ok(rc == 1 and b"EPERM" in err, "%s of node 1's window is refused by node 1 (EPERM)" % what,
-             diag(rc, out, err))
+        T.ok(rc == 1 and b"EPERM" in err, "%s is refused by node 1 (EPERM)" % what, diag(rc, out, err))
     refused = counters(1).get("phys_refused", -1)
     T.ok(refused0 >= 0 and refused - refused0 == 5,
          "node 1 counted the 5 refusals (phys_refused %d -> %d)" % (refused0, refused), "")

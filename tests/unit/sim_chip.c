@@ -425,6 +425,9 @@ static bool step_wire(struct sim_chip *s)
 	return moved;
 }
 
+/* Timers due after this simulated time do not fire (0: any). */
+static uint64_t settle_until;
+
 /* Fire the earliest armed timer of either chip; false if none. */
 static bool fire_timer(struct sim_chip **chips)
 {
@@ -443,7 +446,7 @@ static bool fire_timer(struct sim_chip **chips)
 			}
 		}
 	}
-	if (!best)
+	if (!best || (settle_until && best->timer_at[which] > settle_until))
 		return false;
 	/* simulated time moves for both chips alike */
 	for (int i = 0; i < 2; i++)
@@ -491,6 +494,16 @@ int sim_settle(struct sim_chip *a, struct sim_chip *b)
 		if (!fire_timer(chips))
 			break;
 	}
+	return steps;
+}
+
+int sim_settle_for(struct sim_chip *a, struct sim_chip *b, uint64_t ns)
+{
+	int steps;
+
+	settle_until = a->now_ns + ns;
+	steps = sim_settle(a, b);
+	settle_until = 0;
 	return steps;
 }
 

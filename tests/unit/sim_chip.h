@@ -76,6 +76,9 @@ void sim_boot(struct sim_chip *s);
 void sim_doorbell(struct sim_chip *s, uint32_t off, uint32_t data);
 /* Run engines, wire and firmware until nothing moves; returns steps. */
 int sim_settle(struct sim_chip *a, struct sim_chip *b);
+/* sim_settle, but no timer due more than @ns of simulated time from now
+ * fires (a peer that keeps retransmitting never settles). */
+int sim_settle_for(struct sim_chip *a, struct sim_chip *b, uint64_t ns);
 /* Run n passes: engines, wire, firmware; no OS hook, no time passing. */
 void sim_run(struct sim_chip *a, struct sim_chip *b, int n);
 uint8_t *sim_host(struct sim_chip *s, uint64_t addr);

@@ -177,9 +177,12 @@ uint32_t sh_dma_violations(struct sim_host *h)
 	return h->dma_bad;
 }
 
+uint32_t sh_giveup_ms;
+
 void sh_init(struct sim_host *h, struct sim_chip *c, uint32_t epoch)
 {
 	struct nvm_k_config k = {
+		.giveup_ms = sh_giveup_ms,
 		.max_ppn = (SIM_HOST_BASE + SIM_HOST_SIZE) / NVM_PAGE_SIZE,
 		.pt_rows = SH_PT_ROWS,
 		.bounce_slots = MAX_NODES * FW_NV_WIN,

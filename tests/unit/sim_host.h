@@ -63,6 +63,8 @@ struct sim_host {
 };
 
 void sh_init(struct sim_host *h, struct sim_chip *c, uint32_t epoch);
+/* NVM_KOP_CONFIG's giveup_ms for the next sh_init (0: the default). */
+extern uint32_t sh_giveup_ms;
 /* Kernel memory: @pages contiguous pages, zeroed; the NIC may touch them
  * (a registered area). */
 uint64_t sh_kalloc(struct sim_host *h, uint32_t pages);

@@ -937,6 +937,168 @@ START_TEST(test_forged_response)
 }
 END_TEST
 
+/* Simulated ms since boot. */
+static uint64_t now_ms(void)
+{
+	return ca.now_ns / 1000000;
+}
+
+/* Settle in 10 ms steps until @port's commands are all done (at most 60
+ * simulated seconds); returns the simulated ms it took. */
+static uint64_t done_after(struct sim_host *h, uint32_t port)
+{
+	uint64_t t0 = now_ms();
+
+	while (sh_shadow(h, port).done != h->issued[port] &&
+	       now_ms() - t0 < 60000)
+		sim_settle_for(&ca, &cb, 10000000);
+	ck_assert_uint_eq(sh_shadow(h, port).done, h->issued[port]);
+	return now_ms() - t0;
+}
+
+/*
+ * A peer that never acknowledges (B takes no frame): every operation
+ * towards it fails with UNREACHABLE once it has been silent for the
+ * give-up time (6 s), later ones at once without going on the wire; when
+ * B listens again, the retransmissions reach it, its ACK brings it back,
+ * and transfers work again.
+ */
+START_TEST(test_peer_silent)
+{
+	uint64_t t0, t;
+	uint32_t sent;
+
+	sh_fill(&ha, PA, SRC, 65536, 12);
+	cb.rx_enabled = false;
+	sh_write(&ha, PA, 1, PB, SRC, DST, 40000, KEY_B, 0, 0);
+	sh_read(&ha, PA, 1, PB, SRC + 40960, DST, 8192, KEY_B);
+	sh_atomic(&ha, PA, 1, PB, DST + 64, KEY_B, NVM_AT_INC, 0, 0);
+	t = done_after(&ha, PA);
+	ck_assert_msg(t >= 5900 && t <= 6500, "gave up after %llu ms",
+		      (unsigned long long)t);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, ha.issued[PA]);
+	for (uint32_t i = 0; i < ha.issued[PA]; i++)
+		ck_assert_uint_eq(sh_err(&ha, PA, i).status, NVM_ST_UNREACHABLE);
+	ck_assert_uint_eq(ca.fw.nv.peer[1].dead, 1);
+	ck_assert(sh_check(&ha, PA, SRC, 65536, 12));	/* the read wrote nothing */
+	/* at once, and nothing new goes out */
+	sent = ca.frames_sent;
+	t0 = now_ms();
+	sh_write(&ha, PA, 1, PB, SRC, DST, 100, KEY_B, 0, 0);
+	sim_run(&ca, &cb, 50);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).done, ha.issued[PA]);
+	ck_assert_uint_eq(sh_err(&ha, PA, ha.issued[PA] - 1).status,
+			  NVM_ST_UNREACHABLE);
+	ck_assert_uint_eq(now_ms(), t0);
+	ck_assert_uint_eq(ca.frames_sent, sent);
+	/* B listens again: the resent packets reach it, its ACK revives it */
+	cb.rx_enabled = true;
+	settle();
+	ck_assert_uint_eq(ca.fw.nv.peer[1].dead, 0);
+	sent = sh_shadow(&ha, PA).errors;
+	sh_write(&ha, PA, 1, PB, SRC + 5, DST + 4000, 9000, KEY_B, 0, 0);
+	finish(&ha, PA);
+	for (uint32_t i = 0; i < 9000; i++)
+		ck_assert_uint_eq(*sh_byte(&hb, PB, DST + 4000 + i),
+				  *sh_byte(&ha, PA, SRC + 5 + i));
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, sent);
+}
+END_TEST
+
+/* The give-up time is the kernel's to set (NVM_KOP_CONFIG giveup_ms). */
+static void short_giveup_setup(void)
+{
+	sh_giveup_ms = 1000;
+	setup();
+	sh_giveup_ms = 0;
+}
+
+START_TEST(test_giveup_settable)
+{
+	uint64_t t;
+
+	ck_assert_uint_eq(ca.fw.nv.giveup_ticks, 500);
+	cb.rx_enabled = false;
+	sh_write(&ha, PA, 1, PB, SRC, DST, 4096, KEY_B, 0, 0);
+	t = done_after(&ha, PA);
+	ck_assert_msg(t >= 990 && t <= 1200, "gave up after %llu ms",
+		      (unsigned long long)t);
+	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_UNREACHABLE);
+}
+END_TEST
+
+/*
+ * A hostile peer acknowledges A's requests but never answers them: the
+ * window is clear, so nothing would ever time out.  Each operation gives
+ * up after the give-up time waiting for its answer.
+ */
+START_TEST(test_peer_never_answers)
+{
+	struct nvm_net_hdr ack = {
+		.op = NVM_NET_ACK, .src_epoch = 0x66666666,
+		.dst_epoch = 0xa0a0a0a0,
+	};
+	uint64_t t;
+
+	sh_read(&ha, PA, 2, PB, SRC, DST, 512, KEY_B);
+	sh_atomic(&ha, PA, 2, PB, DST + 64, KEY_B, NVM_AT_INC, 0, 0);
+	sim_run(&ca, &cb, 100);
+	/* node 2 took both requests (it says) */
+	ack.ack = 3;
+	sim_nv_inject(&ca, 2, &ack, NULL, 0);
+	sim_run(&ca, &cb, 100);
+	ck_assert_uint_eq(ca.fw.nv.peer[2].una, 3);
+	t = done_after(&ha, PA);
+	ck_assert_msg(t >= 5900 && t <= 6500, "gave up after %llu ms",
+		      (unsigned long long)t);
+	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_UNREACHABLE);
+	ck_assert_uint_eq(sh_err(&ha, PA, 1).status, NVM_ST_UNREACHABLE);
+}
+END_TEST
+
+/*
+ * A flood of requests from a hostile node that never complete (reads of
+ * a page that is not resident, and B's kernel does not fault it in):
+ * node 2 holds at most its share of B's pending table, the rest is
+ * dropped and counted, and A's transfers with B still finish.
+ */
+START_TEST(test_flood_one_peer)
+{
+	uint32_t held = 0;
+
+	hb.auto_fault = 0;
+	sh_alloc(&hb, PB, DST + BUFLEN, 4096, KEY_B, false);
+	for (uint32_t s = 1; s <= 64; s++) {
+		struct nvm_net_hdr h = {
+			.op = NVM_NET_READ_REQ, .src_port = 3, .dst_port = PB,
+			.src_epoch = 0x66666666, .seq = s, .req = s,
+			.va = DST + BUFLEN, .key = KEY_B, .len = 4096,
+			.hash = nvm_pt_hash(PB, (DST + BUFLEN) >> 12, SH_PT_ROWS),
+		};
+
+		sim_nv_inject(&cb, 2, &h, NULL, 0);
+		if (s % 16 == 0)
+			sim_run(&ca, &cb, 100);
+	}
+	sim_run(&ca, &cb, 200);
+	for (int i = 0; i < FW_NV_PENDING; i++)
+		held += cb.fw.nv.pending[i].state != FW_PEND_FREE &&
+			cb.fw.nv.pending[i].src_node == 2;
+	ck_assert_uint_eq(held, FW_NV_PEND_PEER);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_PEER_QUOTA], 64 - FW_NV_PEND_PEER);
+	/* A writes and reads B while node 2's requests sit there */
+	sh_fill(&ha, PA, SRC, 65536, 61);
+	sh_write(&ha, PA, 1, PB, SRC, DST + 3, 65536, KEY_B, 0, 0);
+	finish(&ha, PA);
+	ck_assert(sh_check(&hb, PB, DST + 3, 65536, 61));
+	sh_fill(&hb, PB, DST + 70000, 20000, 62);
+	sh_read(&ha, PA, 1, PB, SRC + 100000, DST + 70000, 20000, KEY_B);
+	finish(&ha, PA);
+	ck_assert(sh_check(&ha, PA, SRC + 100000, 20000, 62));
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
+}
+END_TEST
+
 /* A node the mapper found gone (NVM_ROUTE_F_NONE): operations towards it
  * fail at once with UNREACHABLE and nothing is sent; a route brings it
  * back.  Bad flag combinations are refused. */
@@ -1367,6 +1529,10 @@ static Suite *netvm_suite(void)
 	CASE(test_phys_windows, setup, 120);
 	CASE(test_phys_forged, setup, 120);
 	CASE(test_forged_response, setup, 120);
+	CASE(test_peer_silent, setup, 120);
+	CASE(test_giveup_settable, short_giveup_setup, 120);
+	CASE(test_peer_never_answers, setup, 120);
+	CASE(test_flood_one_peer, setup, 120);
 	CASE(test_route_none, setup, 120);
 	CASE(test_tripwires, setup, 120);
 	CASE(test_tripwire_table_full, setup, 300);
