@@ -694,7 +694,8 @@ def sysfs_counters(n, name):
 def helpers():
     """What the groups of other modules use from this runner."""
     import types
-    return types.SimpleNamespace(T=T, nv=nv, sh=sh, diag=diag, Background=Background)
+    return types.SimpleNamespace(T=T, nv=nv, sh=sh, diag=diag, Background=Background,
+                                 cluster=CLUSTER, repo=REPO)
 
 
 GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
@@ -702,6 +703,7 @@ GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
           "netvm-lib": group_netvm_lib,
           "netvm-vm": lambda: driver_vm_groups.group_vm(helpers()),
           "netvm-teardown": lambda: driver_vm_groups.group_teardown(helpers()),
+          "netvm-death": lambda: driver_vm_groups.group_death(helpers()),
           "netvm-trip": lambda: trip_groups.group_trip(helpers()),
           "netvm-trip4": lambda: trip_groups.group_trip4(helpers()),
           "unet": group_unet, "unet4": group_unet4, "unet-emu": group_unet_emu,
