@@ -425,8 +425,8 @@ static bool step_wire(struct sim_chip *s)
 	return moved;
 }
 
-/* Timers due after this simulated time do not fire (0: any). */
-static uint64_t settle_until;
+/* Timers due after this simulated time do not fire (sim_settle_for). */
+static uint64_t settle_until = UINT64_MAX;
 
 /* Fire the earliest armed timer of either chip; false if none. */
 static bool fire_timer(struct sim_chip **chips)
@@ -446,7 +446,7 @@ static bool fire_timer(struct sim_chip **chips)
 			}
 		}
 	}
-	if (!best || (settle_until && best->timer_at[which] > settle_until))
+	if (!best || best->timer_at[which] > settle_until)
 		return false;
 	/* simulated time moves for both chips alike */
 	for (int i = 0; i < 2; i++)
@@ -499,11 +499,14 @@ int sim_settle(struct sim_chip *a, struct sim_chip *b)
 
 int sim_settle_for(struct sim_chip *a, struct sim_chip *b, uint64_t ns)
 {
+	uint64_t outer = settle_until;
 	int steps;
 
-	settle_until = a->now_ns + ns;
+	/* nested (the OS hook settles while it waits): the earlier bound */
+	if (a->now_ns + ns < outer)
+		settle_until = a->now_ns + ns;
 	steps = sim_settle(a, b);
-	settle_until = 0;
+	settle_until = outer;
 	return steps;
 }
 

@@ -50,7 +50,8 @@ void sh_cmd(struct sim_host *h, uint32_t port, struct nvm_cmd *c)
 		       sizeof(st));
 		if (h->issued[port] - st.consumed < NVM_CMDQ_LEN)
 			break;
-		sim_settle(h->c, h->c->peer);
+		/* in steps: a peer that retransmits for ever never settles */
+		sim_settle_for(h->c, h->c->peer, 10000000);
 	}
 	c->seq = h->issued[port] + 1;
 	memcpy(h->c->chip.sram + ep_base(h, port) + NVM_EP_CMDQ +
