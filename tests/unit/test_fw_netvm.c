@@ -841,6 +841,71 @@ START_TEST(test_phys_forged)
 }
 END_TEST
 
+/* A request to B's process PB, forged as from node @src. */
+static void req_forged(uint16_t src, uint8_t op, uint16_t dport, uint32_t seq,
+		       uint64_t va, uint64_t key, uint32_t len, const void *data,
+		       uint32_t dlen)
+{
+	struct nvm_net_hdr h = {
+		.op = op, .src_port = 1, .dst_port = dport,
+		.src_epoch = 0x66666666, .dst_epoch = 0xb0b0b0b0, .seq = seq,
+		.req = 0x77, .va = va, .key = key, .len = len,
+		.hash = nvm_pt_hash(dport, va >> NVM_PAGE_SHIFT, SH_PT_ROWS),
+		.atomic_op = NVM_AT_SWAP,
+	};
+
+	sim_nv_inject(&cb, src, &h, data, dlen);
+}
+
+/*
+ * Forged fields in requests from a hostile node: a wrong key, a range
+ * that leaves the page, a length that is not the payload's, a port that
+ * does not exist or is out of range, an unaligned atomic, a read longer
+ * than a page, sequence numbers out of the window, already seen or 0, a
+ * source node that is B itself or beyond the node ids, an unknown op.
+ * None reaches B's memory (the bytes are as they were, and the teardown
+ * sees no DMA outside the grants); B keeps serving A.
+ */
+START_TEST(test_forged_requests)
+{
+	static uint8_t junk[4096];
+	uint32_t bad = cb.fw.counters[FW_CNT_RX_BAD_FRAME];
+	uint32_t seq = 1;
+
+	memset(junk, 0x5a, sizeof(junk));
+	sh_fill(&hb, PB, DST, 3 * 4096, 71);
+	/* refused by the checks of a request */
+	req_forged(2, NVM_NET_WRITE, PB, seq++, DST + 100, KEY_B ^ 1, 64, junk, 64);
+	req_forged(2, NVM_NET_WRITE, PB, seq++, DST + 4000, KEY_B, 200, junk, 200);
+	req_forged(2, NVM_NET_WRITE, PB, seq++, DST + 100, KEY_B, 4000, junk, 64);
+	req_forged(2, NVM_NET_WRITE, 9, seq++, DST + 100, KEY_B, 64, junk, 64);
+	req_forged(2, NVM_NET_WRITE, 0xffff, seq++, DST, KEY_B, 64, junk, 64);
+	req_forged(2, NVM_NET_ATOMIC_REQ, PB, seq++, DST + 2, KEY_B, 0, NULL, 0);
+	req_forged(2, NVM_NET_ATOMIC_REQ, PB, seq++, DST + 8, KEY_B ^ 1, 0, NULL, 0);
+	req_forged(2, NVM_NET_READ_REQ, PB, seq++, DST, KEY_B, 8192, NULL, 0);
+	req_forged(2, NVM_NET_READ_REQ, PB, seq++, DST + 4095, KEY_B, 2, NULL, 0);
+	settle();
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_KEY_FAILURES], 2);
+	/* dropped before any handler */
+	req_forged(2, NVM_NET_WRITE, PB, 1, DST, KEY_B, 64, junk, 64);	/* seen */
+	req_forged(2, NVM_NET_WRITE, PB, seq + 64, DST, KEY_B, 64, junk, 64);
+	req_forged(2, NVM_NET_WRITE, PB, 0, DST, KEY_B, 64, junk, 64);
+	req_forged(1, NVM_NET_WRITE, PB, 1, DST, KEY_B, 64, junk, 64);	/* B */
+	req_forged(64, NVM_NET_WRITE, PB, 1, DST, KEY_B, 64, junk, 64);
+	req_forged(0xffff, NVM_NET_WRITE, PB, 1, DST, KEY_B, 64, junk, 64);
+	req_forged(2, 0x7f, PB, seq++, DST, KEY_B, 64, junk, 64);
+	settle();
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_RX_BAD_FRAME] - bad, 4);
+	ck_assert(sh_check(&hb, PB, DST, 3 * 4096, 71));
+	/* and B still serves its real peer */
+	sh_fill(&ha, PA, SRC, 5000, 72);
+	sh_write(&ha, PA, 1, PB, SRC, DST + 10, 5000, KEY_B, 0, 0);
+	finish(&ha, PA);
+	ck_assert(sh_check(&hb, PB, DST + 10, 5000, 72));
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
+}
+END_TEST
+
 /* The request id of the command @port issued last. */
 static uint32_t last_req(struct sim_host *h, uint32_t port)
 {
@@ -1529,6 +1594,7 @@ static Suite *netvm_suite(void)
 	CASE(test_phys_windows, setup, 120);
 	CASE(test_phys_forged, setup, 120);
 	CASE(test_forged_response, setup, 120);
+	CASE(test_forged_requests, setup, 120);
 	CASE(test_peer_silent, setup, 120);
 	CASE(test_giveup_settable, short_giveup_setup, 120);
 	CASE(test_peer_never_answers, setup, 120);
