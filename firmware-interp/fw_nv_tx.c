@@ -67,8 +67,7 @@ static uint32_t frame_finish(struct fw *fw, uint32_t node, uint32_t base,
 			     uint32_t payload, uint32_t *off)
 {
 	struct fw_nv_peer *p = &fw->nv.peer[node];
-	/* with no route (any more), retransmissions go nowhere until the
-	 * peer is given up */
+	/* callers send nothing to a node with no route (any more) */
 	uint8_t rl = fw->nv.route_len[node] == FW_NV_NO_ROUTE ? 0 :
 		     fw->nv.route_len[node];
 	struct nvm_pkt_hdr ph = {
@@ -95,6 +94,10 @@ static void transmit(struct fw *fw, uint32_t node, uint32_t tb)
 {
 	uint32_t off, len;
 
+	/* the mapper found it gone: the packet stays until a route (and the
+	 * peer's ACK) comes back, or the peer restarts */
+	if (fw->nv.route_len[node] == FW_NV_NO_ROUTE)
+		return;
 	len = frame_finish(fw, node, fw_nv_txbuf_off(fw, tb),
 			   fw->nv.txbuf_len[tb - 1], &off);
 	if (!fw_send_submit(fw, FW_SEND_NV, tb, off, len))
@@ -154,6 +157,8 @@ void fw_nv_send_ack(struct fw *fw, uint32_t node)
 
 	if (fw_sendq_room(fw) == 0)
 		return;		/* ack_due stays set; the timer retries */
+	if (fw->nv.route_len[node] == FW_NV_NO_ROUTE)
+		return;		/* gone: no frame to send it anywhere */
 	fw_nv_hdr_init(fw, h, NVM_NET_ACK, 0, 0);
 	len = frame_finish(fw, node, base, 0, &off);
 	fw_count(fw, FW_CNT_ACKS_SENT);

@@ -1470,6 +1470,36 @@ START_TEST(test_lossy_errors)
 }
 END_TEST
 
+/*
+ * The mapper finds node 1 gone while A's writes to it are in flight:
+ * they fail at once (not at the give-up), and no frame goes to it any
+ * more, retransmissions and ACKs included.
+ */
+START_TEST(test_route_gone_inflight)
+{
+	struct nvm_cmd k = { .op = NVM_KOP_ROUTE, .dst_node = 1 };
+	uint64_t t0;
+	uint32_t sent;
+
+	cb.rx_enabled = false;
+	sh_write(&ha, PA, 1, PB, SRC, DST, 8192, KEY_B, 0, 0);
+	sim_run(&ca, &cb, 200);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).done, 0);
+	k.arg[1] = NVM_ROUTE_F_NONE;
+	t0 = now_ms();
+	sh_cmd(&ha, NVM_EP_KERNEL, &k);
+	sim_run(&ca, &cb, 200);
+	ck_assert_uint_eq(now_ms(), t0);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).done, ha.issued[PA]);
+	for (uint32_t i = 0; i < ha.issued[PA]; i++)
+		ck_assert_uint_eq(sh_err(&ha, PA, i).status, NVM_ST_UNREACHABLE);
+	ck_assert_uint_eq(sh_shadow(&ha, NVM_EP_KERNEL).errors, 0);
+	sent = ca.frames_sent;
+	sim_settle_for(&ca, &cb, 2000000000ull);
+	ck_assert_uint_eq(ca.frames_sent, sent);
+}
+END_TEST
+
 /* The peer restarts: outstanding operations fail, later ones work. */
 START_TEST(test_peer_reset)
 {
@@ -1600,6 +1630,7 @@ static Suite *netvm_suite(void)
 	CASE(test_peer_never_answers, setup, 120);
 	CASE(test_flood_one_peer, setup, 120);
 	CASE(test_route_none, setup, 120);
+	CASE(test_route_gone_inflight, setup, 120);
 	CASE(test_tripwires, setup, 120);
 	CASE(test_tripwire_table_full, setup, 300);
 	CASE(test_window_exhaustion, setup, 120);
