@@ -233,6 +233,7 @@ bool fw_nv_phys_ok(struct fw *fw, uint32_t node, uint64_t addr, uint32_t len,
 		   uint32_t access);
 
 /* fw_nv_rx.c: incoming NetVM packets */
+void fw_nv_hdr_swap(struct nvm_net_hdr *h);
 enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
 			    uint32_t src);
 void fw_nv_entry_complete(struct fw *fw, uint32_t node, uint32_t seq);

@@ -31,7 +31,8 @@ const char *const fw_pend_state_names[FW_PEND_STATE_COUNT] = {
 	[FW_PEND_BOUNCED] = "bounced",
 };
 
-static void hdr_to_host(struct nvm_net_hdr *h)
+/* Wire (big-endian) to host order, or back: the swap is its own inverse. */
+void fw_nv_hdr_swap(struct nvm_net_hdr *h)
 {
 	h->src_port = fw_be16(h->src_port);
 	h->dst_port = fw_be16(h->dst_port);
@@ -380,7 +381,7 @@ enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
 		return FW_RX_RELEASE;
 	}
 	memcpy(&h, fw->chip->sram + data, sizeof(h));
-	hdr_to_host(&h);
+	fw_nv_hdr_swap(&h);
 	data += sizeof(h);
 	len -= sizeof(h);
 	p = &fw->nv.peer[src];

@@ -18,22 +18,7 @@ uint32_t sim_nv_frame(uint8_t *buf, uint16_t src, uint16_t dst,
 
 	if (sizeof(ph) + sizeof(n) + len > NVM_FRAME_MAX)
 		abort();
-	n.src_port = fw_be16(h->src_port);
-	n.dst_port = fw_be16(h->dst_port);
-	n.status = fw_be16(h->status);
-	n.src_epoch = fw_be32(h->src_epoch);
-	n.dst_epoch = fw_be32(h->dst_epoch);
-	n.seq = fw_be32(h->seq);
-	n.ack = fw_be32(h->ack);
-	n.req = fw_be32(h->req);
-	n.notify = fw_be32(h->notify);
-	n.va = fw_be64(h->va);
-	n.key = fw_be64(h->key);
-	n.hash = fw_be32(h->hash);
-	n.atomic_op = fw_be32(h->atomic_op);
-	for (int i = 0; i < 3; i++)
-		n.arg[i] = fw_be32(h->arg[i]);
-	n.len = fw_be32(h->len);
+	fw_nv_hdr_swap(&n);	/* the firmware's own byte order */
 	memcpy(buf, &ph, sizeof(ph));
 	memcpy(buf + sizeof(ph), &n, sizeof(n));
 	if (len)
