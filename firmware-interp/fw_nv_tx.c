@@ -293,8 +293,14 @@ bool fw_nv_peer_dead(struct fw *fw, uint32_t node)
 	return node < FW_NV_NODES && fw->nv.peer[node].dead;
 }
 
-/* Operations waiting for an answer that does not come (the peer took the
- * request, or never will): each gives up after giveup_ticks in SENT. */
+/*
+ * Operations waiting for an answer that does not come: the peer took the
+ * request (its ACK cleared the window) but never answers.  Each gives up
+ * after giveup_ticks in SENT with the peer's window clear.  While packets
+ * to the peer are unacknowledged or wait for a credit, the window's own
+ * give-up (idle_ticks) watches it, and a slow peer that makes progress
+ * keeps its operations.
+ */
 static void age_ops(struct fw *fw)
 {
 	for (uint32_t ep = 0; ep < FW_NV_EPS; ep++) {
@@ -304,9 +310,17 @@ static void age_ops(struct fw *fw)
 			continue;
 		for (uint32_t i = 0; i < NVM_CMDQ_LEN; i++) {
 			struct fw_nv_op *op = &e->ops[i];
+			struct fw_nv_peer *p;
 
 			if (op->state != FW_OP_SENT ||
-			    ++op->age < fw->nv.giveup_ticks)
+			    op->cmd.dst_node >= FW_NV_NODES)
+				continue;
+			p = &fw->nv.peer[op->cmd.dst_node];
+			if (p->una != p->next_seq || p->wq_count) {
+				op->age = 0;
+				continue;
+			}
+			if (++op->age < fw->nv.giveup_ticks)
 				continue;
 			fw_trace(fw, "op_timeout", op->cmd.dst_node,
 				 fw_nv_req_id(ep, i, op->cmd.seq));
