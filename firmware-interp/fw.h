@@ -98,6 +98,9 @@ void fw_post(struct fw *fw, uint8_t type, uint16_t ep, uint32_t data,
 void fw_count(struct fw *fw, enum fw_counter c);
 void fw_count_n(struct fw *fw, enum fw_counter c, uint32_t n);
 void fw_trace(struct fw *fw, const char *what, uint32_t a, uint32_t b);
+/* A peer's frame refused: counted in @c and traced (chip op peer_err). */
+void fw_peer_err(struct fw *fw, enum fw_counter c, const char *what,
+		 uint32_t node, uint64_t a, uint32_t b);
 uint32_t fw_scratch_off(struct fw *fw, int slot);
 uint32_t fw_ackbuf_off(struct fw *fw, uint32_t node);
 

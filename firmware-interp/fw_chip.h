@@ -80,6 +80,12 @@ struct fw_chip_ops {
 
 	/* Trace a firmware event (state changes, drops); may be a no-op. */
 	void (*trace)(void *chip, const char *what, uint32_t a, uint32_t b);
+
+	/* A peer's frame was refused (@what names why; @node is the sender,
+	 * @a and @b what it asked for): the device makes it a typed trace
+	 * event, as QEMU's devices do for guest errors.  May be NULL. */
+	void (*peer_err)(void *chip, const char *what, uint32_t node,
+			 uint64_t a, uint32_t b);
 };
 
 struct fw_chip {

@@ -69,6 +69,16 @@ void fw_trace(struct fw *fw, const char *what, uint32_t a, uint32_t b)
 	fw->chip->ops->trace(fw->chip->opaque, what, a, b);
 }
 
+void fw_peer_err(struct fw *fw, enum fw_counter c, const char *what,
+		 uint32_t node, uint64_t a, uint32_t b)
+{
+	fw_count(fw, c);
+	if (fw->chip->ops->peer_err)
+		fw->chip->ops->peer_err(fw->chip->opaque, what, node, a, b);
+	else
+		fw_trace(fw, what, node, b);
+}
+
 void fw_post(struct fw *fw, uint8_t type, uint16_t ep, uint32_t data,
 	     uint64_t arg)
 {

@@ -53,6 +53,9 @@ struct fw_nv_hostwrite {
 #define FW_NV_RTO_TICKS		8	/* 16 ms: TCG guests under load are slow */
 #define FW_NV_RTO_MAX_TICKS	64
 #define FW_NV_GIVEUP_TICKS	3000		/* ~6 s without progress */
+#define FW_NV_GIVEUP_MIN_TICKS	50		/* 100 ms: NVM_KOP_CONFIG's giveup_ms */
+#define FW_NV_GIVEUP_MAX_TICKS	30000		/* 60 s */
+#define FW_NV_PEND_PEER		(FW_NV_PENDING / 4)	/* entries one peer may hold */
 #define FW_NV_ACK_DELAY_NS	200000ull	/* 200 us: delayed ACK (IT1) */
 #define FW_NV_ACK_EVERY		(FW_NV_WIN / 4)	/* entries: an ACK at once */
 
@@ -74,7 +77,7 @@ struct fw_nv_op {
 	uint32_t state;		/* enum fw_op_state */
 	uint32_t status;	/* enum nvm_status so far */
 	uint32_t txbuf;		/* tx buffer index + 1, 0 = none */
-	uint32_t wire_seq;	/* sequence number of the request */
+	uint32_t age;		/* ticks in SENT: a peer that never answers */
 	uint32_t locked[NVM_FRAG_MAX];	/* locked PPN + 1 per fragment */
 	uint32_t resp_len;	/* read: bytes held in the tx buffer */
 	uint32_t miss_va_lo, miss_va_hi;
@@ -149,6 +152,15 @@ struct fw_nv_pending {
 	struct nvm_net_hdr h;		/* the request, host byte order */
 };
 
+/* A window of host memory that peers' kernels may reach by physical
+ * address (NVM_KOP_PHYS_WIN); len 0 = closed. */
+struct fw_nv_phys_win {
+	uint64_t base, len;
+	uint64_t peers;			/* bit n: node n */
+	uint32_t access;		/* NVM_PW_* */
+	uint32_t reserved;
+};
+
 struct fw_nv {
 	uint32_t configured;
 	uint32_t epoch;
@@ -159,6 +171,7 @@ struct fw_nv {
 	uint8_t route[FW_NV_NODES][NVM_ROUTE_MAX];	/* source routes */
 	uint8_t route_len[FW_NV_NODES];	/* FW_NV_NO_ROUTE: none */
 	uint32_t timer_armed, ack_timer_armed;
+	uint32_t giveup_ticks;			/* a peer silent this long is dead */
 	uint32_t rr_ep;				/* round-robin over endpoints */
 	struct fw_nv_ep ep[FW_NV_EPS];
 	struct fw_nv_peer peer[FW_NV_NODES];
@@ -170,6 +183,7 @@ struct fw_nv {
 	struct fw_nv_hw_irq hw_irq[FW_HDMA_SLOTS];	/* per running job */
 	/* 1 while a remote atomic runs: one at a time keeps them atomic */
 	uint32_t atomic_busy;
+	struct fw_nv_phys_win phys_win[NVM_PHYS_WINS];
 };
 
 /* fw_nv_ep.c: endpoints and command intake */
@@ -211,8 +225,15 @@ void fw_nv_tick(struct fw *fw);
 void fw_nv_arm_timer(struct fw *fw);
 void fw_nv_ack_timer(struct fw *fw);
 void fw_nv_peer_reset(struct fw *fw, uint32_t node, uint32_t epoch);
+bool fw_nv_peer_dead(struct fw *fw, uint32_t node);
+
+/* fw_nv_pt.c: the windows peers may reach by physical address */
+uint32_t fw_nv_phys_win_set(struct fw *fw, const struct nvm_k_phys_win *k);
+bool fw_nv_phys_ok(struct fw *fw, uint32_t node, uint64_t addr, uint32_t len,
+		   uint32_t access);
 
 /* fw_nv_rx.c: incoming NetVM packets */
+void fw_nv_hdr_swap(struct nvm_net_hdr *h);
 enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
 			    uint32_t src);
 void fw_nv_entry_complete(struct fw *fw, uint32_t node, uint32_t seq);

@@ -176,7 +176,8 @@ static uint32_t check_remote(struct fw *fw, const struct nvm_cmd *c)
 {
 	if (c->dst_node >= FW_NV_NODES || c->dst_node == fw->chip->node_id ||
 	    c->dst_port >= FW_NV_EPS ||
-	    fw->nv.route_len[c->dst_node] == FW_NV_NO_ROUTE)
+	    fw->nv.route_len[c->dst_node] == FW_NV_NO_ROUTE ||
+	    fw_nv_peer_dead(fw, c->dst_node))
 		return NVM_ST_UNREACHABLE;
 	if ((c->dst_va & (NVM_PAGE_SIZE - 1)) + c->len > NVM_PAGE_SIZE)
 		return NVM_ST_BAD_CMD;
@@ -467,7 +468,14 @@ static bool op_send(struct fw *fw, uint32_t ep, uint32_t idx)
 	struct fw_nv_op *op = &fw->nv.ep[ep].ops[idx];
 	uint32_t len = op->cmd.op == NVM_OP_WRITE ? op->cmd.len : 0;
 
+	/* the peer died (or lost its route) while we fetched or waited */
+	if (fw_nv_peer_dead(fw, op->cmd.dst_node) ||
+	    fw->nv.route_len[op->cmd.dst_node] == FW_NV_NO_ROUTE) {
+		fw_nv_complete(fw, ep, idx, NVM_ST_UNREACHABLE);
+		return true;
+	}
 	op->state = FW_OP_SENT;
+	op->age = 0;
 	fw_count_n(fw, FW_CNT_TX_BYTES, len);
 	if (fw_nv_send_seq(fw, op->cmd.dst_node, op->txbuf, len) &&
 	    !op->stalled)

@@ -2,7 +2,8 @@
 /*
  * Kernel control commands, on endpoint 0 only: configure the page tables
  * and the bounce buffer, open and close endpoints, restart after a page
- * miss, and return bounce credits.  Each completes at once.
+ * miss, return bounce credits, set routes and the windows peers may reach
+ * by physical address.  Each completes at once.
  */
 #include <string.h>
 
@@ -50,6 +51,13 @@ static uint32_t k_config(struct fw *fw, const struct nvm_k_config *k)
 	fw->nv.bounce_base = k->bounce_base;
 	fw->nv.bounce_slots = k->bounce_slots;
 	fw->nv.max_nodes = k->max_nodes;
+	fw->nv.giveup_ticks = k->giveup_ms ? k->giveup_ms /
+			      (uint32_t)(FW_NV_TICK_NS / 1000000) :
+			      FW_NV_GIVEUP_TICKS;
+	if (fw->nv.giveup_ticks < FW_NV_GIVEUP_MIN_TICKS)
+		fw->nv.giveup_ticks = FW_NV_GIVEUP_MIN_TICKS;
+	if (fw->nv.giveup_ticks > FW_NV_GIVEUP_MAX_TICKS)
+		fw->nv.giveup_ticks = FW_NV_GIVEUP_MAX_TICKS;
 	fw->nv.configured = 1;
 	fw_trace(fw, "nv_config", k->max_ppn, k->pt_rows);
 	return NVM_ST_OK;
@@ -170,6 +178,12 @@ uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 			return NVM_ST_BAD_CMD;
 		return fw_nv_bounce_done(fw, c->dst_node, c->arg[0], c->arg[1]) ?
 		       NVM_ST_OK : NVM_ST_BAD_CMD;
+	case NVM_KOP_PHYS_WIN: {
+		struct nvm_k_phys_win k;
+
+		memcpy(&k, c->inline_data, sizeof(k));
+		return fw_nv_phys_win_set(fw, &k);
+	}
 	case NVM_KOP_ROUTE:
 		if (c->dst_node >= FW_NV_NODES || c->arg[0] > NVM_ROUTE_MAX ||
 		    (c->arg[1] & ~NVM_ROUTE_F_NONE) ||
@@ -181,6 +195,9 @@ uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 		memcpy(fw->nv.route[c->dst_node], c->inline_data, c->arg[0]);
 		fw->nv.route_len[c->dst_node] = c->arg[1] & NVM_ROUTE_F_NONE ?
 			FW_NV_NO_ROUTE : (uint8_t)c->arg[0];
+		/* gone: what waits for it fails now, not at the give-up */
+		if (c->arg[1] & NVM_ROUTE_F_NONE)
+			fw_nv_fail_peer_ops(fw, c->dst_node, NVM_ST_UNREACHABLE);
 		return NVM_ST_OK;
 	default:
 		return fw_unet_kernel_cmd(fw, c);	/* U-Net's, or BAD_CMD */

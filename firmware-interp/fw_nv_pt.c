@@ -15,6 +15,11 @@
  *
  * Every value read from SRAM is range-checked: the host can write any of
  * it, and a bad table must fail a lookup, never the emulator.
+ *
+ * Physical addressing (NVM_CF_PHYS) skips the table, so it has its own
+ * grant: the windows the kernel registered with NVM_KOP_PHYS_WIN.  A
+ * peer's physical access is served only inside one of them, open to that
+ * peer for that access; nothing in the frame can widen them.
  */
 #include <string.h>
 
@@ -80,4 +85,41 @@ bool fw_nv_pt_key_ok(struct fw *fw, uint32_t ppn, uint64_t key)
 bool fw_nv_pt_read_only(struct fw *fw, uint32_t ppn)
 {
 	return fw->chip->sram[fw->layout.pmap_flags + ppn] & NVM_PMAP_RO;
+}
+
+uint32_t fw_nv_phys_win_set(struct fw *fw, const struct nvm_k_phys_win *k)
+{
+	struct fw_nv_phys_win *w;
+
+	if (k->slot >= NVM_PHYS_WINS || k->reserved[0] || k->reserved[1] ||
+	    (k->access & ~(NVM_PW_READ | NVM_PW_WRITE)) ||
+	    k->base + k->len < k->base)
+		return NVM_ST_BAD_CMD;
+	w = &fw->nv.phys_win[k->slot];
+	memset(w, 0, sizeof(*w));
+	if (!k->len)
+		return NVM_ST_OK;	/* closed */
+	w->base = k->base;
+	w->len = k->len;
+	w->peers = k->peers;
+	w->access = k->access;
+	return NVM_ST_OK;
+}
+
+/* May @node reach [addr, addr + len) by physical address with @access? */
+bool fw_nv_phys_ok(struct fw *fw, uint32_t node, uint64_t addr, uint32_t len,
+		   uint32_t access)
+{
+	if (node >= FW_NV_NODES || addr + len < addr)
+		return false;
+	for (uint32_t i = 0; i < NVM_PHYS_WINS; i++) {
+		const struct fw_nv_phys_win *w = &fw->nv.phys_win[i];
+
+		/* saved state is data too: never trust base + len */
+		if (w->len && (w->peers >> node & 1) &&
+		    (w->access & access) == access && addr >= w->base &&
+		    addr - w->base <= w->len && len <= w->len - (addr - w->base))
+			return true;
+	}
+	return false;
 }

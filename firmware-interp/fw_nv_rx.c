@@ -31,7 +31,8 @@ const char *const fw_pend_state_names[FW_PEND_STATE_COUNT] = {
 	[FW_PEND_BOUNCED] = "bounced",
 };
 
-static void hdr_to_host(struct nvm_net_hdr *h)
+/* Wire (big-endian) to host order, or back: the swap is its own inverse. */
+void fw_nv_hdr_swap(struct nvm_net_hdr *h)
 {
 	h->src_port = fw_be16(h->src_port);
 	h->dst_port = fw_be16(h->dst_port);
@@ -49,6 +50,17 @@ static void hdr_to_host(struct nvm_net_hdr *h)
 	for (int i = 0; i < 3; i++)
 		h->arg[i] = fw_be32(h->arg[i]);
 	h->len = fw_be32(h->len);
+}
+
+/* Entries of the pending table held for @node. */
+static uint32_t pend_held(struct fw *fw, uint32_t node)
+{
+	uint32_t n = 0;
+
+	for (int i = 0; i < FW_NV_PENDING; i++)
+		n += fw->nv.pending[i].state != FW_PEND_FREE &&
+		     fw->nv.pending[i].src_node == node;
+	return n;
 }
 
 int fw_nv_pend_alloc(struct fw *fw)
@@ -134,10 +146,19 @@ static bool port_ok(struct fw *fw, const struct nvm_net_hdr *h)
 		fw->nv.ep[NVM_EP_KERNEL].shadow);
 }
 
-/* Physical addressing: only between the kernels' endpoints. */
-static bool phys_ok(const struct nvm_net_hdr *h)
+/*
+ * Physical addressing: only between the kernels' endpoints, and only
+ * inside a window our kernel opened to this peer for this access (the
+ * frame's ports prove nothing: any peer can claim port 0).
+ */
+static bool phys_ok(struct fw *fw, uint32_t src, const struct nvm_net_hdr *h,
+		    uint32_t len, uint32_t access)
 {
-	return h->src_port == NVM_EP_KERNEL && h->dst_port == NVM_EP_KERNEL;
+	if (h->src_port == NVM_EP_KERNEL && h->dst_port == NVM_EP_KERNEL &&
+	    fw_nv_phys_ok(fw, src, h->va, len, access))
+		return true;
+	fw_peer_err(fw, FW_CNT_PHYS_REFUSED, "phys_refused", src, h->va, len);
+	return false;
 }
 
 static uint32_t page_check(const struct nvm_net_hdr *h, uint32_t len)
@@ -148,16 +169,19 @@ static uint32_t page_check(const struct nvm_net_hdr *h, uint32_t len)
 	return NVM_ST_OK;
 }
 
-/* Translate and lock the target page of a request: >= 0 address,
- * -1 missing, -2 refused (status set). */
-static int64_t target(struct fw *fw, const struct nvm_net_hdr *h, bool write,
-		      uint32_t *ppn, uint32_t *status)
+/* Translate and lock the target page of a request from @src (@len bytes
+ * at h->va, @access NVM_PW_*): >= 0 address, -1 missing, -2 refused
+ * (status set). */
+static int64_t target(struct fw *fw, uint32_t src, const struct nvm_net_hdr *h,
+		      uint32_t len, uint32_t access, uint32_t *ppn,
+		      uint32_t *status)
 {
+	bool write = access & NVM_PW_WRITE;
 	int64_t p;
 
 	*ppn = 0;
 	if (h->flags & NVM_CF_PHYS) {
-		if (!phys_ok(h)) {
+		if (!phys_ok(fw, src, h, len, access)) {
 			*status = NVM_ST_PERM;
 			return -2;
 		}
@@ -202,7 +226,7 @@ static enum fw_rx_verdict rx_write(struct fw *fw, uint32_t src,
 	else if (len != h->len || page_check(h, len))
 		st = NVM_ST_BAD_CMD;
 	else if (len)
-		addr = target(fw, h, true, &ppn, &st);
+		addr = target(fw, src, h, len, NVM_PW_WRITE, &ppn, &st);
 	if (st != NVM_ST_OK) {
 		/* completes when the writer acknowledges the response */
 		pend_new(fw, src, h, FW_PEND_RESPOND, st);
@@ -260,6 +284,31 @@ static enum fw_rx_verdict rx_request(struct fw *fw, uint32_t src,
 
 /* ---- responses to our own operations ---- */
 
+/* The command op each response answers. */
+static const uint8_t resp_of[NVM_NET_OP_COUNT] = {
+	[NVM_NET_WRITE_RESP] = NVM_OP_WRITE,
+	[NVM_NET_READ_RESP] = NVM_OP_READ,
+	[NVM_NET_ATOMIC_RESP] = NVM_OP_ATOMIC,
+};
+
+/*
+ * Does the response from @src fit the operation it names?  The peer the
+ * op went to and the port it addressed, the op's kind, a status we know,
+ * and for a read's data exactly the length asked for: the data goes into
+ * the reader's own locked page (op_deliver), never past it, and never
+ * over a writer's source buffer.
+ */
+static bool resp_fits(const struct fw_nv_op *op, uint32_t src,
+		      const struct nvm_net_hdr *h, uint32_t len)
+{
+	if (op->cmd.dst_node != src || op->cmd.dst_port != h->src_port ||
+	    op->cmd.op != resp_of[h->op] || h->status >= NVM_ST_COUNT)
+		return false;
+	if (h->op == NVM_NET_READ_RESP && h->status == NVM_ST_OK)
+		return len == op->cmd.len && h->len == len;
+	return len == 0;
+}
+
 static enum fw_rx_verdict rx_response(struct fw *fw, uint32_t src,
 				      struct nvm_net_hdr *h, uint32_t data,
 				      uint32_t len)
@@ -268,23 +317,27 @@ static enum fw_rx_verdict rx_response(struct fw *fw, uint32_t src,
 	struct fw_nv_op *op = fw_nv_op_by_req(fw, h->req, &ep, &idx);
 
 	if (!op || op->cmd.dst_node != src) {
-		fw_trace(fw, "stale_response", src, h->req);
+		/* late (the op gave up) or forged: nothing of ours to touch */
+		fw_peer_err(fw, FW_CNT_STALE_RESPONSE, "stale_response", src,
+			    h->req, h->op);
+	} else if (!resp_fits(op, src, h, len)) {
+		/* the peer answered with something we did not ask for: drop
+		 * its bytes, and fail the op rather than wait for ever */
+		fw_peer_err(fw, FW_CNT_BAD_RESPONSE, "bad_response", src,
+			    (uint64_t)h->op << 32 | h->req, len);
+		fw_nv_complete(fw, ep, idx, NVM_ST_BAD_CMD);
 	} else if (h->status != NVM_ST_OK) {
 		fw_nv_complete(fw, ep, idx, h->status);
 	} else if (h->op == NVM_NET_WRITE_RESP) {
 		fw_nv_complete(fw, ep, idx, NVM_ST_OK);
 	} else if (h->op == NVM_NET_READ_RESP) {
-		if (len != op->cmd.len) {
-			fw_nv_complete(fw, ep, idx, NVM_ST_BAD_CMD);
-		} else {
-			/* into the tx buffer; delivered from there (op_deliver) */
-			memcpy(fw->chip->sram + fw_nv_txbuf_off(fw, op->txbuf) +
-			       NVM_ROUTE_MAX + sizeof(struct nvm_pkt_hdr) +
-			       sizeof(*h), fw->chip->sram + data, len);
-			op->resp_len = len;
-			op->state = FW_OP_DELIVER;
-		}
-	} else if (h->op == NVM_NET_ATOMIC_RESP) {
+		/* into the tx buffer; delivered from there (op_deliver) */
+		memcpy(fw->chip->sram + fw_nv_txbuf_off(fw, op->txbuf) +
+		       NVM_ROUTE_MAX + sizeof(struct nvm_pkt_hdr) +
+		       sizeof(*h), fw->chip->sram + data, len);
+		op->resp_len = len;
+		op->state = FW_OP_DELIVER;
+	} else {
 		struct nvm_atomic_reply r = {
 			.r = { h->arg[0], h->arg[1], h->arg[2] },
 			.seq = op->cmd.seq,
@@ -328,7 +381,7 @@ enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
 		return FW_RX_RELEASE;
 	}
 	memcpy(&h, fw->chip->sram + data, sizeof(h));
-	hdr_to_host(&h);
+	fw_nv_hdr_swap(&h);
 	data += sizeof(h);
 	len -= sizeof(h);
 	p = &fw->nv.peer[src];
@@ -361,6 +414,17 @@ enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
 		fw_count(fw, (int32_t)(h.seq - p->lsn) < 0 || (off < FW_NV_WIN) ?
 			 FW_CNT_DUPLICATES : FW_CNT_OUT_OF_WINDOW);
 		fw_nv_send_ack(fw, src);
+		return FW_RX_RELEASE;
+	}
+	/*
+	 * A request takes an entry of the pending table: one peer may hold
+	 * only its share, so a flood of requests that never complete cannot
+	 * starve the others.  Over it, the request is dropped unseen; the
+	 * peer sends it again (its retransmission timer paces it).
+	 */
+	if (h.op != NVM_NET_WRITE_RESP && h.op != NVM_NET_READ_RESP &&
+	    h.op != NVM_NET_ATOMIC_RESP && pend_held(fw, src) >= FW_NV_PEND_PEER) {
+		fw_peer_err(fw, FW_CNT_PEER_QUOTA, "peer_quota", src, h.seq, h.op);
 		return FW_RX_RELEASE;
 	}
 	/* mark it before the handler runs: completing it moves lsn */
@@ -419,7 +483,9 @@ static bool serve(struct fw *fw, uint32_t i)
 	else if (!len || page_check(h, len) || (atomic && (h->va & 3)))
 		st = NVM_ST_BAD_CMD;
 	if (st == NVM_ST_OK) {
-		addr = target(fw, h, atomic, &ppn, &st);
+		addr = target(fw, pd->src_node, h, len, atomic ?
+			      NVM_PW_READ | NVM_PW_WRITE : NVM_PW_READ,
+			      &ppn, &st);
 		if (addr == -1) {
 			/* the page is missing: the kernel faults it in and
 			 * restarts us (NVM_KOP_RESTART) */

@@ -67,8 +67,7 @@ static uint32_t frame_finish(struct fw *fw, uint32_t node, uint32_t base,
 			     uint32_t payload, uint32_t *off)
 {
 	struct fw_nv_peer *p = &fw->nv.peer[node];
-	/* with no route (any more), retransmissions go nowhere until the
-	 * peer is given up */
+	/* callers send nothing to a node with no route (any more) */
 	uint8_t rl = fw->nv.route_len[node] == FW_NV_NO_ROUTE ? 0 :
 		     fw->nv.route_len[node];
 	struct nvm_pkt_hdr ph = {
@@ -95,6 +94,10 @@ static void transmit(struct fw *fw, uint32_t node, uint32_t tb)
 {
 	uint32_t off, len;
 
+	/* the mapper found it gone: the packet stays until a route (and the
+	 * peer's ACK) comes back, or the peer restarts */
+	if (fw->nv.route_len[node] == FW_NV_NO_ROUTE)
+		return;
 	len = frame_finish(fw, node, fw_nv_txbuf_off(fw, tb),
 			   fw->nv.txbuf_len[tb - 1], &off);
 	if (!fw_send_submit(fw, FW_SEND_NV, tb, off, len))
@@ -154,6 +157,8 @@ void fw_nv_send_ack(struct fw *fw, uint32_t node)
 
 	if (fw_sendq_room(fw) == 0)
 		return;		/* ack_due stays set; the timer retries */
+	if (fw->nv.route_len[node] == FW_NV_NO_ROUTE)
+		return;		/* gone: no frame to send it anywhere */
 	fw_nv_hdr_init(fw, h, NVM_NET_ACK, 0, 0);
 	len = frame_finish(fw, node, base, 0, &off);
 	fw_count(fw, FW_CNT_ACKS_SENT);
@@ -238,7 +243,9 @@ void fw_nv_fail_peer_ops(struct fw *fw, uint32_t node, uint32_t status)
 
 			/* engines may still use the buffers of FETCH and
 			 * DELIVERING operations: those fail when they get back */
+			/* (a kernel control command names a node too) */
 			if (op->cmd.dst_node == node &&
+			    op->cmd.op < NVM_OP_COUNT &&
 			    (op->state == FW_OP_READY || op->state == FW_OP_SENT ||
 			     op->state == FW_OP_NEW || op->state == FW_OP_DELIVER))
 				fw_nv_complete(fw, ep, i, status);
@@ -246,9 +253,87 @@ void fw_nv_fail_peer_ops(struct fw *fw, uint32_t node, uint32_t status)
 	}
 }
 
+/*
+ * Let go of what a peer holds here that no answer from it can need: the
+ * work we owe it (reads, atomics and responses not started) and packets
+ * that wait for a window credit (they have no sequence number yet, so
+ * dropping them leaves no gap).  Unacknowledged packets stay (at most a
+ * window): if the peer comes back, they let it resume where it stopped.
+ * Entries whose data waits in the bounce buffer are our kernel's to
+ * finish (CREDIT) unless @bounced: the peer restarted, nothing of its
+ * old life is owed.
+ */
+static void release_peer(struct fw *fw, uint32_t node, bool bounced)
+{
+	struct fw_nv_peer *p = &fw->nv.peer[node];
+
+	while (p->wq_count) {
+		fw_nv_txbuf_put(fw, p->waitq[p->wq_head], FW_TB_WIRE);
+		p->wq_head = (p->wq_head + 1) % FW_NV_WAITQ;
+		p->wq_count--;
+	}
+	for (uint32_t i = 0; i < FW_NV_PENDING; i++) {
+		struct fw_nv_pending *pd = &fw->nv.pending[i];
+
+		/* BUSY: an engine still works for it; BOUNCED: our kernel
+		 * holds the bounce entry and returns it (CREDIT) */
+		if (pd->state != FW_PEND_FREE && pd->state != FW_PEND_BUSY &&
+		    (bounced || pd->state != FW_PEND_BOUNCED) &&
+		    pd->src_node == node) {
+			fw_nv_txbuf_put(fw, pd->txbuf, FW_TB_OP);
+			if (pd->ppn)
+				fw_nv_pt_unlock(fw, pd->ppn - 1, false);
+			pd->state = FW_PEND_FREE;
+		}
+	}
+}
+
+bool fw_nv_peer_dead(struct fw *fw, uint32_t node)
+{
+	return node < FW_NV_NODES && fw->nv.peer[node].dead;
+}
+
+/*
+ * Operations waiting for an answer that does not come: the peer took the
+ * request (its ACK cleared the window) but never answers.  Each gives up
+ * after giveup_ticks in SENT with the peer's window clear.  While packets
+ * to the peer are unacknowledged or wait for a credit, the window's own
+ * give-up (idle_ticks) watches it, and a slow peer that makes progress
+ * keeps its operations.
+ */
+static void age_ops(struct fw *fw)
+{
+	for (uint32_t ep = 0; ep < FW_NV_EPS; ep++) {
+		struct fw_nv_ep *e = &fw->nv.ep[ep];
+
+		if (!e->open || !e->inflight)
+			continue;
+		for (uint32_t i = 0; i < NVM_CMDQ_LEN; i++) {
+			struct fw_nv_op *op = &e->ops[i];
+			struct fw_nv_peer *p;
+
+			if (op->state != FW_OP_SENT ||
+			    op->cmd.dst_node >= FW_NV_NODES)
+				continue;
+			p = &fw->nv.peer[op->cmd.dst_node];
+			if (p->una != p->next_seq || p->wq_count) {
+				op->age = 0;
+				continue;
+			}
+			if (++op->age < fw->nv.giveup_ticks)
+				continue;
+			fw_trace(fw, "op_timeout", op->cmd.dst_node,
+				 fw_nv_req_id(ep, i, op->cmd.seq));
+			fw_nv_complete(fw, ep, i, NVM_ST_UNREACHABLE);
+		}
+	}
+}
+
 void fw_nv_tick(struct fw *fw)
 {
 	fw->nv.timer_armed = 0;
+	if (!fw->nv.giveup_ticks)	/* state from before CONFIG set it */
+		fw->nv.giveup_ticks = FW_NV_GIVEUP_TICKS;
 	for (uint32_t n = 0; n < FW_NV_NODES; n++) {
 		struct fw_nv_peer *p = &fw->nv.peer[n];
 
@@ -261,12 +346,16 @@ void fw_nv_tick(struct fw *fw)
 			if (p->rto < FW_NV_RTO_MAX_TICKS)
 				p->rto *= 2;
 		}
-		if (p->idle_ticks >= FW_NV_GIVEUP_TICKS && !p->dead) {
+		if (p->idle_ticks >= fw->nv.giveup_ticks && !p->dead) {
+			/* operations towards it fail now and from now on,
+			 * until an ACK brings it back */
 			p->dead = 1;
 			fw_trace(fw, "peer_dead", n, p->una);
 			fw_nv_fail_peer_ops(fw, n, NVM_ST_UNREACHABLE);
+			release_peer(fw, n, false);
 		}
 	}
+	age_ops(fw);
 }
 
 void fw_nv_arm_timer(struct fw *fw)
@@ -277,6 +366,9 @@ void fw_nv_arm_timer(struct fw *fw)
 		need |= fw->nv.peer[n].una != fw->nv.peer[n].next_seq;
 		ack |= fw->nv.peer[n].ack_due;
 	}
+	/* an operation waits for an answer: age_ops must see it */
+	for (uint32_t ep = 0; ep < FW_NV_EPS && !need; ep++)
+		need = fw->nv.ep[ep].open && fw->nv.ep[ep].inflight;
 	if (need && !fw->nv.timer_armed) {
 		fw->nv.timer_armed = 1;
 		fw->chip->ops->timer_arm(fw->chip->opaque, 0, FW_NV_TICK_NS);
@@ -309,22 +401,7 @@ void fw_nv_peer_reset(struct fw *fw, uint32_t node, uint32_t epoch)
 	fw_nv_fail_peer_ops(fw, node, NVM_ST_PEER_RESET);
 	for (uint32_t i = 0; i < FW_NV_WIN; i++)
 		fw_nv_txbuf_put(fw, p->txbuf[i], FW_TB_WIRE);
-	while (p->wq_count) {
-		fw_nv_txbuf_put(fw, p->waitq[p->wq_head], FW_TB_WIRE);
-		p->wq_head = (p->wq_head + 1) % FW_NV_WAITQ;
-		p->wq_count--;
-	}
-	for (uint32_t i = 0; i < FW_NV_PENDING; i++) {
-		struct fw_nv_pending *pd = &fw->nv.pending[i];
-
-		if (pd->state != FW_PEND_FREE && pd->state != FW_PEND_BUSY &&
-		    pd->src_node == node) {
-			fw_nv_txbuf_put(fw, pd->txbuf, FW_TB_OP);
-			if (pd->ppn)
-				fw_nv_pt_unlock(fw, pd->ppn - 1, false);
-			pd->state = FW_PEND_FREE;
-		}
-	}
+	release_peer(fw, node, true);
 	memset(p, 0, sizeof(*p));
 	p->epoch = epoch;
 	p->next_seq = 1;

@@ -39,12 +39,30 @@
 #define NV_HOST_NOTF		4096
 #define NV_SHADOW_BATCH		8	/* NVM_CF_SHADOW every 8th command */
 #define NV_KBENCH_MAX_ITER	100000
+#define NV_PHYS_WIN_KTEST	0	/* the test window's NVM_KOP_PHYS_WIN slot */
 
 static_assert(NV_HOST_ERR + NVM_ERR_RING_LEN * sizeof(struct nvm_err_rec) <=
 	      NV_HOST_NOTF);
 static_assert(NV_HOST_NOTF + NETVM_NV_NOTF_LEN * sizeof(struct nvm_notf_entry)
 	      <= 2 * 4096);
 static_assert(NETVM_NV_INFLIGHT <= NVM_CMDQ_LEN);
+
+/*
+ * A peer that acknowledges nothing and answers nothing this long is dead:
+ * every operation towards it fails with -EHOSTUNREACH (the firmware's
+ * give-up, NVM_KOP_CONFIG).  Read at probe, so a change affects NICs
+ * probed later (rmmod/insmod, ./netvm reload-driver).
+ */
+static unsigned int nv_giveup_ms = 6000;
+module_param(nv_giveup_ms, uint, 0444);
+MODULE_PARM_DESC(nv_giveup_ms,
+		 "NetVM: ms without an answer before a peer is given up (100..60000, default 6000)");
+
+/* The kernel's own wait for a command: past the firmware's give-up. */
+static unsigned long nv_deadline(struct netvm_nv *nv)
+{
+	return jiffies + msecs_to_jiffies(nv->giveup_ms + NETVM_NV_GRACE_MS);
+}
 
 static u32 nv_page_left(u64 a)
 {
@@ -153,7 +171,7 @@ static int nv_xfer_locked(struct netvm_dev *nd, u8 op, u16 node, u64 local_pa,
 			  u32 inflight)
 {
 	struct netvm_nv *nv = &nd->nv;
-	unsigned long deadline = jiffies + msecs_to_jiffies(NETVM_NV_TIMEOUT_MS);
+	unsigned long deadline = nv_deadline(nv);
 	u32 first = nv->issued, done = 0, n;
 	int ret = 0, err;
 
@@ -243,7 +261,7 @@ int nv_atomic_phys(struct netvm_dev *nd, u16 node, u64 remote_pa, u32 op,
 		   u32 a0, u32 a1, u32 r[3])
 {
 	struct netvm_nv *nv = &nd->nv;
-	unsigned long deadline = jiffies + msecs_to_jiffies(NETVM_NV_TIMEOUT_MS);
+	unsigned long deadline = nv_deadline(nv);
 	struct nvm_cmd c;
 	u32 first;
 	int ret, err;
@@ -399,6 +417,7 @@ int netvm_nv_init(struct netvm_dev *nd)
 	struct device *dev = &nd->pdev->dev;
 	struct nvm_k_config kc;
 	struct nvm_k_ep_open ko;
+	struct nvm_k_phys_win pw;
 	u64 tables, avail, need;
 	int ret;
 
@@ -462,6 +481,8 @@ int netvm_nv_init(struct netvm_dev *nd)
 	kc.bounce_base = nv->bounce_dma;
 	kc.bounce_slots = NETVM_NV_WIN * NETVM_NV_MAX_NODES;
 	kc.max_nodes = NETVM_NV_MAX_NODES;
+	nv->giveup_ms = clamp(nv_giveup_ms, 100U, 60000U);
+	kc.giveup_ms = nv->giveup_ms;
 	do {
 		nv->epoch = get_random_u32();
 	} while (!nv->epoch);
@@ -489,6 +510,21 @@ int netvm_nv_init(struct netvm_dev *nd)
 		nv_free_buffers(nd);
 		return 0;
 	}
+	/*
+	 * The test window is the only memory the other nodes' kernels may
+	 * reach by physical address (writeP/readP/atomics): the firmware
+	 * refuses every other physical access from the network.
+	 */
+	memset(&pw, 0, sizeof(pw));
+	pw.base = nv->ktest_dma;
+	pw.len = NETVM_KTEST_WINDOW;
+	pw.peers = U64_MAX;
+	pw.slot = NV_PHYS_WIN_KTEST;
+	pw.access = NVM_PW_READ | NVM_PW_WRITE;
+	ret = nv_kop(nd, NVM_KOP_PHYS_WIN, &pw, sizeof(pw));
+	if (ret)	/* the NIC uses our buffers now: keep them */
+		dev_warn(dev, "NetVM: the test window was refused (%d): peers cannot reach it\n",
+			 ret);
 	nv->enabled = true;
 	dev_info(dev, "NetVM: on (max_ppn %u, pt_rows %u, epoch %#x, test window at %pad)\n",
 		 nv->max_ppn, nv->pt_rows, nv->epoch, &nv->ktest_dma);

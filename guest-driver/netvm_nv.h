@@ -30,7 +30,7 @@ struct netvm_dev;
 #define NETVM_NV_NOTF_LEN	256	/* notification ring entries */
 #define NETVM_NV_INFLIGHT	32	/* most commands in flight per caller */
 #define NETVM_NV_ROUTE_NODES	64	/* FW_NV_NODES: node ids with a route */
-#define NETVM_NV_TIMEOUT_MS	10000	/* > the firmware's ~6 s give-up */
+#define NETVM_NV_GRACE_MS	4000	/* a kernel call waits giveup_ms + this */
 
 struct netvm_nv {
 	bool enabled;		/* CONFIG and EP_OPEN succeeded */
@@ -38,6 +38,7 @@ struct netvm_nv {
 	u32 issued;		/* commands written (free-running); lock */
 	u32 err_seen;		/* error records consumed; lock */
 	u32 epoch;
+	u32 giveup_ms;		/* the firmware's give-up (nv_giveup_ms) */
 	/* source routes given to the firmware (netvm_route.c); lock */
 	u8 route[NETVM_NV_ROUTE_NODES][NVM_ROUTE_MAX];
 	u8 route_len[NETVM_NV_ROUTE_NODES];

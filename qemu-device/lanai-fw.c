@@ -97,6 +97,13 @@ static void chip_trace(void *chip, const char *what, uint32_t a, uint32_t b)
     trace_lanai_fw(what, a, b);
 }
 
+/* A peer's frame the firmware refused (docs/security.md). */
+static void chip_peer_err(void *chip, const char *what, uint32_t node,
+                          uint64_t a, uint32_t b)
+{
+    trace_lanai_fw_peer_err(what, node, a, b);
+}
+
 static const struct fw_chip_ops lanai_chip_ops = {
     .host_dma_start = chip_host_dma_start,
     .send_start = chip_send_start,
@@ -110,6 +117,7 @@ static const struct fw_chip_ops lanai_chip_ops = {
     .timer_arm = chip_timer_arm,
     .link_state = chip_link_state,
     .trace = chip_trace,
+    .peer_err = chip_peer_err,
 };
 
 void lanai_fw_init(LanaiState *s)

@@ -58,7 +58,11 @@
 	X(UNET_HOLD_TX, unet_hold_tx) \
 	X(UNET_RELEASE_TX, unet_release_tx) \
 	X(UNET_HELD, unet_held) \
-	X(UNET_HOLD_EXPIRED, unet_hold_expired)
+	X(UNET_HOLD_EXPIRED, unet_hold_expired) \
+	X(PHYS_REFUSED, phys_refused) \
+	X(BAD_RESPONSE, bad_responses) \
+	X(STALE_RESPONSE, stale_responses) \
+	X(PEER_QUOTA, peer_quota_drops)
 
 /* For a table of names: { NVM_FW_COUNTERS(NVM_FW_COUNTER_NAME) } */
 #define NVM_FW_COUNTER_NAME(e, n) #n,

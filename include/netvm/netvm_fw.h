@@ -169,8 +169,10 @@ enum nvm_status {
 	NVM_ST_PEER_RESET = 5,	/* the peer restarted: operation abandoned */
 	NVM_ST_UNREACHABLE = 6,	/* no route, or retransmissions exhausted */
 	NVM_ST_BAD_ADDR = 7,	/* host DMA failed */
-	NVM_ST_PERM = 8,	/* physical addressing from a user endpoint */
+	NVM_ST_PERM = 8,	/* physical addressing from a user endpoint, or
+				 * outside the receiver's registered windows */
 	NVM_ST_ABORTED = 9,	/* endpoint closed with the command in flight */
+	NVM_ST_COUNT		/* statuses a peer may report are below this */
 };
 
 /* ---- shadow page table and PMAP (SRAM; the host writes, NI reads) ------
@@ -216,6 +218,7 @@ enum nvm_kop {
 				 * (OK once copied; an error if it could not be) */
 	NVM_KOP_ROUTE = 0x85,	/* dst_node, arg0 = route length, route in
 				 * inline_data; arg1 = NVM_ROUTE_F_* */
+	NVM_KOP_PHYS_WIN = 0xa0,	/* struct nvm_k_phys_win at inline_data */
 };
 
 /* NVM_KOP_ROUTE arg1: dst_node has no route at all (a mapper found it
@@ -231,7 +234,11 @@ struct nvm_k_config {
 	uint32_t bounce_slots;	/* entries of NVM_BOUNCE_SLOT bytes */
 	uint32_t max_nodes;	/* partitions of the bounce buffer */
 	uint32_t epoch;		/* boot epoch (random, non-zero) */
-	uint32_t reserved[9];
+	uint32_t giveup_ms;	/* a peer that acknowledges nothing and answers
+				 * nothing this long is dead: its operations fail
+				 * (NVM_ST_UNREACHABLE); 0 = 6000, else clamped to
+				 * 100 .. 60000 */
+	uint32_t reserved[8];
 };
 
 struct nvm_k_ep_open {
@@ -245,6 +252,26 @@ struct nvm_k_ep_open {
 	uint32_t reserved[3];
 };
 #define NVM_EPF_KERNEL		0x01	/* may use NVM_CF_PHYS */
+
+/*
+ * NVM_KOP_PHYS_WIN: the host memory that peers' kernels may reach by
+ * physical address (NVM_CF_PHYS).  Nothing else is: a physical write,
+ * read or atomic from a peer is served only when its whole range lies in
+ * one window open to that peer with that access; any other is refused
+ * with NVM_ST_PERM and counted (phys_refused).  len = 0 closes the slot.
+ */
+#define NVM_PHYS_WINS		8	/* slots */
+#define NVM_PW_READ		NVM_BIT(0)	/* reads (and atomics, with WRITE) */
+#define NVM_PW_WRITE		NVM_BIT(1)	/* writes (and atomics, with READ) */
+
+struct nvm_k_phys_win {
+	uint64_t base;		/* host (bus) address of the window */
+	uint64_t len;		/* bytes; 0 closes the slot */
+	uint64_t peers;		/* bit n: node n may reach it */
+	uint32_t slot;		/* 0 .. NVM_PHYS_WINS - 1 */
+	uint32_t access;	/* NVM_PW_* */
+	uint32_t reserved[2];	/* 0 */
+};
 
 #define NVM_BOUNCE_SLOT		4352	/* one packet: header + a page */
 

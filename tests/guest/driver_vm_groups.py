@@ -12,9 +12,14 @@ run-guest-tests.py (which passes its helpers in `g`):
                   leaves no endpoint, translation or pin; rmmod is refused
                   while an endpoint is open; 100 rmmod/insmod cycles on
                   node 1 while node 0 sends, then everything works.
+  netvm-death     node 1's QEMU killed mid-stream: every pending and
+                  later call on node 0 fails with EHOSTUNREACH in time.
 
 The guest program is tests/guest/netvm_vm_test.c (netvm-vm-test).
 """
+import json
+import os
+import signal
 import time
 
 SYS = "/sys/class/netvm/netvm0"
@@ -284,3 +289,62 @@ def group_teardown(g):
         srv.wait(60)
     rc, out, err = g.sh(1, "dmesg | grep -E 'WARNING|BUG|Oops' | head -n 5")
     T.ok(rc == 0 and out.strip() == "", "node 1: no kernel warning after the cycles", out)
+
+
+def node_pid(g, n):
+    """Node n's QEMU process id, from the cluster's state."""
+    with open(os.path.join(g.repo, "build", "cluster", g.cluster, "cluster.json")) as f:
+        return json.load(f)["nodes"][n]["pid"]
+
+
+def group_death(g):
+    """Node 1's QEMU killed (kill -9) in the middle of node 0's stream of
+    asynchronous writes and reads into node 1's export, with the command
+    queue full: the call in progress and every later one on node 0 fail
+    with EHOSTUNREACH (ECONNRESET would also be right) well within 30 s;
+    node 0's QEMU and kernel are intact."""
+    T = g.T
+    for n in (0, 1):
+        rc, out, err = g.sh(n, "cat %s/nv_state; cat /sys/module/netvm/parameters/nv_giveup_ms" % SYS)
+        if not T.ok(rc == 0 and out.split() == ["on", "6000"],
+                    "node %d: NetVM on, give-up 6000 ms" % n, g.diag(rc, out, err)):
+            return
+    srv, info = start_server(g)
+    if not info:
+        return
+    st = g.Background(0, ["netvm-vm-test", "death", "1", info["port"]], timeout=300)
+    rc, out, err = g.sh(0, "for i in $(seq 120); do grep -qs '^done [1-9]' %s/endpoints/*/counters "
+                        "&& exit 0; sleep 0.5; done; exit 1" % SYS, timeout=120)
+    if not T.ok(rc == 0, "node 0 streams writes and reads into node 1's export", g.diag(rc, out, err)):
+        return
+    time.sleep(2)
+    pid0, pid1 = node_pid(g, 0), node_pid(g, 1)
+    os.kill(pid1, signal.SIGKILL)
+    t0 = time.monotonic()
+    src, sout, serr = st.wait(120)
+    dt = time.monotonic() - t0
+    lines = [l.split() for l in sout.decode(errors="replace").splitlines()]
+    first = next((l for l in lines if l[:1] == ["first"]), None)
+    later = [l for l in lines if l[:1] == ["later"]]
+    gone = ("EHOSTUNREACH", "ECONNRESET")
+    T.ok(src == 3 and first is not None and first[1] in gone and dt <= 30,
+         "node 1 killed: node 0's call in progress fails with %s, the stream ended %.1f s after "
+         "the kill (%s rounds before)" % (first[1] if first else "?", dt, first[3] if first else "?"),
+         g.diag(src, sout, serr))
+    T.ok(len(later) == 4 and all(l[2] in gone and int(l[3]) <= 30000 for l in later),
+         "every later call fails with the same error: %s" %
+         ", ".join("%s %s in %s ms" % (l[1], l[2], l[3]) for l in later), g.diag(src, sout, serr))
+    try:
+        os.kill(pid0, 0)
+        alive = True
+    except OSError:
+        alive = False
+    rc, out, err = g.sh(0, "cat %s/nv_state; dmesg | grep -E 'WARNING|BUG|Oops' | head -n 5; echo end" % SYS)
+    T.ok(alive and rc == 0 and out.split() == ["on", "end"],
+         "node 0: QEMU alive, NetVM on, no kernel warning", g.diag(rc, out, err))
+    rc, out, err = g.sh(0, "cat %s/fw_counters" % SYS)
+    c = lines_kv(out)
+    T.ok(c.get("error_completions", 0) > 0 and c.get("phys_refused", -1) == 0,
+         "node 0: the firmware failed the operations (error_completions %d)"
+         % c.get("error_completions", 0), out)
+    srv.wait(1)

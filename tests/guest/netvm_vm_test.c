@@ -25,6 +25,13 @@
  *       notification NOTF.  One "ok - ..."/"not ok - ..." line per check.
  *   netvm-vm-test stream NODE PORT
  *       Writes W over and over until a write fails (exit 3).
+ *   netvm-vm-test death NODE PORT
+ *       Streams asynchronous writes of W and reads of R (a flush every 8
+ *       rounds, so the command queue is full and calls block in it) until
+ *       a call fails; prints "first ERR MS N" (ERR the errno's name, MS
+ *       since the last call that succeeded, N rounds done), then makes
+ *       each kind of call once more: "later CALL ERR MS" (writeF, readF,
+ *       write+flush, read+flush), and exits 3.  For a peer that dies.
  *   netvm-vm-test bench NODE PORT
  *       Tables 24 and 25: NETVM_IOC_PTBENCH, mlock, and page-miss restarts.
  *
@@ -600,6 +607,76 @@ static int stream(int argc, char **argv)
 	}
 }
 
+/* ---- death: what calls return once the exporter is gone ---- */
+
+static const char *errname(int e)
+{
+	switch (-e) {
+	case 0:
+		return "OK";
+	case EHOSTUNREACH:
+		return "EHOSTUNREACH";
+	case ECONNRESET:
+		return "ECONNRESET";
+	case ETIMEDOUT:
+		return "ETIMEDOUT";
+	default:
+		return "other";
+	}
+}
+
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int death(int argc, char **argv)
+{
+	struct netvm *nv;
+	uint8_t *local;
+	unsigned long n = 0;
+	uint64_t last, t;
+	int seg, e;
+
+	seg = connect_vm(&nv, &local, argc, argv);
+	fill(local, W_LEN, 5);
+	printf("streaming\n");
+	fflush(stdout);
+	last = ms_now();
+	for (;;) {
+		e = netvm_write(nv, seg, W_OFF, local, W_LEN);
+		if (!e)
+			e = netvm_read(nv, seg, R_OFF, local + W_LEN, R_LEN);
+		if (!e && n % 8 == 7)
+			e = netvm_flushRW(nv);
+		if (e)
+			break;
+		last = ms_now();
+		n++;
+	}
+	printf("first %s %" PRIu64 " %lu\n", errname(e), ms_now() - last, n);
+	t = ms_now();
+	e = netvm_writeF(nv, seg, W_OFF, local, W_LEN);
+	printf("later writeF %s %" PRIu64 "\n", errname(e), ms_now() - t);
+	t = ms_now();
+	e = netvm_readF(nv, seg, R_OFF, local + W_LEN, R_LEN);
+	printf("later readF %s %" PRIu64 "\n", errname(e), ms_now() - t);
+	t = ms_now();
+	e = netvm_write(nv, seg, W_OFF, local, W_LEN);
+	if (!e)
+		e = netvm_flushRW(nv);
+	printf("later write+flush %s %" PRIu64 "\n", errname(e), ms_now() - t);
+	t = ms_now();
+	e = netvm_read(nv, seg, R_OFF, local + W_LEN, R_LEN);
+	if (!e)
+		e = netvm_flushRW(nv);
+	printf("later read+flush %s %" PRIu64 "\n", errname(e), ms_now() - t);
+	return 3;
+}
+
 /* ---- bench: NetVM Tables 24 and 25 ---- */
 
 static int cmp_d(const void *a, const void *b)
@@ -710,6 +787,8 @@ int main(int argc, char **argv)
 		return stream(argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "bench"))
 		return bench(argc, argv);
-	fprintf(stderr, "usage: netvm-vm-test serve | client NODE PORT RSEED WSEED NSEED NOTF | stream NODE PORT | bench NODE PORT\n");
+	if (argc >= 2 && !strcmp(argv[1], "death"))
+		return death(argc, argv);
+	fprintf(stderr, "usage: netvm-vm-test serve | client NODE PORT RSEED WSEED NSEED NOTF | stream NODE PORT | death NODE PORT | bench NODE PORT\n");
 	return 2;
 }

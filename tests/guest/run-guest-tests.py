@@ -294,8 +294,28 @@ def group_netvm_phys():
     T.ok(rc == 0 and rc2 == 0, "node 0 -> node 1 still works after the failure",
          diag(rc, out, err) + "\n" + diag(rc2, out2, err2))
     rc, out, err = nv("run", "0", "--", "netvm-ktest", "write", "1", hex(pa[1]), str(W - 8), "16", "1")
-    T.ok(rc == 1 and b"EINVAL" in err, "a range outside the window is refused (EINVAL)",
+    T.ok(rc == 1 and b"EINVAL" in err, "a range outside the local window is refused (EINVAL)",
          diag(rc, out, err))
+    # outside node 1's window: refused by node 1's firmware (the window
+    # node 1's kernel registered), not by our local checks
+    refused0 = counters(1).get("phys_refused", -1)
+    for what, args in (("a write just past the end of node 1's window",
+                        ("write", 1, hex(pa[1] + W), 0, 16, 3)),
+                       ("a write across the end of node 1's window",
+                        ("write", 1, hex(pa[1] + W - 8), 0, 16, 3)),
+                       ("a read just before node 1's window", ("read", 1, hex(pa[1] - 64), 0, 64)),
+                       ("a write to node 1's kernel memory at 0x1000", ("write", 1, "0x1000", 0, 64, 3)),
+                       ("an atomic past the end of node 1's window",
+                        ("atomic", 1, hex(pa[1] + W), "swap", 7, 0))):
+        rc, out, err = kt(0, *args)
+        T.ok(rc == 1 and b"EPERM" in err, "%s is refused by node 1 (EPERM)" % what, diag(rc, out, err))
+    refused = counters(1).get("phys_refused", -1)
+    T.ok(refused0 >= 0 and refused - refused0 == 5,
+         "node 1 counted the 5 refusals (phys_refused %d -> %d)" % (refused0, refused), "")
+    rc, out, err = kt(0, "write", 1, hex(pa[1] + W - 64), 0, 64, 4)
+    rc2, out2, err2 = kt(1, "check", W - 64, 64, 4)
+    T.ok(rc == 0 and rc2 == 0, "the window's last 64 bytes are still served",
+         diag(rc, out, err) + "\n" + diag(rc2, out2, err2))
 
     after = {n: counters(n) for n in (0, 1)}
     for n in (0, 1):
@@ -684,7 +704,8 @@ def sysfs_counters(n, name):
 def helpers():
     """What the groups of other modules use from this runner."""
     import types
-    return types.SimpleNamespace(T=T, nv=nv, sh=sh, diag=diag, Background=Background)
+    return types.SimpleNamespace(T=T, nv=nv, sh=sh, diag=diag, Background=Background,
+                                 cluster=CLUSTER, repo=REPO)
 
 
 GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
@@ -692,6 +713,7 @@ GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
           "netvm-lib": group_netvm_lib,
           "netvm-vm": lambda: driver_vm_groups.group_vm(helpers()),
           "netvm-teardown": lambda: driver_vm_groups.group_teardown(helpers()),
+          "netvm-death": lambda: driver_vm_groups.group_death(helpers()),
           "netvm-trip": lambda: trip_groups.group_trip(helpers()),
           "netvm-trip4": lambda: trip_groups.group_trip4(helpers()),
           "unet": group_unet, "unet4": group_unet4, "unet-emu": group_unet_emu,

@@ -154,6 +154,11 @@ void sim_free(struct sim_chip *s)
 		s->wire_head = (s->wire_head + 1) % SIM_WIRE_MAX;
 		s->wire_count--;
 	}
+	while (s->inq_count) {
+		free(s->inq[s->inq_head]);
+		s->inq_head = (s->inq_head + 1) % SIM_WIRE_MAX;
+		s->inq_count--;
+	}
 	free(s->chip.sram);
 	free(s->host);
 }
@@ -213,7 +218,14 @@ static bool step_hdma(struct sim_chip *s)
 		host = (uint64_t)d.eah << 32 | d.eal;
 		if (!fw_sram_range_ok(&s->chip, d.lar, d.len)) {
 			d.status = NVM_DMA_ST_ERR_SRAM;
-		} else if (!host_range_ok(host, d.len)) {
+			goto done;
+		}
+		/* every address the firmware aims at, even one the engine
+		 * refuses: on a machine with more memory it would land */
+		if (s->dma_hook)
+			s->dma_hook(s->dma_ctx, host, d.len,
+				    !(d.next & LANAI_DMA_E2L));
+		if (!host_range_ok(host, d.len)) {
 			struct nvm_event ev = { .type = NVM_EV_ERROR,
 						.data = NVM_ERR_HOST_DMA,
 						.arg = host };
@@ -229,6 +241,7 @@ static bool step_hdma(struct sim_chip *s)
 				       d.len);
 			d.status = NVM_DMA_ST_DONE;
 		}
+done:
 		memcpy(s->chip.sram + off, &d, sizeof(d));
 		if (d.status != NVM_DMA_ST_DONE || (d.next & LANAI_DMA_TERMINAL))
 			break;
@@ -309,6 +322,72 @@ static bool step_send(struct sim_chip *s)
 	return true;
 }
 
+void sim_inject(struct sim_chip *to, const void *frame, uint32_t len)
+{
+	struct sim_frame *f;
+
+	if (len > NVM_FRAME_MAX || to->inq_count == SIM_WIRE_MAX)
+		abort();	/* the test asked for what no wire carries */
+	f = calloc(1, sizeof(*f));
+	memcpy(f->data, frame, len);
+	f->len = len;
+	to->inq[(to->inq_head + to->inq_count) % SIM_WIRE_MAX] = f;
+	to->inq_count++;
+}
+
+/* Put one frame into s's next receive slot; false if the slot is full. */
+static bool rx_put(struct sim_chip *s, const uint8_t *data, uint32_t len)
+{
+	uint32_t soff = s->rx_ring + s->rx_next * s->rx_slot_size;
+
+	if (fw_sram_rd32(&s->chip, soff) != FW_RX_SLOT_EMPTY)
+		return false;
+	memcpy(s->chip.sram + soff + sizeof(struct fw_rx_slot), data, len);
+	fw_sram_wr32(&s->chip, soff + 4, len);
+	fw_sram_wr32(&s->chip, soff, FW_RX_SLOT_FULL);
+	s->rx_next = (s->rx_next + 1) % s->rx_slots;
+	s->isr |= LANAI_ISR_RECV;
+	return true;
+}
+
+/* Frames a test injected at s: each takes a receive slot, as from a wire
+ * whose CRC was good (the device drops bad ones before the firmware). */
+static bool step_inject(struct sim_chip *s)
+{
+	bool moved = false;
+
+	while (s->inq_count && s->rx_enabled) {
+		struct sim_frame *f = s->inq[s->inq_head];
+		uint32_t len = f->len;
+
+		/* a frame longer than a slot is dropped, as the device does */
+		if (len + sizeof(struct fw_rx_slot) <= s->rx_slot_size &&
+		    !rx_put(s, f->data, len))
+			break;
+		s->inq_head = (s->inq_head + 1) % SIM_WIRE_MAX;
+		s->inq_count--;
+		free(f);
+		moved = true;
+	}
+	return moved;
+}
+
+/*
+ * A NetVM frame for a node other than the peer goes nowhere: the wire
+ * stands for a fabric that delivers only to the addressed node (answers to
+ * a forged node id must not reach the real peer as if meant for it).
+ */
+static bool for_peer(struct sim_chip *p, const uint8_t *b, uint32_t len)
+{
+	uint32_t rl = route_len(b, len);
+	struct nvm_pkt_hdr h;
+
+	if (len - rl < sizeof(h))
+		return true;
+	memcpy(&h, b + rl, sizeof(h));
+	return h.type != NVM_PKT_NETVM || fw_be16(h.dst_node) == p->chip.node_id;
+}
+
 /* Deliver frames from s's wire into its peer's receive slots. */
 static bool step_wire(struct sim_chip *s)
 {
@@ -330,8 +409,10 @@ static bool step_wire(struct sim_chip *s)
 		len = f->len - NVM_PKT_CRC_LEN;
 		crc = (uint32_t)f->data[len] << 24 | f->data[len + 1] << 16 |
 		      f->data[len + 2] << 8 | f->data[len + 3];
-		if (crc == fw_crc32(0, f->data + route_len(f->data, len),
-				    len - route_len(f->data, len))) {
+		if (!for_peer(p, f->data, len)) {
+			s->frames_misaddressed++;
+		} else if (crc == fw_crc32(0, f->data + route_len(f->data, len),
+					   len - route_len(f->data, len))) {
 			memcpy(slot + sizeof(struct fw_rx_slot), f->data, len);
 			fw_sram_wr32(&p->chip, soff + 4, len);
 			fw_sram_wr32(&p->chip, soff, FW_RX_SLOT_FULL);
@@ -343,6 +424,9 @@ static bool step_wire(struct sim_chip *s)
 	}
 	return moved;
 }
+
+/* Timers due after this simulated time do not fire (sim_settle_for). */
+static uint64_t settle_until = UINT64_MAX;
 
 /* Fire the earliest armed timer of either chip; false if none. */
 static bool fire_timer(struct sim_chip **chips)
@@ -362,7 +446,7 @@ static bool fire_timer(struct sim_chip **chips)
 			}
 		}
 	}
-	if (!best)
+	if (!best || best->timer_at[which] > settle_until)
 		return false;
 	/* simulated time moves for both chips alike */
 	for (int i = 0; i < 2; i++)
@@ -386,6 +470,7 @@ static bool step_once(struct sim_chip **chips)
 		fw_run(&s->fw);
 		moved |= step_hdma(s);
 		moved |= step_send(s);
+		moved |= step_inject(s);
 		moved |= step_wire(s);
 	}
 	return moved;
@@ -409,6 +494,19 @@ int sim_settle(struct sim_chip *a, struct sim_chip *b)
 		if (!fire_timer(chips))
 			break;
 	}
+	return steps;
+}
+
+int sim_settle_for(struct sim_chip *a, struct sim_chip *b, uint64_t ns)
+{
+	uint64_t outer = settle_until;
+	int steps;
+
+	/* nested (the OS hook settles while it waits): the earlier bound */
+	if (a->now_ns + ns < outer)
+		settle_until = a->now_ns + ns;
+	steps = sim_settle(a, b);
+	settle_until = outer;
 	return steps;
 }
 

@@ -25,6 +25,11 @@ struct sim_frame {
 	uint8_t data[NVM_FRAME_MAX + NVM_PKT_CRC_LEN];
 };
 
+/* Told of every host DMA before it happens (the simulated host's grant
+ * check, sim_host.c): @to_host is true for a write into host memory. */
+typedef void (*sim_dma_fn)(void *ctx, uint64_t addr, uint32_t len,
+			   bool to_host);
+
 struct sim_chip {
 	struct fw_chip chip;
 	struct fw fw;
@@ -47,6 +52,12 @@ struct sim_chip {
 	struct sim_frame *wire[SIM_WIRE_MAX];
 	uint32_t wire_head, wire_count;
 	struct sim_chip *peer;
+	/* frames put on our receive side by a test (sim_inject): any
+	 * bytes, as if a hostile node had sent them */
+	struct sim_frame *inq[SIM_WIRE_MAX];
+	uint32_t inq_head, inq_count;
+	sim_dma_fn dma_hook;
+	void *dma_ctx;
 	/* fault injection on frames this chip sends */
 	int corrupt_next;		/* flip a byte of the next frame (after CRC) */
 	unsigned drop_pct, dup_pct, reorder_pct;	/* per frame, seeded */
@@ -54,6 +65,7 @@ struct sim_chip {
 	uint64_t now_ns;		/* simulated time */
 	uint64_t timer_at[3];		/* absolute deadlines, 0 = off */
 	uint32_t frames_sent, frames_dropped, frames_duped, frames_reordered;
+	uint32_t frames_misaddressed;	/* NetVM frames for another node */
 	uint32_t state;
 };
 
@@ -64,9 +76,15 @@ void sim_boot(struct sim_chip *s);
 void sim_doorbell(struct sim_chip *s, uint32_t off, uint32_t data);
 /* Run engines, wire and firmware until nothing moves; returns steps. */
 int sim_settle(struct sim_chip *a, struct sim_chip *b);
+/* sim_settle, but no timer due more than @ns of simulated time from now
+ * fires (a peer that keeps retransmitting never settles). */
+int sim_settle_for(struct sim_chip *a, struct sim_chip *b, uint64_t ns);
 /* Run n passes: engines, wire, firmware; no OS hook, no time passing. */
 void sim_run(struct sim_chip *a, struct sim_chip *b, int n);
 uint8_t *sim_host(struct sim_chip *s, uint64_t addr);
+/* A hostile peer: @len bytes (packet header onwards, any contents) arrive
+ * at @to with a good CRC, after what the wire already holds for it. */
+void sim_inject(struct sim_chip *to, const void *frame, uint32_t len);
 const struct nvm_sram_layout *sim_layout(struct sim_chip *s);
 /* Count events of a type (and, if idx >= 0, with that data field). */
 int sim_count_events(struct sim_chip *s, uint8_t type, int64_t data);

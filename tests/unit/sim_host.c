@@ -50,7 +50,8 @@ void sh_cmd(struct sim_host *h, uint32_t port, struct nvm_cmd *c)
 		       sizeof(st));
 		if (h->issued[port] - st.consumed < NVM_CMDQ_LEN)
 			break;
-		sim_settle(h->c, h->c->peer);
+		/* in steps: a peer that retransmits for ever never settles */
+		sim_settle_for(h->c, h->c->peer, 10000000);
 	}
 	c->seq = h->issued[port] + 1;
 	memcpy(h->c->chip.sram + ep_base(h, port) + NVM_EP_CMDQ +
@@ -84,6 +85,7 @@ uint32_t sh_open(struct sim_host *h, uint32_t port)
 	};
 
 	memset(pa(h, base), 0, 2 * NVM_PAGE_SIZE);
+	sh_area(h, base, 2 * NVM_PAGE_SIZE);
 	h->shadow[port] = k.shadow;
 	h->reply[port] = k.reply;
 	h->err_ring[port] = k.err_ring;
@@ -93,9 +95,95 @@ uint32_t sh_open(struct sim_host *h, uint32_t port)
 	return port;
 }
 
+void sh_area(struct sim_host *h, uint64_t base, uint64_t len)
+{
+	if (h->nareas == SH_AREAS)
+		abort();
+	h->areas[h->nareas].base = base;
+	h->areas[h->nareas].len = len;
+	h->nareas++;
+}
+
+uint64_t sh_kalloc(struct sim_host *h, uint32_t pages)
+{
+	uint64_t base = (uint64_t)ppn_alloc(h, pages) * NVM_PAGE_SIZE;
+
+	memset(pa(h, base), 0, (size_t)pages * NVM_PAGE_SIZE);
+	sh_area(h, base, (uint64_t)pages * NVM_PAGE_SIZE);
+	return base;
+}
+
+void sh_phys_win(struct sim_host *h, uint32_t slot, uint64_t base,
+		 uint64_t len, uint64_t peers, uint32_t access)
+{
+	struct nvm_k_phys_win k = {
+		.base = base, .len = len, .peers = peers, .slot = slot,
+		.access = access,
+	};
+
+	kcmd(h, NVM_KOP_PHYS_WIN, 0, 0, 0, &k, sizeof(k));
+}
+
+static uint8_t secret_byte(uint64_t i)
+{
+	return (uint8_t)(i * 131 + 17);
+}
+
+/* Is [addr, addr + len) inside one registered area? */
+static bool in_area(struct sim_host *h, uint64_t addr, uint64_t len)
+{
+	for (uint32_t i = 0; i < h->nareas; i++)
+		if (addr >= h->areas[i].base &&
+		    addr - h->areas[i].base <= h->areas[i].len &&
+		    len <= h->areas[i].len - (addr - h->areas[i].base))
+			return true;
+	return false;
+}
+
+/* sim_chip's dma_hook: page by page, an area or a resident process page. */
+static void dma_check(void *ctx, uint64_t addr, uint32_t len, bool to_host)
+{
+	struct sim_host *h = ctx;
+	uint64_t a = addr, end = addr + len;
+
+	while (a < end) {
+		uint64_t pend = (a | (NVM_PAGE_SIZE - 1)) + 1;
+		uint64_t n = (pend < end ? pend : end) - a;
+		uint64_t ppn = a / NVM_PAGE_SIZE;
+		bool ok = in_area(h, a, n);
+
+		if (!ok && ppn < sizeof(h->ppn_page) / sizeof(h->ppn_page[0]) &&
+		    h->ppn_page[ppn]) {
+			struct sh_page *pg = &h->pages[h->ppn_page[ppn] - 1];
+
+			ok = pg->used && pg->ppn == ppn;
+		}
+		if (!ok) {
+			if (!h->dma_bad++) {
+				h->dma_bad_addr = addr;
+				h->dma_bad_len = len;
+				h->dma_bad_write = to_host;
+			}
+			return;
+		}
+		a += n;
+	}
+}
+
+uint32_t sh_dma_violations(struct sim_host *h)
+{
+	for (uint64_t i = 0; i < SH_SECRET_PAGES * NVM_PAGE_SIZE; i++)
+		if (*pa(h, h->secret + i) != secret_byte(i))
+			return h->dma_bad + 1;
+	return h->dma_bad;
+}
+
+uint32_t sh_giveup_ms;
+
 void sh_init(struct sim_host *h, struct sim_chip *c, uint32_t epoch)
 {
 	struct nvm_k_config k = {
+		.giveup_ms = sh_giveup_ms,
 		.max_ppn = (SIM_HOST_BASE + SIM_HOST_SIZE) / NVM_PAGE_SIZE,
 		.pt_rows = SH_PT_ROWS,
 		.bounce_slots = MAX_NODES * FW_NV_WIN,
@@ -109,7 +197,14 @@ void sh_init(struct sim_host *h, struct sim_chip *c, uint32_t epoch)
 	h->c = c;
 	h->auto_fault = 1;
 	h->bounce = (uint64_t)ppn_alloc(h, bpages) * NVM_PAGE_SIZE;
+	sh_area(h, h->bounce, (uint64_t)bpages * NVM_PAGE_SIZE);
 	k.bounce_base = h->bounce;
+	/* kernel memory that no one granted the NIC: a peer's target */
+	h->secret = (uint64_t)ppn_alloc(h, SH_SECRET_PAGES) * NVM_PAGE_SIZE;
+	for (uint64_t i = 0; i < SH_SECRET_PAGES * NVM_PAGE_SIZE; i++)
+		*pa(h, h->secret + i) = secret_byte(i);
+	c->dma_hook = dma_check;
+	c->dma_ctx = h;
 	kcmd(h, NVM_KOP_CONFIG, 0, 0, 0, &k, sizeof(k));
 	sh_open(h, NVM_EP_KERNEL);
 }
@@ -175,6 +270,7 @@ bool sh_page_in(struct sim_host *h, uint32_t port, uint64_t va)
 		return false;
 	if (!pg->ppn) {
 		pg->ppn = ppn_alloc(h, 1);
+		h->ppn_page[pg->ppn] = (uint16_t)(pg - h->pages + 1);
 		memcpy(pa(h, (uint64_t)pg->ppn * NVM_PAGE_SIZE), pg->swap,
 		       NVM_PAGE_SIZE);
 	}
@@ -218,6 +314,7 @@ bool sh_page_out(struct sim_host *h, uint32_t port, uint64_t va)
 	}
 	memcpy(pg->swap, pa(h, (uint64_t)pg->ppn * NVM_PAGE_SIZE), NVM_PAGE_SIZE);
 	h->ppn_used[pg->ppn] = 0;
+	h->ppn_page[pg->ppn] = 0;
 	pg->ppn = 0;
 	return true;
 }

@@ -24,8 +24,30 @@ struct sh_page {
 	uint8_t swap[NVM_PAGE_SIZE];	/* contents while not resident */
 };
 
+#define SH_AREAS	32		/* kernel areas the NIC may touch */
+#define SH_SECRET_PAGES	4		/* kernel memory no one granted */
+
+/*
+ * The grant invariant: every host DMA of the simulated NIC touches only a
+ * resident page of some process (mapped by the kernel into the shadow
+ * page table, with its key) or an area the kernel registered with the NIC
+ * (endpoint areas, the bounce buffer, physical windows, test areas).
+ * sim_host checks each DMA (sim_chip's dma_hook); the tests' teardown
+ * asserts sh_dma_violations() == 0, so every test holds it.
+ */
+struct sh_area {
+	uint64_t base, len;
+};
+
 struct sim_host {
 	struct sim_chip *c;
+	struct sh_area areas[SH_AREAS];
+	uint32_t nareas;
+	uint16_t ppn_page[SIM_HOST_SIZE / NVM_PAGE_SIZE + SIM_HOST_BASE / NVM_PAGE_SIZE];
+	uint64_t secret;		/* SH_SECRET_PAGES of kernel memory */
+	uint32_t dma_bad;		/* DMAs outside every grant */
+	uint64_t dma_bad_addr;		/* the first of them */
+	uint32_t dma_bad_len, dma_bad_write;
 	uint32_t next_free_ppn;
 	uint8_t ppn_used[SIM_HOST_SIZE / NVM_PAGE_SIZE + SIM_HOST_BASE / NVM_PAGE_SIZE];
 	struct sh_page pages[SH_PAGES];
@@ -41,6 +63,20 @@ struct sim_host {
 };
 
 void sh_init(struct sim_host *h, struct sim_chip *c, uint32_t epoch);
+/* NVM_KOP_CONFIG's giveup_ms for the next sh_init (0: the default). */
+extern uint32_t sh_giveup_ms;
+/* Kernel memory: @pages contiguous pages, zeroed; the NIC may touch them
+ * (a registered area). */
+uint64_t sh_kalloc(struct sim_host *h, uint32_t pages);
+/* Register [base, base + len) as an area the NIC may touch. */
+void sh_area(struct sim_host *h, uint64_t base, uint64_t len);
+/* Open physical window @slot for @peers (bit per node) with NVM_PW_*
+ * (NVM_KOP_PHYS_WIN); len 0 closes it.  Issued, not waited for. */
+void sh_phys_win(struct sim_host *h, uint32_t slot, uint64_t base,
+		 uint64_t len, uint64_t peers, uint32_t access);
+/* DMAs so far that touched memory no one granted (0 = invariant held);
+ * also checks the kernel's secret pages are untouched. */
+uint32_t sh_dma_violations(struct sim_host *h);
 uint32_t sh_open(struct sim_host *h, uint32_t port);
 /* Give a process (port) pages [va, va+len) with key; resident or not. */
 void sh_alloc(struct sim_host *h, uint32_t port, uint64_t va, uint32_t len,

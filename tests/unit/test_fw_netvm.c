@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim_host.h"
+#include "sim_peer.h"
 #include "netvm/tripwire.h"
 
 #define PA	1		/* process (port) on each node */
@@ -56,8 +57,16 @@ static void setup(void)
 	setup_with(0, 0, 0);
 }
 
+/* Every test, whatever it did: no DMA touched memory no one granted. */
 static void teardown(void)
 {
+	uint32_t va = sh_dma_violations(&ha), vb = sh_dma_violations(&hb);
+	struct sim_host *h = va ? &ha : &hb;
+
+	ck_assert_msg(!va && !vb, "node %d: %u DMA(s) outside every grant, "
+		      "the first %s %#llx + %u", va ? 0 : 1, va ? va : vb,
+		      h->dma_bad_write ? "writing" : "reading",
+		      (unsigned long long)h->dma_bad_addr, h->dma_bad_len);
 	sim_free(&ca);
 	sim_free(&cb);
 }
@@ -660,16 +669,19 @@ START_TEST(test_protection)
 }
 END_TEST
 
-/* The kernel's physical-address writeP / readP. */
+/* The kernel's physical-address writeP / readP, into a window the
+ * receiving kernel opened to the writer. */
 START_TEST(test_physical)
 {
-	uint64_t src = SIM_HOST_BASE + 12 * 4096 + 100;	/* kernel pages */
-	uint64_t dst = SIM_HOST_BASE + 14 * 4096 + 7;
+	uint64_t src = sh_kalloc(&ha, 2) + 100;	/* kernel pages */
+	uint64_t win = sh_kalloc(&hb, 2);
+	uint64_t dst = win + 7;
 	struct nvm_cmd c = {
 		.op = NVM_OP_WRITE, .flags = NVM_CF_PHYS, .dst_node = 1,
 		.dst_port = 0, .len = 3000, .nfrag = 1, .dst_va = dst,
 	};
 
+	sh_phys_win(&hb, 0, win, 2 * 4096, 1u << 0, NVM_PW_READ | NVM_PW_WRITE);
 	for (int i = 0; i < 3000; i++)
 		sim_host(&ca, src)[i] = (uint8_t)(i * 3);
 	c.src[0].va = src;
@@ -691,6 +703,464 @@ START_TEST(test_physical)
 	finish(&ha, 0);
 	ck_assert_mem_eq(sim_host(&ca, src + 2000), sim_host(&cb, dst + 100), 1000);
 	ck_assert_uint_eq(sh_shadow(&ha, 0).errors, 0);
+	ck_assert_uint_eq(sh_shadow(&hb, 0).errors, 0);
+}
+END_TEST
+
+/* One physical command from A's kernel; returns its completion status. */
+static uint32_t phys_cmd(uint8_t op, uint64_t local, uint64_t remote,
+			 uint32_t len, uint32_t atomic_op)
+{
+	uint32_t errors = sh_shadow(&ha, 0).errors;
+	struct nvm_cmd c = {
+		.op = op, .flags = NVM_CF_PHYS, .dst_node = 1, .len = len,
+		.dst_va = remote, .atomic_op = atomic_op,
+	};
+
+	if (op != NVM_OP_ATOMIC) {
+		c.nfrag = 1;
+		c.src[0].va = local;
+		c.src[0].len = len;
+	}
+	sh_cmd(&ha, 0, &c);
+	finish(&ha, 0);
+	if (sh_shadow(&ha, 0).errors == errors)
+		return NVM_ST_OK;
+	return sh_err(&ha, 0, errors).status;
+}
+
+/*
+ * Physical accesses reach only the windows the receiving kernel opened,
+ * to that peer, with that access: before them, after them, across their
+ * end, into kernel memory no one granted, an atomic on a read-only
+ * window, and anything once the window is closed are refused with PERM
+ * and counted; the memory is untouched (and the teardown's grant check
+ * sees no DMA outside the window).
+ */
+START_TEST(test_phys_windows)
+{
+	uint64_t src = sh_kalloc(&ha, 2);
+	uint64_t win = sh_kalloc(&hb, 2), ro = sh_kalloc(&hb, 1);
+	uint8_t before[64];
+
+	for (int i = 0; i < 8192; i++)
+		sim_host(&ca, src)[i] = (uint8_t)(i * 7 + 1);
+	sh_phys_win(&hb, 0, win, 4096 + 2048, 1u << 0,
+		    NVM_PW_READ | NVM_PW_WRITE);
+	sh_phys_win(&hb, 3, ro, 4096, 1u << 0, NVM_PW_READ);
+	finish(&hb, 0);
+	ck_assert_uint_eq(sh_shadow(&hb, 0).errors, 0);
+
+	/* inside: served, to the last byte of the window */
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src, win + 4096 + 2048 - 64,
+				   64, 0), NVM_ST_OK);
+	ck_assert_mem_eq(sim_host(&cb, win + 4096 + 2048 - 64), sim_host(&ca, src),
+			 64);
+	/* one byte past the end, across the end, before, far away */
+	memcpy(before, sim_host(&cb, win + 4096 + 2048 - 32), 64);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src, win + 4096 + 2048, 1, 0),
+			  NVM_ST_PERM);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src + 64,
+				   win + 4096 + 2048 - 32, 64, 0), NVM_ST_PERM);
+	ck_assert_mem_eq(sim_host(&cb, win + 4096 + 2048 - 32), before, 64);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src, win - 16, 16, 0),
+			  NVM_ST_PERM);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src, hb.secret + 100, 200, 0),
+			  NVM_ST_PERM);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_READ, src, hb.secret, 4096, 0),
+			  NVM_ST_PERM);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_ATOMIC, 0, hb.secret + 8, 0,
+				   NVM_AT_SWAP), NVM_ST_PERM);
+	/* the bounce buffer is the NIC's, not the peers' */
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src, hb.bounce, 64, 0),
+			  NVM_ST_PERM);
+	/* a read-only window: reads yes, writes and atomics no */
+	ck_assert_uint_eq(phys_cmd(NVM_OP_READ, src + 4096, ro, 128, 0),
+			  NVM_ST_OK);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src, ro, 8, 0), NVM_ST_PERM);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_ATOMIC, 0, ro, 0, NVM_AT_INC),
+			  NVM_ST_PERM);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_PHYS_REFUSED], 9);
+	/* closed: refused too */
+	sh_phys_win(&hb, 0, 0, 0, 0, 0);
+	finish(&hb, 0);
+	ck_assert_uint_eq(phys_cmd(NVM_OP_WRITE, src, win, 64, 0), NVM_ST_PERM);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_PHYS_REFUSED], 10);
+	/* bad registrations: slot, access bits, reserved, wrap-around */
+	sh_phys_win(&hb, NVM_PHYS_WINS, win, 4096, 1, NVM_PW_READ);
+	sh_phys_win(&hb, 1, win, 4096, 1, 4);
+	sh_phys_win(&hb, 1, ~0ull - 100, 4096, 1, NVM_PW_READ);
+	finish(&hb, 0);
+	ck_assert_uint_eq(sh_shadow(&hb, 0).errors, 3);
+	ck_assert_uint_eq(sh_err(&hb, 0, 2).status, NVM_ST_BAD_CMD);
+}
+END_TEST
+
+/* A forged request: node 2 claims the kernel's ports on both ends. */
+static void forge(struct sim_chip *to, uint16_t src, uint8_t op, uint32_t seq,
+		  uint64_t va, uint32_t len, const void *data, uint32_t dlen)
+{
+	struct nvm_net_hdr h = {
+		.op = op, .flags = NVM_CF_PHYS, .src_port = 0, .dst_port = 0,
+		.src_epoch = 0x66666666, .seq = seq, .req = 0x1234,
+		.va = va, .len = len, .atomic_op = NVM_AT_SWAP,
+	};
+
+	sim_nv_inject(to, src, &h, data, dlen);
+}
+
+/*
+ * Hostile frames from a node that is no one's peer: physical writes,
+ * reads and atomics on B's kernel memory, with the kernel's ports forged,
+ * and on a window B opened only to node 0.  Nothing is served; every one
+ * is counted; B's memory is as it was.
+ */
+START_TEST(test_phys_forged)
+{
+	uint64_t win = sh_kalloc(&hb, 1);
+	uint8_t junk[512];
+
+	memset(junk, 0xa5, sizeof(junk));
+	sh_phys_win(&hb, 0, win, 4096, 1u << 0, NVM_PW_READ | NVM_PW_WRITE);
+	finish(&hb, 0);
+	forge(&cb, 2, NVM_NET_WRITE, 1, hb.secret + 8, 512, junk, 512);
+	forge(&cb, 2, NVM_NET_READ_REQ, 2, hb.secret, 4096, NULL, 0);
+	forge(&cb, 2, NVM_NET_ATOMIC_REQ, 3, hb.secret + 4, 0, NULL, 0);
+	forge(&cb, 2, NVM_NET_WRITE, 4, win, 512, junk, 512);
+	forge(&cb, 2, NVM_NET_WRITE, 5, hb.bounce + 4096, 512, junk, 512);
+	settle();
+	ck_assert_uint_eq(sh_dma_violations(&hb), 0);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_PHYS_REFUSED], 5);
+	for (int i = 0; i < 512; i++)
+		ck_assert_uint_eq(sim_host(&cb, win)[i], 0);
+	/* and B still serves its real peer */
+	sh_fill(&ha, PA, SRC, 300, 5);
+	sh_write(&ha, PA, 1, PB, SRC, DST + 9, 300, KEY_B, 0, 0);
+	finish(&ha, PA);
+	ck_assert(sh_check(&hb, PB, DST + 9, 300, 5));
+}
+END_TEST
+
+/* A request to B's process PB, forged as from node @src. */
+static void req_forged(uint16_t src, uint8_t op, uint16_t dport, uint32_t seq,
+		       uint64_t va, uint64_t key, uint32_t len, const void *data,
+		       uint32_t dlen)
+{
+	struct nvm_net_hdr h = {
+		.op = op, .src_port = 1, .dst_port = dport,
+		.src_epoch = 0x66666666, .dst_epoch = 0xb0b0b0b0, .seq = seq,
+		.req = 0x77, .va = va, .key = key, .len = len,
+		.hash = nvm_pt_hash(dport, va >> NVM_PAGE_SHIFT, SH_PT_ROWS),
+		.atomic_op = NVM_AT_SWAP,
+	};
+
+	sim_nv_inject(&cb, src, &h, data, dlen);
+}
+
+/*
+ * Forged fields in requests from a hostile node: a wrong key, a range
+ * that leaves the page, a length that is not the payload's, a port that
+ * does not exist or is out of range, an unaligned atomic, a read longer
+ * than a page, sequence numbers out of the window, already seen or 0, a
+ * source node that is B itself or beyond the node ids, an unknown op.
+ * None reaches B's memory (the bytes are as they were, and the teardown
+ * sees no DMA outside the grants); B keeps serving A.
+ */
+START_TEST(test_forged_requests)
+{
+	static uint8_t junk[4096];
+	uint32_t bad = cb.fw.counters[FW_CNT_RX_BAD_FRAME];
+	uint32_t seq = 1;
+
+	memset(junk, 0x5a, sizeof(junk));
+	sh_fill(&hb, PB, DST, 3 * 4096, 71);
+	/* refused by the checks of a request */
+	req_forged(2, NVM_NET_WRITE, PB, seq++, DST + 100, KEY_B ^ 1, 64, junk, 64);
+	req_forged(2, NVM_NET_WRITE, PB, seq++, DST + 4000, KEY_B, 200, junk, 200);
+	req_forged(2, NVM_NET_WRITE, PB, seq++, DST + 100, KEY_B, 4000, junk, 64);
+	req_forged(2, NVM_NET_WRITE, 9, seq++, DST + 100, KEY_B, 64, junk, 64);
+	req_forged(2, NVM_NET_WRITE, 0xffff, seq++, DST, KEY_B, 64, junk, 64);
+	req_forged(2, NVM_NET_ATOMIC_REQ, PB, seq++, DST + 2, KEY_B, 0, NULL, 0);
+	req_forged(2, NVM_NET_ATOMIC_REQ, PB, seq++, DST + 8, KEY_B ^ 1, 0, NULL, 0);
+	req_forged(2, NVM_NET_READ_REQ, PB, seq++, DST, KEY_B, 8192, NULL, 0);
+	req_forged(2, NVM_NET_READ_REQ, PB, seq++, DST + 4095, KEY_B, 2, NULL, 0);
+	settle();
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_KEY_FAILURES], 2);
+	/* dropped before any handler */
+	req_forged(2, NVM_NET_WRITE, PB, 1, DST, KEY_B, 64, junk, 64);	/* seen */
+	req_forged(2, NVM_NET_WRITE, PB, seq + 64, DST, KEY_B, 64, junk, 64);
+	req_forged(2, NVM_NET_WRITE, PB, 0, DST, KEY_B, 64, junk, 64);
+	req_forged(1, NVM_NET_WRITE, PB, 1, DST, KEY_B, 64, junk, 64);	/* B */
+	req_forged(64, NVM_NET_WRITE, PB, 1, DST, KEY_B, 64, junk, 64);
+	req_forged(0xffff, NVM_NET_WRITE, PB, 1, DST, KEY_B, 64, junk, 64);
+	req_forged(2, 0x7f, PB, seq++, DST, KEY_B, 64, junk, 64);
+	settle();
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_RX_BAD_FRAME] - bad, 4);
+	ck_assert(sh_check(&hb, PB, DST, 3 * 4096, 71));
+	/* and B still serves its real peer */
+	sh_fill(&ha, PA, SRC, 5000, 72);
+	sh_write(&ha, PA, 1, PB, SRC, DST + 10, 5000, KEY_B, 0, 0);
+	finish(&ha, PA);
+	ck_assert(sh_check(&hb, PB, DST + 10, 5000, 72));
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
+}
+END_TEST
+
+/* The request id of the command @port issued last. */
+static uint32_t last_req(struct sim_host *h, uint32_t port)
+{
+	uint32_t n = h->issued[port];
+
+	return fw_nv_req_id(port, (n - 1) % NVM_CMDQ_LEN, n);
+}
+
+/* A response to A's process PA, forged as from @src's port @sport. */
+static void resp_forged(uint16_t src, uint16_t sport, uint8_t op,
+			uint32_t seq, uint32_t req, uint16_t status,
+			const void *data, uint32_t len)
+{
+	struct nvm_net_hdr h = {
+		.op = op, .src_port = sport, .dst_port = PA, .status = status,
+		.src_epoch = src == 1 ? 0xb0b0b0b0 : 0x77777777,
+		.dst_epoch = 0xa0a0a0a0, .seq = seq, .req = req, .len = len,
+	};
+
+	sim_nv_inject(&ca, src, &h, data, len);
+}
+
+static uint32_t op_state(struct sim_host *h, uint32_t port)
+{
+	return h->c->fw.nv.ep[port].ops[(h->issued[port] - 1) %
+					NVM_CMDQ_LEN].state;
+}
+
+/*
+ * Responses that do not match the operation they name are dropped and
+ * counted: a READ_RESP for a write (it would land on the writer's source
+ * buffer), a read's data of the wrong length, a response from the wrong
+ * port or of the wrong kind fail the operation with BAD_CMD; one from a
+ * node the operation did not go to, or for no operation, does not touch
+ * it.  The writer's and reader's memory stay as they were.
+ */
+START_TEST(test_forged_response)
+{
+	static uint8_t junk[4096];
+	uint32_t req;
+
+	memset(junk, 0xee, sizeof(junk));
+	sh_fill(&ha, PA, SRC, 8192, 41);
+	cb.rx_enabled = false;		/* B never answers */
+	sh_write(&ha, PA, 1, PB, SRC + 100, DST, 200, KEY_B, 0, 0);
+	sim_run(&ca, &cb, 200);
+	ck_assert_uint_eq(op_state(&ha, PA), FW_OP_SENT);
+	req = last_req(&ha, PA);
+	/* from a node the write did not go to: not even looked at */
+	resp_forged(2, PB, NVM_NET_READ_RESP, 1, req, 0, junk, 200);
+	sim_run(&ca, &cb, 200);
+	ck_assert_uint_eq(op_state(&ha, PA), FW_OP_SENT);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_STALE_RESPONSE], 1);
+	/* a READ_RESP for the write: its data would overwrite the source */
+	resp_forged(1, PB, NVM_NET_READ_RESP, 1, req, 0, junk, 200);
+	sim_run(&ca, &cb, 200);
+	ck_assert(sh_check(&ha, PA, SRC, 8192, 41));
+	ck_assert_uint_eq(op_state(&ha, PA), FW_OP_FREE);
+	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_BAD_CMD);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_BAD_RESPONSE], 1);
+
+	/* a read of 100 bytes answered with a page */
+	sh_read(&ha, PA, 1, PB, SRC + 4000, DST, 96, KEY_B);
+	sim_run(&ca, &cb, 200);
+	ck_assert_uint_eq(op_state(&ha, PA), FW_OP_SENT);
+	resp_forged(1, PB, NVM_NET_READ_RESP, 2, last_req(&ha, PA), 0, junk,
+		    4096);
+	/* an atomic's result, and a read's from the wrong port */
+	sh_read(&ha, PA, 1, PB, SRC + 4096, DST, 64, KEY_B);
+	sim_run(&ca, &cb, 200);
+	resp_forged(1, PB, NVM_NET_ATOMIC_RESP, 3, last_req(&ha, PA), 0, NULL,
+		    0);
+	sh_read(&ha, PA, 1, PB, SRC + 4096 + 64, DST, 64, KEY_B);
+	sim_run(&ca, &cb, 200);
+	resp_forged(1, PB + 1, NVM_NET_READ_RESP, 4, last_req(&ha, PA), 0,
+		    junk, 64);
+	/* a status no firmware sends */
+	sh_read(&ha, PA, 1, PB, SRC + 4096 + 128, DST, 64, KEY_B);
+	sim_run(&ca, &cb, 200);
+	resp_forged(1, PB, NVM_NET_READ_RESP, 5, last_req(&ha, PA), 200, NULL,
+		    0);
+	sim_run(&ca, &cb, 400);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_BAD_RESPONSE], 5);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).done, ha.issued[PA]);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 5);
+	for (int i = 1; i < 5; i++)
+		ck_assert_uint_eq(sh_err(&ha, PA, i).status, NVM_ST_BAD_CMD);
+	ck_assert(sh_check(&ha, PA, SRC, 8192, 41));
+	/* a response for no operation at all */
+	resp_forged(1, PB, NVM_NET_READ_RESP, 6, 0x0fff0000, 0, junk, 64);
+	sim_run(&ca, &cb, 200);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_STALE_RESPONSE], 2);
+	ck_assert(sh_check(&ha, PA, SRC, 8192, 41));
+}
+END_TEST
+
+/* Simulated ms since boot. */
+static uint64_t now_ms(void)
+{
+	return ca.now_ns / 1000000;
+}
+
+/* Settle in 10 ms steps until @port's commands are all done (at most 60
+ * simulated seconds); returns the simulated ms it took. */
+static uint64_t done_after(struct sim_host *h, uint32_t port)
+{
+	uint64_t t0 = now_ms();
+
+	while (sh_shadow(h, port).done != h->issued[port] &&
+	       now_ms() - t0 < 60000)
+		sim_settle_for(&ca, &cb, 10000000);
+	ck_assert_uint_eq(sh_shadow(h, port).done, h->issued[port]);
+	return now_ms() - t0;
+}
+
+/*
+ * A peer that never acknowledges (B takes no frame): every operation
+ * towards it fails with UNREACHABLE once it has been silent for the
+ * give-up time (6 s), later ones at once without going on the wire; when
+ * B listens again, the retransmissions reach it, its ACK brings it back,
+ * and transfers work again.
+ */
+START_TEST(test_peer_silent)
+{
+	uint64_t t0, t;
+	uint32_t sent;
+
+	sh_fill(&ha, PA, SRC, 65536, 12);
+	cb.rx_enabled = false;
+	sh_write(&ha, PA, 1, PB, SRC, DST, 40000, KEY_B, 0, 0);
+	sh_read(&ha, PA, 1, PB, SRC + 40960, DST, 8192, KEY_B);
+	sh_atomic(&ha, PA, 1, PB, DST + 64, KEY_B, NVM_AT_INC, 0, 0);
+	t = done_after(&ha, PA);
+	ck_assert_msg(t >= 5900 && t <= 6500, "gave up after %llu ms",
+		      (unsigned long long)t);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, ha.issued[PA]);
+	for (uint32_t i = 0; i < ha.issued[PA]; i++)
+		ck_assert_uint_eq(sh_err(&ha, PA, i).status, NVM_ST_UNREACHABLE);
+	ck_assert_uint_eq(ca.fw.nv.peer[1].dead, 1);
+	ck_assert(sh_check(&ha, PA, SRC, 65536, 12));	/* the read wrote nothing */
+	/* at once, and nothing new goes out */
+	sent = ca.frames_sent;
+	t0 = now_ms();
+	sh_write(&ha, PA, 1, PB, SRC, DST, 100, KEY_B, 0, 0);
+	sim_run(&ca, &cb, 50);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).done, ha.issued[PA]);
+	ck_assert_uint_eq(sh_err(&ha, PA, ha.issued[PA] - 1).status,
+			  NVM_ST_UNREACHABLE);
+	ck_assert_uint_eq(now_ms(), t0);
+	ck_assert_uint_eq(ca.frames_sent, sent);
+	/* B listens again: the resent packets reach it, its ACK revives it */
+	cb.rx_enabled = true;
+	settle();
+	ck_assert_uint_eq(ca.fw.nv.peer[1].dead, 0);
+	sent = sh_shadow(&ha, PA).errors;
+	sh_write(&ha, PA, 1, PB, SRC + 5, DST + 4000, 9000, KEY_B, 0, 0);
+	finish(&ha, PA);
+	for (uint32_t i = 0; i < 9000; i++)
+		ck_assert_uint_eq(*sh_byte(&hb, PB, DST + 4000 + i),
+				  *sh_byte(&ha, PA, SRC + 5 + i));
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, sent);
+}
+END_TEST
+
+/* The give-up time is the kernel's to set (NVM_KOP_CONFIG giveup_ms). */
+static void short_giveup_setup(void)
+{
+	sh_giveup_ms = 1000;
+	setup();
+	sh_giveup_ms = 0;
+}
+
+START_TEST(test_giveup_settable)
+{
+	uint64_t t;
+
+	ck_assert_uint_eq(ca.fw.nv.giveup_ticks, 500);
+	cb.rx_enabled = false;
+	sh_write(&ha, PA, 1, PB, SRC, DST, 4096, KEY_B, 0, 0);
+	t = done_after(&ha, PA);
+	ck_assert_msg(t >= 990 && t <= 1200, "gave up after %llu ms",
+		      (unsigned long long)t);
+	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_UNREACHABLE);
+}
+END_TEST
+
+/*
+ * A hostile peer acknowledges A's requests but never answers them: the
+ * window is clear, so nothing would ever time out.  Each operation gives
+ * up after the give-up time waiting for its answer.
+ */
+START_TEST(test_peer_never_answers)
+{
+	struct nvm_net_hdr ack = {
+		.op = NVM_NET_ACK, .src_epoch = 0x66666666,
+		.dst_epoch = 0xa0a0a0a0,
+	};
+	uint64_t t;
+
+	sh_read(&ha, PA, 2, PB, SRC, DST, 512, KEY_B);
+	sh_atomic(&ha, PA, 2, PB, DST + 64, KEY_B, NVM_AT_INC, 0, 0);
+	sim_run(&ca, &cb, 100);
+	/* node 2 took both requests (it says) */
+	ack.ack = 3;
+	sim_nv_inject(&ca, 2, &ack, NULL, 0);
+	sim_run(&ca, &cb, 100);
+	ck_assert_uint_eq(ca.fw.nv.peer[2].una, 3);
+	t = done_after(&ha, PA);
+	ck_assert_msg(t >= 5900 && t <= 6500, "gave up after %llu ms",
+		      (unsigned long long)t);
+	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_UNREACHABLE);
+	ck_assert_uint_eq(sh_err(&ha, PA, 1).status, NVM_ST_UNREACHABLE);
+}
+END_TEST
+
+/*
+ * A flood of requests from a hostile node that never complete (reads of
+ * a page that is not resident, and B's kernel does not fault it in):
+ * node 2 holds at most its share of B's pending table, the rest is
+ * dropped and counted, and A's transfers with B still finish.
+ */
+START_TEST(test_flood_one_peer)
+{
+	uint32_t held = 0;
+
+	hb.auto_fault = 0;
+	sh_alloc(&hb, PB, DST + BUFLEN, 4096, KEY_B, false);
+	for (uint32_t s = 1; s <= 64; s++) {
+		struct nvm_net_hdr h = {
+			.op = NVM_NET_READ_REQ, .src_port = 3, .dst_port = PB,
+			.src_epoch = 0x66666666, .seq = s, .req = s,
+			.va = DST + BUFLEN, .key = KEY_B, .len = 4096,
+			.hash = nvm_pt_hash(PB, (DST + BUFLEN) >> 12, SH_PT_ROWS),
+		};
+
+		sim_nv_inject(&cb, 2, &h, NULL, 0);
+		if (s % 16 == 0)
+			sim_run(&ca, &cb, 100);
+	}
+	sim_run(&ca, &cb, 200);
+	for (int i = 0; i < FW_NV_PENDING; i++)
+		held += cb.fw.nv.pending[i].state != FW_PEND_FREE &&
+			cb.fw.nv.pending[i].src_node == 2;
+	ck_assert_uint_eq(held, FW_NV_PEND_PEER);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_PEER_QUOTA], 64 - FW_NV_PEND_PEER);
+	/* A writes and reads B while node 2's requests sit there */
+	sh_fill(&ha, PA, SRC, 65536, 61);
+	sh_write(&ha, PA, 1, PB, SRC, DST + 3, 65536, KEY_B, 0, 0);
+	finish(&ha, PA);
+	ck_assert(sh_check(&hb, PB, DST + 3, 65536, 61));
+	sh_fill(&hb, PB, DST + 70000, 20000, 62);
+	sh_read(&ha, PA, 1, PB, SRC + 100000, DST + 70000, 20000, KEY_B);
+	finish(&ha, PA);
+	ck_assert(sh_check(&ha, PA, SRC + 100000, 20000, 62));
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
 }
 END_TEST
 
@@ -1000,6 +1470,36 @@ START_TEST(test_lossy_errors)
 }
 END_TEST
 
+/*
+ * The mapper finds node 1 gone while A's writes to it are in flight:
+ * they fail at once (not at the give-up), and no frame goes to it any
+ * more, retransmissions and ACKs included.
+ */
+START_TEST(test_route_gone_inflight)
+{
+	struct nvm_cmd k = { .op = NVM_KOP_ROUTE, .dst_node = 1 };
+	uint64_t t0;
+	uint32_t sent;
+
+	cb.rx_enabled = false;
+	sh_write(&ha, PA, 1, PB, SRC, DST, 8192, KEY_B, 0, 0);
+	sim_run(&ca, &cb, 200);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).done, 0);
+	k.arg[1] = NVM_ROUTE_F_NONE;
+	t0 = now_ms();
+	sh_cmd(&ha, NVM_EP_KERNEL, &k);
+	sim_run(&ca, &cb, 200);
+	ck_assert_uint_eq(now_ms(), t0);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).done, ha.issued[PA]);
+	for (uint32_t i = 0; i < ha.issued[PA]; i++)
+		ck_assert_uint_eq(sh_err(&ha, PA, i).status, NVM_ST_UNREACHABLE);
+	ck_assert_uint_eq(sh_shadow(&ha, NVM_EP_KERNEL).errors, 0);
+	sent = ca.frames_sent;
+	sim_settle_for(&ca, &cb, 2000000000ull);
+	ck_assert_uint_eq(ca.frames_sent, sent);
+}
+END_TEST
+
 /* The peer restarts: outstanding operations fail, later ones work. */
 START_TEST(test_peer_reset)
 {
@@ -1121,7 +1621,16 @@ static Suite *netvm_suite(void)
 	CASE(test_read_remote_miss, setup, 120);
 	CASE(test_protection, setup, 120);
 	CASE(test_physical, setup, 120);
+	CASE(test_phys_windows, setup, 120);
+	CASE(test_phys_forged, setup, 120);
+	CASE(test_forged_response, setup, 120);
+	CASE(test_forged_requests, setup, 120);
+	CASE(test_peer_silent, setup, 120);
+	CASE(test_giveup_settable, short_giveup_setup, 120);
+	CASE(test_peer_never_answers, setup, 120);
+	CASE(test_flood_one_peer, setup, 120);
 	CASE(test_route_none, setup, 120);
+	CASE(test_route_gone_inflight, setup, 120);
 	CASE(test_tripwires, setup, 120);
 	CASE(test_tripwire_table_full, setup, 300);
 	CASE(test_window_exhaustion, setup, 120);
