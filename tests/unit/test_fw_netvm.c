@@ -605,17 +605,21 @@ START_TEST(test_read_remote_miss)
 }
 END_TEST
 
-/* Keys checked at both ends; read-only pages; no such port. */
+/*
+ * Keys checked at both ends; read-only pages; no such port.  B's first
+ * 4 KiB hold pattern 50 throughout: every refused write must leave all of
+ * it (not just one byte) as it was.
+ */
 START_TEST(test_protection)
 {
 	struct nvm_cmd c;
-	uint8_t before = *sh_byte(&hb, PB, DST + 10);
 
-	sh_fill(&ha, PA, SRC, 64, 3);
+	sh_fill(&ha, PA, SRC, 4096, 3);
+	sh_fill(&hb, PB, DST, 4096, 50);
 	sh_write(&ha, PA, 1, PB, SRC, DST + 10, 200, KEY_B ^ 1, 0, 0);
 	finish(&ha, PA);
 	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_BAD_KEY);
-	ck_assert_uint_eq(*sh_byte(&hb, PB, DST + 10), before);
+	ck_assert(sh_check(&hb, PB, DST, 4096, 50));
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_KEY_FAILURES], 1);
 	/* a wrong key for the local page */
 	memset(&c, 0, sizeof(c));
@@ -634,12 +638,13 @@ START_TEST(test_protection)
 	sh_cmd(&ha, PA, &c);
 	finish(&ha, PA);
 	ck_assert_uint_eq(sh_err(&ha, PA, 1).status, NVM_ST_BAD_KEY);
+	ck_assert(sh_check(&hb, PB, DST, 4096, 50));
 	/* read-only export */
 	sh_set_ro(&hb, PB, DST, true);
 	sh_write(&ha, PA, 1, PB, SRC, DST, 200, KEY_B, 0, 0);
 	finish(&ha, PA);
 	ck_assert_uint_eq(sh_err(&ha, PA, 2).status, NVM_ST_READ_ONLY);
-	ck_assert_uint_eq(*sh_byte(&hb, PB, DST + 10), before);
+	ck_assert(sh_check(&hb, PB, DST, 4096, 50));
 	/* reads of a read-only page are fine */
 	sh_read(&ha, PA, 1, PB, SRC, DST, 100, KEY_B);
 	/* no such port, unreachable node, physical from a user endpoint */
@@ -657,6 +662,7 @@ START_TEST(test_protection)
 		ck_assert_uint_eq(seen, 1u << NVM_ST_NO_PORT |
 				  1u << NVM_ST_UNREACHABLE | 1u << NVM_ST_PERM);
 	}
+	ck_assert(sh_check(&hb, PB, DST, 4096, 50));
 }
 END_TEST
 
