@@ -663,6 +663,12 @@ START_TEST(test_protection)
 				  1u << NVM_ST_UNREACHABLE | 1u << NVM_ST_PERM);
 	}
 	ck_assert(sh_check(&hb, PB, DST, 4096, 50));
+	/* a key wrong in its high half only: all 64 bits are compared */
+	sh_write(&ha, PA, 1, PB, SRC, DST + 10, 200, KEY_B ^ (1ull << 40), 0, 0);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 7);
+	ck_assert_uint_eq(sh_err(&ha, PA, 6).status, NVM_ST_BAD_KEY);
+	ck_assert(sh_check(&hb, PB, DST, 4096, 50));
 }
 END_TEST
 
@@ -955,6 +961,30 @@ START_TEST(test_lossy_wire)
 		ck_assert_uint_eq(e.notify, 2000 + round);
 	}
 	ck_assert(!sh_notf_next(&hb, PB, &e));
+	/*
+	 * Increments are not idempotent: one applied twice (a duplicate of
+	 * a request taken again) shows in the count.  One at a time, and in
+	 * bursts of 16 so that duplicates arrive while earlier requests are
+	 * still missing (inside the window, where only the seen bits guard).
+	 */
+	{
+		uint32_t *w = (uint32_t *)sh_byte(&hb, PB, DST + 400000);
+
+		w[0] = 0;
+		for (uint32_t i = 0; i < 50; i++) {
+			sh_atomic(&ha, PA, 1, PB, DST + 400000, KEY_B,
+				  NVM_AT_INC, 0, 0);
+			finish(&ha, PA);
+			ck_assert_uint_eq(sh_reply(&ha, PA).r[0], i);
+		}
+		for (uint32_t i = 0; i < 20; i++) {
+			for (int k = 0; k < 16; k++)
+				sh_atomic(&ha, PA, 1, PB, DST + 400000, KEY_B,
+					  NVM_AT_INC, 0, 0);
+			finish(&ha, PA);
+		}
+		ck_assert_uint_eq(w[0], 50 + 20 * 16);
+	}
 	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
 	ck_assert_uint_gt(ca.frames_dropped + cb.frames_dropped, 0);
 	ck_assert_uint_gt(ca.fw.counters[FW_CNT_RETRANSMITS] +
