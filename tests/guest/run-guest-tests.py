@@ -486,7 +486,10 @@ def group_netvm_lib():
     # writeN on node 0, netvm_notf_wait on node 1 (sleeping in poll)
     waiter = Background(1, ["sh", "-c", "echo 'notf 7 60000 300001 20000 55' > /tmp/nvlib.ctl; "
                             "cat /tmp/nvlib.resp"], timeout=90)
-    time.sleep(1)
+    # the exporter asleep in netvm_notf_wait (its poll) before the writeN
+    rc, out, err = sh(1, "p=$(pidof netvm-lib-test); for i in $(seq 300); do "
+                      "grep -q poll /proc/$p/wchan && break; sleep 0.1; done; cat /proc/$p/wchan")
+    T.note("node 1's exporter waits in %s" % out.strip())
     rc, out, err = nv("run", "0", "--", "netvm-lib-test", "notify", "1", port, "300001", "20000", "55", "7",
                       timeout=60)
     wrc, wout, werr = waiter.wait(80)
