@@ -59,7 +59,15 @@ static uint32_t lanai_hdma_one(LanaiState *s, uint32_t off,
         return NVM_DMA_ST_DONE;
     }
     if (e2l) {
-        res = pci_dma_read(pci, host, sram + d->lar, d->len);
+        /*
+         * Checked first: a read that fails part-way (unmapped host memory
+         * reads as zeros) would leave garbage in the SRAM.
+         */
+        res = dma_memory_valid(pci_get_address_space(pci), host, d->len,
+                               DMA_DIRECTION_TO_DEVICE,
+                               MEMTXATTRS_UNSPECIFIED) ?
+              pci_dma_read(pci, host, sram + d->lar, d->len) :
+              MEMTX_DECODE_ERROR;
     } else {
         res = pci_dma_write(pci, host, sram + d->lar, d->len);
     }

@@ -59,6 +59,35 @@ def info_rows(g):
     return kv(out).get("pt_rows", "1")
 
 
+def sender_verdict(out, fw0, fw1):
+    """The traffic node 0 sent during the reload cycles: OUT holds a
+    "w N" / "c N" line per write / import with its exit status and a last
+    "rounds N"; fw0 / fw1 are node 0's fw_counters before and after.
+    Good when rounds ran, no write succeeded (node 1 has no endpoint on
+    port 1: each is refused or fails while node 1 reloads), no command
+    died of a signal or was not found (status >= 126), and node 0's
+    firmware counted every write and its error completion.  Returns
+    (good, a tally such as "12 rounds; w3: 12, c1: 12")."""
+    status = {}
+    rounds = -1
+    for line in out.splitlines():
+        w = line.split()
+        if len(w) == 2 and w[0] in ("w", "c") and w[1].isdigit():
+            key = w[0] + w[1]
+            status[key] = status.get(key, 0) + 1
+        elif len(w) == 2 and w[0] == "rounds" and w[1].isdigit():
+            rounds = int(w[1])
+    writes = sum(n for k, n in status.items() if k[0] == "w")
+    moved = {k: fw1.get(k, 0) - fw0.get(k, 0) for k in ("cmd_write", "error_completions")}
+    good = (rounds > 0 and writes >= rounds and status.get("w0", 0) == 0 and
+            all(int(k[1:]) < 126 for k in status) and
+            moved["cmd_write"] >= writes and moved["error_completions"] >= writes)
+    tally = "%d rounds; %s; node 0 fw: %s" % (
+        rounds, ", ".join("%s: %d" % kv for kv in sorted(status.items())),
+        ", ".join("%s +%d" % kv for kv in sorted(moved.items())))
+    return good, tally
+
+
 def start_server(g):
     srv = g.Background(1, ["netvm-vm-test", "serve"], timeout=1800)
     rc, out, err = g.sh(1, "for i in $(seq 150); do test -f /tmp/nvvm.info && break; sleep 0.2; done; "
@@ -246,13 +275,17 @@ def group_teardown(g):
     # and import requests (kernel-control frames, ENOENT).  Raw frames
     # would not do: with nobody reading them node 1 holds its receive
     # descriptors back (by design) and the link stalls.
-    g.sh(0, "rm -f /tmp/stop")
+    g.sh(0, "rm -f /tmp/stop /tmp/sent")
+    fw0 = lines_kv(g.sh(0, "cat %s/fw_counters" % SYS)[1])
+    # each command's exit status is kept ("w N" / "c N"): see sender_verdict
     sender = g.Background(0, ["sh", "-c", "n=0; while [ ! -f /tmp/stop ]; do "
                               "netvm-ep-test write 1 1 0x100000 0x1 %s 8192 5 >/dev/null 2>&1; "
-                              "netvm-vm-test client 1 1 1 1 1 1 >/dev/null 2>&1; "
-                              "n=$((n+1)); done; echo $n" % info_rows(g)],
+                              "echo w $?; netvm-vm-test client 1 1 1 1 1 1 >/dev/null 2>&1; "
+                              "echo c $?; n=$((n+1)); touch /tmp/sent; done; echo rounds $n"
+                              % info_rows(g)],
                           timeout=1500)
-    time.sleep(2)
+    # the cycles start once the sender has finished a round
+    g.sh(0, "for i in $(seq 600); do test -f /tmp/sent && break; sleep 0.1; done")
     t0 = time.monotonic()
     rc, out, err = g.sh(1, "i=0; while [ $i -lt 100 ]; do rmmod netvm || exit 1; "
                         "insmod /netvm/guest-driver/netvm.ko || exit 2; i=$((i+1)); done; echo $i",
@@ -260,9 +293,12 @@ def group_teardown(g):
     dt = time.monotonic() - t0
     g.sh(0, "touch /tmp/stop")
     srcs, sout, serr = sender.wait(120)
-    T.ok(rc == 0 and out.strip() == "100" and srcs == 0 and int(sout.strip() or 0) > 0,
-         "node 1: 100 rmmod/insmod cycles in %.0f s while node 0 sent %s rounds of writes and imports"
-         % (dt, sout.strip().decode() or "?"), g.diag(rc, out, err) + "\n" + g.diag(srcs, sout, serr))
+    fw1 = lines_kv(g.sh(0, "cat %s/fw_counters" % SYS)[1])
+    good, tally = sender_verdict(sout.decode(errors="replace"), fw0, fw1)
+    T.ok(rc == 0 and out.strip() == "100" and srcs == 0 and good,
+         "node 1: 100 rmmod/insmod cycles in %.0f s while node 0 sent writes and imports (%s)"
+         % (dt, tally), g.diag(rc, out, err) + "\n" + g.diag(srcs, sout, serr) +
+         "\nnode 0 fw_counters before %s\nafter %s" % (fw0, fw1))
     rc, out, err = g.sh(1, "cat %s/selftest %s/nv_state %s/link_state" % (SYS, SYS, SYS))
     T.ok(rc == 0 and out.split() == ["passed", "on", "up"], "node 1: bound, NetVM on, link up after the cycles",
          g.diag(rc, out, err))

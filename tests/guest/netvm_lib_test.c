@@ -16,8 +16,9 @@
  *   netvm-lib-test client NODE PORT
  *       Imports "buf" and "ro" from (NODE, PORT) over the network and runs
  *       the sweep, atomics and error paths; one "ok - ..." or
- *       "not ok - ..." line per check; "last OFF LEN SEED" names the last
- *       range written, for the server to check.  Exit 1 if any failed.
+ *       "not ok - ..." line per check; "range OFF LEN SEED" names each
+ *       range the sweep wrote (disjoint, so all of them stay in place),
+ *       for the server to check.  Exit 1 if any failed.
  *   netvm-lib-test notify NODE PORT OFF LEN SEED NOTF
  *       Imports "buf" and writes the pattern with netvm_writeN, flushes.
  *
@@ -275,7 +276,7 @@ static int client(unsigned int node, unsigned int port)
 	struct netvm_segment si;
 	uint8_t *src = map(LOCAL_SIZE), *dst = map(LOCAL_SIZE);
 	uint8_t *unexp = map(8192);
-	uint64_t off = 0, size = 0;
+	uint64_t off = 0, next = 13, size = 0;
 	uint32_t old, r[3], seed = 0;
 	struct timespec t0;
 	int seg, roseg, err, e2;
@@ -300,14 +301,17 @@ static int client(unsigned int node, unsigned int port)
 	roseg = import(nv, node, port, "ro");
 
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		uint64_t loff = 1 + 7 * i, roff;
+		uint64_t loff = 1 + 7 * i;
 		int64_t bad;
 		int f = i & 1;
 
 		size = sizes[i];
 		seed = 100 + (uint32_t)i;
-		roff = (4099 * i * 37 + 13) % (BUF_SIZE - ATOM_OFF / 2 - size);
-		off = roff;
+		/* one after the other below ATOM_OFF, at odd offsets: a
+		 * write that lands in the wrong place cannot be hidden by
+		 * the next size's write, and the exporter checks them all */
+		off = next;
+		next = off + size + 7 * i + 5;
 		fill(src + loff, size, seed);
 		memset(dst + loff, 0, size);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -335,8 +339,10 @@ static int client(unsigned int node, unsigned int port)
 			       "%" PRIu64 " bad\n", bad, dst[loff + bad],
 			       pat(seed, (uint64_t)bad), nbad);
 		}
+		printf("range %" PRIu64 " %" PRIu64 " %u\n", off, size, seed);
 	}
-	printf("last %" PRIu64 " %" PRIu64 " %u\n", off, size, seed);
+	if (next > ATOM_OFF)
+		die("the sweep's ranges overrun the atomics", -EOVERFLOW);
 
 	/* atomics on the word at ATOM_OFF + 16 */
 	err = netvm_swap(nv, seg, ATOM_OFF + 16, 5, &old);
@@ -403,9 +409,11 @@ static int client(unsigned int node, unsigned int port)
 	ok(e2 == -EINVAL, "notf_test of a one-shot number: -EINVAL");
 	e2 = netvm_write(nv, roseg, 0, src, 20);
 	ok(e2 == -EROFS, "write to a read-only import: -EROFS");
-	err = netvm_readF(nv, roseg, 1000, dst, 3000);
-	ok(!err && check(dst, 3000, 99 + 1000) < 0,
-	   "read of the read-only import, byte-verified");
+	/* from byte 0: the refused write aimed at bytes 0..19 */
+	err = netvm_readF(nv, roseg, 0, dst, 4000);
+	ok(!err && check(dst, 4000, 99) < 0,
+	   "read of the read-only import, byte-verified: the refused write "
+	   "left bytes 0..19 alone");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	e2 = netvm_import(nv, node, port, "nope");
 	ok(e2 == -ENOENT, "import of a missing name: -ENOENT (%s, %.3f s)",

@@ -58,6 +58,7 @@
 #define DATA_SIZE	(W_ATOM + 4096)
 #define ERR_OFF		(W_ATOM + 2048)	/* 1 KiB left alone by the writers */
 #define ERR_LEN		1024
+#define END_LEN		64		/* the last bytes: the past-the-end write's aim */
 #define GONE_PORT	3		/* after ours (1) and the group's proxy (2) */
 
 static uint8_t data[DATA_SIZE] __attribute__((aligned(4096)));
@@ -506,6 +507,7 @@ static void phase_errors(int peer, int sender)
 	memset(src, 0xee, 4096);
 	if (!sender) {
 		memset(data + ERR_OFF, 0xa5, ERR_LEN);
+		memset(data + DATA_SIZE - END_LEN, 0xa5, END_LEN);
 		memset(victim, 0x5a, sizeof(victim));
 		memset(gone, 0x3c, sizeof(gone));
 		h = netvm_export(nv, "victim", victim, sizeof(victim), 0, NULL);
@@ -560,8 +562,9 @@ static void phase_errors(int peer, int sender)
 	}
 	barrier();
 	if (!sender) {
-		check(untouched(data + ERR_OFF, ERR_LEN, 0xa5), "notification 0 / past the end: "
-		      "nothing written");
+		check(untouched(data + ERR_OFF, ERR_LEN, 0xa5), "notification 0: nothing written");
+		check(untouched(data + DATA_SIZE - END_LEN, END_LEN, 0xa5),
+		      "past the end: nothing written in the last %d bytes", END_LEN);
 		check(untouched(victim, sizeof(victim), 0x5a), "stale key: nothing written");
 		check(untouched(gone, sizeof(gone), 0x3c), "closed endpoint: nothing written");
 	}

@@ -35,6 +35,11 @@ T = Tap()
 CLUSTER = None
 
 
+def ci():
+    """Under CI (CI=true) a missing tool is a failure, not a skip."""
+    return os.environ.get("CI", "").lower() not in ("", "0", "false")
+
+
 def nv(*args, timeout=300):
     return run_netvm(CLUSTER, args, timeout)
 
@@ -80,11 +85,19 @@ def window_pas(nodes):
     return pa
 
 
+ROUNDS = [0]
+
+
 def all_to_all(pa, nodes, size=32 * KiB, tag=""):
     """Every node writeP's to every other node's window (its own slot) and
-    readP's a region every other node filled; every byte verified."""
+    readP's a region every other node filled; every byte verified.  Each
+    call salts its seeds: a later round writes other bytes to the same
+    offsets, so what an earlier round left there cannot pass for it."""
+    ROUNDS[0] += 1
+    salt = 1000 * ROUNDS[0]
+
     def seed(s, d):
-        return 1 + 16 * s + d
+        return salt + 1 + 16 * s + d
     # writes: s's bytes land at s*64K in d's window
     jobs = {s: (s, " && ".join(
         "netvm-ktest write %d %#x %d %d %d" % (d, pa[d] + s * 64 * KiB, s * 64 * KiB, size, seed(s, d))
@@ -100,13 +113,14 @@ def all_to_all(pa, nodes, size=32 * KiB, tag=""):
     res = parallel(jobs)
     T.ok(all(r[0] == 0 for r in res.values()), "%severy byte written arrived intact" % tag,
          "\n".join("node %d: %s" % (k, diag(*r)) for k, r in res.items()))
-    # reads: d fills 512K with seed 100+d; s reads it into 576K + d*32K
-    res = parallel({d: (d, "netvm-ktest fill %d %d %d" % (512 * KiB, size, 100 + d)) for d in nodes})
+    # reads: d fills 512K with seed salt+100+d; s reads it into 576K + d*32K
+    res = parallel({d: (d, "netvm-ktest fill %d %d %d" % (512 * KiB, size, salt + 100 + d))
+                    for d in nodes})
     T.ok(all(r[0] == 0 for r in res.values()), "%sfill the read regions" % tag,
          "\n".join("node %d: %s" % (k, diag(*r)) for k, r in res.items()))
     jobs = {s: (s, " && ".join(
         "netvm-ktest read %d %#x %d %d && netvm-ktest check %d %d %d" % (
-            d, pa[d] + 512 * KiB, 576 * KiB + d * size, size, 576 * KiB + d * size, size, 100 + d)
+            d, pa[d] + 512 * KiB, 576 * KiB + d * size, size, 576 * KiB + d * size, size, salt + 100 + d)
         for d in nodes if d != s)) for s in nodes}
     t0 = time.monotonic()
     res = parallel(jobs)
@@ -145,7 +159,9 @@ def group_switch():
         rc, out, err = nv("capture", "stop")
         T.ok(rc == 0 and rc1 == 0, "a short writeP 0 -> 1 while capturing; capture stop",
              diag(rc1, out1, err1) + "\n" + diag(rc, out, err))
-        if not shutil.which("tshark"):
+        if not shutil.which("tshark") and ci():
+            T.ok(False, "tshark installed (required under CI)", "CI=%s" % os.environ["CI"])
+        elif not shutil.which("tshark"):
             T.ok(True, "# SKIP tshark not installed")
         else:
             r = subprocess.run(["tshark", "-X", "lua_script:" + os.path.join(REPO, "fabric", "netvm.lua"),
@@ -237,13 +253,14 @@ def group_switch():
     t0 = time.monotonic()
     rc, out, err = nv("run", 0, "--", "netvm-ktest", "write", 3, hex(pa[3]), 0, 4 * KiB, 5, timeout=60)
     dt = time.monotonic() - t0
-    T.ok(rc == 1 and "EHOSTUNREACH" in err and dt < 20,
-         "node 3 killed: writeP 0 -> 3 fails with EHOSTUNREACH in %.1f s" % dt, diag(rc, out, err))
+    # bounded: the run's 60 s deadline (a hang gives rc -1); dt is a figure
+    T.ok(rc == 1 and "EHOSTUNREACH" in err,
+         "node 3 killed: writeP 0 -> 3 fails with EHOSTUNREACH (%.1f s)" % dt, diag(rc, out, err))
     t0 = time.monotonic()
     rc, out, err = nv("run", 1, "--", "netvm-ktest", "read", 3, hex(pa[3]), 0, 4 * KiB, timeout=60)
     dt = time.monotonic() - t0
-    T.ok(rc == 1 and "EHOSTUNREACH" in err and dt < 20,
-         "readP 1 <- 3 fails with EHOSTUNREACH in %.1f s" % dt, diag(rc, out, err))
+    T.ok(rc == 1 and "EHOSTUNREACH" in err,
+         "readP 1 <- 3 fails with EHOSTUNREACH (%.1f s)" % dt, diag(rc, out, err))
     three = [0, 1, 2]
     all_to_all(pa, three, size=16 * KiB, tag="after the kill: ")
 

@@ -35,8 +35,10 @@ def sh(node, script, timeout=120):
 
 
 def background(node, cmd, out):
-    """Start cmd in node, detached from the agent connection."""
-    return sh(node, "setsid %s > %s 2>&1 < /dev/null &" % (cmd, out))
+    """Start cmd in node, detached from the agent connection; its output
+    goes to OUT, followed by a last line "exit N" with its exit status."""
+    return sh(node, "setsid sh -c '%s > %s 2>&1 < /dev/null; echo exit $? >> %s' "
+              "> /dev/null 2>&1 < /dev/null &" % (cmd, out, out))
 
 
 def wait_file(node, path, pattern, timeout):
@@ -54,12 +56,22 @@ def counter(node, name):
     return int(out.strip()) if rc == 0 and out.strip().isdigit() else -1
 
 
+def sweep_verdict(res, src, max_size=4096):
+    """The receiver's verdict from its output: its summary line with exact
+    counts (0 bad, from node src, every size up to max_size) and its exit
+    status 0 (the "exit N" line background adds)."""
+    want = "received one frame of every size from 1 to %d bytes from node %d, 0 bad" % (max_size, src)
+    lines = res.splitlines()
+    return want in lines and "exit 0" in lines
+
+
 def sweep(src, dst):
+    # no head start needed: the driver queues (or holds back) frames
+    # nobody has read yet, whenever the reader opens the device
     background(dst, RAW + " sweep-recv 4096 30000", "/tmp/sweep.out")
-    time.sleep(1)
     rc, out, err = sh(src, RAW + " sweep-send 4096")
-    res = wait_file(dst, "/tmp/sweep.out", "received", 60)
-    ok(rc == 0 and "0 bad" in res,
+    res = wait_file(dst, "/tmp/sweep.out", "exit ", 60)
+    ok(rc == 0 and sweep_verdict(res, src),
        "node %d -> node %d: one raw frame of every size 1..4096 B, every byte verified" % (src, dst),
        "send: %s %s\nrecv: %s" % (out, err, res))
 
@@ -73,19 +85,21 @@ def stalled_reader():
     frames = 3000
     tx0 = counter(0, "raw_tx")
     background(0, RAW + " send %d 4096" % frames, "/tmp/stall.out")
-    time.sleep(1.5)
-    t0 = time.monotonic()
-    rc, out, err = sh(0, "echo alive; cat /sys/class/netvm/netvm0/raw_tx", timeout=30)
-    dt = time.monotonic() - t0
+    # the sender is under way once frames leave; a frozen VM answers
+    # nothing at all, so the deadline below is generous, not a figure
+    rc, out, err = sh(0, "t=$(cat /sys/class/netvm/netvm0/raw_tx); for i in $(seq 300); do "
+                      "[ $(cat /sys/class/netvm/netvm0/raw_tx) -gt %d ] && break; sleep 0.1; done; "
+                      "echo alive; cat /sys/class/netvm/netvm0/raw_tx" % tx0, timeout=120)
     w = out.split()
-    stalled = rc == 0 and len(w) == 2 and w[0] == "alive" and int(w[1]) - tx0 < frames
-    ok(stalled and dt < 20, "node 0 answers while its link is stalled by a reader that reads nothing "
-       "(%.1f s; %s of %d frames on the wire)" % (dt, int(w[1]) - tx0 if len(w) == 2 else "?", frames),
+    stalled = rc == 0 and len(w) == 2 and w[0] == "alive" and tx0 < int(w[1]) < tx0 + frames
+    ok(stalled, "node 0 answers while its link is stalled by a reader that reads nothing "
+       "(%s of %d frames on the wire)" % (int(w[1]) - tx0 if len(w) == 2 else "?", frames),
        out + err)
     rc, out, err = sh(1, RAW + " recv %d 30000" % frames, timeout=300)
-    res = wait_file(0, "/tmp/stall.out", "sent", 60)
-    ok(rc == 0 and "received %d frames" % frames in out and " 0 bad" in out and
-       "sent %d" % frames in res,
+    res = wait_file(0, "/tmp/stall.out", "exit ", 60)
+    want = "received %d frames, %d bytes, from node 0, 0 bad" % (frames, frames * 4096)
+    ok(rc == 0 and want in out.splitlines() and "exit 0" in res.splitlines() and
+       "sent %d frames of 4096 bytes" % frames in res.splitlines(),
        "node 1 reads: all %d frames arrive in order, none lost" % frames, out + err + res)
 
 
@@ -96,9 +110,10 @@ def save_restore():
     dropped0 = counter(1, "raw_rx_dropped")
     rx0 = counter(1, "raw_rx")
     background(1, "/tmp/netvm-raw recv %d 120000" % frames, "/tmp/recv.out")
-    time.sleep(1)
     background(0, "/tmp/netvm-raw send %d 1500" % frames, "/tmp/send.out")
-    time.sleep(2)
+    # mid-stream: once 1000 frames have arrived (not after a fixed time)
+    sh(1, "for i in $(seq 600); do [ $(cat /sys/class/netvm/netvm0/raw_rx) -ge %d ] && break; "
+       "sleep 0.1; done" % (rx0 + 1000), timeout=120)
     before = counter(1, "raw_rx")
     ok(rx0 < before < rx0 + frames, "the save happens mid-stream (%d of %d frames received)"
        % (before - rx0, frames))
@@ -108,9 +123,11 @@ def save_restore():
     rc, out, err = nv("restore", timeout=300)
     if not ok(rc == 0, "restore both VMs into new QEMU processes", out + err):
         return
-    res = wait_file(1, "/tmp/recv.out", "received", 180)
-    sent = sh(0, "cat /tmp/send.out")[1]
-    ok("received %d frames" % frames in res and " 0 bad" in res and "sent %d" % frames in sent,
+    res = wait_file(1, "/tmp/recv.out", "exit ", 180)
+    sent = wait_file(0, "/tmp/send.out", "exit ", 60)
+    want = "received %d frames, %d bytes, from node 0, 0 bad" % (frames, frames * 1500)
+    ok(want in res.splitlines() and "exit 0" in res.splitlines() and
+       "exit 0" in sent.splitlines() and "sent %d" % frames in sent,
        "the stream saved mid-transfer completes: %d frames, none lost, duplicated or reordered"
        % frames, "receiver: %s\nsender: %s\nraw_rx before save: %d" % (res, sent, before))
     ok(counter(1, "raw_rx_dropped") == dropped0, "no frame dropped by the receiving driver")

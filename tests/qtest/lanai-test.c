@@ -332,6 +332,9 @@ static void test_selftest_irq(void)
 static void test_selftest_hostile(void)
 {
     Lanai *l = lanai_boot(NULL);
+    uint64_t guard = guest_alloc(&l->qs->alloc, NVM_ST_MAX_LEN);
+    g_autofree uint8_t *got = g_malloc(NVM_ST_MAX_LEN);
+    g_autofree uint8_t *want = g_malloc(NVM_ST_MAX_LEN);
     const uint64_t bad[] = {
         0xfffffffffffff000ull,      /* beyond any address space */
         0x00007ffffffff000ull,      /* unmapped */
@@ -351,7 +354,14 @@ static void test_selftest_hostile(void)
     wr(l, NVM_REG_ST_CMD, NVM_ST_CMD_INVERT);
     g_assert_true(WAIT_FOR(rd(l, NVM_REG_ST_STATUS) != NVM_ST_STATUS_BUSY));
 
-    /* zero and huge lengths, unknown commands: refused at once */
+    /*
+     * zero and huge lengths, unknown commands: refused at once, and aimed
+     * at real guest memory, which must stay as it was, every byte
+     */
+    memset(want, 0x5a, NVM_ST_MAX_LEN);
+    qtest_memwrite(qts(l), guard, want, NVM_ST_MAX_LEN);
+    wr(l, NVM_REG_ST_ADDR_LO, guard);
+    wr(l, NVM_REG_ST_ADDR_HI, guard >> 32);
     wr(l, NVM_REG_ST_LEN, 0);
     wr(l, NVM_REG_ST_CMD, NVM_ST_CMD_FILL);
     g_assert_cmpuint(rd(l, NVM_REG_ST_STATUS), ==, NVM_ST_STATUS_ERROR);
@@ -361,6 +371,8 @@ static void test_selftest_hostile(void)
     wr(l, NVM_REG_ST_LEN, 16);
     wr(l, NVM_REG_ST_CMD, 99);
     g_assert_cmpuint(rd(l, NVM_REG_ST_STATUS), ==, NVM_ST_STATUS_ERROR);
+    qtest_memread(qts(l), guard, got, NVM_ST_MAX_LEN);
+    g_assert_cmpmem(got, NVM_ST_MAX_LEN, want, NVM_ST_MAX_LEN);
 
     g_assert_cmpuint(rd(l, NVM_REG_ERRORS), >=, 5);
     g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);   /* alive */
@@ -640,11 +652,33 @@ static void test_hdma_chain(void)
     lanai_free(l);
 }
 
+/* A pattern no two 64-byte pieces of which look alike. */
+static void guard_pattern(uint8_t *p, uint32_t n, uint32_t seed)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        p[i] = (uint8_t)((i + seed) * 0x9e3779b97f4a7c15ull >> 56);
+    }
+}
+
+/* SRAM [off, off + n) and guest memory [a, a + 4096) as they were set. */
+static void assert_untouched(Lanai *l, uint32_t off, uint32_t n,
+                             const uint8_t *sram_want, uint64_t a,
+                             const uint8_t *host_want)
+{
+    g_autofree uint8_t *got = g_malloc(n > 4096 ? n : 4096);
+
+    qpci_memread(l->dev, l->sram, off, got, n);
+    g_assert_cmpmem(got, n, sram_want, n);
+    qtest_memread(qts(l), a, got, 4096);
+    g_assert_cmpmem(got, 4096, host_want, 4096);
+}
+
 /* Chains a guest (or a buggy firmware) should not build. */
 static void test_hdma_hostile(void)
 {
     Lanai *l = lanai_boot(NULL);
     uint64_t a = guest_alloc(&l->qs->alloc, 4096);
+    uint8_t host[4096], tail[32], mid[64];
     struct nvm_event ev;
 
     lanai_evq_setup(l);
@@ -663,24 +697,40 @@ static void test_hdma_hostile(void)
     ev = lanai_event_wait(l, NVM_EV_ERROR);
     g_assert_cmpuint(ev.data, ==, NVM_ERR_SRAM_RANGE);
 
+    /*
+     * From here on every refused transfer must leave its target alone:
+     * the SRAM's last 32 bytes, SRAM 0x4000..+64 and the guest page a,
+     * each holding a pattern the sources do not have.
+     */
+    guard_pattern(host, sizeof(host), 1);
+    guard_pattern(tail, sizeof(tail), 5000);
+    guard_pattern(mid, sizeof(mid), 9000);
+    qtest_memwrite(qts(l), a, host, sizeof(host));
+    qpci_memwrite(l->dev, l->sram, LANAI_SRAM_DEFAULT - 32, tail, sizeof(tail));
+    qpci_memwrite(l->dev, l->sram, 0x4000, mid, sizeof(mid));
+
     /* an SRAM range past the end, and a huge length */
     put_desc(l, 0x1000, LANAI_DMA_E2L | LANAI_DMA_TERMINAL, 64,
              LANAI_SRAM_DEFAULT - 32, a);
     hdma_run(l, 0x1000);
     g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_ERR_SRAM);
+    assert_untouched(l, LANAI_SRAM_DEFAULT - 32, 32, tail, a, host);
     put_desc(l, 0x1000, LANAI_DMA_L2E | LANAI_DMA_TERMINAL, 0xfffffff0, 0, a);
     hdma_run(l, 0x1000);
     g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_ERR_SRAM);
+    assert_untouched(l, LANAI_SRAM_DEFAULT - 32, 32, tail, a, host);
 
     /* unmapped host memory, both directions: error status and event */
     put_desc(l, 0x1000, LANAI_DMA_E2L | LANAI_DMA_TERMINAL, 64, 0x4000,
              0x00007ffffffff000ull);
     hdma_run(l, 0x1000);
     g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_ERR_HOST);
+    assert_untouched(l, 0x4000, sizeof(mid), mid, a, host);
     put_desc(l, 0x1000, LANAI_DMA_L2E | LANAI_DMA_TERMINAL, 64, 0x4000,
              0xfffffffffffff000ull);
     hdma_run(l, 0x1000);
     g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_ERR_HOST);
+    assert_untouched(l, 0x4000, sizeof(mid), mid, a, host);
     do {
         ev = lanai_event_wait(l, NVM_EV_ERROR);
     } while (ev.data != NVM_ERR_HOST_DMA);
@@ -690,6 +740,7 @@ static void test_hdma_hostile(void)
     put_desc(l, 0x1020, LANAI_DMA_E2L | LANAI_DMA_TERMINAL, 64, 0x4000, a);
     hdma_run(l, 0x1000);
     g_assert_cmpuint(get_desc(l, 0x1020).status, ==, NVM_DMA_ST_PENDING);
+    assert_untouched(l, 0x4000, sizeof(mid), mid, a, host);
 
     /* a zero length completes */
     put_desc(l, 0x1000, LANAI_DMA_E2L | LANAI_DMA_TERMINAL, 0, 0, a);

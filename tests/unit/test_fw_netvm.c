@@ -614,17 +614,21 @@ START_TEST(test_read_remote_miss)
 }
 END_TEST
 
-/* Keys checked at both ends; read-only pages; no such port. */
+/*
+ * Keys checked at both ends; read-only pages; no such port.  B's first
+ * 4 KiB hold pattern 50 throughout: every refused write must leave all of
+ * it (not just one byte) as it was.
+ */
 START_TEST(test_protection)
 {
 	struct nvm_cmd c;
-	uint8_t before = *sh_byte(&hb, PB, DST + 10);
 
-	sh_fill(&ha, PA, SRC, 64, 3);
+	sh_fill(&ha, PA, SRC, 4096, 3);
+	sh_fill(&hb, PB, DST, 4096, 50);
 	sh_write(&ha, PA, 1, PB, SRC, DST + 10, 200, KEY_B ^ 1, 0, 0);
 	finish(&ha, PA);
 	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_BAD_KEY);
-	ck_assert_uint_eq(*sh_byte(&hb, PB, DST + 10), before);
+	ck_assert(sh_check(&hb, PB, DST, 4096, 50));
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_KEY_FAILURES], 1);
 	/* a wrong key for the local page */
 	memset(&c, 0, sizeof(c));
@@ -643,12 +647,13 @@ START_TEST(test_protection)
 	sh_cmd(&ha, PA, &c);
 	finish(&ha, PA);
 	ck_assert_uint_eq(sh_err(&ha, PA, 1).status, NVM_ST_BAD_KEY);
+	ck_assert(sh_check(&hb, PB, DST, 4096, 50));
 	/* read-only export */
 	sh_set_ro(&hb, PB, DST, true);
 	sh_write(&ha, PA, 1, PB, SRC, DST, 200, KEY_B, 0, 0);
 	finish(&ha, PA);
 	ck_assert_uint_eq(sh_err(&ha, PA, 2).status, NVM_ST_READ_ONLY);
-	ck_assert_uint_eq(*sh_byte(&hb, PB, DST + 10), before);
+	ck_assert(sh_check(&hb, PB, DST, 4096, 50));
 	/* reads of a read-only page are fine */
 	sh_read(&ha, PA, 1, PB, SRC, DST, 100, KEY_B);
 	/* no such port, unreachable node, physical from a user endpoint */
@@ -666,6 +671,13 @@ START_TEST(test_protection)
 		ck_assert_uint_eq(seen, 1u << NVM_ST_NO_PORT |
 				  1u << NVM_ST_UNREACHABLE | 1u << NVM_ST_PERM);
 	}
+	ck_assert(sh_check(&hb, PB, DST, 4096, 50));
+	/* a key wrong in its high half only: all 64 bits are compared */
+	sh_write(&ha, PA, 1, PB, SRC, DST + 10, 200, KEY_B ^ (1ull << 40), 0, 0);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 7);
+	ck_assert_uint_eq(sh_err(&ha, PA, 6).status, NVM_ST_BAD_KEY);
+	ck_assert(sh_check(&hb, PB, DST, 4096, 50));
 }
 END_TEST
 
@@ -1419,6 +1431,30 @@ START_TEST(test_lossy_wire)
 		ck_assert_uint_eq(e.notify, 2000 + round);
 	}
 	ck_assert(!sh_notf_next(&hb, PB, &e));
+	/*
+	 * Increments are not idempotent: one applied twice (a duplicate of
+	 * a request taken again) shows in the count.  One at a time, and in
+	 * bursts of 16 so that duplicates arrive while earlier requests are
+	 * still missing (inside the window, where only the seen bits guard).
+	 */
+	{
+		uint32_t *w = (uint32_t *)sh_byte(&hb, PB, DST + 400000);
+
+		w[0] = 0;
+		for (uint32_t i = 0; i < 50; i++) {
+			sh_atomic(&ha, PA, 1, PB, DST + 400000, KEY_B,
+				  NVM_AT_INC, 0, 0);
+			finish(&ha, PA);
+			ck_assert_uint_eq(sh_reply(&ha, PA).r[0], i);
+		}
+		for (uint32_t i = 0; i < 20; i++) {
+			for (int k = 0; k < 16; k++)
+				sh_atomic(&ha, PA, 1, PB, DST + 400000, KEY_B,
+					  NVM_AT_INC, 0, 0);
+			finish(&ha, PA);
+		}
+		ck_assert_uint_eq(w[0], 50 + 20 * 16);
+	}
 	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
 	ck_assert_uint_gt(ca.frames_dropped + cb.frames_dropped, 0);
 	ck_assert_uint_gt(ca.fw.counters[FW_CNT_RETRANSMITS] +

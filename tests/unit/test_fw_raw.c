@@ -119,9 +119,18 @@ START_TEST(test_every_size)
 				  src->chip.node_id);
 		ck_assert_uint_eq(desc(dst, false, frame)->flags & NVM_RAW_OWN, 0);
 		ck_assert_uint_eq(desc(src, true, frame)->flags & NVM_RAW_OWN, 0);
-		for (uint32_t i = 0; i < n; i++)
-			ck_assert_uint_eq(sim_host(dst, RX_BUF)[i], pattern(frame, i));
-		ck_assert_uint_eq(sim_host(dst, RX_BUF)[n], 0xee);
+		/* the frame, then nothing written past it up to the end of
+		 * the buffer and beyond (one assertion each: the index of the
+		 * first wrong byte) */
+		const uint8_t *got = sim_host(dst, RX_BUF);
+		uint32_t i = 0;
+
+		while (i < n && got[i] == pattern(frame, i))
+			i++;
+		ck_assert_uint_eq(i, n);
+		while (i < NVM_RAW_MAX_PAYLOAD + 16 && got[i] == 0xee)
+			i++;
+		ck_assert_uint_eq(i, NVM_RAW_MAX_PAYLOAD + 16);
 		frame++;
 	}
 	ck_assert_uint_eq(src->fw.counters[FW_CNT_RAW_TX], frame);
@@ -235,6 +244,42 @@ START_TEST(test_rx_bad_frames)
 }
 END_TEST
 
+/*
+ * A frame longer than the buffer posted for it: refused with ERR_LEN, the
+ * buffer and what follows it untouched, the length received reported.
+ */
+START_TEST(test_rx_short_buffer)
+{
+	const uint8_t *got = sim_host(&b, RX_BUF);
+	uint32_t i = 0;
+
+	for (uint32_t j = 0; j < 150; j++)
+		sim_host(&a, TX_BUF)[j] = pattern(7, j);
+	memset(sim_host(&b, RX_BUF), 0xee, 4096);
+	post_rx(&b, 0, RX_BUF, 100);
+	send(&a, 0, TX_BUF, 150, NULL, 0);
+	sim_settle(&a, &b);
+	ck_assert_uint_eq(desc(&b, false, 0)->status, NVM_RAW_ERR_LEN);
+	ck_assert_uint_eq(desc(&b, false, 0)->len, 150);
+	ck_assert_uint_eq(desc(&b, false, 0)->flags & NVM_RAW_OWN, 0);
+	ck_assert_uint_eq(b.fw.counters[FW_CNT_RAW_RX_ERR], 1);
+	ck_assert_uint_eq(b.fw.counters[FW_CNT_RAW_RX], 0);
+	while (i < 4096 && got[i] == 0xee)
+		i++;
+	ck_assert_uint_eq(i, 4096);
+	/* one byte longer than the buffer is refused too; exactly its size fits */
+	post_rx(&b, 1, RX_BUF, 149);
+	send(&a, 1, TX_BUF, 150, NULL, 0);
+	sim_settle(&a, &b);
+	ck_assert_uint_eq(desc(&b, false, 1)->status, NVM_RAW_ERR_LEN);
+	post_rx(&b, 2, RX_BUF, 150);
+	send(&a, 2, TX_BUF, 150, NULL, 0);
+	sim_settle(&a, &b);
+	ck_assert_uint_eq(desc(&b, false, 2)->status, NVM_RAW_OK);
+	ck_assert_mem_eq(sim_host(&b, RX_BUF), sim_host(&a, TX_BUF), 150);
+}
+END_TEST
+
 START_TEST(test_bad_doorbell)
 {
 	sim_doorbell(&a, 3 * LANAI_DOORBELL_PAGE + 4, 0x1234);
@@ -283,6 +328,7 @@ static Suite *fw_raw_suite(void)
 	tcase_add_test(tc, test_backpressure);
 	tcase_add_test(tc, test_tx_errors);
 	tcase_add_test(tc, test_rx_bad_frames);
+	tcase_add_test(tc, test_rx_short_buffer);
 	tcase_add_test(tc, test_bad_doorbell);
 	tcase_add_test(tc, test_crc32);
 	tcase_add_test(tc, test_name_tables);

@@ -157,6 +157,9 @@ def parser():
     sp.add_argument("--suite", action="append", default=[], metavar="SUITE",
                     help="run only this suite (unit, qtest, guest); repeatable")
     sp.add_argument("--no-build", action="store_true", help="use what is built")
+    sp.add_argument("--mutants", action="store_true",
+                    help="mutation testing instead (tests/mutants/run-mutants.py; after --: "
+                    "mutant names or prefixes, --list, --keep-going)")
     sp.add_argument("meson_args", nargs="*", metavar="MESON_TEST_ARG",
                     help="more arguments for meson test (after --)")
     return p
@@ -324,6 +327,17 @@ def bench(c, a):
 def test(a):
     if not a.no_build:
         buildmod.build()
+    if a.mutants:
+        # each mutant is rebuilt and tested on its own (docs/testing.md)
+        # Ctrl-C reaches the runner too, which restores the source; wait
+        # for it (subprocess.call would kill it mid-restore)
+        p = subprocess.Popen([sys.executable, os.path.join(REPO, "tests", "mutants",
+                                                           "run-mutants.py")] + a.meson_args, cwd=REPO)
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            return p.wait()
+        finally:
+            signal.signal(signal.SIGINT, old)
     cmd = ["meson", "test", "-C", MESON_BUILD, "--print-errorlogs"]
     for s in a.suite:
         cmd += ["--suite", s]
