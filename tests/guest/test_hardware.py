@@ -81,8 +81,15 @@ def stalled_reader():
     back-to-back stream link -- sends: the frames back up into node 0's NIC,
     node 0 itself keeps running (QEMU's main loop used to block in
     sendmsg() on the accepted socket and freeze the VM), and once node 1
-    reads, every frame arrives."""
+    reads, every frame arrives.  Node 1's driver holds the link for a
+    reader that takes nothing only raw_hold_ms (then it drops, counted:
+    guest-security-b2b); here the hold is made longer than the test."""
     frames = 3000
+    hold = "/sys/module/netvm/parameters/raw_hold_ms"
+    rc, default_hold, err = sh(1, "cat %s && echo 600000 > %s" % (hold, hold))
+    ok(rc == 0 and default_hold.strip().isdigit(),
+       "node 1: raw_hold_ms 600000 (a reader that reads nothing holds the link)", default_hold + err)
+    dropped0 = counter(1, "raw_rx_dropped")
     tx0 = counter(0, "raw_tx")
     background(0, RAW + " send %d 4096" % frames, "/tmp/stall.out")
     # the sender is under way once frames leave; a frozen VM answers
@@ -101,6 +108,9 @@ def stalled_reader():
     ok(rc == 0 and want in out.splitlines() and "exit 0" in res.splitlines() and
        "sent %d frames of 4096 bytes" % frames in res.splitlines(),
        "node 1 reads: all %d frames arrive in order, none lost" % frames, out + err + res)
+    ok(counter(1, "raw_rx_dropped") == dropped0, "node 1's driver dropped none")
+    rc, out, err = sh(1, "echo %s > %s" % (default_hold.strip(), hold))
+    ok(rc == 0, "node 1: raw_hold_ms back to %s" % default_hold.strip(), out + err)
 
 
 def save_restore():
