@@ -20,6 +20,15 @@
 #include "system/runstate.h"
 #include "lanai.h"
 
+/* Engines that wait while the VM is stopped go on when it runs. */
+static void lanai_vm_state(void *opaque, bool running, RunState state)
+{
+    LanaiState *s = opaque;
+
+    lanai_wire_vm_state(s, running, state);
+    lanai_selftest_vm_state(s, running);
+}
+
 static void lanai_realize(PCIDevice *pci, Error **errp)
 {
     LanaiState *s = LANAI(pci);
@@ -76,7 +85,7 @@ static void lanai_realize(PCIDevice *pci, Error **errp)
                                      &dev->mem_reentrancy_guard);
     s->st_bh = qemu_bh_new_guarded(lanai_selftest_bh, s,
                                    &dev->mem_reentrancy_guard);
-    s->vm_state = qemu_add_vm_change_state_handler(lanai_wire_vm_state, s);
+    s->vm_state = qemu_add_vm_change_state_handler(lanai_vm_state, s);
     lanai_timers_init(s);
     s->link_timer = timer_new_ms(QEMU_CLOCK_VIRTUAL, lanai_link_timer, s);
     timer_mod(s->link_timer, qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) +

@@ -138,6 +138,17 @@ extern const MemoryRegionOps lanai_regs_ops;
 void lanai_regs_reset(LanaiState *s);
 void lanai_guest_error(LanaiState *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
+/*
+ * A guest error with its own trace event, as hw/nvme's NVME_GUEST_ERR:
+ * logged (LOG_GUEST_ERROR), counted in ERRORS, and traced as
+ * trace_<trace>(args...).
+ */
+#define LANAI_GUEST_ERR(s, trace, fmt, ...)                             \
+    do {                                                                \
+        trace_##trace(__VA_ARGS__);                                     \
+        lanai_guest_error(s, #trace ": " fmt, ## __VA_ARGS__);          \
+    } while (0)
+
 /* lanai-events.c */
 void lanai_update_irq(LanaiState *s);
 void lanai_set_isr(LanaiState *s, uint32_t bits);
@@ -163,6 +174,8 @@ void lanai_wire_vm_state(void *opaque, bool running, RunState state);
 void lanai_recv_setup(LanaiState *s, uint32_t ring, uint32_t slots,
                       uint32_t slot_size);
 void lanai_recv_kick(LanaiState *s);
+bool lanai_send_range_ok(LanaiState *s, uint32_t off, uint32_t len);
+bool lanai_rx_state_ok(LanaiState *s);
 void lanai_recv_stop(LanaiState *s);
 uint32_t lanai_link_state(LanaiState *s);
 void lanai_link_timer(void *opaque);
@@ -180,6 +193,8 @@ void lanai_timers_post_load(LanaiState *s);
 void lanai_selftest_start(LanaiState *s, uint32_t cmd);
 void lanai_selftest_bh(void *opaque);
 void lanai_selftest_reset(LanaiState *s);
+bool lanai_selftest_args_ok(uint32_t cmd, uint32_t len);
+void lanai_selftest_vm_state(LanaiState *s, bool running);
 
 /* lanai-fw.c */
 void lanai_fw_init(LanaiState *s);

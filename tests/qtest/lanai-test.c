@@ -1117,6 +1117,218 @@ static void test_reset_mid_transfer(void)
     lanai_free(a);
 }
 
+/* ---- engine state changed under a running engine (issue 14) ---- */
+
+/*
+ * One QEMU whose link's far end is this test: frames written to *peer
+ * (stream netdev framing: a 4-byte big-endian length, then the frame)
+ * arrive at the device.
+ */
+static Lanai *lanai_boot_wired(int *peer, const char *extra)
+{
+    int sv[2];
+    g_autofree char *opts = NULL;
+    Lanai *l;
+
+    g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), ==, 0);
+    fcntl(sv[0], F_SETFD, FD_CLOEXEC);
+    opts = g_strdup_printf(",netdev=l0,node-id=1%s -netdev stream,id=l0,"
+                           "addr.type=fd,addr.str=%d", extra, sv[1]);
+    l = lanai_boot(opts);
+    close(sv[1]);
+    *peer = sv[0];
+    return l;
+}
+
+static void peer_send(int peer, const uint8_t *f, uint32_t n)
+{
+    uint8_t be[4] = { n >> 24, n >> 16, n >> 8, n };
+
+    g_assert_cmpint(write(peer, be, 4), ==, 4);
+    g_assert_cmpint(write(peer, f, n), ==, n);
+}
+
+static void sram_fill(Lanai *l, uint32_t off, uint8_t v, uint32_t n)
+{
+    g_autofree uint8_t *buf = g_malloc(n);
+
+    memset(buf, v, n);
+    qpci_memwrite(l->dev, l->sram, off, buf, n);
+}
+
+static void sram_assert_fill(Lanai *l, uint32_t off, uint8_t v, uint32_t n)
+{
+    g_autofree uint8_t *buf = g_malloc(n);
+
+    qpci_memread(l->dev, l->sram, off, buf, n);
+    for (uint32_t i = 0; i < n; i++) {
+        if (buf[i] != v) {
+            g_error("SRAM 0x%x is 0x%02x, not 0x%02x", off + i, buf[i], v);
+        }
+    }
+}
+
+/*
+ * The receive engine is on, then RECV_RING is moved past SRAM: the
+ * next look at the ring read outside SRAM (SIGSEGV).  Now the engine
+ * checks its ring at every use and stops.
+ */
+static void test_recv_ring_moved(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    uint32_t errs;
+
+    recv_start(l, 0x10000, 2);
+    errs = rd(l, NVM_REG_ERRORS);
+    wr(l, NVM_REG_RECV_RING, 0xfffffff0);
+    wr(l, NVM_REG_RECV_CTRL, NVM_RECV_CTRL_RETRY);
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, errs + 1);
+    g_assert_cmphex(rd(l, NVM_REG_RECV_CTRL) & NVM_ENG_BUSY, ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    lanai_free(l);
+}
+
+/*
+ * Receive ring changed while on, then a frame from the peer: the ring
+ * must not be used.  slots: the new RECV_SLOTS, ring/size: the new
+ * RECV_RING and RECV_SLOT_SIZE.  Checks that SRAM where the frame would
+ * have gone (the old slot, the end of SRAM) is unchanged.
+ */
+static void recv_changed_then_frame(uint32_t ring, uint32_t slots,
+                                    uint32_t size)
+{
+    int peer;
+    Lanai *l = lanai_boot_wired(&peer, "");
+    const uint32_t old = 0x10000, tail = LANAI_SRAM_DEFAULT - 0x2000;
+    uint8_t f[200];
+    uint32_t errs;
+
+    for (unsigned i = 0; i < sizeof(f); i++) {
+        f[i] = 0x80 ^ i;
+    }
+    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    recv_start(l, old, 2);
+    sram_fill(l, old + 8, 0xee, 2 * SLOT_SIZE - 8);
+    sram_fill(l, tail, 0, 0x2000);     /* slot states there read EMPTY */
+    errs = rd(l, NVM_REG_ERRORS);
+    wr(l, NVM_REG_RECV_RING, ring);
+    wr(l, NVM_REG_RECV_SLOTS, slots);
+    wr(l, NVM_REG_RECV_SLOT_SIZE, size);
+    peer_send(peer, f, sizeof(f));
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_ERRORS) == errs + 1));
+    g_assert_cmphex(rd(l, NVM_REG_RECV_CTRL) & NVM_ENG_BUSY, ==, 0);
+    g_assert_cmpuint(rd(l, NVM_REG_RECV_COUNT), ==, 0);
+    g_assert_cmpuint(sram_rd(l, old), ==, 0);            /* still EMPTY */
+    sram_assert_fill(l, old + 8, 0xee, 2 * SLOT_SIZE - 8);
+    sram_assert_fill(l, tail, 0, 0x2000);
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    close(peer);
+    lanai_free(l);
+}
+
+/* RECV_SLOTS 0 while on: the next slot was computed modulo 0 (SIGFPE). */
+static void test_recv_slots_zero(void)
+{
+    recv_changed_then_frame(0x10000, 0, SLOT_SIZE);
+}
+
+/*
+ * RECV_SLOT_SIZE 4 while on, the ring at the end of SRAM: a slot's room
+ * (size - 8) wrapped to 4 GiB and the peer's frame was copied past the
+ * end of SRAM.
+ */
+static void test_recv_slot_size_small(void)
+{
+    recv_changed_then_frame(LANAI_SRAM_DEFAULT - 16, 2, 4);
+}
+
+/*
+ * A send is started (frame at SEND_OFF, SEND_LEN checked), and waits
+ * because the VM is stopped; then SEND_OFF or SEND_LEN changes.  When the
+ * VM runs, the engine sent with the new values: 2 MiB copied into its
+ * 4 KiB stack buffer, or a frame read past the end of SRAM.  Now it
+ * checks them again and refuses the send.
+ */
+static void send_changed_while_busy(uint32_t reg, uint32_t val)
+{
+    Lanai *l = lanai_boot(NULL);
+    uint32_t errs;
+
+    sram_fill(l, 0x2000, 0x42, 100);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'stop'}");
+    wr(l, NVM_REG_SEND_OFF, 0x2000);
+    wr(l, NVM_REG_SEND_LEN, 100);
+    wr(l, NVM_REG_SEND_CTRL, 1);
+    g_assert_cmphex(rd(l, NVM_REG_SEND_CTRL) & NVM_ENG_BUSY, !=, 0);
+    errs = rd(l, NVM_REG_ERRORS);
+    wr(l, reg, val);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'cont'}");
+    g_assert_true(WAIT_FOR(!(rd(l, NVM_REG_SEND_CTRL) & NVM_ENG_BUSY)));
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, errs + 1);
+    g_assert_cmpuint(rd(l, NVM_REG_SEND_COUNT), ==, 0);
+    g_assert_cmphex(rd(l, LANAI_REG_ISR) & LANAI_ISR_SEND, !=, 0);
+    sram_assert_fill(l, 0x2000, 0x42, 100);
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    lanai_free(l);
+}
+
+static void test_send_len_while_busy(void)
+{
+    send_changed_while_busy(NVM_REG_SEND_LEN, LANAI_SRAM_DEFAULT - 0x2000);
+}
+
+static void test_send_off_while_busy(void)
+{
+    send_changed_while_busy(NVM_REG_SEND_OFF, LANAI_SRAM_DEFAULT - 16);
+}
+
+/*
+ * ST_LEN changed after ST_CMD, before the engine ran (a vCPU can, beside
+ * the main loop; here the VM is stopped, and the self-test waits for it
+ * to run): the engine allocated and filled what ST_LEN said (up to 4
+ * GiB) and wrote it over guest memory past the buffer.  Now it checks
+ * the length it uses and fails the test, with no DMA at all.
+ */
+static void test_selftest_len_while_busy(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    const uint32_t span = 2 * 1024 * 1024;
+    uint64_t buf = guest_alloc(&l->qs->alloc, span);
+    g_autofree uint8_t *got = g_malloc(span);
+    uint32_t errs;
+
+    qtest_memset(qts(l), buf, 0x5a, span);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'stop'}");
+    wr(l, NVM_REG_ST_ADDR_LO, buf);
+    wr(l, NVM_REG_ST_ADDR_HI, buf >> 32);
+    wr(l, NVM_REG_ST_LEN, NVM_ST_MAX_LEN);
+    wr(l, NVM_REG_ST_CMD, NVM_ST_CMD_FILL);
+    /* no DMA into a stopped VM: still busy, memory untouched */
+    g_assert_cmpuint(rd(l, NVM_REG_ST_STATUS), ==, NVM_ST_STATUS_BUSY);
+    errs = rd(l, NVM_REG_ERRORS);
+    wr(l, NVM_REG_ST_LEN, span);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'cont'}");
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_ST_STATUS) != NVM_ST_STATUS_BUSY));
+    g_assert_cmpuint(rd(l, NVM_REG_ST_STATUS), ==, NVM_ST_STATUS_ERROR);
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, errs + 1);
+    qtest_memread(qts(l), buf, got, span);
+    for (uint32_t i = 0; i < span; i++) {
+        if (got[i] != 0x5a) {
+            g_error("guest byte at +0x%x changed to 0x%02x", i, got[i]);
+        }
+    }
+    /* a good command afterwards works */
+    wr(l, NVM_REG_ST_LEN, 16);
+    wr(l, NVM_REG_ST_CMD, NVM_ST_CMD_FILL);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_ST_STATUS) == NVM_ST_STATUS_DONE));
+    qtest_memread(qts(l), buf, got, 17);
+    for (uint32_t i = 0; i < 16; i++) {
+        g_assert_cmphex(got[i], ==, nvm_st_pattern(0, i));
+    }
+    g_assert_cmphex(got[16], ==, 0x5a);
+    lanai_free(l);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1140,5 +1352,15 @@ int main(int argc, char **argv)
     qtest_add_func("/lanai/reset/mid-transfer", test_reset_mid_transfer);
     qtest_add_func("/lanai/events/link", test_link_event);
     qtest_add_func("/lanai/hostile/garbage", test_garbage);
+    qtest_add_func("/lanai/hostile/recv-ring-moved", test_recv_ring_moved);
+    qtest_add_func("/lanai/hostile/recv-slots-zero", test_recv_slots_zero);
+    qtest_add_func("/lanai/hostile/recv-slot-size-small",
+                   test_recv_slot_size_small);
+    qtest_add_func("/lanai/hostile/send-len-while-busy",
+                   test_send_len_while_busy);
+    qtest_add_func("/lanai/hostile/send-off-while-busy",
+                   test_send_off_while_busy);
+    qtest_add_func("/lanai/hostile/selftest-len-while-busy",
+                   test_selftest_len_while_busy);
     return g_test_run();
 }
