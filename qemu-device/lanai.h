@@ -149,6 +149,27 @@ void lanai_guest_error(LanaiState *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
         lanai_guest_error(s, #trace ": " fmt, ## __VA_ARGS__);          \
     } while (0)
 
+/*
+ * The device's re-entrancy guard, engaged around every DMA and MSI write
+ * the device makes, whoever makes it (an MMIO access holds it already; a
+ * timer or a net-layer callback does not): a write the guest aimed at
+ * this device's own BARs is then refused by the memory core instead of
+ * re-entering the device in the middle of an update.
+ */
+static inline bool lanai_guard_enter(LanaiState *s)
+{
+    MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
+    bool engaged = guard->engaged_in_io;
+
+    guard->engaged_in_io = true;
+    return engaged;
+}
+
+static inline void lanai_guard_leave(LanaiState *s, bool engaged)
+{
+    DEVICE(s)->mem_reentrancy_guard.engaged_in_io = engaged;
+}
+
 /* lanai-events.c */
 void lanai_update_irq(LanaiState *s);
 void lanai_set_isr(LanaiState *s, uint32_t bits);

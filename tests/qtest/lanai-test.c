@@ -1329,6 +1329,54 @@ static void test_selftest_len_while_busy(void)
     lanai_free(l);
 }
 
+/*
+ * DMA the device makes outside an MMIO access (here the link watch, a
+ * timer) aimed at its own BARs: the event ring at the doorbell BAR, the
+ * MSI-X vector at the SCRATCH register.  Both writes re-entered the
+ * device (doorbell words latched, SCRATCH overwritten); now the device's
+ * re-entrancy guard refuses them: the event is lost and counted.
+ */
+static void test_reentry_from_timer(void)
+{
+    int peer;
+    Lanai *l = lanai_boot_wired(&peer, "");
+    uint64_t off = l->dev->msix_table_off;
+    struct nvm_event ev;
+
+    lanai_evq_setup(l);
+    qtest_clock_step(qts(l), 50 * 1000 * 1000);
+    while (lanai_event_next(l, &ev)) {
+        /* the link-up event, if the watch saw one */
+    }
+    g_assert_cmphex(rd(l, NVM_REG_LINK), ==, NVM_LINK_UP);
+    qpci_msix_enable(l->dev);
+    qpci_io_writel(l->dev, l->dev->msix_table_bar,
+                   off + PCI_MSIX_ENTRY_LOWER_ADDR,
+                   l->regs.addr + NVM_REG_SCRATCH);
+    qpci_io_writel(l->dev, l->dev->msix_table_bar,
+                   off + PCI_MSIX_ENTRY_UPPER_ADDR, l->regs.addr >> 32);
+    qpci_io_writel(l->dev, l->dev->msix_table_bar,
+                   off + PCI_MSIX_ENTRY_DATA, 0x5ca7);
+    qpci_io_writel(l->dev, l->dev->msix_table_bar,
+                   off + PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
+    wr(l, LANAI_REG_ISR, LANAI_ISR_HOST_W1C);
+    wr(l, LANAI_REG_EIMR, LANAI_ISR_HOST_W1C);
+    wr(l, NVM_REG_EVQ_LEN, 0);
+    wr(l, NVM_REG_EVQ_BASE_LO, l->db.addr);
+    wr(l, NVM_REG_EVQ_BASE_HI, l->db.addr >> 32);
+    wr(l, NVM_REG_EVQ_LEN, EVQ_LEN);
+    g_assert_cmpuint(rd(l, NVM_REG_EVQ_LOST), ==, 0);
+
+    wr(l, LANAI_REG_MYRINET, 0);            /* link down, seen by a timer */
+    qtest_clock_step(qts(l), 50 * 1000 * 1000);
+    g_assert_cmpuint(rd(l, NVM_REG_EVQ_LOST), ==, 1);
+    g_assert_cmphex(rd(l, NVM_REG_DB_STATUS), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_SCRATCH), ==, 0);
+    g_assert_cmphex(rd(l, LANAI_REG_ISR) & LANAI_ISR_EV_ERROR, !=, 0);
+    close(peer);
+    lanai_free(l);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1362,5 +1410,7 @@ int main(int argc, char **argv)
                    test_send_off_while_busy);
     qtest_add_func("/lanai/hostile/selftest-len-while-busy",
                    test_selftest_len_while_busy);
+    qtest_add_func("/lanai/hostile/reentry-from-timer",
+                   test_reentry_from_timer);
     return g_test_run();
 }
