@@ -13,6 +13,7 @@
 #include "libqos/libqos-pc.h"
 #include "libqos/pci.h"
 #include "hw/pci/pci_regs.h"
+#include "qobject/qdict.h"
 
 #include "../../hw/misc/lanai/include/netvm/lanai_regs.h"
 #include "../../hw/misc/lanai/include/netvm/lanai_sram.h"
@@ -1377,6 +1378,170 @@ static void test_reentry_from_timer(void)
     lanai_free(l);
 }
 
+/* ---- saved state is input too ---- */
+
+#define MIG_LED         0x1ed0c0deu
+#define MIG_SCRATCH     0x5ca7c4edu
+
+/*
+ * Offsets of the device's fields in its section of the stream, from
+ * SCRATCH on (VMState order in lanai-pci.c: big-endian integers, bools
+ * one byte, arrays inline).
+ */
+enum {
+    MIG_EVQ_LEN = 65,
+    MIG_BACKLOG_HEAD = 4177,
+    MIG_DB_COUNT = 6237,
+    MIG_SEND_BUSY = 6255,
+    MIG_SEND_OFF = 6256,
+    MIG_SEND_LEN = 6260,
+    MIG_RX_RING = 6269,
+    MIG_RX_SLOTS = 6273,
+    MIG_RX_SLOT_SIZE = 6277,
+    MIG_RX_NEXT = 6281,
+    MIG_ST_LEN = 6305,
+    MIG_ST_CMD = 6313,
+    MIG_ST_STATUS = 6317,
+};
+
+static void mig_wait(QTestState *q, const char *want)
+{
+    for (int i = 0; i < 3000; i++) {
+        QDict *rsp = qtest_qmp_assert_success_ref(q,
+                                                  "{'execute': 'query-migrate'}");
+        const char *st = qdict_haskey(rsp, "status") ?
+                         qdict_get_str(rsp, "status") : "none";
+        bool done = !strcmp(st, "completed") || !strcmp(st, "failed");
+
+        if (done) {
+            g_assert_cmpstr(st, ==, want);
+            qobject_unref(rsp);
+            return;
+        }
+        qobject_unref(rsp);
+        g_usleep(10 * 1000);
+    }
+    g_error("migration did not end");
+}
+
+static uint32_t be32_at(const gchar *p)
+{
+    const uint8_t *b = (const uint8_t *)p;
+
+    return (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3];
+}
+
+static void be32_put(gchar *p, uint32_t v)
+{
+    uint8_t *b = (uint8_t *)p;
+
+    b[0] = v >> 24;
+    b[1] = v >> 16;
+    b[2] = v >> 8;
+    b[3] = v;
+}
+
+/* A device with state worth saving: event ring, receive ring on, markers. */
+static gchar *mig_save(gsize *len, gsize *scratch)
+{
+    Lanai *l = lanai_boot(",node-id=1");
+    g_autofree char *path = g_strdup_printf("/tmp/lanai-mig-%d", getpid());
+    g_autofree char *uri = g_strdup_printf("file:%s", path);
+    gchar *data;
+    uint8_t mark[8];
+    uint8_t *hit;
+
+    lanai_evq_setup(l);
+    recv_start(l, 0x10000, 2);
+    wr(l, LANAI_REG_LED, MIG_LED);
+    wr(l, NVM_REG_SCRATCH, MIG_SCRATCH);
+    be32_put((gchar *)mark, MIG_LED);
+    be32_put((gchar *)mark + 4, MIG_SCRATCH);
+    qtest_qmp_assert_success(qts(l),
+                             "{'execute': 'migrate', 'arguments': "
+                             "{'uri': %s}}", uri);
+    mig_wait(qts(l), "completed");
+    lanai_free(l);
+    g_assert_true(g_file_get_contents(path, &data, len, NULL));
+    unlink(path);
+    hit = memmem(data, *len, mark, sizeof(mark));
+    g_assert_nonnull(hit);
+    g_assert_null(memmem(hit + 1, *len - (hit + 1 - (uint8_t *)data), mark,
+                         sizeof(mark)));
+    *scratch = hit + 4 - (uint8_t *)data;
+    return data;
+}
+
+/* Load a stream into a new QEMU: "completed" or "failed", and alive. */
+static void mig_load(const gchar *data, gsize len, const char *want)
+{
+    g_autofree char *path = g_strdup_printf("/tmp/lanai-mig-in-%d", getpid());
+    g_autofree char *uri = g_strdup_printf("file:%s", path);
+    QTestState *q;
+
+    g_assert_true(g_file_set_contents(path, data, len, NULL));
+    q = qtest_init("-nodefaults -device lanai,node-id=1 -incoming defer");
+    qtest_qmp_assert_success(q, "{'execute': 'migrate-incoming', "
+                             "'arguments': {'uri': %s, "
+                             "'exit-on-error': false}}", uri);
+    mig_wait(q, want);
+    qtest_qmp_assert_success(q, "{'execute': 'query-status'}");
+    qtest_quit(q);
+    unlink(path);
+}
+
+/*
+ * A saved device whose stream is corrupted: an index out of range, a
+ * ring position past its ring, a length too big.  Each was trusted by
+ * the device (and used by its engines: the receive ring at the next
+ * frame, the send and self-test in bottom halves right after the load);
+ * now the load is refused and the incoming QEMU stays up.  The stream
+ * as saved loads.
+ */
+static void test_migration_corrupt(void)
+{
+    static const struct {
+        unsigned off;       /* from SCRATCH */
+        uint32_t was;       /* what the saved device had */
+        uint32_t bad;
+    } cases[] = {
+        { MIG_RX_NEXT, 0, 2 },                  /* next slot past the ring */
+        { MIG_RX_SLOTS, 2, 0 },
+        { MIG_RX_SLOT_SIZE, SLOT_SIZE, 4 },
+        { MIG_RX_RING, 0x10000, LANAI_SRAM_DEFAULT - 16 },
+        { MIG_EVQ_LEN, EVQ_LEN, 3 },
+        { MIG_BACKLOG_HEAD, 0, 256 },
+        { MIG_DB_COUNT, 0, 257 },
+    };
+    gsize len, sc;
+    g_autofree gchar *data = mig_save(&len, &sc);
+    g_autofree gchar *bad = g_memdup2(data, len);
+
+    g_assert_cmphex(be32_at(data + sc - 4), ==, MIG_LED);
+    mig_load(data, len, "completed");
+    for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+        memcpy(bad, data, len);
+        g_assert_cmphex(be32_at(bad + sc + cases[i].off), ==, cases[i].was);
+        be32_put(bad + sc + cases[i].off, cases[i].bad);
+        mig_load(bad, len, "failed");
+    }
+    /* a send in flight with a length past the frame buffer */
+    memcpy(bad, data, len);
+    g_assert_cmpuint((uint8_t)bad[sc + MIG_SEND_BUSY], ==, 0);
+    bad[sc + MIG_SEND_BUSY] = 1;
+    be32_put(bad + sc + MIG_SEND_OFF, 0x2000);
+    be32_put(bad + sc + MIG_SEND_LEN, 0x100000);
+    mig_load(bad, len, "failed");
+    /* a self-test in flight with a 4 GiB length */
+    memcpy(bad, data, len);
+    g_assert_cmpuint(be32_at(bad + sc + MIG_ST_STATUS), ==,
+                     NVM_ST_STATUS_IDLE);
+    be32_put(bad + sc + MIG_ST_STATUS, NVM_ST_STATUS_BUSY);
+    be32_put(bad + sc + MIG_ST_CMD, NVM_ST_CMD_FILL);
+    be32_put(bad + sc + MIG_ST_LEN, 0xffffffff);
+    mig_load(bad, len, "failed");
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1412,5 +1577,6 @@ int main(int argc, char **argv)
                    test_selftest_len_while_busy);
     qtest_add_func("/lanai/hostile/reentry-from-timer",
                    test_reentry_from_timer);
+    qtest_add_func("/lanai/migration/corrupt", test_migration_corrupt);
     return g_test_run();
 }
