@@ -41,6 +41,39 @@ static uint16_t lanai_csum(const uint8_t *p, uint32_t len)
     return sum;
 }
 
+/*
+ * Host <-> SRAM through a bounce buffer, a chunk at a time.  The host
+ * address may be this device's own SRAM BAR: RAM, which the re-entrancy
+ * guard does not cover, so one pci_dma_read/write straight into SRAM
+ * would be a memcpy between overlapping ranges of the same block
+ * (undefined; AddressSanitizer stops QEMU on it).
+ */
+static MemTxResult lanai_hdma_copy(PCIDevice *pci, bool e2l, uint64_t host,
+                                   uint8_t *sram, uint32_t len)
+{
+    uint8_t bounce[4096];
+    MemTxResult res;
+    uint32_t n;
+
+    for (uint32_t done = 0; done < len; done += n) {
+        n = MIN(len - done, sizeof(bounce));
+        if (e2l) {
+            res = pci_dma_read(pci, host + done, bounce, n);
+            if (res != MEMTX_OK) {
+                return res;
+            }
+            memcpy(sram + done, bounce, n);
+        } else {
+            memcpy(bounce, sram + done, n);
+            res = pci_dma_write(pci, host + done, bounce, n);
+            if (res != MEMTX_OK) {
+                return res;
+            }
+        }
+    }
+    return MEMTX_OK;
+}
+
 static uint32_t lanai_hdma_one(LanaiState *s, uint32_t off,
                                struct lanai_dma_desc *d)
 {
@@ -58,11 +91,7 @@ static uint32_t lanai_hdma_one(LanaiState *s, uint32_t off,
     if (!d->len) {
         return NVM_DMA_ST_DONE;
     }
-    if (e2l) {
-        res = pci_dma_read(pci, host, sram + d->lar, d->len);
-    } else {
-        res = pci_dma_write(pci, host, sram + d->lar, d->len);
-    }
+    res = lanai_hdma_copy(pci, e2l, host, sram + d->lar, d->len);
     if (res != MEMTX_OK) {
         lanai_guest_error(s, "host DMA %s 0x%" PRIx64 " len %u refused",
                           e2l ? "from" : "to", host, d->len);

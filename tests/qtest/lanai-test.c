@@ -1378,6 +1378,42 @@ static void test_reentry_from_timer(void)
     lanai_free(l);
 }
 
+/*
+ * A host DMA chain whose host address is the device's own SRAM BAR,
+ * overlapping the SRAM range it copies to: the engine copied SRAM to SRAM
+ * with one memcpy between overlapping ranges (undefined behaviour; the
+ * ASan build of QEMU stops on it, memcpy-param-overlap).  Now it goes
+ * through a bounce buffer: the bytes move as a bus read then write would
+ * move them.  Both directions.
+ */
+static void test_hdma_own_sram(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    uint8_t pat[0x180], got[0x100];
+
+    for (unsigned i = 0; i < sizeof(pat); i++) {
+        pat[i] = (uint8_t)(i * 7 + 1);
+    }
+    /* E2L: "host" SRAM 0x4080.. into SRAM 0x4000.. */
+    qpci_memwrite(l->dev, l->sram, 0x4000, pat, sizeof(pat));
+    put_desc(l, 0x1000, LANAI_DMA_E2L | LANAI_DMA_TERMINAL, 0x100, 0x4000,
+             l->sram.addr + 0x4080);
+    hdma_run(l, 0x1000);
+    g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_DONE);
+    qpci_memread(l->dev, l->sram, 0x4000, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), pat + 0x80, 0x100);
+    /* L2E: SRAM 0x8000.. out to "host" SRAM 0x8080.. */
+    qpci_memwrite(l->dev, l->sram, 0x8000, pat, sizeof(pat));
+    put_desc(l, 0x1000, LANAI_DMA_L2E | LANAI_DMA_TERMINAL, 0x100, 0x8000,
+             l->sram.addr + 0x8080);
+    hdma_run(l, 0x1000);
+    g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_DONE);
+    qpci_memread(l->dev, l->sram, 0x8080, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), pat, 0x100);
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, 0);
+    lanai_free(l);
+}
+
 /* ---- saved state is input too ---- */
 
 #define MIG_LED         0x1ed0c0deu
@@ -1577,6 +1613,7 @@ int main(int argc, char **argv)
                    test_selftest_len_while_busy);
     qtest_add_func("/lanai/hostile/reentry-from-timer",
                    test_reentry_from_timer);
+    qtest_add_func("/lanai/hostile/hdma-own-sram", test_hdma_own_sram);
     qtest_add_func("/lanai/migration/corrupt", test_migration_corrupt);
     return g_test_run();
 }
