@@ -1414,6 +1414,55 @@ static void test_hdma_own_sram(void)
     lanai_free(l);
 }
 
+/*
+ * Hot-unplug with work pending in every engine: a self-test and a send
+ * waiting for a stopped VM (their bottom halves and the VM change-state
+ * handler armed), a host DMA chain, the doorbell FIFO full, the link
+ * watch armed.  After the unplug the VM runs again: nothing the device
+ * left behind may run (QEMU stays up and serves).
+ */
+static void test_unplug_busy(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    QPCIDevice *dev;
+    QPCIBar regs, sram, db;
+    uint64_t buf = guest_alloc(&l->qs->alloc, 4096);
+
+    qtest_qmp_device_add(qts(l), "lanai", "nic1", "{'addr': '0x06'}");
+    dev = qpci_device_find(l->qs->pcibus, QPCI_DEVFN(6, 0));
+    g_assert_nonnull(dev);
+    qpci_device_enable(dev);
+    regs = qpci_iomap(dev, LANAI_BAR_REGS, NULL);
+    sram = qpci_iomap(dev, LANAI_BAR_SRAM, NULL);
+    db = qpci_iomap(dev, LANAI_BAR_DOORBELL, NULL);
+    g_assert_cmphex(qpci_io_readl(dev, regs, NVM_REG_ID), ==, NVM_ID_MAGIC);
+
+    qtest_qmp_assert_success(qts(l), "{'execute': 'stop'}");
+    qpci_io_writel(dev, regs, NVM_REG_ST_ADDR_LO, buf);
+    qpci_io_writel(dev, regs, NVM_REG_ST_ADDR_HI, buf >> 32);
+    qpci_io_writel(dev, regs, NVM_REG_ST_LEN, 64);
+    qpci_io_writel(dev, regs, NVM_REG_ST_CMD, NVM_ST_CMD_FILL);
+    qpci_io_writel(dev, sram, 0x2000, 0x01010001);
+    qpci_io_writel(dev, regs, NVM_REG_SEND_OFF, 0x2000);
+    qpci_io_writel(dev, regs, NVM_REG_SEND_LEN, 64);
+    qpci_io_writel(dev, regs, NVM_REG_SEND_CTRL, 1);
+    qpci_io_writel(dev, regs, NVM_REG_HDMA_DESC, 0x1000);
+    for (int i = 0; i < 300; i++) {
+        qpci_io_writel(dev, db, 0, i);
+    }
+    g_assert_cmpuint(qpci_io_readl(dev, regs, NVM_REG_ST_STATUS), ==,
+                     NVM_ST_STATUS_BUSY);
+
+    qpci_unplug_acpi_device_test(qts(l), "nic1", 6);
+    g_free(dev);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'cont'}");
+    qtest_clock_step(qts(l), 100 * 1000 * 1000);
+    /* the other lanai still serves */
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'query-status'}");
+    lanai_free(l);
+}
+
 /* ---- saved state is input too ---- */
 
 #define MIG_LED         0x1ed0c0deu
@@ -1614,6 +1663,7 @@ int main(int argc, char **argv)
     qtest_add_func("/lanai/hostile/reentry-from-timer",
                    test_reentry_from_timer);
     qtest_add_func("/lanai/hostile/hdma-own-sram", test_hdma_own_sram);
+    qtest_add_func("/lanai/hostile/unplug-busy", test_unplug_busy);
     qtest_add_func("/lanai/migration/corrupt", test_migration_corrupt);
     return g_test_run();
 }
