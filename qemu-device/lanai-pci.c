@@ -123,52 +123,12 @@ static void lanai_reset(DeviceState *dev)
     s->link = lanai_link_state(s);
 }
 
-/*
- * A migration stream is input like any other: every index, count and
- * engine range it sets is checked before anything uses it, and a stream
- * that fails is refused (the engines check again where they use them).
- */
-static bool lanai_state_ok(LanaiState *s, const char **what)
-{
-#define CHECK(cond)                                                     \
-    do {                                                                \
-        if (!(cond)) {                                                  \
-            *what = #cond;                                              \
-            return false;                                               \
-        }                                                               \
-    } while (0)
-    CHECK(!(s->cpuc & ~LANAI_CPUC_RUN));
-    CHECK(!(s->myrinet &
-            ~(LANAI_MYRINET_NRES_EN | LANAI_MYRINET_CRC32_EN)));
-    CHECK(s->fw_state <= NVM_FW_FAULT);
-    CHECK(s->fw.state <= NVM_FW_FAULT);
-    CHECK(s->layout_off <= s->sram_size);
-    for (unsigned i = 0; i < ARRAY_SIZE(s->it_deadline); i++) {
-        CHECK(s->it_deadline[i] >= 0);
-    }
-    CHECK(s->evq_len == 0 || (is_power_of_2(s->evq_len) &&
-                              s->evq_len <= 65536 &&
-                              !(s->evq_base & (sizeof(struct nvm_event) - 1))));
-    CHECK((uint32_t)(s->evq_prod - s->evq_cons) <= s->evq_len);
-    CHECK(s->backlog_head < LANAI_EV_BACKLOG);
-    CHECK(s->backlog_count <= LANAI_EV_BACKLOG);
-    CHECK(s->db_head < LANAI_DB_DEPTH);
-    CHECK(s->db_count <= LANAI_DB_DEPTH);
-    CHECK(!s->rx_enabled || lanai_rx_state_ok(s));
-    CHECK(!s->send_busy || lanai_send_range_ok(s, s->send_off, s->send_len));
-    CHECK(s->st_status <= NVM_ST_STATUS_ERROR);
-    CHECK(s->st_status != NVM_ST_STATUS_BUSY ||
-          lanai_selftest_args_ok(s->st_cmd, s->st_len));
-#undef CHECK
-    return true;
-}
-
 static int lanai_post_load(void *opaque, int version_id)
 {
     LanaiState *s = opaque;
     const char *what;
 
-    if (!lanai_state_ok(s, &what)) {
+    if (!lanai_load_ok(s, &what)) {
         trace_lanai_err_load(what);
         error_report("lanai: migration stream refused: %s is false", what);
         return -EINVAL;

@@ -217,6 +217,9 @@ void lanai_selftest_reset(LanaiState *s);
 bool lanai_selftest_args_ok(uint32_t cmd, uint32_t len);
 void lanai_selftest_vm_state(LanaiState *s, bool running);
 
+/* lanai-load.c: false (and the failed check) for a stream to refuse */
+bool lanai_load_ok(LanaiState *s, const char **what);
+
 /* lanai-fw.c */
 void lanai_fw_init(LanaiState *s);
 /* who runs the firmware (trace event lanai_fw_bh) */

@@ -1487,6 +1487,8 @@ enum {
     MIG_ST_LEN = 6305,
     MIG_ST_CMD = 6313,
     MIG_ST_STATUS = 6317,
+    MIG_FW = 6321,              /* struct fw from 'state' on, host order */
+    MIG_FW_LAYOUT = MIG_FW + 8,
 };
 
 static void mig_wait(QTestState *q, const char *want)
@@ -1526,8 +1528,12 @@ static void be32_put(gchar *p, uint32_t v)
     b[3] = v;
 }
 
-/* A device with state worth saving: event ring, receive ring on, markers. */
-static gchar *mig_save(gsize *len, gsize *scratch)
+/*
+ * A device with state worth saving: event ring and markers; the receive
+ * ring on through the debug port, or (lay) the firmware running.
+ */
+static gchar *mig_save(gsize *len, gsize *scratch,
+                       struct nvm_sram_layout *lay)
 {
     Lanai *l = lanai_boot(",node-id=1");
     g_autofree char *path = g_strdup_printf("/tmp/lanai-mig-%d", getpid());
@@ -1536,8 +1542,13 @@ static gchar *mig_save(gsize *len, gsize *scratch)
     uint8_t mark[8];
     uint8_t *hit;
 
-    lanai_evq_setup(l);
-    recv_start(l, 0x10000, 2);
+    if (lay) {
+        lanai_fw_start(l);
+        read_layout(l, lay);
+    } else {
+        lanai_evq_setup(l);
+        recv_start(l, 0x10000, 2);
+    }
     wr(l, LANAI_REG_LED, MIG_LED);
     wr(l, NVM_REG_SCRATCH, MIG_SCRATCH);
     be32_put((gchar *)mark, MIG_LED);
@@ -1599,7 +1610,7 @@ static void test_migration_corrupt(void)
         { MIG_DB_COUNT, 0, 257 },
     };
     gsize len, sc;
-    g_autofree gchar *data = mig_save(&len, &sc);
+    g_autofree gchar *data = mig_save(&len, &sc, NULL);
     g_autofree gchar *bad = g_memdup2(data, len);
 
     g_assert_cmphex(be32_at(data + sc - 4), ==, MIG_LED);
@@ -1625,6 +1636,46 @@ static void test_migration_corrupt(void)
     be32_put(bad + sc + MIG_ST_CMD, NVM_ST_CMD_FILL);
     be32_put(bad + sc + MIG_ST_LEN, 0xffffffff);
     mig_load(bad, len, "failed");
+}
+
+/*
+ * The firmware's saved state: its layout gives the SRAM offsets it writes
+ * (counters, rings) and the ring lengths its raw program divides by,
+ * unchecked.  A stream with the counters at the end of SRAM made the
+ * loaded firmware copy them past SRAM; one with a raw ring of length 0
+ * or a wire ring past SRAM is as bad.  Each is refused.
+ */
+static void test_migration_corrupt_firmware(void)
+{
+    struct nvm_sram_layout lay;
+    gsize len, sc;
+    g_autofree gchar *data = mig_save(&len, &sc, &lay);
+    g_autofree gchar *bad = g_memdup2(data, len);
+    const struct {
+        unsigned field;     /* uint32_t index in struct nvm_sram_layout */
+        uint32_t bad;
+    } cases[] = {
+        { offsetof(struct nvm_sram_layout, counters) / 4,
+          LANAI_SRAM_DEFAULT - 4 },
+        { offsetof(struct nvm_sram_layout, raw_tx_len) / 4, 0 },
+        { offsetof(struct nvm_sram_layout, wire_rx_ring) / 4,
+          LANAI_SRAM_DEFAULT - 64 },
+    };
+    uint32_t v;     /* the firmware block is saved in host order */
+
+    memcpy(&v, data + sc + MIG_FW, 4);
+    g_assert_cmpuint(v, ==, NVM_FW_READY);
+    mig_load(data, len, "completed");
+    for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+        gchar *f = bad + sc + MIG_FW_LAYOUT + 4 * cases[i].field;
+
+        memcpy(bad, data, len);
+        memcpy(&v, f, 4);
+        g_assert_cmphex(v, ==, ((uint32_t *)&lay)[cases[i].field]);
+        v = cases[i].bad;
+        memcpy(f, &v, 4);
+        mig_load(bad, len, "failed");
+    }
 }
 
 int main(int argc, char **argv)
@@ -1665,5 +1716,7 @@ int main(int argc, char **argv)
     qtest_add_func("/lanai/hostile/hdma-own-sram", test_hdma_own_sram);
     qtest_add_func("/lanai/hostile/unplug-busy", test_unplug_busy);
     qtest_add_func("/lanai/migration/corrupt", test_migration_corrupt);
+    qtest_add_func("/lanai/migration/corrupt-firmware",
+                   test_migration_corrupt_firmware);
     return g_test_run();
 }
