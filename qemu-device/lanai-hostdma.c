@@ -109,6 +109,7 @@ void lanai_hdma_bh(void *opaque)
     LanaiState *s = opaque;
     uint8_t *sram = memory_region_get_ram_ptr(&s->sram);
     uint32_t off = s->hdma_desc;
+    uint32_t moved = 0;     /* bytes, at most s->sram_size */
     unsigned n;
 
     if (!s->hdma_busy) {
@@ -123,6 +124,25 @@ void lanai_hdma_bh(void *opaque)
             break;
         }
         memcpy(&d, sram + off, sizeof(d));
+        /*
+         * A chain moves at most SRAM's size in all (the firmware's move
+         * a few KiB): 1024 descriptors of a whole SRAM each held the
+         * main loop for 1024 times SRAM's size of copying per chain,
+         * as often as the guest asks.  (A bad SRAM range is
+         * lanai_hdma_one's ERR_SRAM.)
+         */
+        if (d.lar <= s->sram_size && d.len <= s->sram_size - d.lar &&
+            d.len > s->sram_size - moved) {
+            LANAI_GUEST_ERR(s, lanai_err_hdma_bytes,
+                            "chain at 0x%x moves more than SRAM's size "
+                            "(descriptor 0x%x, len %u)",
+                            s->hdma_desc, off, d.len);
+            lanai_hdma_error(s, NVM_ERR_DMA_CHAIN, off);
+            d.status = NVM_DMA_ST_ERR_CHAIN;
+            memcpy(sram + off, &d, sizeof(d));
+            break;
+        }
+        moved += d.len;
         d.status = lanai_hdma_one(s, off, &d);
         memcpy(sram + off, &d, sizeof(d));
         if (d.status != NVM_DMA_ST_DONE || (d.next & LANAI_DMA_TERMINAL)) {

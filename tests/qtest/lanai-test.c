@@ -1463,6 +1463,40 @@ static void test_unplug_busy(void)
     lanai_free(l);
 }
 
+/*
+ * A chain that loops on a descriptor moving half of SRAM: the engine ran
+ * all 1024 descriptors (1 GiB of copying in the main loop per chain, as
+ * often as the guest writes HDMA_DESC).  A chain now
+ * moves at most SRAM's size: the third pass is refused with ERR_CHAIN
+ * and an NVM_ERR_DMA_CHAIN event naming the descriptor.
+ */
+static void test_hdma_chain_bytes(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    const uint32_t half = LANAI_SRAM_DEFAULT / 2;
+    uint64_t a = guest_alloc(&l->qs->alloc, half);
+    struct nvm_event ev;
+    uint32_t errs;
+
+    lanai_evq_setup(l);
+    put_desc(l, 0x1000, 0x1000 | LANAI_DMA_L2E, half, 0, a);
+    errs = rd(l, NVM_REG_ERRORS);
+    hdma_run(l, 0x1000);
+    g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_ERR_CHAIN);
+    ev = lanai_event_wait(l, NVM_EV_ERROR);
+    g_assert_cmpuint(ev.data, ==, NVM_ERR_DMA_CHAIN);
+    g_assert_cmphex(ev.arg, ==, 0x1000);
+    g_assert_false(lanai_event_next(l, &ev));
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, errs + 1);
+    /* a chain within the budget still runs: the whole SRAM, twice half */
+    put_desc(l, 0x1000, 0x1020 | LANAI_DMA_L2E, half, 0, a);
+    put_desc(l, 0x1020, LANAI_DMA_L2E | LANAI_DMA_TERMINAL, half, half, a);
+    hdma_run(l, 0x1000);
+    g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_DONE);
+    g_assert_cmpuint(get_desc(l, 0x1020).status, ==, NVM_DMA_ST_DONE);
+    lanai_free(l);
+}
+
 /* ---- saved state is input too ---- */
 
 #define MIG_LED         0x1ed0c0deu
@@ -1715,6 +1749,7 @@ int main(int argc, char **argv)
                    test_reentry_from_timer);
     qtest_add_func("/lanai/hostile/hdma-own-sram", test_hdma_own_sram);
     qtest_add_func("/lanai/hostile/unplug-busy", test_unplug_busy);
+    qtest_add_func("/lanai/hostile/hdma-chain-bytes", test_hdma_chain_bytes);
     qtest_add_func("/lanai/migration/corrupt", test_migration_corrupt);
     qtest_add_func("/lanai/migration/corrupt-firmware",
                    test_migration_corrupt_firmware);
