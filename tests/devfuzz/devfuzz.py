@@ -133,6 +133,14 @@ class Qemu:
         self.qmp_read()                                  # greeting
         self.qmp("qmp_capabilities")
         self.pci_setup()
+        # the stream netdev attaches its peer from the main loop, shortly
+        # after start: sequences begin with the link up
+        for _ in range(500):
+            if self.readl(BAR_REGS + REGS["LINK"]) & 1:
+                break
+            time.sleep(0.01)
+        else:
+            raise Crash("the link never came up")
 
     # ---- transport ----
     def _line(self, sock, attr):
@@ -373,15 +381,22 @@ def rand_frame(r):
     return route + hdr + body + struct.pack(">I", crc)
 
 
-def raw_desc_ops(r, tx):
+def raw_desc_ops(r, tx, gen=None):
     """A raw descriptor in the firmware's tx or rx ring, OWN set last, and
-    its doorbell: the host side of the raw-frame path."""
+    its doorbell: the host side of the raw-frame path.  gen: the
+    generator's next index per ring (the firmware takes them in order)."""
     ring = LAYOUT["raw_tx_ring" if tx else "raw_rx_ring"]
     n = max(1, LAYOUT["raw_tx_len" if tx else "raw_rx_len"])
-    d = ring + r.randrange(n + (1 if r.random() < 0.05 else 0)) * 32
+    if gen is not None and r.random() < 0.9:
+        idx = gen["tx" if tx else "rx"] % n
+        gen["tx" if tx else "rx"] += 1
+    else:
+        idx = r.randrange(n + (1 if r.random() < 0.05 else 0))
+    d = ring + idx * 32
     host = GUEST_BUF + r.randrange(0, GUEST_SPAN, 64) if r.random() < 0.85 else rand_value(r)
-    ln = r.choice([1, 8, 64, 1000, 4096, 4097, 0, rand_value(r)])
-    route_len = r.choice([0, 0, 0, 1, 2, 9])
+    ln = r.choice([1, 8, 64, 1000, 4096, 4096, 4096, 4097, 0, rand_value(r)]) if tx else \
+        r.choice([4096, 4096, 4096, 16, 0, rand_value(r)])
+    route_len = r.choice([0, 0, 0, 0, 0, 1, 2, 9])
     ops = ["s 0x%x 0x%x" % (d, host & 0xffffffff), "s 0x%x 0x%x" % (d + 4, host >> 32),
            "s 0x%x 0x%x" % (d + 8, ln),
            "s 0x%x 0x%x" % (d + 16, r.choice([0x80808080, 0x01020304, r.getrandbits(32)])),
@@ -390,11 +405,11 @@ def raw_desc_ops(r, tx):
     return ops
 
 
-def rand_op(r):
+def rand_op(r, gen=None):
     """One operation, or a few that belong together (a list)."""
     c = r.random()
-    if c < 0.08:
-        return raw_desc_ops(r, r.random() < 0.5)
+    if c < 0.12:
+        return raw_desc_ops(r, r.random() < 0.5, gen)
     c = r.random()
     if c < 0.30:
         off = r.choice(list(REGS.values())) if r.random() < 0.95 else r.randrange(0, REGS_SIZE, 4)
@@ -437,8 +452,9 @@ def firmware_prologue(r):
 
 def generate(r):
     ops = firmware_prologue(r) if r.random() < 0.8 else []
+    gen = {"tx": 0, "rx": 0}
     for _ in range(r.randrange(5, 120)):
-        op = rand_op(r)
+        op = rand_op(r, gen)
         ops += op if isinstance(op, list) else [op]
     return ops
 
