@@ -1,7 +1,14 @@
 #!/bin/sh
 # Build qemu-system-x86_64 with the LANai device, from Debian's QEMU source.
 #
-#   qemu-device/build-qemu.sh [--force-configure]
+#   qemu-device/build-qemu.sh [--asan] [--force-configure]
+#
+# --asan: a second build, for the device fuzzer (tests/devfuzz), in
+# build/qemu-asan: AddressSanitizer and UBSan, x86_64 with KVM only (the
+# fuzzer and the qtests run QEMU under the qtest accelerator; no TCG to
+# compile), and no device but the pc machine's and lanai
+# (qemu-device/asan-devices.mak).  Same source tree, own object dir,
+# through ccache too.
 #
 # 1. fetch Debian's QEMU orig tarball (bookworm-backports) into
 #    build/downloads and check its SHA-256 against apt's Sources index;
@@ -14,11 +21,21 @@
 # Editing a file in qemu-device/ then rebuilds one object and relinks.
 set -eu
 
+ASAN=
+FORCE=
+for arg in "$@"; do
+	case "$arg" in
+	--asan) ASAN=1 ;;
+	--force-configure) FORCE=1 ;;
+	*) echo "build-qemu: unknown option $arg" >&2; exit 2 ;;
+	esac
+done
+
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="$REPO/build"
 DL="$BUILD/downloads"
 SRC="$BUILD/qemu-src"
-OBJ="$BUILD/qemu"
+OBJ="$BUILD/qemu${ASAN:+-asan}"
 QEMU_SERIES="10.0"		# upstream series we build against
 
 say() { echo "build-qemu: $*"; }
@@ -79,6 +96,9 @@ sed -i 's/^    unpack_edk2_blobs = bzip2.found()$/    unpack_edk2_blobs = false 
 grep -q 'netvm: non-blocking' "$SRC/net/stream.c" ||
 	sed -i 's|^    s->ioc = QIO_CHANNEL(cioc);$|&\n    qio_channel_set_blocking(s->ioc, false, NULL); /* netvm: non-blocking */|' \
 		"$SRC/net/stream.c"
+# the ASan build's device set (--with-devices-x86_64=netvm-asan)
+ln -sfn "$REPO/qemu-device/asan-devices.mak" \
+	"$SRC/configs/devices/x86_64-softmmu/netvm-asan.mak"
 grep -q "'lanai-test'" "$SRC/tests/qtest/meson.build" ||
 	sed -i "s|^qtest_executables = {}\$|qtests_x86_64 += ['lanai-test']  # netvm\nqtest_executables = {}|" \
 		"$SRC/tests/qtest/meson.build"
@@ -98,8 +118,17 @@ CONFIGURE="--target-list=x86_64-softmmu --python=/usr/bin/python3 \
 --without-default-features --disable-docs --disable-install-blobs --enable-slirp --enable-attr --enable-virtfs \
 --enable-fdt=system --enable-tcg --enable-kvm --enable-trace-backends=log \
 --firmwarepath=/usr/share/seabios:/usr/share/qemu"
+TARGETS="qemu-system-x86_64 tests/qtest/lanai-test"
+if [ -n "$ASAN" ]; then
+	CONFIGURE="--target-list=x86_64-softmmu --python=/usr/bin/python3 \
+--without-default-features --without-default-devices --with-devices-x86_64=netvm-asan \
+--disable-docs --disable-install-blobs --disable-tcg --enable-kvm \
+--enable-asan --enable-ubsan --enable-trace-backends=log \
+--firmwarepath=/usr/share/seabios:/usr/share/qemu"
+	TARGETS="qemu-system-x86_64"
+fi
 CONFIGURE_ID="$CONFIGURE cc=$(command -v cc)"
-if [ "${1:-}" = "--force-configure" ] || [ ! -f "$OBJ/build.ninja" ] ||
+if [ -n "$FORCE" ] || [ ! -f "$OBJ/build.ninja" ] ||
    [ "$(cat "$OBJ/.netvm-configure" 2>/dev/null || true)" != "$CONFIGURE_ID" ]; then
 	say "configuring QEMU in $OBJ"
 	rm -rf "$OBJ"
@@ -138,8 +167,9 @@ ninja_with_progress() { # LOG TARGET...
 	[ ! -t 1 ] || printf '\n'
 	wait "$pid"
 }
-say "building qemu-system-x86_64 and the lanai qtest"
-ninja_with_progress "$OBJ/ninja.log" qemu-system-x86_64 tests/qtest/lanai-test ||
+say "building $TARGETS in $OBJ"
+# shellcheck disable=SC2086
+ninja_with_progress "$OBJ/ninja.log" $TARGETS ||
 	{ grep -E 'error|Error|FAILED' "$OBJ/ninja.log" | head -n 30 >&2; die "build failed (log: $OBJ/ninja.log)"; }
 # QEMU's tree is not built with -Werror; our own files must be warning-free.
 if grep -E '(hw/misc/lanai|tests/qtest/lanai)[^ ]*: (warning|error)' "$OBJ/ninja.log" >&2; then

@@ -54,8 +54,8 @@ bool lanai_doorbell_pop(LanaiState *s, uint32_t *offset, uint32_t *data)
         s->db_overflow = false;
         return false;
     }
-    *offset = s->db[s->db_head].offset;
-    *data = s->db[s->db_head].data;
+    *offset = s->db[s->db_head % LANAI_DB_DEPTH].offset;
+    *data = s->db[s->db_head % LANAI_DB_DEPTH].data;
     s->db_head = (s->db_head + 1) % LANAI_DB_DEPTH;
     s->db_count--;
     return true;

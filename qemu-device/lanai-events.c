@@ -35,8 +35,13 @@ void lanai_update_irq(LanaiState *s)
 
     if (level && !s->irq_level) {
         trace_lanai_irq(s->isr, s->eimr);
+        s->irq_level = level;
         if (msix_enabled(pci)) {
+            /* a vector aimed at our own BARs must not re-enter us */
+            bool engaged = lanai_guard_enter(s);
+
             msix_notify(pci, LANAI_MSIX_EVENTS);
+            lanai_guard_leave(s, engaged);
         }
     }
     s->irq_level = level;
@@ -48,7 +53,13 @@ void lanai_set_isr(LanaiState *s, uint32_t bits)
     lanai_update_irq(s);
 }
 
-/* Write backlogged events into the host ring while there is room. */
+/*
+ * Write backlogged events into the host ring while there is room.  Each
+ * event leaves the backlog before its write, and the write is made under
+ * the device's re-entrancy guard: a ring the guest aimed at this device's
+ * own BARs is refused (the event is lost and counted), and nothing can
+ * re-enter this loop between reading an entry and consuming it.
+ */
 void lanai_evq_flush(LanaiState *s)
 {
     PCIDevice *pci = PCI_DEVICE(s);
@@ -56,19 +67,23 @@ void lanai_evq_flush(LanaiState *s)
 
     while (s->backlog_count && s->evq_len &&
            s->evq_prod - s->evq_cons < s->evq_len) {
-        struct nvm_event ev = s->backlog[s->backlog_head];
+        struct nvm_event ev = s->backlog[s->backlog_head % LANAI_EV_BACKLOG];
         uint64_t addr = s->evq_base +
             (uint64_t)(s->evq_prod & (s->evq_len - 1)) * sizeof(ev);
         MemTxResult res;
+        bool engaged;
 
-        ev.flags = (ev.flags & ~NVM_EV_F_PHASE) |
-                   (((s->evq_prod / s->evq_len) & 1) ? 0 : NVM_EV_F_PHASE);
-        res = pci_dma_write(pci, addr, &ev, sizeof(ev));
         s->backlog_head = (s->backlog_head + 1) % LANAI_EV_BACKLOG;
         s->backlog_count--;
+        ev.flags = (ev.flags & ~NVM_EV_F_PHASE) |
+                   (((s->evq_prod / s->evq_len) & 1) ? 0 : NVM_EV_F_PHASE);
+        engaged = lanai_guard_enter(s);
+        res = pci_dma_write(pci, addr, &ev, sizeof(ev));
+        lanai_guard_leave(s, engaged);
         if (res != MEMTX_OK) {
-            lanai_guest_error(s, "event queue write to 0x%" PRIx64
-                              " failed: event %u lost", addr, ev.type);
+            LANAI_GUEST_ERR(s, lanai_err_evq_write,
+                            "event queue write to 0x%" PRIx64
+                            " refused: event %u lost", addr, ev.type);
             s->evq_lost++;
             raised |= LANAI_ISR_EV_ERROR;
             continue;

@@ -149,8 +149,7 @@ void lanai_fw_kick(LanaiState *s)
 static bool lanai_fw_run(LanaiState *s, unsigned max_rounds,
                          enum lanai_fw_caller caller)
 {
-    MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
-    bool engaged = guard->engaged_in_io;
+    bool engaged;
     unsigned rounds;
 
     if (!(s->cpuc & LANAI_CPUC_RUN)) {
@@ -160,7 +159,7 @@ static bool lanai_fw_run(LanaiState *s, unsigned max_rounds,
     if (s->fw.state == NVM_FW_HALTED) {
         fw_boot(&s->fw);
     }
-    guard->engaged_in_io = true;
+    engaged = lanai_guard_enter(s);
     s->fw_running = true;
     for (rounds = 1; ; rounds++) {
         s->fw_again = false;
@@ -173,7 +172,7 @@ static bool lanai_fw_run(LanaiState *s, unsigned max_rounds,
         }
     }
     s->fw_running = false;
-    guard->engaged_in_io = engaged;
+    lanai_guard_leave(s, engaged);
     trace_lanai_fw_bh(rounds, s->fw_again, lanai_fw_caller_name[caller]);
     return s->fw_again;
 }

@@ -41,6 +41,48 @@ static uint16_t lanai_csum(const uint8_t *p, uint32_t len)
     return sum;
 }
 
+/*
+ * Host <-> SRAM through a bounce buffer, a chunk at a time.  The host
+ * address may be this device's own SRAM BAR: RAM, which the re-entrancy
+ * guard does not cover, so one pci_dma_read/write straight into SRAM
+ * would be a memcpy between overlapping ranges of the same block
+ * (undefined; AddressSanitizer stops QEMU on it).
+ */
+static MemTxResult lanai_hdma_copy(PCIDevice *pci, bool e2l, uint64_t host,
+                                   uint8_t *sram, uint32_t len)
+{
+    uint8_t bounce[4096];
+    MemTxResult res;
+    uint32_t n;
+
+    /*
+     * Checked first: a read that fails part-way (unmapped host memory)
+     * would leave the chunks before it in the SRAM.
+     */
+    if (e2l && !dma_memory_valid(pci_get_address_space(pci), host, len,
+                                 DMA_DIRECTION_TO_DEVICE,
+                                 MEMTXATTRS_UNSPECIFIED)) {
+        return MEMTX_DECODE_ERROR;
+    }
+    for (uint32_t done = 0; done < len; done += n) {
+        n = MIN(len - done, sizeof(bounce));
+        if (e2l) {
+            res = pci_dma_read(pci, host + done, bounce, n);
+            if (res != MEMTX_OK) {
+                return res;
+            }
+            memcpy(sram + done, bounce, n);
+        } else {
+            memcpy(bounce, sram + done, n);
+            res = pci_dma_write(pci, host + done, bounce, n);
+            if (res != MEMTX_OK) {
+                return res;
+            }
+        }
+    }
+    return MEMTX_OK;
+}
+
 static uint32_t lanai_hdma_one(LanaiState *s, uint32_t off,
                                struct lanai_dma_desc *d)
 {
@@ -58,19 +100,7 @@ static uint32_t lanai_hdma_one(LanaiState *s, uint32_t off,
     if (!d->len) {
         return NVM_DMA_ST_DONE;
     }
-    if (e2l) {
-        /*
-         * Checked first: a read that fails part-way (unmapped host memory
-         * reads as zeros) would leave garbage in the SRAM.
-         */
-        res = dma_memory_valid(pci_get_address_space(pci), host, d->len,
-                               DMA_DIRECTION_TO_DEVICE,
-                               MEMTXATTRS_UNSPECIFIED) ?
-              pci_dma_read(pci, host, sram + d->lar, d->len) :
-              MEMTX_DECODE_ERROR;
-    } else {
-        res = pci_dma_write(pci, host, sram + d->lar, d->len);
-    }
+    res = lanai_hdma_copy(pci, e2l, host, sram + d->lar, d->len);
     if (res != MEMTX_OK) {
         lanai_guest_error(s, "host DMA %s 0x%" PRIx64 " len %u refused",
                           e2l ? "from" : "to", host, d->len);
@@ -88,6 +118,7 @@ void lanai_hdma_bh(void *opaque)
     LanaiState *s = opaque;
     uint8_t *sram = memory_region_get_ram_ptr(&s->sram);
     uint32_t off = s->hdma_desc;
+    uint32_t moved = 0;     /* bytes, at most s->sram_size */
     unsigned n;
 
     if (!s->hdma_busy) {
@@ -102,6 +133,25 @@ void lanai_hdma_bh(void *opaque)
             break;
         }
         memcpy(&d, sram + off, sizeof(d));
+        /*
+         * A chain moves at most SRAM's size in all (the firmware's move
+         * a few KiB): 1024 descriptors of a whole SRAM each held the
+         * main loop for 1024 times SRAM's size of copying per chain,
+         * as often as the guest asks.  (A bad SRAM range is
+         * lanai_hdma_one's ERR_SRAM.)
+         */
+        if (d.lar <= s->sram_size && d.len <= s->sram_size - d.lar &&
+            d.len > s->sram_size - moved) {
+            LANAI_GUEST_ERR(s, lanai_err_hdma_bytes,
+                            "chain at 0x%x moves more than SRAM's size "
+                            "(descriptor 0x%x, len %u)",
+                            s->hdma_desc, off, d.len);
+            lanai_hdma_error(s, NVM_ERR_DMA_CHAIN, off);
+            d.status = NVM_DMA_ST_ERR_CHAIN;
+            memcpy(sram + off, &d, sizeof(d));
+            break;
+        }
+        moved += d.len;
         d.status = lanai_hdma_one(s, off, &d);
         memcpy(sram + off, &d, sizeof(d));
         if (d.status != NVM_DMA_ST_DONE || (d.next & LANAI_DMA_TERMINAL)) {

@@ -10,6 +10,7 @@
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qemu/error-report.h"
 #include "qemu/module.h"
 #include "qemu/timer.h"
 #include "qemu/units.h"
@@ -19,6 +20,16 @@
 #include "migration/vmstate.h"
 #include "system/runstate.h"
 #include "lanai.h"
+#include "trace.h"
+
+/* Engines that wait while the VM is stopped go on when it runs. */
+static void lanai_vm_state(void *opaque, bool running, RunState state)
+{
+    LanaiState *s = opaque;
+
+    lanai_wire_vm_state(s, running, state);
+    lanai_selftest_vm_state(s, running);
+}
 
 static void lanai_realize(PCIDevice *pci, Error **errp)
 {
@@ -79,7 +90,7 @@ static void lanai_realize(PCIDevice *pci, Error **errp)
                                      &dev->mem_reentrancy_guard);
     s->st_bh = qemu_bh_new_guarded(lanai_selftest_bh, s,
                                    &dev->mem_reentrancy_guard);
-    s->vm_state = qemu_add_vm_change_state_handler(lanai_wire_vm_state, s);
+    s->vm_state = qemu_add_vm_change_state_handler(lanai_vm_state, s);
     lanai_timers_init(s);
     s->link_timer = timer_new_ms(QEMU_CLOCK_VIRTUAL, lanai_link_timer, s);
     timer_mod(s->link_timer, qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) +
@@ -118,7 +129,13 @@ static void lanai_reset(DeviceState *dev)
 static int lanai_post_load(void *opaque, int version_id)
 {
     LanaiState *s = opaque;
+    const char *what;
 
+    if (!lanai_load_ok(s, &what)) {
+        trace_lanai_err_load(what);
+        error_report("lanai: migration stream refused: %s is false", what);
+        return -EINVAL;
+    }
     /* the chip binding is not migrated: rebind it, resume engines */
     s->fw.chip = &s->chip;
     if (s->hdma_busy) {

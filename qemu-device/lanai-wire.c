@@ -120,18 +120,47 @@ void lanai_wire_vm_state(void *opaque, bool running, RunState state)
     }
 }
 
+/* A frame the send-wire engine can take: in SRAM, and fits its buffer. */
+bool lanai_send_range_ok(LanaiState *s, uint32_t off, uint32_t len)
+{
+    return len && len <= NVM_FRAME_MAX && off <= s->sram_size &&
+           len <= s->sram_size - off;
+}
+
+/* The send ends without a frame on the link: the firmware is told. */
+static void lanai_send_refuse(LanaiState *s)
+{
+    s->send_busy = false;
+    s->send_queued = false;
+    lanai_set_isr(s, LANAI_ISR_SEND);
+    lanai_fw_kick(s);
+}
+
 void lanai_send_bh(void *opaque)
 {
     LanaiState *s = opaque;
     uint8_t *sram = memory_region_get_ram_ptr(&s->sram);
     uint8_t frame[NVM_FRAME_MAX + NVM_PKT_CRC_LEN];
+    /*
+     * SEND_OFF and SEND_LEN stay writable while the engine is busy (a
+     * halted firmware's debug port), and a migration stream sets them:
+     * what was checked at SEND_CTRL is checked again here, on a copy.
+     */
+    uint32_t off = s->send_off;
     uint32_t len = s->send_len;
     ssize_t ret;
 
     if (!s->send_busy || s->send_queued || !runstate_is_running()) {
         return;     /* a stopped VM sends when it runs again */
     }
-    memcpy(frame, sram + s->send_off, len);
+    if (!lanai_send_range_ok(s, off, len)) {
+        LANAI_GUEST_ERR(s, lanai_err_send_range,
+                        "frame at SRAM 0x%x len %u changed while sending",
+                        off, len);
+        lanai_send_refuse(s);
+        return;
+    }
+    memcpy(frame, sram + off, len);
     if (s->myrinet & LANAI_MYRINET_CRC32_EN) {
         size_t rl = lanai_route_len(frame, len);
         uint32_t crc = fw_crc32(0, frame + rl, len - rl);
@@ -139,7 +168,7 @@ void lanai_send_bh(void *opaque)
         stl_be_p(frame + len, crc);
         len += NVM_PKT_CRC_LEN;
     }
-    trace_lanai_send(s->send_off, len);
+    trace_lanai_send(off, len);
     s->send_queued = true;
     ret = qemu_send_packet_async(qemu_get_queue(s->nic), frame, len,
                                  lanai_send_sent);
@@ -155,11 +184,10 @@ void lanai_send_start(LanaiState *s, uint32_t off, uint32_t len)
         trace_lanai_fw("send_busy", off, len);
         return;
     }
-    if (!len || len > NVM_FRAME_MAX || off > s->sram_size ||
-        len > s->sram_size - off) {
-        lanai_guest_error(s, "send of SRAM 0x%x len %u refused", off, len);
-        lanai_set_isr(s, LANAI_ISR_SEND);
-        lanai_fw_kick(s);
+    if (!lanai_send_range_ok(s, off, len)) {
+        LANAI_GUEST_ERR(s, lanai_err_send_range,
+                        "send of SRAM 0x%x len %u refused", off, len);
+        lanai_send_refuse(s);
         return;
     }
     s->send_busy = true;
@@ -172,31 +200,83 @@ void lanai_send_start(LanaiState *s, uint32_t off, uint32_t len)
 
 /* ---- receive-wire engine ---- */
 
-static uint8_t *lanai_rx_slot(LanaiState *s, uint32_t idx)
+/*
+ * The receive ring as the engine uses it.  RECV_RING, RECV_SLOTS and
+ * RECV_SLOT_SIZE stay writable while the engine runs (a halted
+ * firmware's debug port), and a migration stream sets them and the next
+ * slot: every use takes a copy and checks it, and a ring that no longer
+ * fits SRAM stops the engine.
+ */
+typedef struct LanaiRxRing {
+    uint32_t ring;
+    uint32_t slots;
+    uint32_t slot_size;
+    uint32_t next;
+} LanaiRxRing;
+
+static bool lanai_rx_geometry_ok(LanaiState *s, uint32_t ring, uint32_t slots,
+                                 uint32_t slot_size)
 {
-    return (uint8_t *)memory_region_get_ram_ptr(&s->sram) + s->rx_ring +
-           idx * s->rx_slot_size;
+    return slots && slot_size > sizeof(struct fw_rx_slot) && !(ring & 3) &&
+           !(slot_size & 3) && ring <= s->sram_size &&
+           (uint64_t)slots * slot_size <= s->sram_size - ring;
+}
+
+bool lanai_rx_state_ok(LanaiState *s)
+{
+    return lanai_rx_geometry_ok(s, s->rx_ring, s->rx_slots,
+                                s->rx_slot_size) && s->rx_next < s->rx_slots;
+}
+
+static bool lanai_rx_ring_get(LanaiState *s, LanaiRxRing *r)
+{
+    if (!s->rx_enabled) {
+        return false;
+    }
+    r->ring = s->rx_ring;
+    r->slots = s->rx_slots;
+    r->slot_size = s->rx_slot_size;
+    r->next = s->rx_next;
+    if (!lanai_rx_geometry_ok(s, r->ring, r->slots, r->slot_size) ||
+        r->next >= r->slots) {
+        LANAI_GUEST_ERR(s, lanai_err_recv_ring,
+                        "receive ring 0x%x, %u slots of %u, next %u: "
+                        "changed while on, engine stopped",
+                        r->ring, r->slots, r->slot_size, r->next);
+        s->rx_enabled = false;
+        return false;
+    }
+    return true;
+}
+
+static uint8_t *lanai_rx_slot(LanaiState *s, const LanaiRxRing *r)
+{
+    return (uint8_t *)memory_region_get_ram_ptr(&s->sram) + r->ring +
+           (uint64_t)r->next * r->slot_size;
+}
+
+static bool lanai_rx_ready(LanaiState *s, LanaiRxRing *r)
+{
+    return lanai_rx_ring_get(s, r) &&
+           ldl_le_p(lanai_rx_slot(s, r)) == FW_RX_SLOT_EMPTY;
 }
 
 static bool lanai_can_receive(NetClientState *nc)
 {
-    LanaiState *s = qemu_get_nic_opaque(nc);
+    LanaiRxRing r;
 
-    if (!s->rx_enabled) {
-        return false;
-    }
-    return ldl_le_p(lanai_rx_slot(s, s->rx_next)) == FW_RX_SLOT_EMPTY;
+    return lanai_rx_ready(qemu_get_nic_opaque(nc), &r);
 }
 
 static ssize_t lanai_receive(NetClientState *nc, const uint8_t *buf,
                              size_t size)
 {
     LanaiState *s = qemu_get_nic_opaque(nc);
-    uint32_t max = s->rx_slot_size - sizeof(struct fw_rx_slot);
+    LanaiRxRing r;
     uint8_t *slot;
     size_t len = size;
 
-    if (!lanai_can_receive(nc)) {
+    if (!lanai_rx_ready(s, &r)) {
         lanai_set_isr(s, LANAI_ISR_BUFF);
         return 0;   /* QEMU queues it and stops reading the link */
     }
@@ -217,19 +297,19 @@ static ssize_t lanai_receive(NetClientState *nc, const uint8_t *buf,
     if (!lanai_linkauth_ok(s, buf, len)) {
         return size;    /* not from the peer: dropped, counted */
     }
-    if (len > max) {
+    if (len > r.slot_size - sizeof(struct fw_rx_slot)) {
         s->rx_oversize++;
         trace_lanai_recv_drop("oversize", size);
         return size;
     }
-    slot = lanai_rx_slot(s, s->rx_next);
+    slot = lanai_rx_slot(s, &r);
     memcpy(slot + sizeof(struct fw_rx_slot), buf, len);
     stl_le_p(slot + 4, len);
     smp_wmb();      /* vCPUs poll the slot state: data before FULL */
     stl_le_p(slot, FW_RX_SLOT_FULL);
-    trace_lanai_recv(s->rx_next, len);
+    trace_lanai_recv(r.next, len);
     s->rx_count++;
-    s->rx_next = (s->rx_next + 1) % s->rx_slots;
+    s->rx_next = (r.next + 1) % r.slots;
     lanai_set_isr(s, LANAI_ISR_RECV);
     lanai_fw_now(s, LANAI_FW_ROUNDS, LANAI_FW_BY_FRAME);
     return size;
@@ -238,11 +318,10 @@ static ssize_t lanai_receive(NetClientState *nc, const uint8_t *buf,
 void lanai_recv_setup(LanaiState *s, uint32_t ring, uint32_t slots,
                       uint32_t slot_size)
 {
-    if (!slots || slot_size <= sizeof(struct fw_rx_slot) || (ring & 3) ||
-        (slot_size & 3) || ring > s->sram_size ||
-        (uint64_t)slots * slot_size > s->sram_size - ring) {
-        lanai_guest_error(s, "receive ring 0x%x, %u slots of %u: refused",
-                          ring, slots, slot_size);
+    if (!lanai_rx_geometry_ok(s, ring, slots, slot_size)) {
+        LANAI_GUEST_ERR(s, lanai_err_recv_setup,
+                        "receive ring 0x%x, %u slots of %u: refused",
+                        ring, slots, slot_size);
         s->rx_enabled = false;
         return;
     }
@@ -256,7 +335,9 @@ void lanai_recv_setup(LanaiState *s, uint32_t ring, uint32_t slots,
 
 void lanai_recv_kick(LanaiState *s)
 {
-    if (lanai_can_receive(qemu_get_queue(s->nic))) {
+    LanaiRxRing r;
+
+    if (lanai_rx_ready(s, &r)) {
         qemu_flush_queued_packets(qemu_get_queue(s->nic));
     }
 }

@@ -143,6 +143,38 @@ extern const MemoryRegionOps lanai_regs_ops;
 void lanai_regs_reset(LanaiState *s);
 void lanai_guest_error(LanaiState *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
+/*
+ * A guest error with its own trace event, as hw/nvme's NVME_GUEST_ERR:
+ * logged (LOG_GUEST_ERROR), counted in ERRORS, and traced as
+ * trace_<trace>(args...).
+ */
+#define LANAI_GUEST_ERR(s, trace, fmt, ...)                             \
+    do {                                                                \
+        trace_##trace(__VA_ARGS__);                                     \
+        lanai_guest_error(s, #trace ": " fmt, ## __VA_ARGS__);          \
+    } while (0)
+
+/*
+ * The device's re-entrancy guard, engaged around every DMA and MSI write
+ * the device makes, whoever makes it (an MMIO access holds it already; a
+ * timer or a net-layer callback does not): a write the guest aimed at
+ * this device's own BARs is then refused by the memory core instead of
+ * re-entering the device in the middle of an update.
+ */
+static inline bool lanai_guard_enter(LanaiState *s)
+{
+    MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
+    bool engaged = guard->engaged_in_io;
+
+    guard->engaged_in_io = true;
+    return engaged;
+}
+
+static inline void lanai_guard_leave(LanaiState *s, bool engaged)
+{
+    DEVICE(s)->mem_reentrancy_guard.engaged_in_io = engaged;
+}
+
 /* lanai-events.c */
 void lanai_update_irq(LanaiState *s);
 void lanai_set_isr(LanaiState *s, uint32_t bits);
@@ -168,6 +200,8 @@ void lanai_wire_vm_state(void *opaque, bool running, RunState state);
 void lanai_recv_setup(LanaiState *s, uint32_t ring, uint32_t slots,
                       uint32_t slot_size);
 void lanai_recv_kick(LanaiState *s);
+bool lanai_send_range_ok(LanaiState *s, uint32_t off, uint32_t len);
+bool lanai_rx_state_ok(LanaiState *s);
 void lanai_recv_stop(LanaiState *s);
 uint32_t lanai_link_state(LanaiState *s);
 void lanai_link_timer(void *opaque);
@@ -191,6 +225,11 @@ void lanai_timers_post_load(LanaiState *s);
 void lanai_selftest_start(LanaiState *s, uint32_t cmd);
 void lanai_selftest_bh(void *opaque);
 void lanai_selftest_reset(LanaiState *s);
+bool lanai_selftest_args_ok(uint32_t cmd, uint32_t len);
+void lanai_selftest_vm_state(LanaiState *s, bool running);
+
+/* lanai-load.c: false (and the failed check) for a stream to refuse */
+bool lanai_load_ok(LanaiState *s, const char **what);
 
 /* lanai-fw.c */
 void lanai_fw_init(LanaiState *s);

@@ -13,6 +13,7 @@
 #include "libqos/libqos-pc.h"
 #include "libqos/pci.h"
 #include "hw/pci/pci_regs.h"
+#include "qobject/qdict.h"
 
 #include "../../hw/misc/lanai/include/netvm/lanai_regs.h"
 #include "../../hw/misc/lanai/include/netvm/lanai_sram.h"
@@ -1255,6 +1256,600 @@ static void test_link_peer_auth(void)
     lanai_free(a);
 }
 
+/* ---- engine state changed under a running engine (issue 14) ---- */
+
+/*
+ * One QEMU whose link's far end is this test: frames written to *peer
+ * (stream netdev framing: a 4-byte big-endian length, then the frame)
+ * arrive at the device.
+ */
+static Lanai *lanai_boot_wired(int *peer, const char *extra)
+{
+    int sv[2];
+    g_autofree char *opts = NULL;
+    Lanai *l;
+
+    g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), ==, 0);
+    fcntl(sv[0], F_SETFD, FD_CLOEXEC);
+    opts = g_strdup_printf(",netdev=l0,node-id=1%s -netdev stream,id=l0,"
+                           "addr.type=fd,addr.str=%d", extra, sv[1]);
+    l = lanai_boot(opts);
+    close(sv[1]);
+    *peer = sv[0];
+    return l;
+}
+
+static void peer_send(int peer, const uint8_t *f, uint32_t n)
+{
+    uint8_t be[4] = { n >> 24, n >> 16, n >> 8, n };
+
+    g_assert_cmpint(write(peer, be, 4), ==, 4);
+    g_assert_cmpint(write(peer, f, n), ==, n);
+}
+
+static void sram_fill(Lanai *l, uint32_t off, uint8_t v, uint32_t n)
+{
+    g_autofree uint8_t *buf = g_malloc(n);
+
+    memset(buf, v, n);
+    qpci_memwrite(l->dev, l->sram, off, buf, n);
+}
+
+static void sram_assert_fill(Lanai *l, uint32_t off, uint8_t v, uint32_t n)
+{
+    g_autofree uint8_t *buf = g_malloc(n);
+
+    qpci_memread(l->dev, l->sram, off, buf, n);
+    for (uint32_t i = 0; i < n; i++) {
+        if (buf[i] != v) {
+            g_error("SRAM 0x%x is 0x%02x, not 0x%02x", off + i, buf[i], v);
+        }
+    }
+}
+
+/*
+ * The receive engine is on, then RECV_RING is moved past SRAM: the
+ * next look at the ring read outside SRAM (SIGSEGV).  Now the engine
+ * checks its ring at every use and stops.
+ */
+static void test_recv_ring_moved(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    uint32_t errs;
+
+    recv_start(l, 0x10000, 2);
+    errs = rd(l, NVM_REG_ERRORS);
+    wr(l, NVM_REG_RECV_RING, 0xfffffff0);
+    wr(l, NVM_REG_RECV_CTRL, NVM_RECV_CTRL_RETRY);
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, errs + 1);
+    g_assert_cmphex(rd(l, NVM_REG_RECV_CTRL) & NVM_ENG_BUSY, ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    lanai_free(l);
+}
+
+/*
+ * Receive ring changed while on, then a frame from the peer: the ring
+ * must not be used.  slots: the new RECV_SLOTS, ring/size: the new
+ * RECV_RING and RECV_SLOT_SIZE.  Checks that SRAM where the frame would
+ * have gone (the old slot, the end of SRAM) is unchanged.
+ */
+static void recv_changed_then_frame(uint32_t ring, uint32_t slots,
+                                    uint32_t size)
+{
+    int peer;
+    Lanai *l = lanai_boot_wired(&peer, "");
+    const uint32_t old = 0x10000, tail = LANAI_SRAM_DEFAULT - 0x2000;
+    uint8_t f[200];
+    uint32_t errs;
+
+    for (unsigned i = 0; i < sizeof(f); i++) {
+        f[i] = 0x80 ^ i;
+    }
+    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    recv_start(l, old, 2);
+    sram_fill(l, old + 8, 0xee, 2 * SLOT_SIZE - 8);
+    sram_fill(l, tail, 0, 0x2000);     /* slot states there read EMPTY */
+    errs = rd(l, NVM_REG_ERRORS);
+    wr(l, NVM_REG_RECV_RING, ring);
+    wr(l, NVM_REG_RECV_SLOTS, slots);
+    wr(l, NVM_REG_RECV_SLOT_SIZE, size);
+    peer_send(peer, f, sizeof(f));
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_ERRORS) == errs + 1));
+    g_assert_cmphex(rd(l, NVM_REG_RECV_CTRL) & NVM_ENG_BUSY, ==, 0);
+    g_assert_cmpuint(rd(l, NVM_REG_RECV_COUNT), ==, 0);
+    g_assert_cmpuint(sram_rd(l, old), ==, 0);            /* still EMPTY */
+    sram_assert_fill(l, old + 8, 0xee, 2 * SLOT_SIZE - 8);
+    sram_assert_fill(l, tail, 0, 0x2000);
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    close(peer);
+    lanai_free(l);
+}
+
+/* RECV_SLOTS 0 while on: the next slot was computed modulo 0 (SIGFPE). */
+static void test_recv_slots_zero(void)
+{
+    recv_changed_then_frame(0x10000, 0, SLOT_SIZE);
+}
+
+/*
+ * RECV_SLOT_SIZE 4 while on, the ring at the end of SRAM: a slot's room
+ * (size - 8) wrapped to 4 GiB and the peer's frame was copied past the
+ * end of SRAM.
+ */
+static void test_recv_slot_size_small(void)
+{
+    recv_changed_then_frame(LANAI_SRAM_DEFAULT - 16, 2, 4);
+}
+
+/*
+ * A send is started (frame at SEND_OFF, SEND_LEN checked), and waits
+ * because the VM is stopped; then SEND_OFF or SEND_LEN changes.  When the
+ * VM runs, the engine sent with the new values: 2 MiB copied into its
+ * 4 KiB stack buffer, or a frame read past the end of SRAM.  Now it
+ * checks them again and refuses the send.
+ */
+static void send_changed_while_busy(uint32_t reg, uint32_t val)
+{
+    Lanai *l = lanai_boot(NULL);
+    uint32_t errs;
+
+    sram_fill(l, 0x2000, 0x42, 100);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'stop'}");
+    wr(l, NVM_REG_SEND_OFF, 0x2000);
+    wr(l, NVM_REG_SEND_LEN, 100);
+    wr(l, NVM_REG_SEND_CTRL, 1);
+    g_assert_cmphex(rd(l, NVM_REG_SEND_CTRL) & NVM_ENG_BUSY, !=, 0);
+    errs = rd(l, NVM_REG_ERRORS);
+    wr(l, reg, val);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'cont'}");
+    g_assert_true(WAIT_FOR(!(rd(l, NVM_REG_SEND_CTRL) & NVM_ENG_BUSY)));
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, errs + 1);
+    g_assert_cmpuint(rd(l, NVM_REG_SEND_COUNT), ==, 0);
+    g_assert_cmphex(rd(l, LANAI_REG_ISR) & LANAI_ISR_SEND, !=, 0);
+    sram_assert_fill(l, 0x2000, 0x42, 100);
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    lanai_free(l);
+}
+
+static void test_send_len_while_busy(void)
+{
+    send_changed_while_busy(NVM_REG_SEND_LEN, LANAI_SRAM_DEFAULT - 0x2000);
+}
+
+static void test_send_off_while_busy(void)
+{
+    send_changed_while_busy(NVM_REG_SEND_OFF, LANAI_SRAM_DEFAULT - 16);
+}
+
+/*
+ * ST_LEN changed after ST_CMD, before the engine ran (a vCPU can, beside
+ * the main loop; here the VM is stopped, and the self-test waits for it
+ * to run): the engine allocated and filled what ST_LEN said (up to 4
+ * GiB) and wrote it over guest memory past the buffer.  Now it checks
+ * the length it uses and fails the test, with no DMA at all.
+ */
+static void test_selftest_len_while_busy(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    const uint32_t span = 2 * 1024 * 1024;
+    uint64_t buf = guest_alloc(&l->qs->alloc, span);
+    g_autofree uint8_t *got = g_malloc(span);
+    uint32_t errs;
+
+    qtest_memset(qts(l), buf, 0x5a, span);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'stop'}");
+    wr(l, NVM_REG_ST_ADDR_LO, buf);
+    wr(l, NVM_REG_ST_ADDR_HI, buf >> 32);
+    wr(l, NVM_REG_ST_LEN, NVM_ST_MAX_LEN);
+    wr(l, NVM_REG_ST_CMD, NVM_ST_CMD_FILL);
+    /* no DMA into a stopped VM: still busy, memory untouched */
+    g_assert_cmpuint(rd(l, NVM_REG_ST_STATUS), ==, NVM_ST_STATUS_BUSY);
+    errs = rd(l, NVM_REG_ERRORS);
+    wr(l, NVM_REG_ST_LEN, span);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'cont'}");
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_ST_STATUS) != NVM_ST_STATUS_BUSY));
+    g_assert_cmpuint(rd(l, NVM_REG_ST_STATUS), ==, NVM_ST_STATUS_ERROR);
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, errs + 1);
+    qtest_memread(qts(l), buf, got, span);
+    for (uint32_t i = 0; i < span; i++) {
+        if (got[i] != 0x5a) {
+            g_error("guest byte at +0x%x changed to 0x%02x", i, got[i]);
+        }
+    }
+    /* a good command afterwards works */
+    wr(l, NVM_REG_ST_LEN, 16);
+    wr(l, NVM_REG_ST_CMD, NVM_ST_CMD_FILL);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_ST_STATUS) == NVM_ST_STATUS_DONE));
+    qtest_memread(qts(l), buf, got, 17);
+    for (uint32_t i = 0; i < 16; i++) {
+        g_assert_cmphex(got[i], ==, nvm_st_pattern(0, i));
+    }
+    g_assert_cmphex(got[16], ==, 0x5a);
+    lanai_free(l);
+}
+
+/*
+ * DMA the device makes outside an MMIO access (here the link watch, a
+ * timer) aimed at its own BARs: the event ring at the doorbell BAR, the
+ * MSI-X vector at the SCRATCH register.  Both writes re-entered the
+ * device (doorbell words latched, SCRATCH overwritten); now the device's
+ * re-entrancy guard refuses them: the event is lost and counted.
+ */
+static void test_reentry_from_timer(void)
+{
+    int peer;
+    Lanai *l = lanai_boot_wired(&peer, "");
+    uint64_t off = l->dev->msix_table_off;
+    struct nvm_event ev;
+
+    lanai_evq_setup(l);
+    qtest_clock_step(qts(l), 50 * 1000 * 1000);
+    while (lanai_event_next(l, &ev)) {
+        /* the link-up event, if the watch saw one */
+    }
+    g_assert_cmphex(rd(l, NVM_REG_LINK), ==, NVM_LINK_UP);
+    qpci_msix_enable(l->dev);
+    qpci_io_writel(l->dev, l->dev->msix_table_bar,
+                   off + PCI_MSIX_ENTRY_LOWER_ADDR,
+                   l->regs.addr + NVM_REG_SCRATCH);
+    qpci_io_writel(l->dev, l->dev->msix_table_bar,
+                   off + PCI_MSIX_ENTRY_UPPER_ADDR, l->regs.addr >> 32);
+    qpci_io_writel(l->dev, l->dev->msix_table_bar,
+                   off + PCI_MSIX_ENTRY_DATA, 0x5ca7);
+    qpci_io_writel(l->dev, l->dev->msix_table_bar,
+                   off + PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
+    wr(l, LANAI_REG_ISR, LANAI_ISR_HOST_W1C);
+    wr(l, LANAI_REG_EIMR, LANAI_ISR_HOST_W1C);
+    wr(l, NVM_REG_EVQ_LEN, 0);
+    wr(l, NVM_REG_EVQ_BASE_LO, l->db.addr);
+    wr(l, NVM_REG_EVQ_BASE_HI, l->db.addr >> 32);
+    wr(l, NVM_REG_EVQ_LEN, EVQ_LEN);
+    g_assert_cmpuint(rd(l, NVM_REG_EVQ_LOST), ==, 0);
+
+    wr(l, LANAI_REG_MYRINET, 0);            /* link down, seen by a timer */
+    qtest_clock_step(qts(l), 50 * 1000 * 1000);
+    g_assert_cmpuint(rd(l, NVM_REG_EVQ_LOST), ==, 1);
+    g_assert_cmphex(rd(l, NVM_REG_DB_STATUS), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_SCRATCH), ==, 0);
+    g_assert_cmphex(rd(l, LANAI_REG_ISR) & LANAI_ISR_EV_ERROR, !=, 0);
+    close(peer);
+    lanai_free(l);
+}
+
+/*
+ * A host DMA chain whose host address is the device's own SRAM BAR,
+ * overlapping the SRAM range it copies to: the engine copied SRAM to SRAM
+ * with one memcpy between overlapping ranges (undefined behaviour; the
+ * ASan build of QEMU stops on it, memcpy-param-overlap).  Now it goes
+ * through a bounce buffer: the bytes move as a bus read then write would
+ * move them.  Both directions.
+ */
+static void test_hdma_own_sram(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    uint8_t pat[0x180], got[0x100];
+
+    for (unsigned i = 0; i < sizeof(pat); i++) {
+        pat[i] = (uint8_t)(i * 7 + 1);
+    }
+    /* E2L: "host" SRAM 0x4080.. into SRAM 0x4000.. */
+    qpci_memwrite(l->dev, l->sram, 0x4000, pat, sizeof(pat));
+    put_desc(l, 0x1000, LANAI_DMA_E2L | LANAI_DMA_TERMINAL, 0x100, 0x4000,
+             l->sram.addr + 0x4080);
+    hdma_run(l, 0x1000);
+    g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_DONE);
+    qpci_memread(l->dev, l->sram, 0x4000, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), pat + 0x80, 0x100);
+    /* L2E: SRAM 0x8000.. out to "host" SRAM 0x8080.. */
+    qpci_memwrite(l->dev, l->sram, 0x8000, pat, sizeof(pat));
+    put_desc(l, 0x1000, LANAI_DMA_L2E | LANAI_DMA_TERMINAL, 0x100, 0x8000,
+             l->sram.addr + 0x8080);
+    hdma_run(l, 0x1000);
+    g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_DONE);
+    qpci_memread(l->dev, l->sram, 0x8080, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), pat, 0x100);
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, 0);
+    lanai_free(l);
+}
+
+/*
+ * Hot-unplug with work pending in every engine: a self-test and a send
+ * waiting for a stopped VM (their bottom halves and the VM change-state
+ * handler armed), a host DMA chain, the doorbell FIFO full, the link
+ * watch armed.  After the unplug the VM runs again: nothing the device
+ * left behind may run (QEMU stays up and serves).
+ */
+static void test_unplug_busy(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    QPCIDevice *dev;
+    QPCIBar regs, sram, db;
+    uint64_t buf = guest_alloc(&l->qs->alloc, 4096);
+
+    qtest_qmp_device_add(qts(l), "lanai", "nic1", "{'addr': '0x06'}");
+    dev = qpci_device_find(l->qs->pcibus, QPCI_DEVFN(6, 0));
+    g_assert_nonnull(dev);
+    qpci_device_enable(dev);
+    regs = qpci_iomap(dev, LANAI_BAR_REGS, NULL);
+    sram = qpci_iomap(dev, LANAI_BAR_SRAM, NULL);
+    db = qpci_iomap(dev, LANAI_BAR_DOORBELL, NULL);
+    g_assert_cmphex(qpci_io_readl(dev, regs, NVM_REG_ID), ==, NVM_ID_MAGIC);
+
+    qtest_qmp_assert_success(qts(l), "{'execute': 'stop'}");
+    qpci_io_writel(dev, regs, NVM_REG_ST_ADDR_LO, buf);
+    qpci_io_writel(dev, regs, NVM_REG_ST_ADDR_HI, buf >> 32);
+    qpci_io_writel(dev, regs, NVM_REG_ST_LEN, 64);
+    qpci_io_writel(dev, regs, NVM_REG_ST_CMD, NVM_ST_CMD_FILL);
+    qpci_io_writel(dev, sram, 0x2000, 0x01010001);
+    qpci_io_writel(dev, regs, NVM_REG_SEND_OFF, 0x2000);
+    qpci_io_writel(dev, regs, NVM_REG_SEND_LEN, 64);
+    qpci_io_writel(dev, regs, NVM_REG_SEND_CTRL, 1);
+    qpci_io_writel(dev, regs, NVM_REG_HDMA_DESC, 0x1000);
+    for (int i = 0; i < 300; i++) {
+        qpci_io_writel(dev, db, 0, i);
+    }
+    g_assert_cmpuint(qpci_io_readl(dev, regs, NVM_REG_ST_STATUS), ==,
+                     NVM_ST_STATUS_BUSY);
+
+    qpci_unplug_acpi_device_test(qts(l), "nic1", 6);
+    g_free(dev);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'cont'}");
+    qtest_clock_step(qts(l), 100 * 1000 * 1000);
+    /* the other lanai still serves */
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'query-status'}");
+    lanai_free(l);
+}
+
+/*
+ * A chain that loops on a descriptor moving half of SRAM: the engine ran
+ * all 1024 descriptors (1 GiB of copying in the main loop per chain, as
+ * often as the guest writes HDMA_DESC).  A chain now
+ * moves at most SRAM's size: the third pass is refused with ERR_CHAIN
+ * and an NVM_ERR_DMA_CHAIN event naming the descriptor.
+ */
+static void test_hdma_chain_bytes(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    const uint32_t half = LANAI_SRAM_DEFAULT / 2;
+    uint64_t a = guest_alloc(&l->qs->alloc, half);
+    struct nvm_event ev;
+    uint32_t errs;
+
+    lanai_evq_setup(l);
+    put_desc(l, 0x1000, 0x1000 | LANAI_DMA_L2E, half, 0, a);
+    errs = rd(l, NVM_REG_ERRORS);
+    hdma_run(l, 0x1000);
+    g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_ERR_CHAIN);
+    ev = lanai_event_wait(l, NVM_EV_ERROR);
+    g_assert_cmpuint(ev.data, ==, NVM_ERR_DMA_CHAIN);
+    g_assert_cmphex(ev.arg, ==, 0x1000);
+    g_assert_false(lanai_event_next(l, &ev));
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, errs + 1);
+    /* a chain within the budget still runs: the whole SRAM, twice half */
+    put_desc(l, 0x1000, 0x1020 | LANAI_DMA_L2E, half, 0, a);
+    put_desc(l, 0x1020, LANAI_DMA_L2E | LANAI_DMA_TERMINAL, half, half, a);
+    hdma_run(l, 0x1000);
+    g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_DONE);
+    g_assert_cmpuint(get_desc(l, 0x1020).status, ==, NVM_DMA_ST_DONE);
+    lanai_free(l);
+}
+
+/* ---- saved state is input too ---- */
+
+#define MIG_LED         0x1ed0c0deu
+#define MIG_SCRATCH     0x5ca7c4edu
+
+/*
+ * Offsets of the device's fields in its section of the stream, from
+ * SCRATCH on (VMState order in lanai-pci.c: big-endian integers, bools
+ * one byte, arrays inline).
+ */
+enum {
+    MIG_EVQ_LEN = 65,
+    MIG_BACKLOG_HEAD = 4177,
+    MIG_DB_COUNT = 6237,
+    MIG_SEND_BUSY = 6255,
+    MIG_SEND_OFF = 6256,
+    MIG_SEND_LEN = 6260,
+    MIG_RX_RING = 6269,
+    MIG_RX_SLOTS = 6273,
+    MIG_RX_SLOT_SIZE = 6277,
+    MIG_RX_NEXT = 6281,
+    MIG_ST_LEN = 6305,
+    MIG_ST_CMD = 6313,
+    MIG_ST_STATUS = 6317,
+    MIG_FW = 6321,              /* struct fw from 'state' on, host order */
+    MIG_FW_LAYOUT = MIG_FW + 8,
+};
+
+static void mig_wait(QTestState *q, const char *want)
+{
+    for (int i = 0; i < 3000; i++) {
+        QDict *rsp = qtest_qmp_assert_success_ref(q,
+                                                  "{'execute': 'query-migrate'}");
+        const char *st = qdict_haskey(rsp, "status") ?
+                         qdict_get_str(rsp, "status") : "none";
+        bool done = !strcmp(st, "completed") || !strcmp(st, "failed");
+
+        if (done) {
+            g_assert_cmpstr(st, ==, want);
+            qobject_unref(rsp);
+            return;
+        }
+        qobject_unref(rsp);
+        g_usleep(10 * 1000);
+    }
+    g_error("migration did not end");
+}
+
+static uint32_t be32_at(const gchar *p)
+{
+    const uint8_t *b = (const uint8_t *)p;
+
+    return (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3];
+}
+
+static void be32_put(gchar *p, uint32_t v)
+{
+    uint8_t *b = (uint8_t *)p;
+
+    b[0] = v >> 24;
+    b[1] = v >> 16;
+    b[2] = v >> 8;
+    b[3] = v;
+}
+
+/*
+ * A device with state worth saving: event ring and markers; the receive
+ * ring on through the debug port, or (lay) the firmware running.
+ */
+static gchar *mig_save(gsize *len, gsize *scratch,
+                       struct nvm_sram_layout *lay)
+{
+    Lanai *l = lanai_boot(",node-id=1");
+    g_autofree char *path = g_strdup_printf("/tmp/lanai-mig-%d", getpid());
+    g_autofree char *uri = g_strdup_printf("file:%s", path);
+    gchar *data;
+    uint8_t mark[8];
+    uint8_t *hit;
+
+    if (lay) {
+        lanai_fw_start(l);
+        read_layout(l, lay);
+    } else {
+        lanai_evq_setup(l);
+        recv_start(l, 0x10000, 2);
+    }
+    wr(l, LANAI_REG_LED, MIG_LED);
+    wr(l, NVM_REG_SCRATCH, MIG_SCRATCH);
+    be32_put((gchar *)mark, MIG_LED);
+    be32_put((gchar *)mark + 4, MIG_SCRATCH);
+    qtest_qmp_assert_success(qts(l),
+                             "{'execute': 'migrate', 'arguments': "
+                             "{'uri': %s}}", uri);
+    mig_wait(qts(l), "completed");
+    lanai_free(l);
+    g_assert_true(g_file_get_contents(path, &data, len, NULL));
+    unlink(path);
+    hit = memmem(data, *len, mark, sizeof(mark));
+    g_assert_nonnull(hit);
+    g_assert_null(memmem(hit + 1, *len - (hit + 1 - (uint8_t *)data), mark,
+                         sizeof(mark)));
+    *scratch = hit + 4 - (uint8_t *)data;
+    return data;
+}
+
+/* Load a stream into a new QEMU: "completed" or "failed", and alive. */
+static void mig_load(const gchar *data, gsize len, const char *want)
+{
+    g_autofree char *path = g_strdup_printf("/tmp/lanai-mig-in-%d", getpid());
+    g_autofree char *uri = g_strdup_printf("file:%s", path);
+    QTestState *q;
+
+    g_assert_true(g_file_set_contents(path, data, len, NULL));
+    q = qtest_init("-nodefaults -device lanai,node-id=1 -incoming defer");
+    qtest_qmp_assert_success(q, "{'execute': 'migrate-incoming', "
+                             "'arguments': {'uri': %s, "
+                             "'exit-on-error': false}}", uri);
+    mig_wait(q, want);
+    qtest_qmp_assert_success(q, "{'execute': 'query-status'}");
+    qtest_quit(q);
+    unlink(path);
+}
+
+/*
+ * A saved device whose stream is corrupted: an index out of range, a
+ * ring position past its ring, a length too big.  Each was trusted by
+ * the device (and used by its engines: the receive ring at the next
+ * frame, the send and self-test in bottom halves right after the load);
+ * now the load is refused and the incoming QEMU stays up.  The stream
+ * as saved loads.
+ */
+static void test_migration_corrupt(void)
+{
+    static const struct {
+        unsigned off;       /* from SCRATCH */
+        uint32_t was;       /* what the saved device had */
+        uint32_t bad;
+    } cases[] = {
+        { MIG_RX_NEXT, 0, 2 },                  /* next slot past the ring */
+        { MIG_RX_SLOTS, 2, 0 },
+        { MIG_RX_SLOT_SIZE, SLOT_SIZE, 4 },
+        { MIG_RX_RING, 0x10000, LANAI_SRAM_DEFAULT - 16 },
+        { MIG_EVQ_LEN, EVQ_LEN, 3 },
+        { MIG_BACKLOG_HEAD, 0, 256 },
+        { MIG_DB_COUNT, 0, 257 },
+    };
+    gsize len, sc;
+    g_autofree gchar *data = mig_save(&len, &sc, NULL);
+    g_autofree gchar *bad = g_memdup2(data, len);
+
+    g_assert_cmphex(be32_at(data + sc - 4), ==, MIG_LED);
+    mig_load(data, len, "completed");
+    for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+        memcpy(bad, data, len);
+        g_assert_cmphex(be32_at(bad + sc + cases[i].off), ==, cases[i].was);
+        be32_put(bad + sc + cases[i].off, cases[i].bad);
+        mig_load(bad, len, "failed");
+    }
+    /* a send in flight with a length past the frame buffer */
+    memcpy(bad, data, len);
+    g_assert_cmpuint((uint8_t)bad[sc + MIG_SEND_BUSY], ==, 0);
+    bad[sc + MIG_SEND_BUSY] = 1;
+    be32_put(bad + sc + MIG_SEND_OFF, 0x2000);
+    be32_put(bad + sc + MIG_SEND_LEN, 0x100000);
+    mig_load(bad, len, "failed");
+    /* a self-test in flight with a 4 GiB length */
+    memcpy(bad, data, len);
+    g_assert_cmpuint(be32_at(bad + sc + MIG_ST_STATUS), ==,
+                     NVM_ST_STATUS_IDLE);
+    be32_put(bad + sc + MIG_ST_STATUS, NVM_ST_STATUS_BUSY);
+    be32_put(bad + sc + MIG_ST_CMD, NVM_ST_CMD_FILL);
+    be32_put(bad + sc + MIG_ST_LEN, 0xffffffff);
+    mig_load(bad, len, "failed");
+}
+
+/*
+ * The firmware's saved state: its layout gives the SRAM offsets it writes
+ * (counters, rings) and the ring lengths its raw program divides by,
+ * unchecked.  A stream with the counters at the end of SRAM made the
+ * loaded firmware copy them past SRAM; one with a raw ring of length 0
+ * or a wire ring past SRAM is as bad.  Each is refused.
+ */
+static void test_migration_corrupt_firmware(void)
+{
+    struct nvm_sram_layout lay;
+    gsize len, sc;
+    g_autofree gchar *data = mig_save(&len, &sc, &lay);
+    g_autofree gchar *bad = g_memdup2(data, len);
+    const struct {
+        unsigned field;     /* uint32_t index in struct nvm_sram_layout */
+        uint32_t bad;
+    } cases[] = {
+        { offsetof(struct nvm_sram_layout, counters) / 4,
+          LANAI_SRAM_DEFAULT - 4 },
+        { offsetof(struct nvm_sram_layout, raw_tx_len) / 4, 0 },
+        { offsetof(struct nvm_sram_layout, wire_rx_ring) / 4,
+          LANAI_SRAM_DEFAULT - 64 },
+    };
+    uint32_t v;     /* the firmware block is saved in host order */
+
+    memcpy(&v, data + sc + MIG_FW, 4);
+    g_assert_cmpuint(v, ==, NVM_FW_READY);
+    mig_load(data, len, "completed");
+    for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+        gchar *f = bad + sc + MIG_FW_LAYOUT + 4 * cases[i].field;
+
+        memcpy(bad, data, len);
+        memcpy(&v, f, 4);
+        g_assert_cmphex(v, ==, ((uint32_t *)&lay)[cases[i].field]);
+        v = cases[i].bad;
+        memcpy(f, &v, 4);
+        mig_load(bad, len, "failed");
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1279,5 +1874,23 @@ int main(int argc, char **argv)
     qtest_add_func("/lanai/events/link", test_link_event);
     qtest_add_func("/lanai/hostile/garbage", test_garbage);
     qtest_add_func("/lanai/link/peer-auth", test_link_peer_auth);
+    qtest_add_func("/lanai/hostile/recv-ring-moved", test_recv_ring_moved);
+    qtest_add_func("/lanai/hostile/recv-slots-zero", test_recv_slots_zero);
+    qtest_add_func("/lanai/hostile/recv-slot-size-small",
+                   test_recv_slot_size_small);
+    qtest_add_func("/lanai/hostile/send-len-while-busy",
+                   test_send_len_while_busy);
+    qtest_add_func("/lanai/hostile/send-off-while-busy",
+                   test_send_off_while_busy);
+    qtest_add_func("/lanai/hostile/selftest-len-while-busy",
+                   test_selftest_len_while_busy);
+    qtest_add_func("/lanai/hostile/reentry-from-timer",
+                   test_reentry_from_timer);
+    qtest_add_func("/lanai/hostile/hdma-own-sram", test_hdma_own_sram);
+    qtest_add_func("/lanai/hostile/unplug-busy", test_unplug_busy);
+    qtest_add_func("/lanai/hostile/hdma-chain-bytes", test_hdma_chain_bytes);
+    qtest_add_func("/lanai/migration/corrupt", test_migration_corrupt);
+    qtest_add_func("/lanai/migration/corrupt-firmware",
+                   test_migration_corrupt_firmware);
     return g_test_run();
 }

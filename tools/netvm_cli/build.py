@@ -3,6 +3,7 @@
 Steps, in order, each quick when its outputs are up to date:
   deps    ci/install-deps.sh, kernel ABI resolution, linux-headers-ABI
   qemu    qemu-device/build-qemu.sh          -> build/qemu/qemu-system-x86_64
+          qemu-device/build-qemu.sh --asan   -> build/qemu-asan/ (device fuzzer)
   kernel  apt-get download linux-image-ABI   -> build/kernel/{vmlinuz,root}
   driver  make -C guest-driver KDIR=...      -> guest-driver/netvm.ko
   meson   meson setup/compile build/meson    -> libraries, tools, tests, agent
@@ -89,6 +90,10 @@ def step_qemu():
         raise NetvmError("building QEMU failed (see above)")
     if not os.access(qemu_binary(), os.X_OK):
         raise NetvmError("QEMU build produced no %s" % rel(qemu_binary()))
+    # the ASan/UBSan build the device fuzzer (suite devfuzz) runs against
+    rc = subprocess.call(["sh", script, "--asan"], stdin=subprocess.DEVNULL)
+    if rc != 0:
+        raise NetvmError("building the ASan QEMU failed (see above)")
 
 
 def step_kernel():

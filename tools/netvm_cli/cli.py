@@ -153,9 +153,15 @@ def parser():
     sp.add_argument("--kernel", action="store_true",
                     help="instead: the kernel NetVM benchmark (netvm-ktest writeP/readP by "
                     "physical address)")
+    sp = cmd("fuzz", "fuzz the lanai device (ASan/UBSan QEMU) and print executions and coverage")
+    sp.add_argument("--minutes", type=float, default=10, help="how long (default 10)")
+    sp.add_argument("--seed", type=int, default=None, help="random seed (default: from the clock)")
+    sp.add_argument("--keep-going", action="store_true", help="go on after a crash")
+    sp.add_argument("--no-build", action="store_true", help="use what is built")
     sp = cmd("test", "build, then run the test suites (meson test)")
     sp.add_argument("--suite", action="append", default=[], metavar="SUITE",
-                    help="run only this suite (unit, qtest, guest); repeatable")
+                    help="run only this suite (unit, qtest, fabric, guest, lint, fuzz, devfuzz); "
+                    "repeatable")
     sp.add_argument("--no-build", action="store_true", help="use what is built")
     sp.add_argument("--mutants", action="store_true",
                     help="mutation testing instead (tests/mutants/run-mutants.py; after --: "
@@ -251,6 +257,8 @@ def dispatch(a):
         return bench(Cluster(cluster_name(getattr(a, "cluster", None) or "bench")), a)
     elif a.cmd == "test":
         return test(a)
+    elif a.cmd == "fuzz":
+        return fuzz(a)
     return 0
 
 
@@ -322,6 +330,23 @@ def bench(c, a):
     finally:
         c.down()
     return 0
+
+
+def fuzz(a):
+    """The device fuzzer (tests/devfuzz) for --minutes, from the seed
+    corpus; crash reproducers in build/devfuzz/."""
+    if not a.no_build:
+        buildmod.build(skip=["kernel", "driver", "meson", "image"])
+    seed = a.seed if a.seed is not None else int(time.time())
+    work = os.path.join(REPO, "build", "devfuzz")
+    cmd = [sys.executable, os.path.join(REPO, "tests", "devfuzz", "devfuzz.py"),
+           "--qemu", os.path.join(REPO, "build", "qemu-asan", "qemu-system-x86_64"),
+           "--seconds", str(int(a.minutes * 60)), "--seed", str(seed),
+           "--corpus", os.path.join(REPO, "tests", "devfuzz", "corpus"), "--work", work]
+    if a.keep_going:
+        cmd.append("--keep-going")
+    say("running: %s" % " ".join(cmd))
+    return subprocess.call(cmd, cwd=REPO, stdin=subprocess.DEVNULL)
 
 
 def test(a):
