@@ -1,0 +1,165 @@
+"""Fast boot: every node of a cluster starts from one saved boot template
+(docs/cluster.md, "Fast boot").
+
+The template is one VM booted once with netvm.template=1: /init sets up
+everything a node shares (kernel, modules, control NIC) and waits on the
+serial console for its identity; it is saved there with QEMU's migration
+to a file, build/template/tmpl-ACCEL-MEM-KEY.vmstate.  Each node is then a
+new, independent QEMU process with its own command line (NIC node id,
+link, agent port, data NIC), started with -incoming from that file, and
+told its identity on its serial console ("netvm-identity NODE DATA_IP
+DATA_MAC EPOCH"); /init goes on from there (data NIC, share, netvm.ko,
+agent).  Nothing node-specific is in the saved state: the NIC's node id
+is a device property (not migrated), netvm.ko is loaded after the restore
+and the 9p share (which blocks migration while mounted) is mounted after.
+
+KEY hashes what the saved state depends on: the kernel, the initramfs
+(init, agent, modules) and the QEMU binary (size and mtime of each), the
+memory size, the NIC's SRAM size and TEMPLATE_VERSION (the device set of
+Cluster.qemu_cmd).  netvm.ko is not in it: the driver is loaded from the
+share after the restore, so a rebuilt driver needs no new template.
+"""
+import fcntl
+import glob
+import hashlib
+import json
+import os
+import shutil
+import socket
+import time
+
+from .common import BUILD, INITRAMFS, VMLINUZ, NetvmError, Timer, qemu_binary, rel, say
+from .snapshot import Qmp, _wait_migration
+
+TEMPLATE_DIR = os.path.join(BUILD, "template")
+# Bump when Cluster.qemu_cmd's device set or /init's template protocol changes.
+TEMPLATE_VERSION = 1
+WAITING = b"netvm-init: template waiting"
+
+
+def template_path(accel, mem):
+    parts = [TEMPLATE_VERSION, accel, mem]
+    for f in (VMLINUZ, INITRAMFS, qemu_binary()):
+        try:
+            st = os.stat(f)
+        except OSError:
+            raise NetvmError("%s missing: run ./netvm build" % rel(f))
+        parts.append([f, st.st_size, st.st_mtime_ns])
+    key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+    return os.path.join(TEMPLATE_DIR, "tmpl-%s-%d-%s.vmstate" % (accel, mem, key))
+
+
+def ensure_template(cluster_cls, accel, mem, timeout):
+    """The template's file for (accel, mem), built first if missing or stale.
+    Builders are serialised by a lock, so clusters coming up side by side
+    build it once."""
+    path = template_path(accel, mem)
+    if os.path.exists(path):
+        return path
+    os.makedirs(TEMPLATE_DIR, exist_ok=True)
+    fd = os.open(os.path.join(TEMPLATE_DIR, "lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if not os.path.exists(path):
+            build_template(cluster_cls, accel, mem, timeout, path)
+    finally:
+        os.close(fd)
+    return path
+
+
+def build_template(cluster_cls, accel, mem, timeout, path):
+    say("building the boot template (one node boots once and is saved; kernel, "
+        "image or QEMU changed, or first use) ...")
+    t = Timer()
+    c = cluster_cls("template")
+    c.dir = os.path.join(TEMPLATE_DIR, "boot-%d" % os.getpid())
+    shutil.rmtree(c.dir, ignore_errors=True)
+    os.makedirs(c.dir)
+    # a data NIC like every node's (its port is never used: no address yet)
+    c.state = {"nodes": [], "data_net": {"group": "239.77.0.1", "port": 9}}
+    node = None
+    try:
+        node = c.start_node(0, 1, accel, mem, (), template=True)
+        c.state["nodes"].append(node)
+        log = c.path("node0.serial.log")
+        deadline = time.monotonic() + timeout
+        while not _log_has(log, WAITING):
+            if not c.pid_alive(node):
+                raise NetvmError("boot template: QEMU exited during boot (serial log: %s)"
+                                 % rel(_keep_log(log)))
+            if time.monotonic() > deadline:
+                raise NetvmError("boot template: not ready within %d s (serial log: %s)"
+                                 % (timeout, rel(_keep_log(log))))
+            time.sleep(0.2)
+        time.sleep(0.5)  # let /init settle in its read
+        q = Qmp(c.path("node0.qmp"))
+        try:
+            q.cmd("stop")
+            tmp = path + ".tmp"
+            q.cmd("migrate", uri="file:" + tmp)
+            _wait_migration(q, "boot template")
+        finally:
+            q.close()
+        os.replace(tmp, path)
+        # older templates of this accel and memory size are stale now
+        for old in glob.glob(os.path.join(TEMPLATE_DIR, "tmpl-%s-%d-*.vmstate" % (accel, mem))):
+            if old != path:
+                os.unlink(old)
+    finally:
+        if node:
+            c.kill_all([node])
+        shutil.rmtree(c.dir, ignore_errors=True)
+    say("boot template saved: %s (%d MiB, %s)" % (rel(path), os.path.getsize(path) >> 20, t))
+
+
+def _log_has(path, marker):
+    try:
+        with open(path, "rb") as f:
+            return marker in f.read()
+    except OSError:
+        return False
+
+
+def _keep_log(log):
+    """Copies the template's serial log out of its doomed boot dir."""
+    dst = os.path.join(TEMPLATE_DIR, "last-failed.serial.log")
+    try:
+        shutil.copyfile(log, dst)
+    except OSError:
+        return log
+    return dst
+
+
+def start_nodes(c, n, accel, mem, template):
+    """Starts nodes 0..n-1 of cluster c from the template: each its own QEMU
+    with -incoming, loaded, resumed and told its identity.  Returns the
+    console sockets, to be closed once the nodes are ready (closing one
+    early could drop the line before the guest has read it)."""
+    for i in range(n):
+        c.state["nodes"].append(c.start_node(i, n, accel, mem, ["-incoming", "defer"]))
+        c.save()
+    for nd in c.state["nodes"]:
+        q = Qmp(c.path("node%d.qmp" % nd["id"]))
+        q.cmd("migrate-incoming", uri="file:" + template)
+        q.close()
+    consoles = []
+    for nd in c.state["nodes"]:
+        i = nd["id"]
+        q = Qmp(c.path("node%d.qmp" % i))
+        try:
+            _wait_migration(q, "node %d (from the boot template)" % i)
+            q.cmd("cont")
+        finally:
+            q.close()
+        ip, mac = identity(c, i)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(c.path("node%d.console" % i))
+        s.sendall(b"\nnetvm-identity %d %s %s %d\n" % (i, ip.encode(), mac.encode(), int(time.time())))
+        consoles.append(s)
+    return consoles
+
+
+def identity(c, i):
+    """Node i's data address and MAC (cluster.py's DATA_IP, DATA_MAC)."""
+    from .cluster import DATA_IP, DATA_MAC
+    return DATA_IP % (i + 1), DATA_MAC % (i + 1)
