@@ -28,6 +28,7 @@ import socket
 import subprocess
 import sys
 import termios
+import threading
 import time
 import tty
 
@@ -364,14 +365,23 @@ class Cluster:
         t0 = time.monotonic()
         total = len(pending)
         while pending:
-            for node in list(pending):
+            for node in pending:
                 if not self.pid_alive(node):
                     raise NetvmError("node %d: QEMU exited during boot (serial log: %s, QEMU log: %s)"
                                      % (node["id"], rel(self.path("node%d.serial.log" % node["id"])),
                                         rel(self.path("node%d.qemu.log" % node["id"]))))
-                greeting = agent.ping(node["port"], timeout=1.0)
+            # all at once: one slow guest must not hold up noticing the others
+            greetings = {}
+            pings = [threading.Thread(target=lambda nd: greetings.__setitem__(
+                nd["id"], agent.ping(nd["port"], timeout=1.0)), args=(nd,)) for nd in pending]
+            for th in pings:
+                th.start()
+            for th in pings:
+                th.join()
+            for node in list(pending):
+                greeting = greetings.get(node["id"])
                 if greeting:
-                    if "node=%d" % node["id"] not in greeting:
+                    if ("node=%d" % node["id"]) not in greeting.split():  # node=1 is not node=11
                         raise NetvmError("node %d: agent answered as %r" % (node["id"], greeting))
                     node["ready"] = True
                     self.save()

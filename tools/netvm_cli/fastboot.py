@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import socket
+import threading
 import time
 
 from .common import BUILD, INITRAMFS, VMLINUZ, NetvmError, Timer, qemu_binary, rel, say
@@ -132,34 +133,51 @@ def _keep_log(log):
 
 def start_nodes(c, n, accel, mem, template):
     """Starts nodes 0..n-1 of cluster c from the template: each its own QEMU
-    with -incoming, loaded, resumed and told its identity.  Returns the
+    with -incoming, loaded, resumed and told its identity.  Node 0 first
+    (back to back it listens for node 1), the others at once, one thread
+    each: a node's start is mostly waiting for its QEMU.  Returns the
     console sockets, to be closed once the nodes are ready (closing one
     early could drop the line before the guest has read it)."""
-    for i in range(n):
-        c.state["nodes"].append(c.start_node(i, n, accel, mem, ["-incoming", "defer"]))
-        c.save()
-    for nd in c.state["nodes"]:
-        q = Qmp(c.path("node%d.qmp" % nd["id"]))
-        q.cmd("migrate-incoming", uri="file:" + template)
-        q.close()
-    consoles = []
-    for nd in c.state["nodes"]:
-        i = nd["id"]
-        q = Qmp(c.path("node%d.qmp" % i))
+    t = Timer()
+    nodes, consoles, errors = {}, {}, []
+
+    def one(i):
         try:
-            _wait_migration(q, "node %d (from the boot template)" % i)
-            q.cmd("cont")
-        finally:
-            q.close()
-        ip, mac = identity(c, i)
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(c.path("node%d.console" % i))
-        s.sendall(b"\nnetvm-identity %d %s %s %d\n" % (i, ip.encode(), mac.encode(), int(time.time())))
-        consoles.append(s)
-    return consoles
+            nodes[i] = c.start_node(i, n, accel, mem, ["-incoming", "defer"])
+            q = Qmp(c.path("node%d.qmp" % i))
+            try:
+                q.cmd("migrate-incoming", uri="file:" + template)
+                _wait_migration(q, "node %d (from the boot template)" % i)
+                q.cmd("cont")
+            finally:
+                q.close()
+            ip, mac = identity(i)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            consoles[i] = s
+            s.connect(c.path("node%d.console" % i))
+            s.sendall(b"\nnetvm-identity %d %s %s %d\n" % (i, ip.encode(), mac.encode(),
+                                                         int(time.time())))
+        except (NetvmError, OSError) as e:
+            errors.append((i, e))
+
+    one(0)
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(1, n)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    c.state["nodes"].extend(nodes[i] for i in sorted(nodes))
+    c.save()
+    if errors:
+        for s in consoles.values():
+            s.close()
+        i, e = min(errors, key=lambda x: x[0])
+        raise e if isinstance(e, NetvmError) else NetvmError("node %d: %s" % (i, e))
+    say("%d node%s started from the boot template in %s" % (n, "s" if n > 1 else "", t))
+    return list(consoles.values())
 
 
-def identity(c, i):
+def identity(i):
     """Node i's data address and MAC (cluster.py's DATA_IP, DATA_MAC)."""
     from .cluster import DATA_IP, DATA_MAC
     return DATA_IP % (i + 1), DATA_MAC % (i + 1)
