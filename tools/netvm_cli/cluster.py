@@ -205,7 +205,8 @@ class Cluster:
         cmd = [qemu_binary(), "-name", self.vm_name(i),
                "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
                "-nodefaults", "-no-user-config", "-display", "none",
-               "-M", "pc", "-m", str(mem), "-accel", accel, "-smp", "1",
+               "-M", "pc", "-m", str(mem), "-accel", accel, "-smp", "1"] + \
+            self.ram_backend(mem, template) + [
                "-kernel", VMLINUZ, "-initrd", INITRAMFS,
                "-append", "console=ttyS0 quiet panic=-1 " + ident,
                "-no-reboot",
@@ -226,6 +227,19 @@ class Cluster:
                "-d", "guest_errors", "-D", "node%d.qemu.log" % i,
                "-pidfile", "node%d.pid" % i, "-daemonize"]
         return cmd + data + list(extra)
+
+    def ram_backend(self, mem, template):
+        """Guest RAM in the boot template's RAM file (fastboot.py, QEMU's
+        "VM templating"): the template writes it (share=on); a node maps it
+        copy-on-write (readonly=on: the file is never written, rom=off: the
+        guest may write its private copy), so every node shares the pages it
+        has not changed.  Clusters not started from a template: none."""
+        ram = (self.state or {}).get("template_ram")
+        if not ram:
+            return []
+        mode = "share=on" if template else "share=off,readonly=on,rom=off"
+        return ["-object", "memory-backend-file,id=ram,size=%dM,mem-path=%s,%s" % (mem, ram, mode),
+                "-machine", "memory-backend=ram"]
 
     def link_auth(self, i, n):
         """Device options and QEMU arguments for node i's link on a
@@ -323,6 +337,8 @@ class Cluster:
             self.state = {"name": self.name, "n": n, "accel": accel, "mem": mem,
                           "started": time.time(), "nodes": [], "routes_mode": routes,
                           "data_net": {"group": DATA_GROUP, "port": free_udp_port()}}
+            if template:
+                self.state["template_ram"] = template + ".ram"
             self.save()
             t = Timer()
             try:

@@ -1,12 +1,15 @@
 """Fast boot: every node of a cluster starts from one saved boot template
-(docs/cluster.md, "Fast boot").
+(docs/cluster.md, "Fast boot"), QEMU's "VM templating".
 
 The template is one VM booted once with netvm.template=1: /init sets up
 everything a node shares (kernel, modules, control NIC) and waits on the
-serial console for its identity; it is saved there with QEMU's migration
-to a file, build/template/tmpl-ACCEL-MEM-KEY.vmstate.  Each node is then a
-new, independent QEMU process with its own command line (NIC node id,
-link, agent port, data NIC), started with -incoming from that file, and
+serial console for its identity.  Its RAM lives in a file
+(build/template/tmpl-ACCEL-MEM-KEY.ram, memory-backend-file share=on); the
+rest of its state is saved there with QEMU's migration, capability
+x-ignore-shared (the RAM file is not copied), to tmpl-...vmstate.  Each
+node is then a new, independent QEMU process with its own command line
+(NIC node id, link, agent port, data NIC) that maps the RAM file
+copy-on-write, is started with -incoming from the vmstate file, and is
 told its identity on its serial console ("netvm-identity NODE DATA_IP
 DATA_MAC EPOCH"); /init goes on from there (data NIC, share, netvm.ko,
 agent).  Nothing node-specific is in the saved state: the NIC's node id
@@ -34,11 +37,12 @@ from .snapshot import Qmp, _wait_migration
 
 TEMPLATE_DIR = os.path.join(BUILD, "template")
 # Bump when Cluster.qemu_cmd's device set or /init's template protocol changes.
-TEMPLATE_VERSION = 1
+TEMPLATE_VERSION = 2
 WAITING = b"netvm-init: template waiting"
 
 
 def template_path(accel, mem):
+    """The template's files, without their extension (.vmstate, .ram)."""
     parts = [TEMPLATE_VERSION, accel, mem]
     for f in (VMLINUZ, INITRAMFS, qemu_binary()):
         try:
@@ -47,21 +51,22 @@ def template_path(accel, mem):
             raise NetvmError("%s missing: run ./netvm build" % rel(f))
         parts.append([f, st.st_size, st.st_mtime_ns])
     key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
-    return os.path.join(TEMPLATE_DIR, "tmpl-%s-%d-%s.vmstate" % (accel, mem, key))
+    return os.path.join(TEMPLATE_DIR, "tmpl-%s-%d-%s" % (accel, mem, key))
 
 
 def ensure_template(cluster_cls, accel, mem, timeout):
-    """The template's file for (accel, mem), built first if missing or stale.
+    """The template's files for (accel, mem) without their extension, built
+    first if missing or stale.
     Builders are serialised by a lock, so clusters coming up side by side
     build it once."""
     path = template_path(accel, mem)
-    if os.path.exists(path):
+    if os.path.exists(path + ".vmstate"):
         return path
     os.makedirs(TEMPLATE_DIR, exist_ok=True)
     fd = os.open(os.path.join(TEMPLATE_DIR, "lock"), os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        if not os.path.exists(path):
+        if not os.path.exists(path + ".vmstate"):
             build_template(cluster_cls, accel, mem, timeout, path)
     finally:
         os.close(fd)
@@ -77,7 +82,8 @@ def build_template(cluster_cls, accel, mem, timeout, path):
     shutil.rmtree(c.dir, ignore_errors=True)
     os.makedirs(c.dir)
     # a data NIC like every node's (its port is never used: no address yet)
-    c.state = {"nodes": [], "data_net": {"group": "239.77.0.1", "port": 9}}
+    c.state = {"nodes": [], "data_net": {"group": "239.77.0.1", "port": 9},
+               "template_ram": path + ".ram.tmp"}
     node = None
     try:
         node = c.start_node(0, 1, accel, mem, (), template=True)
@@ -96,21 +102,51 @@ def build_template(cluster_cls, accel, mem, timeout, path):
         q = Qmp(c.path("node0.qmp"))
         try:
             q.cmd("stop")
-            tmp = path + ".tmp"
+            set_ignore_shared(q)
+            tmp = path + ".vmstate.tmp"
             q.cmd("migrate", uri="file:" + tmp)
             _wait_migration(q, "boot template")
         finally:
             q.close()
-        os.replace(tmp, path)
-        # older templates of this accel and memory size are stale now
-        for old in glob.glob(os.path.join(TEMPLATE_DIR, "tmpl-%s-%d-*.vmstate" % (accel, mem))):
-            if old != path:
-                os.unlink(old)
+        c.kill_all([node])   # its RAM file is complete once QEMU is gone
+        node = None
+        os.replace(path + ".ram.tmp", path + ".ram")
+        os.replace(tmp, path + ".vmstate")
+        remove_stale(accel, mem, path)
     finally:
         if node:
             c.kill_all([node])
         shutil.rmtree(c.dir, ignore_errors=True)
-    say("boot template saved: %s (%d MiB, %s)" % (rel(path), os.path.getsize(path) >> 20, t))
+    used = os.stat(path + ".ram").st_blocks * 512
+    say("boot template saved: %s.{vmstate,ram} (%d MiB of RAM, %s)" % (rel(path), used >> 20, t))
+
+
+def set_ignore_shared(q, on=True):
+    """The RAM file is not part of the migration stream (both ends).  Off
+    again once a node is loaded: a later ./netvm save writes a plain
+    stream, RAM included, whatever the template."""
+    q.cmd("migrate-set-capabilities",
+          capabilities=[{"capability": "x-ignore-shared", "state": on}])
+
+
+def remove_stale(accel, mem, path):
+    """Removes the older templates of this accel and memory size, unless a
+    cluster still maps its RAM file (a running or saved one)."""
+    used = set()
+    for f in glob.glob(os.path.join(BUILD, "cluster", "*", "cluster.json")):
+        try:
+            with open(f) as fh:
+                used.add(json.load(fh).get("template_ram"))
+        except (OSError, ValueError):
+            pass
+    for old in glob.glob(os.path.join(TEMPLATE_DIR, "tmpl-%s-%d-*.vmstate" % (accel, mem))):
+        base = old[:-len(".vmstate")]
+        if base != path and base + ".ram" not in used:
+            for f in (old, base + ".ram"):
+                try:
+                    os.unlink(f)
+                except OSError:
+                    pass
 
 
 def _log_has(path, marker):
@@ -146,8 +182,10 @@ def start_nodes(c, n, accel, mem, template):
             nodes[i] = c.start_node(i, n, accel, mem, ["-incoming", "defer"])
             q = Qmp(c.path("node%d.qmp" % i))
             try:
-                q.cmd("migrate-incoming", uri="file:" + template)
+                set_ignore_shared(q)
+                q.cmd("migrate-incoming", uri="file:" + template + ".vmstate")
                 _wait_migration(q, "node %d (from the boot template)" % i)
+                set_ignore_shared(q, False)
                 q.cmd("cont")
             finally:
                 q.close()
