@@ -233,13 +233,16 @@ class Cluster:
         "VM templating"): the template writes it (share=on); a node maps it
         copy-on-write (readonly=on: the file is never written, rom=off: the
         guest may write its private copy), so every node shares the pages it
-        has not changed.  Clusters not started from a template: none."""
+        has not changed.  vmgenid: each QEMU start gives the guest a new VM
+        generation id, on which Linux reseeds its random state, so that the
+        nodes do not share the template's.  Clusters not started from a
+        template: none."""
         ram = (self.state or {}).get("template_ram")
         if not ram:
             return []
         mode = "share=on" if template else "share=off,readonly=on,rom=off"
         return ["-object", "memory-backend-file,id=ram,size=%dM,mem-path=%s,%s" % (mem, ram, mode),
-                "-machine", "memory-backend=ram"]
+                "-machine", "memory-backend=ram", "-device", "vmgenid"]
 
     def link_auth(self, i, n):
         """Device options and QEMU arguments for node i's link on a
