@@ -62,7 +62,7 @@ def parser():
     sp.add_argument("--skip", metavar="STEP[,STEP]", default="",
                     help="skip steps (development only): " + ",".join(buildmod.STEPS))
     sp = cmd("up", "boot a cluster in the background and wait until every node is ready")
-    sp.add_argument("-n", "--nodes", type=int, default=2, help="number of nodes (default 2; max 8); more than 2 go through "
+    sp.add_argument("-n", "--nodes", type=int, default=2, help="number of nodes (default 2; max 16); more than 2 go through "
                     "netvm-switch")
     sp.add_argument("--topology", metavar="FILE",
                     help="run netvm-switch with this topology file (fabric/topologies/) and connect "

@@ -28,11 +28,13 @@ import socket
 import subprocess
 import sys
 import termios
+import threading
 import time
 import tty
 
 from . import agent
 from . import fabric
+from . import fastboot
 from . import mapper
 from .build import require_built
 from .snapshot import Qmp
@@ -40,7 +42,9 @@ from .common import (CLUSTERS, DRIVER_KO, INITRAMFS, REPO, VMLINUZ, NetvmError, 
                      proc_info, proc_running, qemu_binary, rel, say)
 
 AGENT_GUEST_PORT = 7777
-MAX_NODES = 8   # 2 cores; the driver's bounce buffer has 8 partitions
+# 16 single-vCPU TCG guests are what 2 host cores carry idle (docs/cluster.md);
+# past that each node's share of the CPU makes boots and tests crawl.
+MAX_NODES = 16
 BACK_TO_BACK_MAX = 2
 # The data network (TCP baseline): one multicast group on 127.0.0.1, a UDP
 # port per cluster so that clusters side by side do not hear each other.
@@ -186,20 +190,25 @@ class Cluster:
         return 0
 
     # --- up ------------------------------------------------------------
-    def qemu_cmd(self, i, n, port, accel, mem, extra):
+    def qemu_cmd(self, i, n, port, accel, mem, extra, template=False):
+        """QEMU's command line for node i of n.  template: the boot template
+        (fastboot.py), booted with no identity; a node started from it runs
+        the very same device set, so that its saved state loads."""
         if (self.state or {}).get("fabric"):
             # the switch listens; QEMU reconnects if it restarts
             link = "server=off,addr.type=unix,addr.path=node%d.sock,reconnect-ms=500" % i
         else:
             link = "server=%s,addr.type=unix,addr.path=link0.sock" % ("on" if i == 0 else "off")
-        data, data_arg = self.data_nic(i)
+        data, data_arg = self.data_nic(-1 if template else i)
+        ident = "netvm.template=1" if template else "netvm.node=%d%s" % (i, data_arg)
         auth, inject = self.link_auth(i, n)
         cmd = [qemu_binary(), "-name", self.vm_name(i),
                "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
                "-nodefaults", "-no-user-config", "-display", "none",
-               "-M", "pc", "-m", str(mem), "-accel", accel, "-smp", "1",
+               "-M", "pc", "-m", str(mem), "-accel", accel, "-smp", "1"] + \
+            self.ram_backend(mem, template) + [
                "-kernel", VMLINUZ, "-initrd", INITRAMFS,
-               "-append", "console=ttyS0 quiet panic=-1 netvm.node=%d%s" % (i, data_arg),
+               "-append", "console=ttyS0 quiet panic=-1 " + ident,
                "-no-reboot",
                "-chardev", "socket,id=con,path=node%d.console,server=on,wait=off,"
                            "logfile=node%d.serial.log" % (i, i),
@@ -218,6 +227,22 @@ class Cluster:
                "-d", "guest_errors", "-D", "node%d.qemu.log" % i,
                "-pidfile", "node%d.pid" % i, "-daemonize"]
         return cmd + data + list(extra)
+
+    def ram_backend(self, mem, template):
+        """Guest RAM in the boot template's RAM file (fastboot.py, QEMU's
+        "VM templating"): the template writes it (share=on); a node maps it
+        copy-on-write (readonly=on: the file is never written, rom=off: the
+        guest may write its private copy), so every node shares the pages it
+        has not changed.  vmgenid: each QEMU start gives the guest a new VM
+        generation id, on which Linux reseeds its random state, so that the
+        nodes do not share the template's.  Clusters not started from a
+        template: none."""
+        ram = (self.state or {}).get("template_ram")
+        if not ram:
+            return []
+        mode = "share=on" if template else "share=off,readonly=on,rom=off"
+        return ["-object", "memory-backend-file,id=ram,size=%dM,mem-path=%s,%s" % (mem, ram, mode),
+                "-machine", "memory-backend=ram", "-device", "vmgenid"]
 
     def link_auth(self, i, n):
         """Device options and QEMU arguments for node i's link on a
@@ -241,7 +266,8 @@ class Cluster:
 
     def data_nic(self, i):
         """QEMU arguments and kernel parameter of node i's data NIC (none for
-        a cluster started before it existed, e.g. a restored old one)."""
+        a cluster started before it existed, e.g. a restored old one).
+        i = -1: the boot template's (MAC 52:54:00:77:00:00, no address)."""
         dn = (self.state or {}).get("data_net")
         if not dn:
             return [], ""
@@ -250,10 +276,10 @@ class Cluster:
                  "-device", "virtio-net-pci,netdev=data,mac=%s,romfile=" % (DATA_MAC % (i + 1))],
                 " netvm.data=%s" % (DATA_IP % (i + 1)))
 
-    def start_node(self, i, n, accel, mem, extra):
+    def start_node(self, i, n, accel, mem, extra, template=False):
         for attempt in range(3):
             port = free_port()
-            cmd = self.qemu_cmd(i, n, port, accel, mem, extra)
+            cmd = self.qemu_cmd(i, n, port, accel, mem, extra, template)
             r = subprocess.run(cmd, cwd=self.dir, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             msg = r.stdout.strip()
@@ -287,7 +313,9 @@ class Cluster:
         if n < 1:
             raise NetvmError("-n must be at least 1")
         if n > MAX_NODES:
-            raise NetvmError("at most %d nodes (-n %d) on this machine" % (MAX_NODES, MAX_NODES))
+            raise NetvmError("at most %d nodes (-n %d): each node is a QEMU with one emulated "
+                             "CPU, and %d is what 2 host cores carry" % (MAX_NODES, n, MAX_NODES))
+        check_memory(n, mem)
         if topology and not os.path.isfile(topology):
             raise NetvmError("--topology %s: no such file" % topology)
         use_switch = bool(topology) or n > BACK_TO_BACK_MAX
@@ -296,6 +324,10 @@ class Cluster:
             fabric.switch_binary()
         if accel == "kvm" and not os.access("/dev/kvm", os.R_OK | os.W_OK):
             raise NetvmError("--accel kvm: /dev/kvm is not usable here; use --accel tcg")
+        # extra QEMU arguments may change the device set: boot those cold
+        template = None
+        if not extra and not os.environ.get("NETVM_COLD_BOOT"):
+            template = fastboot.ensure_template(Cluster, accel, mem, timeout)
         self.lock()
         try:
             if self.clean_stale():
@@ -308,6 +340,8 @@ class Cluster:
             self.state = {"name": self.name, "n": n, "accel": accel, "mem": mem,
                           "started": time.time(), "nodes": [], "routes_mode": routes,
                           "data_net": {"group": DATA_GROUP, "port": free_udp_port()}}
+            if template:
+                self.state["template_ram"] = template + ".ram"
             self.save()
             t = Timer()
             try:
@@ -317,13 +351,22 @@ class Cluster:
                     say("netvm-switch up (%s, switches %s; control: %s)" % (
                         self.state["fabric"]["topology"], ",".join(self.state["fabric"]["switches"]),
                         rel(self.path("control.sock"))))
-                say("starting %d node%s (cluster '%s', %s, %d MiB each, %s)"
+                say("starting %d node%s (cluster '%s', %s, %d MiB each, %s, %s)"
                     % (n, "s" if n > 1 else "", self.name, accel, mem,
-                       "through the switch" if use_switch else "back to back" if n == 2 else "no link"))
-                for i in range(n):
-                    self.state["nodes"].append(self.start_node(i, n, accel, mem, extra))
-                    self.save()
-                self.wait_ready(timeout, progress=True)
+                       "through the switch" if use_switch else "back to back" if n == 2 else "no link",
+                       "from the boot template" if template else "cold boot"))
+                consoles = []
+                try:
+                    if template:
+                        consoles = fastboot.start_nodes(self, n, accel, mem, template)
+                    else:
+                        for i in range(n):
+                            self.state["nodes"].append(self.start_node(i, n, accel, mem, extra))
+                            self.save()
+                    self.wait_ready(timeout, progress=True)
+                finally:
+                    for s in consoles:
+                        s.close()
                 if use_switch:
                     mapper.install_routes(self)
             except BaseException:
@@ -341,14 +384,23 @@ class Cluster:
         t0 = time.monotonic()
         total = len(pending)
         while pending:
-            for node in list(pending):
+            for node in pending:
                 if not self.pid_alive(node):
                     raise NetvmError("node %d: QEMU exited during boot (serial log: %s, QEMU log: %s)"
                                      % (node["id"], rel(self.path("node%d.serial.log" % node["id"])),
                                         rel(self.path("node%d.qemu.log" % node["id"]))))
-                greeting = agent.ping(node["port"], timeout=1.0)
+            # all at once: one slow guest must not hold up noticing the others
+            greetings = {}
+            pings = [threading.Thread(target=lambda nd: greetings.__setitem__(
+                nd["id"], agent.ping(nd["port"], timeout=1.0)), args=(nd,)) for nd in pending]
+            for th in pings:
+                th.start()
+            for th in pings:
+                th.join()
+            for node in list(pending):
+                greeting = greetings.get(node["id"])
                 if greeting:
-                    if "node=%d" % node["id"] not in greeting:
+                    if ("node=%d" % node["id"]) not in greeting.split():  # node=1 is not node=11
                         raise NetvmError("node %d: agent answered as %r" % (node["id"], greeting))
                     node["ready"] = True
                     self.save()
@@ -602,6 +654,21 @@ def print_nic_counters(nic):
     print("%-5s" % "nic" + "".join("%10s" % h for _, h in STATUS_COUNTERS))
     for n in sorted(nic):
         print("%-5d" % n + "".join("%10s" % nic[n].get(k, "-") for k, _ in STATUS_COUNTERS))
+
+
+def check_memory(n, mem):
+    """Refuses a cluster whose guests' RAM would not fit in the host's
+    available memory (QEMU allocates it lazily, so this is the worst case:
+    every guest page touched)."""
+    try:
+        with open("/proc/meminfo") as f:
+            avail = next(int(l.split()[1]) for l in f if l.startswith("MemAvailable:")) >> 10
+    except (OSError, StopIteration, ValueError):
+        return
+    need = n * (mem + 64)   # + about 64 MiB of QEMU's own per node
+    if need > avail:
+        raise NetvmError("%d nodes x %d MiB need about %d MiB but the host has %d MiB available: "
+                         "fewer nodes, or a smaller --mem" % (n, mem, need, avail))
 
 
 def free_udp_port():
