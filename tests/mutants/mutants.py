@@ -82,6 +82,31 @@ MUTANTS = [
          kills=["firmware-raw"],
          why="a raw send longer than the maximum payload is not refused"),
 
+    dict(name="fw-phys-window-skipped",
+         file="firmware-interp/fw_nv_rx.c",
+         orig="\t    fw_nv_phys_ok(fw, src, h->va, len, access))",
+         repl="\t    (fw_nv_phys_ok(fw, src, h->va, len, access) || 1))",
+         kills=["firmware-netvm"],
+         why="a peer's physical access is not confined to the registered windows"),
+    dict(name="fw-response-kind-unchecked",
+         file="firmware-interp/fw_nv_rx.c",
+         orig="\t    op->cmd.op != resp_of[h->op] || h->status >= NVM_ST_COUNT)",
+         repl="\t    (resp_of[h->op] && 0) || h->status >= NVM_ST_COUNT)",
+         kills=["firmware-netvm"],
+         why="a READ_RESP is taken for a pending WRITE (its bytes go over the writer's buffer)"),
+    dict(name="fw-unet-hold-ignored",
+         file="firmware-interp/fw_unet_flow.c",
+         orig="\tbool held = c < NVM_UNET_CHANNELS && e->ch[c].hold_left;",
+         repl="\tbool held = c < NVM_UNET_CHANNELS && e->ch[c].hold_left && 0;",
+         kills=["firmware-unet"],
+         why="a held U-Net channel goes on sending (the receiver would overflow)"),
+    dict(name="fw-ctl-waits-behind-data",
+         file="firmware-interp/fw_rx.c",
+         orig="\tif (v == FW_RX_WAIT)\n\t\treturn rx_bypass(fw);",
+         repl="\tif (v == FW_RX_WAIT)\n\t\treturn false;",
+         kills=["firmware-unet"],
+         why="a HOLD waits behind a data frame that waits at the head of the wire ring"),
+
     # ---- the device (qemu-device/), caught by the qtests ----
     dict(name="dev-hdma-sram-overrun",
          file="qemu-device/lanai-hostdma.c",
@@ -113,6 +138,13 @@ MUTANTS = [
          repl="if (val && (val > 65536 ||",
          kills=["lanai"],
          why="an event ring length that is not a power of two is accepted"),
+
+    dict(name="dev-linkauth-off",
+         file="qemu-device/lanai-linkauth.c",
+         orig="    if (src == s->peer_node) {",
+         repl="    if (1) {",
+         kills=["lanai"],
+         why="a back-to-back NIC takes frames whose claimed source is not its peer"),
 
     # ---- libnetvm (guest-lib/) ----
     dict(name="lib-frag-inline-limit",
@@ -163,4 +195,10 @@ MUTANTS = [
          kills=["guest-hardware"],
          why="the last byte of raw frames of 400, 800 .. 4000 bytes is flipped: the "
              "every-size sweep reports exactly \"10 bad\" (which contains \"0 bad\")"),
+    dict(name="drv-raw-hold-unbounded",
+         file="guest-driver/netvm_raw.c",
+         orig="\t\t\tschedule_delayed_work(&raw->rx_hold_work,",
+         repl="\t\t\tif (0) schedule_delayed_work(&raw->rx_hold_work,",
+         kills=["guest-security-b2b"],
+         why="a raw reader that takes nothing holds the link for ever (a raw flood wedges the node)"),
 ]
