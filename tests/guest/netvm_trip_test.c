@@ -156,6 +156,30 @@ static void expect_none(struct netvm *nv, const struct netvm_tripset *ts,
 	check(n == 0, "tripwire %s: no hit %s (%d)", name, when, n);
 }
 
+/*
+ * Steps 2..6 start only when the server says so (notification GO_STEP +
+ * k into the client's export): the server's "no hit" checks of step k
+ * must not see the hits of step k + 1.
+ */
+#define GO_STEP	100
+
+static void send_go(struct netvm *nv, int cseg, const uint8_t *tw, uint32_t n)
+{
+	int err = netvm_writeFN(nv, cseg, 0, tw, 8, n);
+
+	if (err)
+		die("the go to the client", err);
+}
+
+static void wait_go(struct netvm *nv, uint32_t n)
+{
+	int r = netvm_notf_wait(nv, n, WAIT_MS);
+
+	if (r <= 0)
+		die("waiting for the server's go", r ? r : -EIO);
+	netvm_notf_ack(nv, n);
+}
+
 static int serve(void)
 {
 	struct netvm_tripset a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 }, x = { 0 };
@@ -226,19 +250,25 @@ static int serve(void)
 			}
 	}
 	check(cp != 0, "the client is %u:%u", cn, cp);
+	cseg = netvm_import_wait(nv, cn, cp, "local", WAIT_MS);
+	if (cseg < 0)
+		die("import the client's buffer", cseg);
 
 	/* 2: one byte, A's last */
+	send_go(nv, cseg, tw, GO_STEP + 2);
 	step(nv, 2);
 	expect_hit(nv, &a, "A", cn, cp, NETVM_TRIP_WRITE);
 	expect_none(nv, &a, "A", "twice for one write");
 	check(tw[A_OFF + 63] == 0x5a, "the byte is in place when the hit is seen");
 
 	/* 3: two reads of B: once-only, so one hit */
+	send_go(nv, cseg, tw, GO_STEP + 3);
 	step(nv, 3);
 	expect_hit(nv, &b, "B", cn, cp, NETVM_TRIP_READ);
 	expect_none(nv, &b, "B", "for the second read (once-only)");
 
 	/* 4: one write over all of C: a hit per page piece */
+	send_go(nv, cseg, tw, GO_STEP + 4);
 	step(nv, 4);
 	n = netvm_trip_test(nv, &c);
 	check(n == 3, "C (3 pieces): %d hits for a write covering it", n);
@@ -250,11 +280,13 @@ static int serve(void)
 	check(n == 0, "C's data byte-verified (%d bad)", n);
 
 	/* 5: an atomic increment of D: a read and a write */
+	send_go(nv, cseg, tw, GO_STEP + 5);
 	step(nv, 5);
 	expect_hit(nv, &d, "D", cn, cp, NETVM_TRIP_READ | NETVM_TRIP_WRITE);
 	check(*(volatile uint32_t *)(tw + D_OFF) == 1, "D's word is 1");
 
 	/* 6: a write over E, cleared before the client started: silent */
+	send_go(nv, cseg, tw, GO_STEP + 6);
 	step(nv, 6);
 	expect_none(nv, &e_was, "E", "after it was cleared");
 	err = netvm_trip_clear(nv, &a);
@@ -263,9 +295,6 @@ static int serve(void)
 	/* 7: hits while the owner polls raise no interrupt; 8: one while it
 	 * sleeps does.  The client writes F only when told (notifications
 	 * 7 and 8 into its own export), so the server is in the right state. */
-	cseg = netvm_import_wait(nv, cn, cp, "local", WAIT_MS);
-	if (cseg < 0)
-		die("import the client's buffer", cseg);
 	ev0 = notify_events();
 	err = netvm_writeFN(nv, cseg, 0, tw, 8, 7);
 	if (err)
@@ -363,15 +392,18 @@ static int client(unsigned int node, unsigned int port)
 	err = err ? err : netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 1);
 	check(!err, "step 1: accesses beside the tripwires (%s)",
 	      netvm_strerror(err));
+	wait_go(nv, GO_STEP + 2);
 	/* 2 */
 	buf[0] = 0x5a;
 	err = netvm_writeFN(nv, seg, A_OFF + 63, buf, 1, 2);
 	check(!err, "step 2: one byte into A (%s)", netvm_strerror(err));
+	wait_go(nv, GO_STEP + 3);
 	/* 3 */
 	err = netvm_readF(nv, seg, B_OFF + 90, buf + 8192, 10);
 	err = err ? err : netvm_readF(nv, seg, B_OFF, buf + 8192, 1);
 	err = err ? err : netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 3);
 	check(!err, "step 3: two reads of B (%s)", netvm_strerror(err));
+	wait_go(nv, GO_STEP + 4);
 	/* 4: source and target at the same page offset, so the library
 	 * sends one command per page and each piece of C sees one */
 	for (int i = 0; i < C_LEN + 200; i++)
@@ -381,11 +413,13 @@ static int client(unsigned int node, unsigned int port)
 	err = err ? err : netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 4);
 	check(!err, "step 4: %d B over C (%s)", C_LEN + 200,
 	      netvm_strerror(err));
+	wait_go(nv, GO_STEP + 5);
 	/* 5 */
 	err = netvm_incr(nv, seg, D_OFF, &old);
 	err = err ? err : netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 5);
 	check(!err && old == 0, "step 5: incr of D (old %u; %s)", old,
 	      netvm_strerror(err));
+	wait_go(nv, GO_STEP + 6);
 	/* 6 */
 	err = netvm_writeF(nv, seg, E_OFF, buf, 64);
 	err = err ? err : netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 6);
