@@ -58,7 +58,8 @@
 	X(UNET_HOLD_TX, unet_hold_tx) \
 	X(UNET_RELEASE_TX, unet_release_tx) \
 	X(UNET_HELD, unet_held) \
-	X(UNET_HOLD_EXPIRED, unet_hold_expired)
+	X(UNET_HOLD_EXPIRED, unet_hold_expired) \
+	X(UNET_CTL_KERNEL, unet_ctl_kernel)
 
 /* For a table of names: { NVM_FW_COUNTERS(NVM_FW_COUNTER_NAME) } */
 #define NVM_FW_COUNTER_NAME(e, n) #n,
