@@ -21,7 +21,9 @@ run-guest-tests.py (which passes its helpers in `g`):
          virtual-port receiver holds its NIC sender (the driver has the NI
          send HOLD and RELEASE from the virtual port), and a virtual-port
          sender is held by its NIC receiver (the frames reach the driver);
-         every message delivered in order, byte-verified, holds counted.
+         every message delivered in order, byte-verified, holds counted;
+         and an emulated sender using NETVM_UNET_DONTWAIT against a
+         receiver that sleeps after every receive (-EAGAIN while held).
 
 The guest program is tests/guest/netvm_fugu_test.c (netvm-fugu-test).
 """
@@ -269,6 +271,24 @@ def stopped_twice_emulated(g, name, recv_emu, send_emu):
                d[0].get("unet_held", 0), d[0].get("unet_ctl_kernel", 0)), "%s / %s" % tuple(d))
 
 
+def slow_receiver_emulated_sender(g):
+    """A kernel-emulated sender with NETVM_UNET_DONTWAIT: -EAGAIN while held."""
+    name = "flow-eslow"
+    p = Pair(g, name, 4000, 0x52, recv_opts=["-s", "300"], send_opts=["-n"], send_emu=True)
+    if not p.ok:
+        return
+    p.start()
+    (rrc, r, rr), (src, s, sr) = p.results()
+    delivered_all(g, name, rrc, r, src, s, rr, sr)
+    g.T.ok(p.ports[1] >= 16 and r.get("hold_on", 0) >= 1 and r.get("hold_off") == r.get("hold_on") and
+           s.get("tx_held", 0) >= 1 and s.get("hold_expired") == 0 and r.get("divert_mode") == 0 and
+           s.get("eagain", 0) > 0,
+           "%s: an emulated sender (port %d) to a receiver sleeping 300 us per message is held %d "
+           "time(s) (%.2f s; NETVM_UNET_DONTWAIT sends got -EAGAIN %d times), direct again at the end"
+           % (name, p.ports[1], s.get("tx_held", 0), s.get("held_secs", 0), s.get("eagain", 0)),
+           g.diag(*rr) + "\n" + g.diag(*sr))
+
+
 def group_unet_flow_emu(g):
     for n in (0, 1):
         rc, out, err = g.sh(n, "cat %s/nv_state" % SYS)
@@ -281,6 +301,7 @@ def group_unet_flow_emu(g):
         return
     stopped_twice_emulated(g, "flow-erecv", True, False)
     stopped_twice_emulated(g, "flow-esend", False, True)
+    slow_receiver_emulated_sender(g)
     for n in (0, 1):
         rc, out, err = g.sh(n, "cat %s/ep_counters" % SYS)
         g.T.ok(rc == 0 and "endpoints 0" in out, "node %d: every endpoint closed" % n, out)
