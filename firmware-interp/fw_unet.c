@@ -1152,6 +1152,12 @@ uint32_t fw_unet_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 		memcpy(&k, c->inline_data, sizeof(k));
 		return k_ksend(fw, &k);
 	}
+	case NVM_KOP_UNET_KCTL: {
+		struct nvm_k_unet_kctl k;
+
+		memcpy(&k, c->inline_data, sizeof(k));
+		return fw_unet_kctl(fw, &k);
+	}
 	case NVM_KOP_UNET_DIRECT:
 		if (!fw_unet_open_port(fw, c->dst_port) ||
 		    fw->unet.ep[c->dst_port].div_out)

@@ -32,8 +32,10 @@ struct fw_unet_lk {
  * that died) holds a channel for at most that long.
  */
 #define FW_UNET_TICK_NS		5000000ull	/* 5 ms */
-#define FW_UNET_REFRESH_TICKS	10		/* 50 ms */
-#define FW_UNET_HOLD_TICKS	100		/* 500 ms: TCG nodes stall */
+#define FW_UNET_REFRESH_TICKS	((uint32_t)(NVM_UNET_REFRESH_MS * 1000000ull / \
+					    FW_UNET_TICK_NS))	/* 10 */
+#define FW_UNET_HOLD_TICKS	((uint32_t)(NVM_UNET_HOLD_MS * 1000000ull / \
+					    FW_UNET_TICK_NS))	/* 100 */
 
 struct fw_unet_chan {
 	uint32_t open;
@@ -125,6 +127,9 @@ int fw_unet_find_channel(struct fw *fw, uint32_t src,
 
 /* fw_unet_flow.c: overflow control */
 bool fw_unet_ctl_step(struct fw *fw, uint32_t port);
+bool fw_unet_ctl_frame(struct fw *fw, uint32_t port,
+		       const struct fw_unet_chan *ch, uint8_t flags, uint16_t n);
+uint32_t fw_unet_kctl(struct fw *fw, const struct nvm_k_unet_kctl *k);
 void fw_unet_hold(struct fw *fw, uint32_t port);
 void fw_unet_release(struct fw *fw, uint32_t port, bool closing);
 void fw_unet_note_drop(struct fw *fw, uint32_t port, uint32_t ch);

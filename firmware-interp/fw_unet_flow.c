@@ -47,10 +47,21 @@ static bool ctl_send(struct fw *fw, uint32_t port, uint32_t c, uint8_t flags,
 		     uint16_t n)
 {
 	const struct fw_unet_chan *ch = &fw->unet.ep[port].ch[c];
-	uint32_t tb, off, flen;
 
 	if (!ch->open)
 		return true;	/* nobody to tell */
+	return fw_unet_ctl_frame(fw, port, ch, flags, n);
+}
+
+/*
+ * One control frame from @port (a NIC endpoint's, or a virtual one's for
+ * the kernel) on channel @ch; false: no room now.
+ */
+bool fw_unet_ctl_frame(struct fw *fw, uint32_t port,
+		       const struct fw_unet_chan *ch, uint8_t flags, uint16_t n)
+{
+	uint32_t tb, off, flen;
+
 	if (fw_sendq_room(fw) < 2)
 		return false;	/* keep one for NetVM's ACKs */
 	tb = fw_nv_txbuf_alloc(fw, FW_TB_WIRE);
@@ -142,6 +153,29 @@ void fw_unet_note_drop(struct fw *fw, uint32_t port, uint32_t ch)
 		e->drop_owed[ch]++;
 }
 
+/*
+ * NVM_KOP_UNET_KCTL: a control frame of a kernel-emulated endpoint (the
+ * kernel plays its NI): from a virtual port only, one control flag, a
+ * count only with DROPPED.
+ */
+uint32_t fw_unet_kctl(struct fw *fw, const struct nvm_k_unet_kctl *k)
+{
+	struct fw_unet_chan ch = {
+		.open = 1, .node = k->node, .rport = k->dst_port, .tag = k->tag,
+	};
+	uint8_t f = k->flags;
+
+	if (k->node >= FW_NV_NODES || k->src_port < NVM_UNET_VPORT_MIN ||
+	    k->src_port >= NVM_UNET_VPORT_MAX || k->dst_port == NVM_EP_KERNEL ||
+	    k->dst_port >= NVM_UNET_VPORT_MAX || !f || (f & ~NVM_UNET_HF_CTL) ||
+	    (f & (f - 1)) || (k->count && f != NVM_UNET_HF_DROPPED) ||
+	    k->reserved || k->reserved2)
+		return NVM_ST_BAD_CMD;
+	if (!fw_unet_ctl_frame(fw, k->src_port, &ch, f, k->count))
+		return NVM_ST_UNREACHABLE;	/* busy: the kernel tries again */
+	return NVM_ST_OK;
+}
+
 /* Is the U-Net frame at @data (@len bytes) a control frame? */
 bool fw_unet_is_ctl(struct fw *fw, uint32_t data, uint32_t len)
 {
@@ -172,6 +206,23 @@ enum fw_rx_verdict fw_unet_ctl_rx(struct fw *fw, uint32_t src,
 		return FW_RX_RELEASE;
 	}
 	c = fw_unet_find_channel(fw, src, h, &port);
+	port = fw_be16(h->dst_port);
+	if (c < 0 && port >= NVM_UNET_VPORT_MIN && port < NVM_UNET_VPORT_MAX &&
+	    fw->unet.div_slots) {
+		/*
+		 * For a kernel-emulated endpoint (there are none without a
+		 * divert ring): the kernel is its NI and matches the channel.
+		 * An event, not a record: taken at once, as here.
+		 */
+		fw_post(fw, NVM_EV_NOTIFY, (uint16_t)port,
+			NVM_UNET_EV_CTL | (uint32_t)f << 8 |
+			(f == NVM_UNET_HF_DROPPED ?
+			 (uint32_t)fw_be16(h->reply) << 16 : 0),
+			fw_be32(h->tag) | (uint64_t)src << 32 |
+			(uint64_t)fw_be16(h->src_port) << 48);
+		fw_count(fw, FW_CNT_UNET_CTL_KERNEL);
+		return FW_RX_RELEASE;
+	}
 	if (c < 0) {
 		fw_count(fw, FW_CNT_UNET_NO_CHANNEL);
 		return FW_RX_RELEASE;

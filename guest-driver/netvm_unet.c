@@ -116,7 +116,12 @@ static int fifo_io(struct netvm_unet *u, void *buf, u32 n, u64 at, bool wr)
 	return 0;
 }
 
-void netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
+/*
+ * Appends one message to @u's FIFO.  Past the high-water mark a NIC
+ * endpoint's NI is asked to hold the senders here; for a kernel-emulated
+ * endpoint the return value asks its caller (its NI) to.
+ */
+bool netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
 			 u32 dsm, const void *data, u32 len)
 {
 	struct unet_frec h = {
@@ -147,21 +152,24 @@ void netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
 		goto drop;
 	u->dtail += need;
 	WRITE_ONCE(u->dcount, u->dcount + 1);
-	if (!u->emulated && u->dtail - u->dhead >= u->dhiwat &&
+	if (u->dtail - u->dhead >= u->dhiwat &&
 	    (!u->holding || ++u->hold_nudge >= UNET_HOLD_NUDGE)) {
 		u->holding = true;
 		u->hold_nudge = 0;
 		hold = true;
 	}
 	mutex_unlock(&u->dlock);
+	if (u->emulated)
+		return hold;
 	/* overflow control: the NI tells the senders to hold */
 	if (hold && !READ_ONCE(u->nd->dead))
 		nv_kcmd(u->nd, NVM_KOP_UNET_HOLD, 0, (u16)u->port, 0, 0, NULL,
 			0);
-	return;
+	return false;
 drop:
 	u->overflow++;
 	mutex_unlock(&u->dlock);
+	return false;
 }
 
 static void unet_div_work(struct work_struct *w)
@@ -647,7 +655,12 @@ out:
 	mutex_unlock(&u->dlock);
 	kfree(buf);
 	if (empty && u->emulated) {
-		netvm_unet_emu_direct(u);
+		/* direct again: the emulation released the senders it held */
+		if (netvm_unet_emu_direct(u)) {
+			mutex_lock(&u->dlock);
+			u->holding = false;
+			mutex_unlock(&u->dlock);
+		}
 	} else if (empty && !READ_ONCE(u->nd->dead) &&
 		   !nv_kcmd(u->nd, NVM_KOP_UNET_DIRECT, 0, (u16)u->port, 0, 0,
 			    NULL, 0)) {
@@ -775,6 +788,8 @@ void netvm_unet_release(struct netvm_file *nf)
 	/* the divert worker looks endpoints up under unet_div_lock */
 	mutex_lock(&unet_div_lock);
 	mutex_unlock(&unet_div_lock);
+	if (u->emulated)
+		netvm_unet_emu_close(u);	/* its senders released */
 	unet_div_put(nd);
 	if (u->dfile)
 		fput(u->dfile);	/* buffered messages go with the endpoint */
@@ -822,6 +837,18 @@ void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev)
 				   (u32)le64_to_cpu((__force __le64)ev->arg));
 			queue_work(system_unbound_wq, &ud->work);
 		}
+	}
+	if (data & NVM_UNET_EV_CTL) {
+		/* a control frame for a kernel-emulated endpoint */
+		if (port < NVM_UNET_VPORT_MIN || port >= NVM_UNET_VPORT_MAX)
+			return;
+		spin_lock(&unet_irq_lock);
+		u = unet_irq[nd->index][port];
+		if (u && u->emulated)
+			netvm_unet_emu_ctl(u, data,
+					   le64_to_cpu((__force __le64)ev->arg));
+		spin_unlock(&unet_irq_lock);
+		return;
 	}
 	if (!(data & (NVM_UNET_EV_NONEMPTY | NVM_UNET_EV_ALMOST_FULL)) ||
 	    port >= NETVM_EP_MAX)

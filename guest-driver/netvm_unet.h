@@ -23,7 +23,9 @@
 #include <linux/fs.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
+#include <linux/timer.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
 #include <netvm/lanai_event.h>
 #include <netvm/unet_abi.h>
@@ -76,6 +78,24 @@ struct netvm_unet {
 	struct mutex elock;		/* est, e_* */
 	struct nvm_unet_status est;	/* what an NI would publish */
 	bool edge_owed;			/* elock: as fw_unet_ep.edge_owed */
+	/*
+	 * Its overflow control (docs/unet.md).  Sending side: the holds its
+	 * receivers asserted (control frames reach the driver as events, in
+	 * IRQ context), per channel until a time; etx sends what waited at a
+	 * RELEASE or when a hold lapses (e_timer).  Receiving side: e_hold
+	 * while its FIFO is past the mark; ehold refreshes the HOLD frames
+	 * (NVM_KOP_UNET_KCTL) and retries the ones that could not go.
+	 */
+	spinlock_t hlock;		/* e_held, e_until, e_dropped, e_dead */
+	u16 e_held;			/* channels held by their receivers */
+	unsigned long e_until[NVM_UNET_CHANNELS];	/* ... until (jiffies) */
+	u32 e_dropped;			/* DROPPED notices not yet published */
+	bool e_dead;			/* closing: the timer is not armed again */
+	struct timer_list e_timer;	/* the earliest hold's end */
+	struct work_struct etx;
+	bool e_hold;			/* elock: its senders are held */
+	u16 e_ctl_due;			/* elock: channels owed HOLD/RELEASE */
+	struct delayed_work ehold;
 };
 
 long netvm_unet_ioctl(struct netvm_file *nf, unsigned int cmd,
@@ -90,7 +110,7 @@ void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev);
 
 /* netvm_unet.c, for netvm_unet_emu.c and netvm_unet_sched.c */
 void __iomem *netvm_unet_region(struct netvm_unet *u);	/* its SRAM region */
-void netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
+bool netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
 			 u32 dsm, const void *data, u32 len);
 
 /* netvm_unet_sched.c: FUGU's "process not running" */
@@ -108,6 +128,8 @@ int netvm_unet_emu_mmap(struct netvm_unet *u, struct vm_area_struct *vma,
 			unsigned long off);
 __poll_t netvm_unet_emu_poll(struct netvm_unet *u, struct file *file,
 			     struct poll_table_struct *wait);
-void netvm_unet_emu_direct(struct netvm_unet *u);
+bool netvm_unet_emu_direct(struct netvm_unet *u);
+void netvm_unet_emu_ctl(struct netvm_unet *u, u32 data, u64 arg);
+void netvm_unet_emu_close(struct netvm_unet *u);
 
 #endif /* NETVM_UNET_DRV_H */

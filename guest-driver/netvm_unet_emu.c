@@ -19,8 +19,18 @@
  * Sleepers are woken at every interrupting delivery (no interrupt is
  * involved, so arm is not needed); a NOINTR one wakes nobody.
  *
- * Locking: netvm_unet.elock guards est and edge_owed; the divert worker
- * calls netvm_unet_emu_deliver() with unet_div_lock held.
+ * Overflow control as the NI's (fw_unet_flow.c): a HOLD, RELEASE or
+ * DROPPED frame for the virtual port reaches the driver as an event
+ * (NVM_UNET_EV_CTL) and holds the channel's sends for NVM_UNET_HOLD_MS
+ * unless refreshed; when the endpoint's FIFO passes the high-water mark
+ * the driver has the NI send HOLD frames from the virtual port
+ * (NVM_KOP_UNET_KCTL), every NVM_UNET_REFRESH_MS, and RELEASE once it is
+ * back to direct delivery or closes.
+ *
+ * Locking: netvm_unet.elock guards est, edge_owed, e_hold and e_ctl_due;
+ * the divert worker calls netvm_unet_emu_deliver() with unet_div_lock
+ * held.  netvm_unet.hlock (IRQ-safe, inside elock) guards the holds the
+ * event handler sets.
  */
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
@@ -34,6 +44,7 @@
 #define EMU_KS_DONE	NVM_UNET_MSG_MAX
 #define EMU_KS_SIZE	(NVM_UNET_MSG_MAX + 64)
 #define EMU_KS_TRIES	20000	/* ~1 s of 50 us waits */
+#define EMU_KS_BUSY_MS	10000	/* the NI busy this long: the send fails */
 
 static struct nvm_unet_ctl *emu_ctl(struct netvm_unet *u)
 {
@@ -45,6 +56,10 @@ static void emu_publish(struct netvm_unet *u)
 	u->est.divert_mode = u->est.divert_mode ? 1 : 0;
 	memcpy(u->vsram + NVM_UNET_STATUS, &u->est, sizeof(u->est));
 }
+
+static void emu_timer(struct timer_list *t);
+static void emu_tx_work(struct work_struct *w);
+static void emu_hold_work(struct work_struct *w);
 
 int netvm_unet_emu_setup(struct netvm_unet *u)
 {
@@ -58,6 +73,10 @@ int netvm_unet_emu_setup(struct netvm_unet *u)
 	}
 	init_waitqueue_head(&u->ewq);
 	mutex_init(&u->elock);
+	spin_lock_init(&u->hlock);
+	timer_setup(&u->e_timer, emu_timer, 0);
+	INIT_WORK(&u->etx, emu_tx_work);
+	INIT_DELAYED_WORK(&u->ehold, emu_hold_work);
 	return 0;
 }
 
@@ -102,10 +121,20 @@ static void emu_gather(struct netvm_unet *u, const struct nvm_unet_send_desc *d)
  */
 static u32 emu_ksend(struct netvm_unet *u, const struct nvm_k_unet_ksend *k)
 {
+	unsigned long end = jiffies + msecs_to_jiffies(EMU_KS_BUSY_MS);
 	u32 *done = u->ks + EMU_KS_DONE;
-	int i;
+	int i, ret;
 
-	if (nv_kcmd(u->nd, NVM_KOP_UNET_KSEND, 0, 0, 0, 0, k, sizeof(*k)))
+	/*
+	 * The NI is busy (its send queue or transmit buffers are full, a
+	 * full-speed sender outruns the wire): wait as a NIC endpoint's send
+	 * waits in its queue, rather than fail the message.
+	 */
+	while ((ret = nv_kcmd(u->nd, NVM_KOP_UNET_KSEND, 0, 0, 0, 0, k,
+			      sizeof(*k))) == -EHOSTUNREACH &&
+	       time_before(jiffies, end) && !READ_ONCE(u->nd->dead))
+		usleep_range(50, 200);
+	if (ret)
 		return NVM_UNET_ST_DMA;
 	for (i = 0; i < EMU_KS_TRIES; i++) {
 		if (READ_ONCE(*done) == k->cookie)
@@ -115,15 +144,261 @@ static u32 emu_ksend(struct netvm_unet *u, const struct nvm_k_unet_ksend *k)
 	return NVM_UNET_ST_DMA;
 }
 
+/* ---- overflow control, sending side ---- */
+
+/*
+ * Holds that ran out unrefreshed end, as the NI's do (elock and hlock
+ * held), and DROPPED notices are counted.
+ */
+static void emu_expire(struct netvm_unet *u)
+{
+	u32 c;
+
+	for (c = 0; c < NVM_UNET_CHANNELS; c++) {
+		if (!(u->e_held & BIT(c)) ||
+		    time_before(jiffies, u->e_until[c]))
+			continue;
+		u->e_held &= ~BIT(c);
+		u->est.hold_expired++;
+	}
+	u->est.peer_dropped += u->e_dropped;
+	u->e_dropped = 0;
+}
+
+/*
+ * Whether channel @c's receiver holds it (elock held): counted once per
+ * wait, as the NI's tx_held.
+ */
+static bool emu_tx_held(struct netvm_unet *u, u32 c)
+{
+	unsigned long flags;
+	bool held;
+
+	spin_lock_irqsave(&u->hlock, flags);
+	emu_expire(u);
+	held = u->e_held & BIT(c);
+	spin_unlock_irqrestore(&u->hlock, flags);
+	if (held && !u->est.tx_held_now) {
+		u->est.tx_held_now = 1;
+		u->est.tx_held++;
+	} else if (!held && u->est.tx_held_now) {
+		u->est.tx_held_now = 0;
+	}
+	return held;
+}
+
+/* The earliest hold's end, while any lasts and the endpoint is open. */
+static void emu_rearm(struct netvm_unet *u)
+{
+	unsigned long flags, end = 0;
+	bool any = false;
+	u32 c;
+
+	spin_lock_irqsave(&u->hlock, flags);
+	for (c = 0; c < NVM_UNET_CHANNELS; c++) {
+		if (!(u->e_held & BIT(c)))
+			continue;
+		if (!any || time_before(u->e_until[c], end))
+			end = u->e_until[c];
+		any = true;
+	}
+	if (any && !u->e_dead)
+		timer_reduce(&u->e_timer, end);
+	spin_unlock_irqrestore(&u->hlock, flags);
+}
+
+static void emu_timer(struct timer_list *t)
+{
+	struct netvm_unet *u = from_timer(u, t, e_timer);
+
+	queue_work(system_wq, &u->etx);
+}
+
+static void emu_kick_locked(struct netvm_unet *u);
+
+/* A RELEASE, a DROPPED or a hold's end: send what waited, publish. */
+static void emu_tx_work(struct work_struct *w)
+{
+	struct netvm_unet *u = container_of(w, struct netvm_unet, etx);
+	unsigned long flags;
+
+	mutex_lock(&u->elock);
+	spin_lock_irqsave(&u->hlock, flags);
+	emu_expire(u);
+	spin_unlock_irqrestore(&u->hlock, flags);
+	emu_kick_locked(u);
+	emu_publish(u);
+	mutex_unlock(&u->elock);
+	emu_rearm(u);
+}
+
+/*
+ * From the event IRQ handler: a control frame for this endpoint.  It is
+ * matched as the NI matches one (source node, source port, tag), so a
+ * peer can hold only the channels whose far end it is; a hold costs one
+ * word per channel and lapses NVM_UNET_HOLD_MS after the last HOLD.
+ */
+void netvm_unet_emu_ctl(struct netvm_unet *u, u32 data, u64 arg)
+{
+	u32 flag = (data >> 8) & 0xff, count = data >> 16;
+	u32 tag = lower_32_bits(arg), node = (arg >> 32) & 0xffff;
+	u32 port = arg >> 48;
+	unsigned long flags, end;
+	u32 c;
+
+	for (c = 0; c < NVM_UNET_CHANNELS; c++)
+		if (READ_ONCE(u->ch[c].open) && u->ch[c].node == node &&
+		    u->ch[c].port == port && u->ch[c].tag == tag)
+			break;
+	if (c == NVM_UNET_CHANNELS)
+		return;		/* not one of ours: as the NI, nothing */
+	spin_lock_irqsave(&u->hlock, flags);
+	if (flag == NVM_UNET_HF_HOLD) {
+		end = jiffies + msecs_to_jiffies(NVM_UNET_HOLD_MS);
+		u->e_held |= BIT(c);
+		u->e_until[c] = end;
+		if (!u->e_dead)
+			timer_reduce(&u->e_timer, end);
+	} else if (flag == NVM_UNET_HF_RELEASE) {
+		u->e_held &= ~BIT(c);
+	} else if (flag == NVM_UNET_HF_DROPPED) {
+		u->e_dropped += count;
+	}
+	spin_unlock_irqrestore(&u->hlock, flags);
+	if (flag != NVM_UNET_HF_HOLD)
+		queue_work(system_wq, &u->etx);	/* the held sends go */
+}
+
+/* ---- overflow control, receiving side ---- */
+
+static u16 emu_open_channels(struct netvm_unet *u)
+{
+	u16 m = 0;
+	u32 c;
+
+	for (c = 0; c < NVM_UNET_CHANNELS; c++)
+		if (READ_ONCE(u->ch[c].open))
+			m |= BIT(c);
+	return m;
+}
+
+/*
+ * The HOLD or RELEASE frames owed (elock held), sent by the NI from the
+ * virtual port; true if some could not go now.
+ */
+static bool emu_ctl_flush(struct netvm_unet *u)
+{
+	struct nvm_k_unet_kctl k;
+	u32 c;
+
+	for (c = 0; c < NVM_UNET_CHANNELS; c++) {
+		if (!(u->e_ctl_due & BIT(c)))
+			continue;
+		if (READ_ONCE(u->ch[c].open)) {
+			memset(&k, 0, sizeof(k));
+			k.node = (u16)u->ch[c].node;
+			k.dst_port = (u16)u->ch[c].port;
+			k.src_port = (u16)u->port;
+			k.tag = u->ch[c].tag;
+			k.flags = u->e_hold ? NVM_UNET_HF_HOLD :
+				  NVM_UNET_HF_RELEASE;
+			if (READ_ONCE(u->nd->dead) ||
+			    nv_kcmd(u->nd, NVM_KOP_UNET_KCTL, 0, 0, 0, 0, &k,
+				    sizeof(k)))
+				continue;	/* busy: later */
+		}
+		u->e_ctl_due &= ~BIT(c);
+	}
+	return u->e_ctl_due;
+}
+
+/* The FIFO passed the mark: hold the senders while it diverts (elock). */
+static void emu_hold(struct netvm_unet *u)
+{
+	if (u->e_hold || !u->est.divert_mode)
+		return;
+	u->e_hold = true;
+	u->est.hold_on++;
+	u->e_ctl_due = emu_open_channels(u);
+	emu_ctl_flush(u);
+	mod_delayed_work(system_wq, &u->ehold,
+			 msecs_to_jiffies(NVM_UNET_REFRESH_MS));
+}
+
+/* Direct again (elock): the senders may go on. */
+static void emu_release(struct netvm_unet *u)
+{
+	if (!u->e_hold)
+		return;
+	u->e_hold = false;
+	u->est.hold_off++;
+	u->e_ctl_due = emu_open_channels(u);
+	if (emu_ctl_flush(u))
+		mod_delayed_work(system_wq, &u->ehold, 1);
+}
+
+/* The refresh every NVM_UNET_REFRESH_MS, and frames that could not go. */
+static void emu_hold_work(struct work_struct *w)
+{
+	struct netvm_unet *u = container_of(to_delayed_work(w),
+					    struct netvm_unet, ehold);
+	unsigned long next = 0;
+
+	mutex_lock(&u->elock);
+	if (u->e_hold) {
+		u->e_ctl_due = emu_open_channels(u);
+		emu_ctl_flush(u);
+		next = msecs_to_jiffies(NVM_UNET_REFRESH_MS);
+	} else if (emu_ctl_flush(u)) {
+		next = 1;	/* a RELEASE owed */
+	}
+	mutex_unlock(&u->elock);
+	if (next)
+		queue_delayed_work(system_wq, &u->ehold, next);
+}
+
+/*
+ * Closing (nobody can reach the endpoint any more): its senders are
+ * released at once (a frame that cannot go lapses at the sender), and
+ * nothing runs for it afterwards.
+ */
+void netvm_unet_emu_close(struct netvm_unet *u)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&u->hlock, flags);
+	u->e_dead = true;
+	spin_unlock_irqrestore(&u->hlock, flags);
+	del_timer_sync(&u->e_timer);
+	cancel_work_sync(&u->etx);
+	del_timer_sync(&u->e_timer);
+	cancel_delayed_work_sync(&u->ehold);
+	mutex_lock(&u->elock);
+	if (u->e_hold) {
+		u->e_hold = false;
+		u->e_ctl_due = emu_open_channels(u);
+		emu_ctl_flush(u);
+	}
+	mutex_unlock(&u->elock);
+}
+
 /* Take every complete send descriptor, in order, as the NI would. */
 int netvm_unet_emu_kick(struct netvm_unet *u)
+{
+	mutex_lock(&u->elock);
+	emu_kick_locked(u);
+	mutex_unlock(&u->elock);
+	emu_rearm(u);
+	return 0;
+}
+
+static void emu_kick_locked(struct netvm_unet *u)
 {
 	struct nvm_unet_send_desc d;
 	struct nvm_k_unet_ksend k;
 	void *slot;
 	u32 st;
 
-	mutex_lock(&u->elock);
 	for (;;) {
 		slot = u->vsram + NVM_UNET_SENDQ +
 		       (u->est.send_consumed % NVM_UNET_SENDQ_LEN) * sizeof(d);
@@ -133,6 +408,10 @@ int netvm_unet_emu_kick(struct netvm_unet *u)
 		smp_rmb();	/* the seq before the rest */
 		memcpy(&d, slot, sizeof(d));
 		st = emu_check(u, &d);
+		if (!st && emu_tx_held(u, d.channel)) {
+			emu_publish(u);
+			break;	/* its receiver holds it (overflow control) */
+		}
 		if (!st) {
 			memset(&k, 0, sizeof(k));
 			k.len = d.len;
@@ -164,8 +443,6 @@ int netvm_unet_emu_kick(struct netvm_unet *u)
 			u->est.send_errors++;
 		emu_publish(u);
 	}
-	mutex_unlock(&u->elock);
-	return 0;
 }
 
 /*
@@ -305,10 +582,12 @@ void netvm_unet_emu_deliver(struct netvm_unet *u,
 	direct = emu_direct(u, ch, r);
 	if (!direct) {
 		/* FUGU's second case, as for a NIC endpoint (flags kept) */
-		netvm_unet_fifo_put(u, u->est.msgs++, ch,
-				    r->dsm & ~NVM_UNET_F_HIT, r->data, r->len);
 		u->est.diverted++;
 		u->est.divert_mode = 1;
+		if (netvm_unet_fifo_put(u, u->est.msgs++, ch,
+					r->dsm & ~NVM_UNET_F_HIT, r->data,
+					r->len))
+			emu_hold(u);	/* past the high-water mark */
 	}
 	emu_publish(u);
 	smp_mb();	/* the descriptor before rx_cons (fw_unet.c) */
@@ -339,13 +618,24 @@ void netvm_unet_emu_deliver(struct netvm_unet *u,
 	wake_up_interruptible(&u->ewq);
 }
 
-/* The process has taken every buffered message: direct again. */
-void netvm_unet_emu_direct(struct netvm_unet *u)
+/*
+ * The process has taken every buffered message: direct again, unless one
+ * came meanwhile (the next emptying asks again), and the senders are
+ * released.  True if direct.
+ */
+bool netvm_unet_emu_direct(struct netvm_unet *u)
 {
+	bool direct;
+
 	mutex_lock(&u->elock);
-	u->est.divert_mode = 0;
-	emu_publish(u);
+	direct = !READ_ONCE(u->dcount);	/* only deliver() adds, under elock */
+	if (direct) {
+		u->est.divert_mode = 0;
+		emu_release(u);
+		emu_publish(u);
+	}
 	mutex_unlock(&u->elock);
+	return direct;
 }
 
 int netvm_unet_emu_mmap(struct netvm_unet *u, struct vm_area_struct *vma,

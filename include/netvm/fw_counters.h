@@ -62,7 +62,8 @@
 	X(PHYS_REFUSED, phys_refused) \
 	X(BAD_RESPONSE, bad_responses) \
 	X(STALE_RESPONSE, stale_responses) \
-	X(PEER_QUOTA, peer_quota_drops)
+	X(PEER_QUOTA, peer_quota_drops) \
+	X(UNET_CTL_KERNEL, unet_ctl_kernel)
 
 /* For a table of names: { NVM_FW_COUNTERS(NVM_FW_COUNTER_NAME) } */
 #define NVM_FW_COUNTER_NAME(e, n) #n,

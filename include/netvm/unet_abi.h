@@ -236,6 +236,16 @@ struct nvm_unet_ctl {
 #define NVM_UNET_EV_NONEMPTY	0x2
 #define NVM_UNET_EV_ALMOST_FULL	0x4
 #define NVM_UNET_EV_DIVERT	0x8	/* a record in the divert ring; arg = records written */
+/*
+ * A control frame (HOLD, RELEASE, DROPPED) for a virtual port: the kernel
+ * plays that endpoint's NI, so the NI hands it on as this event, taken at
+ * once like any control frame (no buffer, no DMA; a lost one is as a frame
+ * lost on the wire).  endpoint = the virtual port; data = this bit | the
+ * frame's flag << 8 | DROPPED's count << 16; arg = the frame's tag |
+ * source node << 32 | source port << 48.  The kernel matches it against
+ * the endpoint's channels as the NI matches a control frame.
+ */
+#define NVM_UNET_EV_CTL		0x10
 
 /*
  * Divert ring (kernel memory, NVM_KOP_UNET_DIVERT_CFG): record n in slot
@@ -272,6 +282,26 @@ NVM_ABI_ASSERT(sizeof(struct nvm_unet_div_rec) <= NVM_UNET_DIV_SLOT,
 #define NVM_UNET_VPORT_MIN	16
 #define NVM_UNET_VPORT_MAX	64
 #define NVM_KOP_UNET_KSEND	0x8c	/* struct nvm_k_unet_ksend at inline_data */
+
+/*
+ * NVM_KOP_UNET_KCTL: a control frame from a kernel-emulated endpoint (its
+ * virtual port is the source, as for KSEND) to the sender of one of its
+ * channels: flags exactly one of NVM_UNET_HF_HOLD, _RELEASE, _DROPPED;
+ * count only with DROPPED.  Busy (no transmit buffer): refused with
+ * NVM_ST_UNREACHABLE, and the kernel tries again.
+ */
+#define NVM_KOP_UNET_KCTL	0x8e	/* struct nvm_k_unet_kctl at inline_data */
+
+struct nvm_k_unet_kctl {
+	uint16_t node;		/* the channel's remote node */
+	uint16_t dst_port;	/* ... and port */
+	uint16_t src_port;	/* a virtual port */
+	uint8_t flags;		/* one NVM_UNET_HF_CTL flag */
+	uint8_t reserved;
+	uint32_t tag;		/* the channel's tag */
+	uint16_t count;		/* DROPPED: how many */
+	uint16_t reserved2;
+};
 
 struct nvm_k_unet_ksend {
 	uint64_t addr;		/* bus address of the message (kept until done) */
@@ -380,6 +410,14 @@ NVM_ABI_ASSERT(sizeof(struct nvm_unet_hdr) == 16, "unet header");
 #define NVM_UNET_HF_DROPPED	0x10
 #define NVM_UNET_HF_CTL		(NVM_UNET_HF_HOLD | NVM_UNET_HF_RELEASE | \
 				 NVM_UNET_HF_DROPPED)
+/*
+ * Overflow control's times, for the NI and for the driver playing a
+ * kernel-emulated endpoint's NI alike: a hold not refreshed for HOLD_MS
+ * lapses at the sender; a receiver that holds repeats HOLD every
+ * REFRESH_MS.
+ */
+#define NVM_UNET_HOLD_MS	500	/* TCG nodes can stall for a few hundred ms */
+#define NVM_UNET_REFRESH_MS	50
 
 /* ---- kernel control commands (endpoint 0; NVM_OP >= 0x80) ------------- */
 #define NVM_KOP_UNET_OPEN	0x86	/* struct nvm_k_unet_open at inline_data */

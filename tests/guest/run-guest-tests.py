@@ -6,7 +6,7 @@ front door, checks real behaviour in the guests, always tears it down.
                                                | netvm-vm | netvm-teardown: driver_vm_groups.py
                                                | netvm-trip | netvm-trip4: trip_groups.py
                                                | unet | unet4 | unet-emu
-                                               | unet-flow: unet_flow_groups.py
+                                               | unet-flow | unet-flow-emu: unet_flow_groups.py
                                                | dsm | dsm4 | dsm-emu: dsm_groups.py)
 
 Output is TAP (meson's protocol: 'tap').  The cluster is named
@@ -738,7 +738,8 @@ GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
           "dsm": lambda: dsm_groups.group_dsm(helpers()),
           "dsm4": lambda: dsm_groups.group_dsm4(helpers()),
           "dsm-emu": lambda: dsm_groups.group_dsm_emu(helpers()),
-          "unet-flow": lambda: unet_flow_groups.group_unet_flow(helpers())}
+          "unet-flow": lambda: unet_flow_groups.group_unet_flow(helpers()),
+          "unet-flow-emu": lambda: unet_flow_groups.group_unet_flow_emu(helpers())}
 # groups that need more than 2 nodes (through netvm-switch)
 GROUP_NODES = {"netvm-trip4": "4", "unet4": "4", "dsm4": "4"}
 

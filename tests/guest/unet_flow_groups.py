@@ -16,6 +16,15 @@ run-guest-tests.py (which passes its helpers in `g`):
          - the receiver killed with messages buffered: the sender is
            released at once (not by expiry) and finishes.
 
+  unet-flow-emu  the same 2 VMs, the stopped-twice scenario (8,000
+         messages) with kernel-emulated endpoints (NETVM_UNET_EMULATE): a
+         virtual-port receiver holds its NIC sender (the driver has the NI
+         send HOLD and RELEASE from the virtual port), and a virtual-port
+         sender is held by its NIC receiver (the frames reach the driver);
+         every message delivered in order, byte-verified, holds counted;
+         and an emulated sender using NETVM_UNET_DONTWAIT against a
+         receiver that sleeps after every receive (-EAGAIN while held).
+
 The guest program is tests/guest/netvm_fugu_test.c (netvm-fugu-test).
 """
 import re
@@ -46,23 +55,29 @@ class Pair:
     """A receiver on node 1 and a sender on node 0, connected (tag from
     NAME); start() lets the sender go."""
 
-    def __init__(self, g, name, n, seed, recv_opts=(), send_opts=()):
+    def __init__(self, g, name, n, seed, recv_opts=(), send_opts=(), recv_emu=False,
+                 send_emu=False):
         self.g, self.name = g, name
+        self.ports = []
+        emu = ["-e", "NETVM_UNET_EMULATE=1"]
         g.sh(0, "rm -f /tmp/%s.*" % name)
         g.sh(1, "rm -f /tmp/%s.*" % name)
         self.recv = g.Background(1, ["netvm-fugu-test", "recv", name, "0", str(n), str(seed),
-                                     *recv_opts], timeout=600)
+                                     *recv_opts], timeout=600, opts=emu if recv_emu else ())
         self.ok = False
         rc, out, err = g.sh(1, await_file("/tmp/%s.info" % name))
         if not g.T.ok(rc == 0 and out.startswith("port "), "%s: receiver's endpoint open on node 1 (%s)"
                       % (name, out.strip()), g.diag(rc, out, err)):
             return
+        self.ports.append(int(out.split()[1]))
         self.send = g.Background(0, ["netvm-fugu-test", "send", name, "1", out.split()[1], str(n),
-                                     str(seed), *send_opts], timeout=600)
+                                     str(seed), *send_opts], timeout=600,
+                                 opts=emu if send_emu else ())
         rc, out, err = g.sh(0, await_file("/tmp/%s.info" % name))
         if not g.T.ok(rc == 0 and out.startswith("port "), "%s: sender's endpoint open on node 0 (%s)"
                       % (name, out.strip()), g.diag(rc, out, err)):
             return
+        self.ports.append(int(out.split()[1]))
         rc, out, err = g.sh(1, "echo %s > /tmp/%s.peer.tmp && mv /tmp/%s.peer.tmp /tmp/%s.peer; %s"
                             % (out.split()[1], name, name, name, await_file("/tmp/%s.ready" % name)))
         self.ok = g.T.ok(rc == 0 and out.strip() == "ready", "%s: channel set up at both ends" % name,
@@ -216,3 +231,77 @@ def group_unet_flow(g):
            "%d holds ran out; none dropped" % (c[1].get("unet_hold_tx", 0), c[1].get("unet_release_tx", 0),
                                                c[0].get("unet_held", 0), c[0].get("unet_hold_expired", 0)),
            "%s / %s" % tuple(c))
+
+
+def stopped_twice_emulated(g, name, recv_emu, send_emu):
+    """The stopped-twice scenario with one end kernel-emulated."""
+    c0 = [counters(g, n) for n in (0, 1)]
+    p = Pair(g, name, 8000, 0xe5, recv_opts=["-p", "2000:1200", "-p", "5000:1200"],
+             recv_emu=recv_emu, send_emu=send_emu)
+    if not p.ok:
+        return
+    rport, sport = p.ports
+    g.T.ok((rport >= 16) == recv_emu and (sport >= 16) == send_emu,
+           "%s: receiver on port %d, sender on port %d (%s kernel-emulated)"
+           % (name, rport, sport, "receiver" if recv_emu else "sender"))
+    p.start()
+    (rrc, r, rr), (src, s, sr) = p.results()
+    delivered_all(g, name, rrc, r, src, s, rr, sr)
+    g.T.ok(r.get("hold_on", 0) >= 2 and r.get("hold_off") == r.get("hold_on") and
+           s.get("tx_held", 0) >= 2 and s.get("hold_expired") == 0 and r.get("divert_mode") == 0 and
+           r.get("back0", -1) >= 0 and r.get("back1", -1) >= 0,
+           "%s: the receiver held its sender %d time(s) and released it as often; the sender was "
+           "held %d time(s) (%.2f s), no hold ran out; direct again after each pause"
+           % (name, r.get("hold_on", 0), s.get("tx_held", 0), s.get("held_secs", 0)),
+           g.diag(*rr) + "\n" + g.diag(*sr))
+    c1 = [counters(g, n) for n in (0, 1)]
+    d = [dict((k, c1[n].get(k, 0) - c0[n].get(k, 0)) for k in c1[n]) for n in (0, 1)]
+    if recv_emu:
+        # node 1's NI sent the driver's HOLD/RELEASE; node 0's NI held
+        ok = d[1].get("unet_hold_tx", 0) >= 2 and d[1].get("unet_release_tx", 0) >= 2 and \
+            d[0].get("unet_held", 0) >= 2
+    else:
+        # node 1's NI held the virtual port; the frames reached node 0's driver
+        ok = d[1].get("unet_hold_tx", 0) >= 2 and d[1].get("unet_release_tx", 0) >= 2 and \
+            d[0].get("unet_ctl_kernel", 0) >= 4 and d[0].get("unet_held", 0) == 0
+    g.T.ok(ok and d[1].get("unet_dropped", 1) == 0 and d[0].get("unet_hold_expired", 1) == 0,
+           "%s: firmware counters: node 1 sent %d HOLD, %d RELEASE; node 0 held %d NIC send(s), "
+           "handed %d control frame(s) to its driver" % (
+               name, d[1].get("unet_hold_tx", 0), d[1].get("unet_release_tx", 0),
+               d[0].get("unet_held", 0), d[0].get("unet_ctl_kernel", 0)), "%s / %s" % tuple(d))
+
+
+def slow_receiver_emulated_sender(g):
+    """A kernel-emulated sender with NETVM_UNET_DONTWAIT: -EAGAIN while held."""
+    name = "flow-eslow"
+    p = Pair(g, name, 4000, 0x52, recv_opts=["-s", "300"], send_opts=["-n"], send_emu=True)
+    if not p.ok:
+        return
+    p.start()
+    (rrc, r, rr), (src, s, sr) = p.results()
+    delivered_all(g, name, rrc, r, src, s, rr, sr)
+    g.T.ok(p.ports[1] >= 16 and r.get("hold_on", 0) >= 1 and r.get("hold_off") == r.get("hold_on") and
+           s.get("tx_held", 0) >= 1 and s.get("hold_expired") == 0 and r.get("divert_mode") == 0 and
+           s.get("eagain", 0) > 0,
+           "%s: an emulated sender (port %d) to a receiver sleeping 300 us per message is held %d "
+           "time(s) (%.2f s; NETVM_UNET_DONTWAIT sends got -EAGAIN %d times), direct again at the end"
+           % (name, p.ports[1], s.get("tx_held", 0), s.get("held_secs", 0), s.get("eagain", 0)),
+           g.diag(*rr) + "\n" + g.diag(*sr))
+
+
+def group_unet_flow_emu(g):
+    for n in (0, 1):
+        rc, out, err = g.sh(n, "cat %s/nv_state" % SYS)
+        if not g.T.ok(rc == 0 and out.strip() == "on", "node %d: NetVM on" % n, g.diag(rc, out, err)):
+            return
+    rc, out, err = g.sh(1, "echo %d > /sys/module/netvm/parameters/unet_divert_kib && "
+                        "cat /sys/module/netvm/parameters/unet_divert_kib" % HIWAT_KIB)
+    if not g.T.ok(rc == 0 and out.strip() == str(HIWAT_KIB),
+                  "node 1: high-water mark %d KiB" % HIWAT_KIB, g.diag(rc, out, err)):
+        return
+    stopped_twice_emulated(g, "flow-erecv", True, False)
+    stopped_twice_emulated(g, "flow-esend", False, True)
+    slow_receiver_emulated_sender(g)
+    for n in (0, 1):
+        rc, out, err = g.sh(n, "cat %s/ep_counters" % SYS)
+        g.T.ok(rc == 0 and "endpoints 0" in out, "node %d: every endpoint closed" % n, out)

@@ -1255,6 +1255,167 @@ START_TEST(drop_told_to_sender)
 END_TEST
 
 
+/* ---- overflow control for kernel-emulated endpoints (virtual ports) ---- */
+
+/* A kernel command with a struct argument, run without letting time pass. */
+static int kop_norun(struct sim_host *h, uint8_t op, const void *arg,
+		     size_t len)
+{
+	struct nvm_cmd c = { .op = op };
+	uint32_t before = sh_shadow(h, NVM_EP_KERNEL).errors;
+
+	memcpy(c.inline_data, arg, len);
+	sh_cmd(h, NVM_EP_KERNEL, &c);
+	sim_run(&ca, &cb, 400);
+	return sh_shadow(h, NVM_EP_KERNEL).errors != before;
+}
+
+#define EV_CTL(f)	(NVM_UNET_EV_CTL | (uint32_t)(f) << 8)
+
+/*
+ * A's kernel emulates virtual port 20; B's kernel emulates 30, and B's
+ * endpoint talks to 20 on channel 6 (tag 0x99).  Control frames for 20
+ * reach A's kernel as events, taken at once, with the source node, port
+ * and tag the kernel matches its channel with; without a divert ring A
+ * has no emulated endpoint, and they match nothing.
+ */
+START_TEST(ctl_to_virtual_port)
+{
+	struct nvm_k_unet_kctl k = {
+		.node = 0, .dst_port = 20, .src_port = 30,
+		.flags = NVM_UNET_HF_HOLD, .tag = 0x99,
+	};
+	const struct nvm_event *ev;
+	uint32_t nc = ca.fw.counters[FW_CNT_UNET_NO_CHANNEL];
+
+	ck_assert_int_eq(kop(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_HOLD_TX], 1);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_NO_CHANNEL], nc + 1);
+	ck_assert_int_eq(sim_count_events(&ca, NVM_EV_NOTIFY,
+					  EV_CTL(NVM_UNET_HF_HOLD)), 0);
+	ck_assert_int_eq(kop_args(&ha, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
+				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
+	ck_assert_int_eq(kop(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_int_eq(sim_count_events(&ca, NVM_EV_NOTIFY,
+					  EV_CTL(NVM_UNET_HF_HOLD)), 1);
+	ev = sim_last_event(&ca, NVM_EV_NOTIFY);
+	ck_assert_uint_eq(ev->endpoint, 20);
+	ck_assert_uint_eq(ev->arg, 0x99 | 1ull << 32 | 30ull << 48);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_CTL_KERNEL], 1);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_NO_CHANNEL], nc + 1);
+	/* DROPPED carries its count, RELEASE none */
+	k.flags = NVM_UNET_HF_DROPPED;
+	k.count = 7;
+	ck_assert_int_eq(kop(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(sim_last_event(&ca, NVM_EV_NOTIFY)->data,
+			  EV_CTL(NVM_UNET_HF_DROPPED) | 7u << 16);
+	k.flags = NVM_UNET_HF_RELEASE;
+	k.count = 0;
+	ck_assert_int_eq(kop(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(sim_last_event(&ca, NVM_EV_NOTIFY)->data,
+			  EV_CTL(NVM_UNET_HF_RELEASE));
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RELEASE_TX], 1);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_CTL_KERNEL], 3);
+	/* a NIC endpoint's hold reaches a virtual port the same way, and
+	 * its refresh too */
+	ck_assert_int_eq(chan(&hb, PORT_B, 6, 0, 20, 0x99), 0);
+	fill_and_divert();
+	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), 0);
+	ck_assert_int_eq(sim_count_events(&ca, NVM_EV_NOTIFY,
+					  EV_CTL(NVM_UNET_HF_HOLD)), 2);
+	ev = sim_last_event(&ca, NVM_EV_NOTIFY);
+	ck_assert_uint_eq(ev->endpoint, 20);
+	ck_assert_uint_eq(ev->arg, 0x99 | 1ull << 32 | (uint64_t)PORT_B << 48);
+	ck_assert_uint_ne(ca.fw.unet.ep[PORT_A].ch[0].hold_left, 0);
+	ticks(FW_UNET_REFRESH_TICKS);
+	ck_assert_int_eq(sim_count_events(&ca, NVM_EV_NOTIFY,
+					  EV_CTL(NVM_UNET_HF_HOLD)), 3);
+}
+END_TEST
+
+/*
+ * B's kernel emulates virtual port 30, which receives from A's endpoint
+ * on A's channel 1 (tag 0x55): its HOLD (NVM_KOP_UNET_KCTL) holds that
+ * channel exactly as a NIC endpoint's would, RELEASE lets the send go,
+ * and an unrefreshed hold lapses after FW_UNET_HOLD_TICKS.  Only virtual
+ * ports may be the source, with one control flag.
+ */
+START_TEST(kctl_holds_a_sender)
+{
+	struct nvm_k_unet_kctl k = {
+		.node = 0, .dst_port = PORT_A, .src_port = 30,
+		.flags = NVM_UNET_HF_HOLD, .tag = 0x55,
+	};
+	uint8_t m[40], *st;
+	uint32_t nc = ca.fw.counters[FW_CNT_UNET_NO_CHANNEL];
+
+	ck_assert_int_eq(chan(&ha, PORT_A, 1, 1, 30, 0x55), 0);
+	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_HOLD_TX], 1);
+	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[1].hold_left,
+			  FW_UNET_HOLD_TICKS);
+	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[0].hold_left, 0);
+	fill(m, 40, 500);
+	st = post_a(1, m, 40);
+	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
+	ck_assert_uint_eq(status(&ca, PORT_A).tx_held_now, 1);
+	ck_assert_uint_eq(status(&ca, PORT_A).tx_held, 1);
+	k.flags = NVM_UNET_HF_RELEASE;
+	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[1].hold_left, 0);
+	ck_assert_uint_eq(*st, NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&ca, PORT_A).tx_held_now, 0);
+	ck_assert_uint_eq(status(&ca, PORT_A).hold_expired, 0);
+	/* not refreshed: it lapses */
+	k.flags = NVM_UNET_HF_HOLD;
+	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	st = post_a(1, m, 40);
+	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
+	ticks(FW_UNET_HOLD_TICKS - 1);
+	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
+	ticks(1);
+	ck_assert_uint_eq(*st, NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&ca, PORT_A).hold_expired, 1);
+	ck_assert_uint_eq(status(&ca, PORT_A).tx_held, 2);
+	/* another tag, or another source port: not A's channel to 30 */
+	k.tag = 0x56;
+	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	k.tag = 0x55;
+	k.src_port = 31;
+	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[1].hold_left, 0);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_NO_CHANNEL], nc + 2);
+	/* refused: a real port as the source, no flag or two, a count
+	 * without DROPPED, port 0 or a node out of range, reserved bits */
+	k.src_port = PORT_B;
+	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	k.src_port = NVM_UNET_VPORT_MAX;
+	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	k.src_port = 30;
+	k.flags = 0;
+	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	k.flags = NVM_UNET_HF_HOLD | NVM_UNET_HF_RELEASE;
+	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	k.flags = NVM_UNET_HF_NOINTR;
+	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	k.flags = NVM_UNET_HF_HOLD;
+	k.count = 1;
+	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	k.count = 0;
+	k.dst_port = 0;
+	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	k.dst_port = PORT_A;
+	k.node = FW_NV_NODES;
+	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	k.node = 0;
+	k.reserved = 1;
+	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_HOLD_TX], 4);
+	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[1].hold_left, 0);
+}
+END_TEST
+
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("firmware-unet");
@@ -1284,6 +1445,8 @@ static Suite *suite(void)
 	tcase_add_test(t, hostile_hold);
 	tcase_add_test(t, hold_passes_a_waiting_frame);
 	tcase_add_test(t, drop_told_to_sender);
+	tcase_add_test(t, ctl_to_virtual_port);
+	tcase_add_test(t, kctl_holds_a_sender);
 	suite_add_tcase(s, t);
 	return s;
 }
