@@ -367,6 +367,8 @@ class Cluster:
                 finally:
                     for s in consoles:
                         s.close()
+                if n > 1:
+                    self.wait_links(timeout)
                 if use_switch:
                     mapper.install_routes(self)
             except BaseException:
@@ -415,6 +417,33 @@ class Cluster:
                 raise NetvmError("node%s %s did not boot within %d s (serial log: %s)"
                                  % ("s" if len(pending) > 1 else "", ids, timeout, rel(self.path("node%d.serial.log" % pending[0]["id"]))))
             time.sleep(0.25)
+
+    def wait_links(self, timeout):
+        """Until every node's NIC sees its link up.  A node whose agent
+        answers is not yet one that NetVM can use: from the boot template a
+        node answers within a second, and the back-to-back link (node 1
+        connecting to node 0's socket) can come up after that.  A node
+        without netvm.ko (no sysfs entry) is not waited for."""
+        deadline = time.monotonic() + timeout
+        pending = list(self.state["nodes"])
+        while pending:
+            for node in list(pending):
+                try:
+                    _, out, _ = agent.capture(node["port"], [
+                        "sh", "-c", "cat /sys/class/netvm/netvm0/link_state 2>/dev/null || echo none"],
+                        timeout=10)
+                except agent.AgentError:
+                    continue
+                if out.decode().strip() in ("up", "none"):
+                    pending.remove(node)
+            if not pending:
+                return
+            if time.monotonic() > deadline:
+                ids = ", ".join(str(nd["id"]) for nd in pending)
+                raise NetvmError("node%s %s: the NIC's link did not come up within %d s (./netvm status; "
+                                 "QEMU log: %s)" % ("s" if len(pending) > 1 else "", ids, timeout,
+                                                   rel(self.path("node%d.qemu.log" % pending[0]["id"]))))
+            time.sleep(0.1)
 
     def program_routes(self):
         """Writes every node's routes (netvm-switch --routes) into its
