@@ -732,6 +732,15 @@ static void test_hdma_hostile(void)
     hdma_run(l, 0x1000);
     g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_ERR_HOST);
     assert_untouched(l, 0x4000, sizeof(mid), mid, a, host);
+    /*
+     * a read that starts in guest RAM (its last page) and runs past its
+     * end: refused whole, not copied up to where it failed
+     */
+    put_desc(l, 0x1000, LANAI_DMA_E2L | LANAI_DMA_TERMINAL, 8192, 0x4000,
+             0x8000000ull - 4096);
+    hdma_run(l, 0x1000);
+    g_assert_cmpuint(get_desc(l, 0x1000).status, ==, NVM_DMA_ST_ERR_HOST);
+    assert_untouched(l, 0x4000, sizeof(mid), mid, a, host);
     do {
         ev = lanai_event_wait(l, NVM_EV_ERROR);
     } while (ev.data != NVM_ERR_HOST_DMA);
