@@ -172,12 +172,52 @@ drop:
 	return false;
 }
 
+/*
+ * A NIC endpoint whose FIFO emptied asks the NI for direct delivery; on
+ * success the NI has released the senders it held.  Refused (records
+ * still on their way), direct_owed stays set and the divert worker asks
+ * again after it hands the slots back.
+ */
+static void unet_ask_direct(struct netvm_unet *u)
+{
+	if (READ_ONCE(u->nd->dead) ||
+	    nv_kcmd(u->nd, NVM_KOP_UNET_DIRECT, 0, (u16)u->port, 0, 0, NULL, 0))
+		return;
+	mutex_lock(&u->dlock);
+	u->holding = false;
+	if (!u->dcount)
+		u->direct_owed = false;
+	mutex_unlock(&u->dlock);
+}
+
+/* After DIVERT_DONE: the endpoints whose DIRECT was refused meanwhile. */
+static void unet_direct_owed(struct netvm_dev *nd, const unsigned long *ports)
+{
+	unsigned int p;
+
+	for_each_set_bit(p, ports, NVM_UNET_VPORT_MAX) {
+		struct netvm_unet *u = unet_lookup(nd, p);
+		bool ask;
+
+		if (!u || u->emulated)
+			continue;
+		mutex_lock(&u->dlock);
+		ask = u->direct_owed && !u->dcount;
+		mutex_unlock(&u->dlock);
+		if (ask)
+			unet_ask_direct(u);
+	}
+}
+
 static void unet_div_work(struct work_struct *w)
 {
 	struct unet_div *ud = container_of(w, struct unet_div, work);
 	struct netvm_dev *nd = ud->nd;
+	DECLARE_BITMAP(ports, NVM_UNET_VPORT_MAX);
 	bool moved = false;
 	u32 prod;
+
+	bitmap_zero(ports, NVM_UNET_VPORT_MAX);
 
 	mutex_lock(&unet_div_lock);
 	if (!ud->ring)
@@ -199,15 +239,18 @@ static void unet_div_work(struct work_struct *w)
 			} else {
 				netvm_unet_fifo_put(u, r->msgno, r->channel,
 						    r->dsm, r->data, r->len);
+				__set_bit(r->port, ports);
 				wake_up_interruptible(&nd->eps.wq[r->port]);
 			}
 		}
 		ud->cons++;
 		moved = true;
 	}
-	if (moved && !READ_ONCE(nd->dead))
+	if (moved && !READ_ONCE(nd->dead)) {
 		nv_kcmd(nd, NVM_KOP_UNET_DIVERT_DONE, 0, 0, ud->cons, 0, NULL,
 			0);
+		unet_direct_owed(nd, ports);
+	}
 out:
 	mutex_unlock(&unet_div_lock);
 }
@@ -602,9 +645,11 @@ out:
 
 /*
  * The oldest diverted message, if it is the one the process expects.
- * When the buffer empties, the endpoint goes back to direct delivery (the
- * firmware refuses while records are still on their way; the next
- * emptying asks again).
+ * When the buffer empties, the endpoint goes back to direct delivery.  The
+ * firmware refuses while records are still on their way (the worker has
+ * appended them but not yet handed their slots back): the worker asks
+ * again once it has (direct_owed), or the endpoint would stay diverted
+ * until the next message.
  */
 static int unet_drecv(struct netvm_unet *u, void __user *uarg)
 {
@@ -651,6 +696,8 @@ static int unet_drecv(struct netvm_unet *u, void __user *uarg)
 	WRITE_ONCE(u->dcount, u->dcount - 1);
 	req.buffered = u->dcount;
 	empty = !u->dcount;
+	if (empty && !u->emulated)
+		u->direct_owed = true;
 out:
 	mutex_unlock(&u->dlock);
 	kfree(buf);
@@ -661,13 +708,8 @@ out:
 			u->holding = false;
 			mutex_unlock(&u->dlock);
 		}
-	} else if (empty && !READ_ONCE(u->nd->dead) &&
-		   !nv_kcmd(u->nd, NVM_KOP_UNET_DIRECT, 0, (u16)u->port, 0, 0,
-			    NULL, 0)) {
-		/* direct again: the NI released the senders it held */
-		mutex_lock(&u->dlock);
-		u->holding = false;
-		mutex_unlock(&u->dlock);
+	} else if (empty) {
+		unet_ask_direct(u);
 	}
 	if (ret != -EFAULT && copy_to_user(uarg, &req, sizeof(req)))
 		ret = -EFAULT;

@@ -67,6 +67,7 @@ struct netvm_unet {
 	u32 dcount;			/* records buffered (read locklessly by poll) */
 	u32 overflow;			/* dropped: the buffer was at its bound */
 	bool holding;			/* dlock: HOLD asked, no DIRECT since */
+	bool direct_owed;		/* dlock: emptied; DIRECT not yet taken */
 	u32 hold_nudge;			/* dlock: records since the last HOLD */
 	/* a kernel-emulated endpoint (netvm_unet_emu.c): the driver is its NI */
 	bool emulated;
