@@ -1212,6 +1212,12 @@ static bool lk_ok(const struct fw_unet_lk *lk)
 static bool unet_ep_ok(const struct fw_unet_ep *e, const char **what)
 {
 	FW_LOAD_CHECK(e->tx_tb <= FW_NV_TXBUFS);
+	/* a send being fetched: transmit() indexes ch[] with its channel and
+	 * sends len bytes from its tx buffer (send_check at intake; the
+	 * channel may have closed since) */
+	FW_LOAD_CHECK(!e->tx_tb ||
+		      (e->tx_desc.channel < NVM_UNET_CHANNELS &&
+		       e->tx_desc.len <= NVM_UNET_MSG_MAX));
 	FW_LOAD_CHECK(lk_ok(&e->tx_lk));
 	/* delivery divides by both */
 	FW_LOAD_CHECK(!e->open || (e->buf_size && e->rxq_len));

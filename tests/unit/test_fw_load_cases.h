@@ -61,6 +61,8 @@ BAD(unet_div_slots, fw->unet.div_slots = NVM_UNET_DIV_SLOTS + 1, "u->div_slots <
 BAD(unet_div_ring, (fw->unet.div_slots = 4, fw->unet.div_prod = fw->unet.div_cons + 5), "u->div_prod - u->div_cons <= u->div_slots")
 BAD(unet_div_port, fw->unet.div_port[2] = FW_UNET_EPS + 1, "u->div_port[i] <= FW_UNET_EPS")
 BAD(unet_tx_tb, fw->unet.ep[3].tx_tb = FW_NV_TXBUFS + 1, "e->tx_tb <= FW_NV_TXBUFS")
+BAD(unet_tx_channel, (fw->unet.ep[3].tx_tb = 5, fw->unet.ep[3].tx_desc.channel = NVM_UNET_CHANNELS), "e->tx_desc.channel < NVM_UNET_CHANNELS")
+BAD(unet_tx_len, (fw->unet.ep[3].tx_tb = 5, fw->unet.ep[3].tx_desc.len = NVM_UNET_MSG_MAX + 1), "e->tx_desc.len <= NVM_UNET_MSG_MAX")
 BAD(unet_tx_lk, fw->unet.ep[3].tx_lk.n = FW_UNET_LOCKS + 1, "lk_ok(&e->tx_lk)")
 BAD(unet_sizes, (fw->unet.ep[3].open = 1, fw->unet.ep[3].buf_size = 0), "e->buf_size && e->rxq_len")
 BAD(unet_chan_node, fw->unet.ep[3].ch[1].node = FW_NV_NODES, "e->ch[c].node < FW_NV_NODES")
