@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fw.h"
+#include "fw_load.h"
 
 const char *const fw_op_state_names[FW_OP_STATE_COUNT] = {
 	[FW_OP_FREE] = "free",
@@ -596,4 +597,38 @@ bool fw_nv_cmd_step(struct fw *fw)
 	progress |= fw_nv_pend_step(fw);
 	progress |= fw_nv_host_write_pump(fw);
 	return progress;
+}
+
+/*
+ * Loading saved state (fw_load.c): a command held in an op slot was
+ * validated when taken and is used from then on (dst_node and fragments
+ * as indices, lengths as DMA sizes) without a second look, so a loaded
+ * one must have the shape its validator allows.  Routes and peers may
+ * have changed since: those are checked again at use.
+ */
+static bool cmd_shape_ok(const struct nvm_cmd *c)
+{
+	if (c->op >= NVM_OP_COUNT || !fw_nv_cmds[c->op].validate)
+		return false;
+	if (c->op == NVM_OP_FENCE)
+		return true;
+	if (c->dst_node >= FW_NV_NODES || c->dst_port >= FW_NV_EPS ||
+	    c->len > NVM_PAGE_SIZE || c->nfrag > NVM_FRAG_MAX)
+		return false;
+	if (c->op == NVM_OP_ATOMIC)
+		return fw_nv_atomic_words(c->atomic_op) != 0;
+	for (uint32_t i = 0; i < c->nfrag; i++)
+		if (check_frag(&c->src[i]))
+			return false;
+	return c->op != NVM_OP_READ || !check_frag(&c->src[0]);
+}
+
+bool fw_nv_op_state_ok(const struct fw *fw, const struct fw_nv_op *op,
+		       const char **what)
+{
+	FW_LOAD_CHECK(op->state < FW_OP_STATE_COUNT);
+	FW_LOAD_CHECK(op->state == FW_OP_FREE || cmd_shape_ok(&op->cmd));
+	for (uint32_t k = 0; k < NVM_FRAG_MAX; k++)
+		FW_LOAD_CHECK(op->locked[k] <= fw->layout.max_ppn);
+	return true;
 }

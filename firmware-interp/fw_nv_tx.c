@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "fw.h"
+#include "fw_load.h"
 
 uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners)
 {
@@ -409,4 +410,102 @@ void fw_nv_peer_reset(struct fw *fw, uint32_t node, uint32_t epoch)
 	p->lsn = 1;
 	p->acked = 1;
 	p->rto = FW_NV_RTO_TICKS;
+}
+
+/* Loading saved state (fw_load.c): tx buffer numbers are index + 1; a
+ * buffer's data (frame_finish, a read's response) follows the route and
+ * both headers and must end inside the buffer. */
+#define TXBUF_DATA_MAX	(FW_NV_TXBUF_SIZE - NVM_ROUTE_MAX - \
+			 sizeof(struct nvm_pkt_hdr) - sizeof(struct nvm_net_hdr))
+
+static bool tb_ok(uint32_t tb)
+{
+	return tb <= FW_NV_TXBUFS;
+}
+
+static bool nv_ep_ok(const struct fw *fw, const struct fw_nv_ep *e,
+		     const char **what)
+{
+	FW_LOAD_CHECK(!e->notf_len || !(e->notf_len & (e->notf_len - 1)));
+	FW_LOAD_CHECK(e->produced - e->consumed <= NVM_CMDQ_LEN);
+	FW_LOAD_CHECK(e->inflight <= NVM_CMDQ_LEN);
+	for (uint32_t i = 0; i < NVM_CMDQ_LEN; i++) {
+		const struct fw_nv_op *op = &e->ops[i];
+
+		if (!fw_nv_op_state_ok(fw, op, what))
+			return false;
+		FW_LOAD_CHECK(tb_ok(op->txbuf));
+		FW_LOAD_CHECK(op->resp_len <= TXBUF_DATA_MAX);
+	}
+	return true;
+}
+
+static bool nv_peer_ok(const struct fw_nv_peer *p, const char **what)
+{
+	FW_LOAD_CHECK(p->next_seq - p->una <= FW_NV_WIN);
+	FW_LOAD_CHECK(p->wq_head < FW_NV_WAITQ);
+	FW_LOAD_CHECK(p->wq_count <= FW_NV_WAITQ);
+	for (uint32_t i = 0; i < FW_NV_WIN; i++) {
+		FW_LOAD_CHECK(tb_ok(p->txbuf[i]));
+		FW_LOAD_CHECK(p->notf_port[i] < FW_NV_EPS);
+	}
+	for (uint32_t i = 0; i < p->wq_count; i++)
+		FW_LOAD_CHECK(tb_ok(p->waitq[(p->wq_head + i) % FW_NV_WAITQ]));
+	return true;
+}
+
+static bool nv_pending_ok(const struct fw *fw, const struct fw_nv_pending *r,
+			  const char **what)
+{
+	FW_LOAD_CHECK(r->state < FW_PEND_STATE_COUNT);
+	FW_LOAD_CHECK(r->src_node < FW_NV_NODES);
+	FW_LOAD_CHECK(tb_ok(r->txbuf));
+	FW_LOAD_CHECK(r->ppn <= fw->layout.max_ppn);
+	/* respond() indexes its table with the request's op; a request being
+	 * served DMAs h.len bytes into one tx buffer (page_check at intake) */
+	FW_LOAD_CHECK(r->state == FW_PEND_FREE || r->h.op < NVM_NET_OP_COUNT);
+	FW_LOAD_CHECK(r->state != FW_PEND_BUSY || r->h.len <= NVM_PAGE_SIZE);
+	return true;
+}
+
+static bool nv_hostwrites_ok(const struct fw_nv *nv, const char **what)
+{
+	FW_LOAD_CHECK(nv->hwq_head < FW_NV_HWQ);
+	FW_LOAD_CHECK(nv->hwq_count <= FW_NV_HWQ);
+	for (uint32_t i = 0; i < FW_NV_HWQ; i++) {
+		FW_LOAD_CHECK(nv->hwq[i].len <= FW_NV_HW_MAX);
+		FW_LOAD_CHECK(nv->hwq[i].irq.irq_ep <= FW_NV_EPS);
+	}
+	for (uint32_t i = 0; i < FW_HDMA_SLOTS; i++)
+		FW_LOAD_CHECK(nv->hw_irq[i].irq_ep <= FW_NV_EPS);
+	return true;
+}
+
+/* Every index in struct fw_nv against the array or SRAM it selects. */
+bool fw_nv_state_ok(const struct fw *fw, const char **what)
+{
+	const struct fw_nv *nv = &fw->nv;
+
+	FW_LOAD_CHECK(nv->rr_ep < FW_NV_EPS);
+	FW_LOAD_CHECK(nv->max_nodes <= FW_NV_NODES);
+	/* tx buffer n is at layout.txbuf + (n - 1) * FW_NV_TXBUF_SIZE */
+	FW_LOAD_CHECK(!nv->configured ||
+		      (fw->layout.txbuf <= fw->chip->sram_size &&
+		       (uint64_t)FW_NV_TXBUFS * FW_NV_TXBUF_SIZE <=
+		       fw->chip->sram_size - fw->layout.txbuf));
+	for (uint32_t i = 0; i < FW_NV_TXBUFS; i++)
+		FW_LOAD_CHECK(nv->txbuf_len[i] <= TXBUF_DATA_MAX);
+	for (uint32_t n = 0; n < FW_NV_NODES; n++) {
+		FW_LOAD_CHECK(nv->route_len[n] <= NVM_ROUTE_MAX ||
+			      nv->route_len[n] == FW_NV_NO_ROUTE);
+		if (!nv_peer_ok(&nv->peer[n], what))
+			return false;
+	}
+	for (uint32_t e = 0; e < FW_NV_EPS; e++)
+		if (!nv_ep_ok(fw, &nv->ep[e], what))
+			return false;
+	for (uint32_t i = 0; i < FW_NV_PENDING; i++)
+		if (!nv_pending_ok(fw, &nv->pending[i], what))
+			return false;
+	return nv_hostwrites_ok(nv, what);
 }

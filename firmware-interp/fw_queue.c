@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fw.h"
+#include "fw_load.h"
 
 const char *const fw_job_names[FW_JOB_COUNT] = {
 	[FW_JOB_NONE] = "none",
@@ -230,4 +231,40 @@ void fw_queues_send_done(struct fw *fw)
 void fw_queues_reset(struct fw *fw)
 {
 	memset(&fw->q, 0, sizeof(fw->q));
+}
+
+/* The engine queues (fw_queue.c): FIFO positions, job slots, kinds. */
+static bool hdma_ok(const struct fw_queues *q, const char **what)
+{
+	FW_LOAD_CHECK(q->hdma_head < FW_HDMA_SLOTS);
+	FW_LOAD_CHECK(q->hdma_count <= FW_HDMA_SLOTS);
+	FW_LOAD_CHECK(q->hdma_running <= FW_HDMA_SLOTS);
+	for (uint32_t i = 0; i < FW_HDMA_SLOTS; i++) {
+		FW_LOAD_CHECK(q->hdma[i].kind < FW_JOB_COUNT);
+		FW_LOAD_CHECK(q->hdma[i].ndesc <= FW_HDMA_DESCS);
+		FW_LOAD_CHECK(q->hdma_order[i] < FW_HDMA_SLOTS);
+	}
+	return true;
+}
+
+static bool sendq_ok(const struct fw *fw, const char **what)
+{
+	const struct fw_queues *q = &fw->q;
+
+	FW_LOAD_CHECK(q->send_head < FW_SENDQ_LEN);
+	FW_LOAD_CHECK(q->send_count <= FW_SENDQ_LEN);
+	for (uint32_t n = 0; n < q->send_count; n++) {
+		const struct fw_send_entry *e =
+			&q->sendq[(q->send_head + n) % FW_SENDQ_LEN];
+
+		FW_LOAD_CHECK(e->kind < FW_SEND_COUNT);
+		/* handed to the send engine as an SRAM range */
+		FW_LOAD_CHECK(fw_sram_range_ok(fw->chip, e->off, e->len));
+	}
+	return true;
+}
+
+bool fw_queues_state_ok(const struct fw *fw, const char **what)
+{
+	return hdma_ok(&fw->q, what) && sendq_ok(fw, what);
 }

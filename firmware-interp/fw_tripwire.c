@@ -14,6 +14,7 @@
 
 #include "fw.h"
 #include "netvm/netvm_fw.h"
+#include "fw_load.h"
 
 static uint32_t bucket(uint32_t node, uint32_t port, uint64_t va)
 {
@@ -116,4 +117,33 @@ void fw_tw_access(struct fw *fw, uint32_t access, uint32_t node,
 		if (t->flags & NVM_TW_ONCE)
 			unlink_entry(fw, id);
 	}
+}
+
+/* Loading saved state (fw_load.c): ids + 1 in range, and each bucket's
+ * chain ends (a cycle would spin fw_tw_access for ever). */
+static bool tw_chain_ok(const struct fw_tw *tw, uint32_t b)
+{
+	uint32_t steps = 0;
+
+	for (uint16_t link = tw->head[b]; link; link = tw->e[link - 1].next)
+		if (++steps > NVM_TW_MAX)
+			return false;
+	return true;
+}
+
+bool fw_tw_state_ok(const struct fw *fw, const char **what)
+{
+	const struct fw_tw *tw = &fw->tw;
+
+	FW_LOAD_CHECK(tw->count <= NVM_TW_MAX);
+	for (uint32_t i = 0; i < NVM_TW_MAX; i++) {
+		FW_LOAD_CHECK(tw->e[i].next <= NVM_TW_MAX);
+		FW_LOAD_CHECK(tw->e[i].len <= NVM_PAGE_SIZE);
+		FW_LOAD_CHECK(!tw->e[i].len || tw->e[i].owner < FW_NV_EPS);
+	}
+	for (uint32_t b = 0; b < FW_TW_BUCKETS; b++) {
+		FW_LOAD_CHECK(tw->head[b] <= NVM_TW_MAX);
+		FW_LOAD_CHECK(tw_chain_ok(tw, b));
+	}
+	return true;
 }

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "fw.h"
+#include "fw_load.h"
 
 _Static_assert(FW_NV_TXBUFS < 256, "a tx buffer number fits a job argument's low byte");
 _Static_assert(FW_NV_TXBUFS <= 128, "ks_done[] covers every tx buffer");
@@ -1200,4 +1201,43 @@ void fw_unet_restart(struct fw *fw, uint32_t port, uint64_t page)
 		return;
 	e->tx_wait = 0;
 	e->tx_retry = !!page;
+}
+
+/* Loading saved state (fw_load.c). */
+static bool lk_ok(const struct fw_unet_lk *lk)
+{
+	return lk->n <= FW_UNET_LOCKS;
+}
+
+static bool unet_ep_ok(const struct fw_unet_ep *e, const char **what)
+{
+	FW_LOAD_CHECK(e->tx_tb <= FW_NV_TXBUFS);
+	/* a send being fetched: transmit() indexes ch[] with its channel and
+	 * sends len bytes from its tx buffer (send_check at intake; the
+	 * channel may have closed since) */
+	FW_LOAD_CHECK(!e->tx_tb ||
+		      (e->tx_desc.channel < NVM_UNET_CHANNELS &&
+		       e->tx_desc.len <= NVM_UNET_MSG_MAX));
+	FW_LOAD_CHECK(lk_ok(&e->tx_lk));
+	/* delivery divides by both */
+	FW_LOAD_CHECK(!e->open || (e->buf_size && e->rxq_len));
+	for (uint32_t c = 0; c < NVM_UNET_CHANNELS; c++)
+		FW_LOAD_CHECK(e->ch[c].node < FW_NV_NODES);
+	return true;
+}
+
+bool fw_unet_state_ok(const struct fw *fw, const char **what)
+{
+	const struct fw_unet *u = &fw->unet;
+
+	FW_LOAD_CHECK(u->rr < FW_UNET_EPS);
+	FW_LOAD_CHECK(lk_ok(&u->rx_lk));
+	FW_LOAD_CHECK(u->div_slots <= NVM_UNET_DIV_SLOTS);
+	FW_LOAD_CHECK(u->div_prod - u->div_cons <= u->div_slots);
+	for (uint32_t i = 0; i < NVM_UNET_DIV_SLOTS; i++)
+		FW_LOAD_CHECK(u->div_port[i] <= FW_UNET_EPS);
+	for (uint32_t p = 0; p < FW_UNET_EPS; p++)
+		if (!unet_ep_ok(&u->ep[p], what))
+			return false;
+	return true;
 }

@@ -11,6 +11,7 @@
 #include "qemu/osdep.h"
 #include "lanai.h"
 #include "netvm/netvm_fw.h"
+#include "fw_load.h"
 
 #define CHECK(cond)                                                     \
     do {                                                                \
@@ -54,9 +55,10 @@ static bool lanai_device_ok(LanaiState *s, const char **what)
 }
 
 /*
- * The firmware's regions and its raw program's ring positions.  Not yet
- * checked: the NetVM, U-Net and tripwire tables (struct fw_nv, fw_unet,
- * fw_tw) and the engine queues.
+ * The firmware's regions and its raw program's ring positions; its
+ * NetVM, U-Net and tripwire tables and engine queues are checked by the
+ * firmware itself (fw_state_ok, firmware-interp/fw_load.c), next to the
+ * code that uses them.
  */
 static bool lanai_fw_ok(LanaiState *s, const char **what)
 {
@@ -95,7 +97,7 @@ static bool lanai_fw_ok(LanaiState *s, const char **what)
               fw->rx_next < l->raw_rx_len);
         CHECK(l->wire_rx_slots && fw->rx_slot < l->wire_rx_slots);
     }
-    return true;
+    return fw_state_ok(fw, what);
 }
 
 #undef CHECK

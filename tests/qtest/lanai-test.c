@@ -19,6 +19,7 @@
 #include "../../hw/misc/lanai/include/netvm/lanai_sram.h"
 #include "../../hw/misc/lanai/include/netvm/lanai_event.h"
 #include "../../hw/misc/lanai/include/netvm/fw_counters.h"
+#include "../../hw/misc/lanai/include/netvm/fw_saved_offsets.h"
 
 #define EVQ_LEN     64
 #define WAIT_US     (5 * G_USEC_PER_SEC)
@@ -1859,6 +1860,46 @@ static void test_migration_corrupt_firmware(void)
     }
 }
 
+/*
+ * The firmware's own tables in the saved block: an engine-queue position,
+ * NetVM's round-robin endpoint and a peer's wait-queue head, a tripwire
+ * bucket's first id and the U-Net divert ring's size.  The firmware uses
+ * each as an array index (or divides by it) without a check; a stream
+ * with any of them out of range is refused by fw_state_ok and the
+ * incoming QEMU stays up.
+ */
+static void test_migration_corrupt_fw_tables(void)
+{
+    struct nvm_sram_layout lay;
+    gsize len, sc;
+    g_autofree gchar *data = mig_save(&len, &sc, &lay);
+    g_autofree gchar *bad = g_memdup2(data, len);
+    static const struct {
+        unsigned off;       /* in the firmware block */
+        unsigned size;      /* bytes: 2 or 4, host order */
+        uint32_t bad;
+    } cases[] = {
+        { NVM_FW_SAVED_HDMA_HEAD, 4, 0x10000 },
+        { NVM_FW_SAVED_NV_RR_EP, 4, 0x10000 },
+        { NVM_FW_SAVED_PEER1_WQ_HEAD, 4, 0x10000 },
+        { NVM_FW_SAVED_TW_HEAD0, 2, 0xffff },
+        { NVM_FW_SAVED_UNET_DIV_SLOTS, 4, 0x10000 },
+    };
+
+    mig_load(data, len, "completed");
+    for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+        gchar *f = bad + sc + MIG_FW + cases[i].off;
+        uint32_t v = 0;
+
+        g_assert_cmpuint(sc + MIG_FW + cases[i].off + cases[i].size, <=, len);
+        memcpy(bad, data, len);
+        memcpy(&v, f, cases[i].size);   /* little-endian host: low bytes */
+        g_assert_cmpuint(v, <, cases[i].bad);
+        memcpy(f, &cases[i].bad, cases[i].size);
+        mig_load(bad, len, "failed");
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1901,5 +1942,7 @@ int main(int argc, char **argv)
     qtest_add_func("/lanai/migration/corrupt", test_migration_corrupt);
     qtest_add_func("/lanai/migration/corrupt-firmware",
                    test_migration_corrupt_firmware);
+    qtest_add_func("/lanai/migration/corrupt-fw-tables",
+                   test_migration_corrupt_fw_tables);
     return g_test_run();
 }

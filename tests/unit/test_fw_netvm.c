@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim_host.h"
+#include "fw_load.h"
 #include "sim_peer.h"
 #include "netvm/tripwire.h"
 
@@ -62,11 +63,15 @@ static void teardown(void)
 {
 	uint32_t va = sh_dma_violations(&ha), vb = sh_dma_violations(&hb);
 	struct sim_host *h = va ? &ha : &hb;
+	const char *what = NULL;
 
 	ck_assert_msg(!va && !vb, "node %d: %u DMA(s) outside every grant, "
 		      "the first %s %#llx + %u", va ? 0 : 1, va ? va : vb,
 		      h->dma_bad_write ? "writing" : "reading",
 		      (unsigned long long)h->dma_bad_addr, h->dma_bad_len);
+	/* whatever the test did, its state would load (fw_load.c) */
+	ck_assert_msg(fw_state_ok(&ca.fw, &what), "node 0: %s", what);
+	ck_assert_msg(fw_state_ok(&cb.fw, &what), "node 1: %s", what);
 	sim_free(&ca);
 	sim_free(&cb);
 }

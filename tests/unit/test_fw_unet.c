@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sim_host.h"
+#include "fw_load.h"
 
 #define PORT_A	2
 #define PORT_B	3
@@ -175,6 +176,11 @@ static struct nvm_unet_div_rec *drec(uint32_t n)
 /* Every test: no DMA outside what a process or the kernel granted. */
 static void teardown(void)
 {
+	const char *what = NULL;
+
+	/* whatever the test did, its state would load (fw_load.c) */
+	ck_assert_msg(fw_state_ok(&ca.fw, &what), "node 0: %s", what);
+	ck_assert_msg(fw_state_ok(&cb.fw, &what), "node 1: %s", what);
 	ck_assert_uint_eq(sh_dma_violations(&ha), 0);
 	ck_assert_uint_eq(sh_dma_violations(&hb), 0);
 	sim_free(&ca);

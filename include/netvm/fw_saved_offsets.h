@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Where some firmware table fields sit in the device's saved state: byte
+ * offsets into struct fw's saved block (from FW_SAVED_OFFSET, host byte
+ * order).  Only for the device's qtest (tests/qtest/lanai-test.c), which
+ * corrupts them in a migration stream and cannot include the firmware's
+ * headers; firmware-interp/fw_load.c asserts them at build time, so a
+ * change to struct fw that moves one fails the build, not the test.
+ */
+#ifndef NETVM_FW_SAVED_OFFSETS_H
+#define NETVM_FW_SAVED_OFFSETS_H
+
+#define NVM_FW_SAVED_HDMA_HEAD		1416	/* q.hdma_head, uint32 */
+#define NVM_FW_SAVED_NV_RR_EP		5388	/* nv.rr_ep, uint32 */
+#define NVM_FW_SAVED_PEER1_WQ_HEAD	320788	/* nv.peer[1].wq_head, uint32 */
+#define NVM_FW_SAVED_TW_HEAD0		544160	/* tw.head[0], uint16 */
+#define NVM_FW_SAVED_UNET_DIV_SLOTS	557664	/* unet.div_slots, uint32 */
+
+#endif
