@@ -367,7 +367,7 @@ class Cluster:
                 finally:
                     for s in consoles:
                         s.close()
-                if n > 1:
+                if n == 2 and not use_switch:
                     self.wait_links(timeout)
                 if use_switch:
                     mapper.install_routes(self)
@@ -419,11 +419,14 @@ class Cluster:
             time.sleep(0.25)
 
     def wait_links(self, timeout):
-        """Until every node's NIC sees its link up.  A node whose agent
-        answers is not yet one that NetVM can use: from the boot template a
-        node answers within a second, and the back-to-back link (node 1
-        connecting to node 0's socket) can come up after that.  A node
-        without netvm.ko (no sysfs entry) is not waited for."""
+        """Until both NICs of a back-to-back pair see their link up.  A
+        node whose agent answers is not yet one that NetVM can use: from
+        the boot template a node answers within a second, and the link
+        (node 1 connecting to node 0's socket) can come up after that.  A
+        node without netvm.ko (no sysfs entry) is not waited for.  Not for
+        clusters through the switch: there a node's link state did not
+        come up before the mapper ran in one CI run (guest-dsm4), which is
+        not understood yet."""
         deadline = time.monotonic() + timeout
         pending = list(self.state["nodes"])
         while pending:
