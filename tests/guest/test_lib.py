@@ -11,12 +11,10 @@ producer/consumer over a channel (nodes 0 and 1), and the MCS-protected
 counter on every node.  TAP output (meson protocol 'tap'); the cluster
 't-lib-N' is always torn down.  Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT.
 """
-import os
-import signal
 import sys
 import time
 
-from guestlib import BOOT_TIMEOUT, REPO, Tap, cluster_processes, diag, run_netvm, run_parallel
+from guestlib import Tap, diag, run_netvm, run_parallel, tap_cluster_main
 
 T = Tap()
 CLUSTER = None
@@ -107,34 +105,12 @@ def main():
     n = int(sys.argv[1])
     CLUSTER = "t-lib-%d" % n
 
-    def on_signal(signum, frame):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    nv("down")
-    try:
-        t0 = time.monotonic()
-        rc, out, err = nv("up", "-n", n, "--timeout", BOOT_TIMEOUT, timeout=int(BOOT_TIMEOUT) + 60)
-        if rc != 0:
-            print("Bail out! ./netvm up -n %d failed: %s" % (n, err.strip().replace("\n", " | ")),
-                  flush=True)
-            print(out + err, file=sys.stderr)
-            return 1
-        T.note("cluster of %d up in %.1f s" % (n, time.monotonic() - t0))
+    def body():
         run_sync_test(n)
         run_examples(n)
         if n == 2:
             run_sync_bench()
-    finally:
-        rc, out, err = nv("down")
-        left = cluster_processes(CLUSTER)
-        T.ok(rc == 0 and not left and
-             not os.path.exists(os.path.join(REPO, "build", "cluster", CLUSTER)),
-             "down leaves no QEMU process and no state dir", diag(rc, out, err))
-        print("1..%d" % T.n, flush=True)
-    return 1 if T.failed else 0
-
+    return tap_cluster_main(T, CLUSTER, n, body)
 
 if __name__ == "__main__":
     sys.exit(main())
