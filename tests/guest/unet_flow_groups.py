@@ -209,15 +209,21 @@ def receiver_killed(g):
            "(its buffered messages went with it)" % name, out)
 
 
-def group_unet_flow(g):
+def flow_setup(g):
+    """NetVM on in both nodes and node 1's high-water mark at HIWAT_KIB;
+    False (reported) if not."""
     for n in (0, 1):
         rc, out, err = g.sh(n, "cat %s/nv_state" % SYS)
         if not g.T.ok(rc == 0 and out.strip() == "on", "node %d: NetVM on" % n, g.diag(rc, out, err)):
-            return
+            return False
     rc, out, err = g.sh(1, "echo %d > /sys/module/netvm/parameters/unet_divert_kib && "
                         "cat /sys/module/netvm/parameters/unet_divert_kib" % HIWAT_KIB)
-    if not g.T.ok(rc == 0 and out.strip() == str(HIWAT_KIB),
-                  "node 1: high-water mark %d KiB" % HIWAT_KIB, g.diag(rc, out, err)):
+    return g.T.ok(rc == 0 and out.strip() == str(HIWAT_KIB),
+                  "node 1: high-water mark %d KiB" % HIWAT_KIB, g.diag(rc, out, err))
+
+
+def group_unet_flow(g):
+    if not flow_setup(g):
         return
     sender_killed(g)
     receiver_killed(g)
@@ -290,14 +296,7 @@ def slow_receiver_emulated_sender(g):
 
 
 def group_unet_flow_emu(g):
-    for n in (0, 1):
-        rc, out, err = g.sh(n, "cat %s/nv_state" % SYS)
-        if not g.T.ok(rc == 0 and out.strip() == "on", "node %d: NetVM on" % n, g.diag(rc, out, err)):
-            return
-    rc, out, err = g.sh(1, "echo %d > /sys/module/netvm/parameters/unet_divert_kib && "
-                        "cat /sys/module/netvm/parameters/unet_divert_kib" % HIWAT_KIB)
-    if not g.T.ok(rc == 0 and out.strip() == str(HIWAT_KIB),
-                  "node 1: high-water mark %d KiB" % HIWAT_KIB, g.diag(rc, out, err)):
+    if not flow_setup(g):
         return
     stopped_twice_emulated(g, "flow-erecv", True, False)
     stopped_twice_emulated(g, "flow-esend", False, True)
