@@ -23,6 +23,7 @@
 #include "fw_nv.h"
 #include "fw_tripwire.h"
 #include "fw_unet.h"
+#include "fw_eth.h"
 #include "netvm/fw_counters.h"
 
 #define FW_VERSION		0x00020200u	/* 2.2: raw frames, NetVM, tripwires, U-Net, DSM */
@@ -73,6 +74,8 @@ struct fw {
 	struct fw_tw tw;
 	/* U-Net program */
 	struct fw_unet unet;
+	/* Ethernet frames (fw_eth.c) */
+	struct fw_eth eth;
 };
 #define FW_SAVED_OFFSET		offsetof(struct fw, state)
 #define FW_SAVED_SIZE		(sizeof(struct fw) - FW_SAVED_OFFSET)

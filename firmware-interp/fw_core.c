@@ -14,7 +14,7 @@
 
 /* SRAM map of firmware 2.0 (the host learns it from the layout). */
 #define L_LAYOUT	0x0000u
-#define L_COUNTERS	0x0080u
+#define L_COUNTERS	0x00a0u
 #define L_RAW_TX	0x0400u
 #define L_RAW_RX	0x0600u
 #define L_RAW_ENTRIES	16u
@@ -43,8 +43,14 @@ _Static_assert(sizeof(struct fw_rx_slot) + NVM_FRAME_MAX <= L_WIRE_SLOT,
 	       "a frame fits a wire slot");
 _Static_assert(NVM_FRAME_MAX <= L_STAGING_SIZE, "a frame fits staging");
 _Static_assert(NVM_FRAME_MAX <= FW_NV_TXBUF_SIZE, "a frame fits a tx buffer");
-_Static_assert(L_RAW_END <= L_TXBUF, "private areas fit");
-_Static_assert(L_RAW_END <= LANAI_SRAM_MIN, "raw frames fit the smallest SRAM");
+_Static_assert(L_RAW_END <= FW_ETH_SRAM && FW_ETH_SRAM_END <= L_TXBUF,
+	       "private areas and Ethernet fit");
+_Static_assert(NVM_ROUTE_MAX + sizeof(struct nvm_pkt_hdr) + NVM_ETH_MAX_FRAME <=
+	       FW_ETH_TXBUF_SIZE, "an Ethernet frame fits its tx buffer");
+_Static_assert(L_LAYOUT + sizeof(struct nvm_sram_layout) <= L_COUNTERS,
+	       "the layout fits");
+_Static_assert(FW_ETH_SRAM_END <= LANAI_SRAM_MIN,
+	       "raw frames and Ethernet fit the smallest SRAM");
 _Static_assert(L_EP_BASE % NVM_EP_STRIDE == 0, "endpoints are page aligned");
 
 void fw_init(struct fw *fw, struct fw_chip *chip)
@@ -120,6 +126,7 @@ static void fw_layout(struct fw *fw)
 	l->counters = L_COUNTERS;
 	l->counters_len = FW_CNT_MAX;
 	l->dma_descs = L_DMA_DESCS;
+	fw_eth_layout(fw);
 	if (c->sram_size >= L_NV_END) {
 		/* room for NetVM: endpoints and retransmission buffers;
 		 * the page tables follow once the kernel configures them */
@@ -157,7 +164,7 @@ void fw_boot(struct fw *fw)
 	fw_set_state(fw, NVM_FW_BOOTING);
 
 	/* Firmware-private regions and the host's rings start clean. */
-	memset(c->sram, 0, c->sram_size >= L_NV_END ? L_NV_END : L_RAW_END);
+	memset(c->sram, 0, c->sram_size >= L_NV_END ? L_NV_END : FW_ETH_SRAM_END);
 	fw_layout(fw);
 	fw->layout_off = L_LAYOUT;
 	memcpy(c->sram + L_LAYOUT, &fw->layout, sizeof(fw->layout));
@@ -198,7 +205,8 @@ static void fw_doorbells(struct fw *fw)
 		ep = off / LANAI_DOORBELL_PAGE;
 		/* The raw rings are scanned on every pass, so the two raw
 		 * doorbells need no action beyond waking us. */
-		if (ep == 0 && (data == NVM_DB_RAW_TX || data == NVM_DB_RAW_RX))
+		if (ep == 0 && (data == NVM_DB_RAW_TX || data == NVM_DB_RAW_RX ||
+				data == NVM_DB_ETH))
 			continue;
 		if (ep < FW_NV_EPS && fw->nv.ep[ep].open) {
 			fw_nv_doorbell(fw, off, data);
@@ -253,6 +261,7 @@ void fw_run(struct fw *fw)
 		progress |= fw_rx_step(fw);
 		progress |= fw_nv_cmd_step(fw);
 		progress |= fw_unet_tx_step(fw);
+		progress |= fw_eth_tx_step(fw);
 	} while (progress && ++rounds < 1000);
 	fw_nv_arm_timer(fw);
 	fw_unet_arm_timer(fw);

@@ -25,5 +25,5 @@ SAVED_AT(unet.div_slots, NVM_FW_SAVED_UNET_DIV_SLOTS);
 bool fw_state_ok(const struct fw *fw, const char **what)
 {
 	return fw_queues_state_ok(fw, what) && fw_nv_state_ok(fw, what) &&
-	       fw_tw_state_ok(fw, what) && fw_unet_state_ok(fw, what);
+	       fw_tw_state_ok(fw, what) && fw_unet_state_ok(fw, what) && fw_eth_state_ok(fw, what);
 }

@@ -24,6 +24,8 @@ const char *const fw_job_names[FW_JOB_COUNT] = {
 	[FW_JOB_UNET_RX] = "unet_rx",
 	[FW_JOB_UNET_DIVERT] = "unet_divert",
 	[FW_JOB_UNET_KFETCH] = "unet_kfetch",
+	[FW_JOB_ETH_TX] = "eth_tx",
+	[FW_JOB_ETH_RX] = "eth_rx",
 };
 
 static uint32_t desc_off(struct fw *fw, int slot, uint32_t i)
@@ -163,6 +165,10 @@ void fw_queues_hdma_done(struct fw *fw)
 	case FW_JOB_UNET_KFETCH:
 		fw_unet_job_done(fw, kind, arg, status);
 		break;
+	case FW_JOB_ETH_TX:
+	case FW_JOB_ETH_RX:
+		fw_eth_job_done(fw, kind, arg, status);
+		break;
 	case FW_JOB_NONE:
 	case FW_JOB_COUNT:
 		break;
@@ -223,6 +229,8 @@ void fw_queues_send_done(struct fw *fw)
 		fw_raw_sent(fw, e.arg);
 	else if (e.kind == FW_SEND_UNET)
 		fw_unet_sent(fw, e.arg);
+	else if (e.kind == FW_SEND_ETH)
+		fw_eth_sent(fw, e.arg);
 	else
 		fw_nv_sent(fw, e.arg);
 	fw_send_start_next(fw);

@@ -33,6 +33,8 @@ enum fw_job {
 	FW_JOB_UNET_RX,		/* U-Net: slot -> buffers, receive descriptor */
 	FW_JOB_UNET_DIVERT,	/* U-Net: slot -> the kernel's divert ring */
 	FW_JOB_UNET_KFETCH,	/* U-Net: a kernel-emulated endpoint's message */
+	FW_JOB_ETH_TX,		/* Ethernet: frame host -> tx buffer */
+	FW_JOB_ETH_RX,		/* Ethernet: slot -> the host's socket buffer */
 	FW_JOB_COUNT
 };
 
@@ -41,6 +43,7 @@ enum fw_send {
 	FW_SEND_RAW,		/* the raw program's staging buffer */
 	FW_SEND_NV,		/* a NetVM tx buffer */
 	FW_SEND_UNET,		/* a U-Net message in a tx buffer */
+	FW_SEND_ETH,		/* an Ethernet frame in its tx buffer */
 	FW_SEND_COUNT
 };
 

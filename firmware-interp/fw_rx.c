@@ -72,6 +72,8 @@ static enum fw_rx_verdict rx_dispatch(struct fw *fw, const struct nvm_pkt_hdr *h
 		return fw_nv_rx(fw, data, len, src);
 	case NVM_PKT_UNET:
 		return fw_unet_rx(fw, data, len, src);
+	case NVM_PKT_ETH:
+		return fw_eth_rx(fw, data, len, src);
 	default:
 		fw_count(fw, FW_CNT_RX_BAD_FRAME);
 		return FW_RX_RELEASE;

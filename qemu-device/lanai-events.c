@@ -26,6 +26,7 @@ static const uint32_t lanai_event_isr_bit[NVM_EV_TYPE_COUNT] = {
     [NVM_EV_NOTIFY] = LANAI_ISR_EV_NOTIFY,
     [NVM_EV_FW_STATE] = LANAI_ISR_EV_FW,
     [NVM_EV_SELFTEST] = LANAI_ISR_EV_FW,
+    [NVM_EV_ETH] = LANAI_ISR_EV_RAW,
 };
 
 void lanai_update_irq(LanaiState *s)

@@ -186,10 +186,10 @@ static const VMStateDescription vmstate_lanai_fw = {
     .name = "lanai/firmware",
     /*
      * 4: tripwires; 5: U-Net; 6: DSM; 7: tx_desc; 8: pageable U-Net; 9: arm;
-     * 10: U-Net overflow control
+     * 10: U-Net overflow control; 11: Ethernet (and a longer SRAM layout)
      */
-    .version_id = 10,
-    .minimum_version_id = 10,
+    .version_id = 11,
+    .minimum_version_id = 11,
     .fields = (const VMStateField[]) {
         VMSTATE_BUFFER_UNSAFE(state, struct fw, 0, FW_SAVED_SIZE),
         VMSTATE_END_OF_LIST()

@@ -63,7 +63,13 @@
 	X(BAD_RESPONSE, bad_responses) \
 	X(STALE_RESPONSE, stale_responses) \
 	X(PEER_QUOTA, peer_quota_drops) \
-	X(UNET_CTL_KERNEL, unet_ctl_kernel)
+	X(UNET_CTL_KERNEL, unet_ctl_kernel) \
+	X(ETH_TX, eth_tx) \
+	X(ETH_TX_ERR, eth_tx_err) \
+	X(ETH_RX, eth_rx) \
+	X(ETH_RX_ERR, eth_rx_err) \
+	X(ETH_RX_OFF, eth_rx_off) \
+	X(ETH_BAD_FRAME, eth_bad_frame)
 
 /* For a table of names: { NVM_FW_COUNTERS(NVM_FW_COUNTER_NAME) } */
 #define NVM_FW_COUNTER_NAME(e, n) #n,

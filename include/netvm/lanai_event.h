@@ -46,6 +46,7 @@ enum nvm_event_type {
 	NVM_EV_NOTIFY = 8,
 	NVM_EV_FW_STATE = 9,	/* data: enum nvm_fw_state */
 	NVM_EV_SELFTEST = 10,	/* data: NVM_ST_STATUS_* */
+	NVM_EV_ETH = 11,	/* Ethernet rings moved (netvm/eth_abi.h, irq_arm) */
 	NVM_EV_TYPE_COUNT
 };
 

@@ -55,8 +55,16 @@ struct nvm_sram_layout {
 	uint32_t max_ppn;
 	uint32_t tables_end;	/* first byte after the tables */
 	uint32_t dma_descs;	/* firmware-private host DMA descriptors */
+	/* Ethernet (netvm/eth_abi.h): host-owned rings and control; 0 = none */
+	uint32_t eth_tx_ring;	/* struct nvm_eth_desc[eth_tx_len] */
+	uint32_t eth_tx_len;	/* entries, power of two */
+	uint32_t eth_rx_ring;	/* struct nvm_eth_desc[eth_rx_len] */
+	uint32_t eth_rx_len;
+	uint32_t eth_ctl;	/* struct nvm_eth_ctl */
+	uint32_t eth_max_frame;	/* largest frame, bytes (NVM_ETH_MAX_FRAME) */
+	uint32_t reserved[2];
 };
-NVM_ABI_ASSERT(sizeof(struct nvm_sram_layout) == 128, "layout size");
+NVM_ABI_ASSERT(sizeof(struct nvm_sram_layout) == 160, "layout size");
 
 /*
  * Raw frame descriptor.  The host fills one in SRAM, sets NVM_RAW_OWN last,

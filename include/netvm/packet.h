@@ -37,6 +37,7 @@ enum nvm_pkt_type {
 	NVM_PKT_RAW = 0x01,	/* raw frame for the host's raw rings */
 	NVM_PKT_NETVM = 0x02,	/* NetVM: struct nvm_net_hdr, then data */
 	NVM_PKT_UNET = 0x03,	/* U-Net: struct nvm_unet_hdr (unet_abi.h), then data */
+	NVM_PKT_ETH = 0x04,	/* an Ethernet frame (eth_abi.h) */
 };
 
 /*

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Ethernet frames (docs/ethernet.md): the host's net device puts whole
+ * Ethernet frames on the link as NVM_PKT_ETH packets, beside NetVM and
+ * U-Net.  Modelled on the raw program, with socket buffers for host
+ * buffers and several frames in flight.
+ *
+ * Transmit: each owned descriptor of the tx ring is fetched by host DMA
+ * into one of FW_ETH_TXBUFS SRAM buffers behind its route and packet
+ * header, then queued for the send engine; the descriptor goes back when
+ * the frame is on the link.  Descriptors are taken in ring order and may
+ * complete out of order (a refused one at once); the driver reclaims in
+ * ring order.  Receive: an ETH packet is DMAed into the next posted rx
+ * buffer; while none is posted it waits in its wire slot (the driver
+ * re-posts at once, so this is brief), and while the interface is down
+ * (ctl.rx_enable 0) it is dropped, so a closed interface never holds the
+ * link.  Every descriptor field is copied out of SRAM once and checked
+ * there: the host can write all of SRAM at any time.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "fw.h"
+#include "fw_load.h"
+#include "netvm/packet.h"
+
+void fw_eth_layout(struct fw *fw)
+{
+	struct nvm_sram_layout *l = &fw->layout;
+
+	l->eth_tx_ring = FW_ETH_TX_RING;
+	l->eth_tx_len = FW_ETH_TX_LEN;
+	l->eth_rx_ring = FW_ETH_RX_RING;
+	l->eth_rx_len = FW_ETH_RX_LEN;
+	l->eth_ctl = FW_ETH_CTL;
+	l->eth_max_frame = NVM_ETH_MAX_FRAME;
+}
+
+static bool eth_on(struct fw *fw)
+{
+	return fw->layout.eth_tx_len == FW_ETH_TX_LEN &&
+	       fw->layout.eth_rx_len == FW_ETH_RX_LEN;
+}
+
+static uint32_t desc_off(uint32_t ring, uint32_t idx)
+{
+	return ring + idx * sizeof(struct nvm_eth_desc);
+}
+
+static uint32_t txbuf_off(uint32_t tb)
+{
+	return FW_ETH_TXBUF + tb * FW_ETH_TXBUF_SIZE;
+}
+
+static uint32_t ctl_rd(struct fw *fw, uint32_t field)
+{
+	return fw_sram_rd32(fw->chip, fw->layout.eth_ctl + field);
+}
+
+/*
+ * A completion happened: interrupt the host if it armed us (it arms when
+ * its poll is done, then looks at the rings again; the fences on both
+ * sides make one of the two see the other's write).
+ */
+static void eth_notify(struct fw *fw)
+{
+	uint32_t arm = fw->layout.eth_ctl + offsetof(struct nvm_eth_ctl, irq_arm);
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!fw_sram_rd32(fw->chip, arm))
+		return;
+	fw_sram_wr32(fw->chip, arm, 0);
+	fw_post(fw, NVM_EV_ETH, 0, 0, 0);
+}
+
+/* Outcome fields first, then (after a release fence) the flags without OWN. */
+static void desc_complete(struct fw *fw, uint32_t off, uint8_t status,
+			  uint32_t len, uint16_t node)
+{
+	uint8_t *p = fw->chip->sram + off;
+	uint16_t flags = 0;
+
+	memcpy(p + offsetof(struct nvm_eth_desc, len), &len, sizeof(len));
+	p[offsetof(struct nvm_eth_desc, status)] = status;
+	memcpy(p + offsetof(struct nvm_eth_desc, node), &node, sizeof(node));
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(p + offsetof(struct nvm_eth_desc, flags), &flags, sizeof(flags));
+	eth_notify(fw);
+}
+
+static void tx_complete(struct fw *fw, uint32_t idx, uint8_t status)
+{
+	uint32_t off = desc_off(fw->layout.eth_tx_ring, idx);
+	struct nvm_eth_desc d;
+
+	memcpy(&d, fw->chip->sram + off, sizeof(d));
+	fw_count(fw, status == NVM_ETH_OK ? FW_CNT_ETH_TX : FW_CNT_ETH_TX_ERR);
+	desc_complete(fw, off, status, d.len, d.node);
+}
+
+static uint8_t tx_check(struct fw *fw, const struct nvm_eth_desc *d)
+{
+	uint32_t i;
+
+	if (d->len < NVM_ETH_HLEN || d->len > NVM_ETH_MAX_FRAME)
+		return NVM_ETH_ERR_LEN;
+	if (d->route_len > NVM_ROUTE_MAX)
+		return NVM_ETH_ERR_ROUTE;
+	for (i = 0; i < d->route_len; i++)
+		if (!(d->route[i] & NVM_ROUTE_BYTE))
+			return NVM_ETH_ERR_ROUTE;
+	if (!(fw->chip->ops->link_state(fw->chip->opaque) & NVM_LINK_UP))
+		return NVM_ETH_ERR_LINK;
+	return NVM_ETH_OK;
+}
+
+static int tb_find(struct fw *fw, uint32_t state)
+{
+	for (int tb = 0; tb < FW_ETH_TXBUFS; tb++)
+		if (fw->eth.tb_state[tb] == state)
+			return tb;
+	return -1;
+}
+
+/* Fetched frames whose send-queue entry was refused (queue full). */
+static bool tx_send_ready(struct fw *fw)
+{
+	struct fw_eth *e = &fw->eth;
+	bool progress = false;
+	int tb;
+
+	while ((tb = tb_find(fw, FW_ETH_TB_READY)) >= 0) {
+		if (!fw_send_submit(fw, FW_SEND_ETH, (uint32_t)tb, txbuf_off(tb),
+				    e->tb_len[tb]))
+			break;
+		e->tb_state[tb] = FW_ETH_TB_SEND;
+		progress = true;
+	}
+	return progress;
+}
+
+bool fw_eth_tx_step(struct fw *fw)
+{
+	struct fw_chip *c = fw->chip;
+	struct fw_eth *e = &fw->eth;
+	struct nvm_eth_desc d;
+	struct nvm_pkt_hdr h;
+	uint32_t idx, buf;
+	bool progress;
+	int tb, job;
+	uint8_t st;
+
+	if (!eth_on(fw))
+		return false;
+	progress = tx_send_ready(fw);
+	idx = e->tx_next;
+	memcpy(&d, c->sram + desc_off(fw->layout.eth_tx_ring, idx), sizeof(d));
+	if (!(d.flags & NVM_ETH_OWN))
+		return progress;
+	st = tx_check(fw, &d);
+	if (st != NVM_ETH_OK) {
+		e->tx_next = (idx + 1) % FW_ETH_TX_LEN;
+		fw_trace(fw, "eth_tx_refused", idx, st);
+		tx_complete(fw, idx, st);
+		return true;
+	}
+	tb = tb_find(fw, FW_ETH_TB_FREE);
+	if (tb < 0)
+		return progress;
+	job = fw_hdma_alloc(fw, FW_JOB_ETH_TX, (uint32_t)tb);
+	if (job < 0)
+		return progress;
+	e->tx_next = (idx + 1) % FW_ETH_TX_LEN;
+
+	buf = txbuf_off(tb);
+	memcpy(c->sram + buf, d.route, d.route_len);
+	h.type = NVM_PKT_ETH;
+	h.version = NVM_PKT_VERSION;
+	h.src_node = fw_be16(c->node_id);
+	h.dst_node = fw_be16(d.node);
+	h.len = fw_be16((uint16_t)d.len);
+	memcpy(c->sram + buf + d.route_len, &h, sizeof(h));
+	e->tb_state[tb] = FW_ETH_TB_FETCH;
+	e->tb_desc[tb] = idx;
+	e->tb_len[tb] = d.route_len + sizeof(h) + d.len;
+	fw_hdma_add(fw, job, LANAI_DMA_E2L, d.len, buf + d.route_len + sizeof(h),
+		    d.host_addr);
+	fw_hdma_submit(fw, job);
+	return true;
+}
+
+static void tx_fetched(struct fw *fw, uint32_t tb, uint32_t status)
+{
+	struct fw_eth *e = &fw->eth;
+
+	if (tb >= FW_ETH_TXBUFS || e->tb_state[tb] != FW_ETH_TB_FETCH)
+		return;
+	if (status != NVM_DMA_ST_DONE) {
+		e->tb_state[tb] = FW_ETH_TB_FREE;
+		tx_complete(fw, e->tb_desc[tb], NVM_ETH_ERR_DMA);
+		return;
+	}
+	e->tb_state[tb] = FW_ETH_TB_READY;
+	tx_send_ready(fw);
+}
+
+void fw_eth_sent(struct fw *fw, uint32_t tb)
+{
+	struct fw_eth *e = &fw->eth;
+
+	if (tb >= FW_ETH_TXBUFS || e->tb_state[tb] != FW_ETH_TB_SEND)
+		return;
+	e->tb_state[tb] = FW_ETH_TB_FREE;
+	tx_complete(fw, e->tb_desc[tb], NVM_ETH_OK);
+}
+
+static void rx_complete(struct fw *fw, uint8_t status)
+{
+	struct fw_eth *e = &fw->eth;
+
+	fw_count(fw, status == NVM_ETH_OK ? FW_CNT_ETH_RX : FW_CNT_ETH_RX_ERR);
+	desc_complete(fw, desc_off(fw->layout.eth_rx_ring, e->rx_idx), status,
+		      e->rx_len, (uint16_t)e->rx_src);
+}
+
+enum fw_rx_verdict fw_eth_rx(struct fw *fw, uint32_t data, uint32_t len,
+			     uint32_t src)
+{
+	struct fw_eth *e = &fw->eth;
+	struct nvm_eth_desc d;
+	int job;
+
+	if (!eth_on(fw) ||
+	    !ctl_rd(fw, offsetof(struct nvm_eth_ctl, rx_enable))) {
+		fw_count(fw, FW_CNT_ETH_RX_OFF);
+		return FW_RX_RELEASE;
+	}
+	if (len < NVM_ETH_HLEN || len > NVM_ETH_MAX_FRAME) {
+		fw_peer_err(fw, FW_CNT_ETH_BAD_FRAME, "eth_bad_frame", src, 0,
+			    len);
+		return FW_RX_RELEASE;
+	}
+	memcpy(&d, fw->chip->sram + desc_off(fw->layout.eth_rx_ring, e->rx_next),
+	       sizeof(d));
+	if (!(d.flags & NVM_ETH_OWN))
+		return FW_RX_WAIT;	/* the driver re-posts at once */
+
+	e->rx_idx = e->rx_next;
+	e->rx_src = src;
+	e->rx_len = len;
+	if (len > d.len) {
+		e->rx_next = (e->rx_idx + 1) % FW_ETH_RX_LEN;
+		rx_complete(fw, NVM_ETH_ERR_LEN);
+		return FW_RX_RELEASE;
+	}
+	job = fw_hdma_alloc(fw, FW_JOB_ETH_RX, e->rx_idx);
+	if (job < 0)
+		return FW_RX_WAIT;
+	e->rx_next = (e->rx_idx + 1) % FW_ETH_RX_LEN;
+	fw_hdma_add(fw, job, LANAI_DMA_L2E, len, data, d.host_addr);
+	fw_hdma_submit(fw, job);
+	return FW_RX_HOLD;
+}
+
+static void rx_delivered(struct fw *fw, uint32_t status)
+{
+	rx_complete(fw, status == NVM_DMA_ST_DONE ? NVM_ETH_OK : NVM_ETH_ERR_DMA);
+	fw_rx_release(fw);
+}
+
+void fw_eth_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
+		     uint32_t status)
+{
+	if (kind == FW_JOB_ETH_TX)
+		tx_fetched(fw, arg, status);
+	else
+		rx_delivered(fw, status);
+}
+
+bool fw_eth_state_ok(const struct fw *fw, const char **what)
+{
+	const struct fw_eth *e = &fw->eth;
+	const struct nvm_sram_layout *l = &fw->layout;
+
+	/* the rings are where this firmware puts them, or absent */
+	FW_LOAD_CHECK(l->eth_tx_len == 0 ||
+		      (l->eth_tx_ring == FW_ETH_TX_RING &&
+		       l->eth_tx_len == FW_ETH_TX_LEN &&
+		       l->eth_rx_ring == FW_ETH_RX_RING &&
+		       l->eth_rx_len == FW_ETH_RX_LEN &&
+		       l->eth_ctl == FW_ETH_CTL));
+	FW_LOAD_CHECK(e->tx_next < FW_ETH_TX_LEN);
+	FW_LOAD_CHECK(e->rx_next < FW_ETH_RX_LEN);
+	FW_LOAD_CHECK(e->rx_idx < FW_ETH_RX_LEN);
+	for (uint32_t tb = 0; tb < FW_ETH_TXBUFS; tb++) {
+		FW_LOAD_CHECK(e->tb_state[tb] < FW_ETH_TB_COUNT);
+		FW_LOAD_CHECK(e->tb_desc[tb] < FW_ETH_TX_LEN);
+		FW_LOAD_CHECK(e->tb_len[tb] <= FW_ETH_TXBUF_SIZE);
+	}
+	return true;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR MIT) */
+/*
+ * Ethernet over the NIC (docs/ethernet.md): the ETH packet type's host
+ * interface.  The firmware publishes two rings of struct nvm_eth_desc and
+ * one struct nvm_eth_ctl in SRAM (layout.eth_*); the driver (netvm_eth.c)
+ * points the descriptors straight at socket-buffer data.
+ *
+ * Transmit: the host fills a descriptor (the whole Ethernet frame at
+ * host_addr, len bytes; the destination node and its source route), sets
+ * NVM_ETH_OWN last and rings doorbell page 0 with NVM_DB_ETH.  The
+ * firmware fetches the frame by host DMA, sends it as one NVM_PKT_ETH
+ * packet and clears OWN with the outcome in status.  Receive: the host
+ * posts empty buffers the same way (len = the buffer's size); the firmware
+ * DMAs each ETH packet into the next one and returns it with len = the
+ * frame's bytes and node = the sender.
+ *
+ * Interrupt mitigation: the firmware raises NVM_EV_ETH only when
+ * ctl.irq_arm is non-zero, and clears it when it does; the driver arms it
+ * when its NAPI poll is done, then looks at the rings once more.
+ */
+#ifndef NETVM_ETH_ABI_H
+#define NETVM_ETH_ABI_H
+
+#include "abi_types.h"
+#include "packet.h"
+
+#define NVM_ETH_HLEN		14	/* destination, source, EtherType */
+/* A frame (Ethernet header and payload, no FCS: the link has its CRC)
+ * fills at most one packet's payload. */
+#define NVM_ETH_MAX_FRAME	NVM_PKT_MAX_PAYLOAD
+#define NVM_ETH_MAX_MTU		(NVM_ETH_MAX_FRAME - NVM_ETH_HLEN)
+/* dst_node of a frame for every node the sender has a route to */
+#define NVM_ETH_NODE_ALL	0xffff
+
+/* Locally administered unicast MAC: 02:4e:56:4d:<node id, big-endian>. */
+#define NVM_ETH_MAC_PREFIX	{ 0x02, 0x4e, 0x56, 0x4d }
+#define NVM_ETH_MAC_PREFIX_LEN	4
+
+struct nvm_eth_desc {
+	uint64_t host_addr;	/* bus address of the frame or the buffer */
+	uint32_t len;		/* TX: frame bytes; RX: buffer size, then frame bytes */
+	uint16_t flags;		/* NVM_ETH_OWN */
+	uint8_t route_len;	/* TX: bytes in route[] (0 = back to back) */
+	uint8_t status;		/* enum nvm_eth_status, written by the firmware */
+	uint8_t route[8];	/* TX: source route, each byte has MSB set */
+	uint16_t node;		/* TX: destination node (NVM_ETH_NODE_ALL);
+				 * RX: the sender */
+	uint16_t reserved0;
+	uint32_t reserved1;
+};
+NVM_ABI_ASSERT(sizeof(struct nvm_eth_desc) == 32, "eth desc size");
+
+#define NVM_ETH_OWN		0x0001	/* the NIC owns this descriptor */
+
+enum nvm_eth_status {
+	NVM_ETH_OK = 0,
+	NVM_ETH_ERR_DMA = 1,	/* host DMA failed: bad host address */
+	NVM_ETH_ERR_LEN = 2,	/* TX: below a header or above NVM_ETH_MAX_FRAME;
+				 * RX: the frame was larger than the buffer */
+	NVM_ETH_ERR_ROUTE = 3,	/* route_len > 8 or route byte without MSB */
+	NVM_ETH_ERR_LINK = 4,	/* link down */
+};
+
+/* Written by the host; irq_arm is cleared by the firmware when it fires. */
+struct nvm_eth_ctl {
+	uint32_t irq_arm;	/* 1: raise NVM_EV_ETH at the next completion */
+	uint32_t rx_enable;	/* 0: ETH packets are dropped (interface down) */
+	uint32_t reserved[6];
+};
+NVM_ABI_ASSERT(sizeof(struct nvm_eth_ctl) == 32, "eth ctl size");
+
+/* Doorbell data word on page 0: descriptors posted on either ring. */
+#define NVM_DB_ETH		0x48544545u	/* "EETH" */
+
+#endif /* NETVM_ETH_ABI_H */
