@@ -31,6 +31,7 @@
 #include <netvm/netvm_uapi.h>
 
 #include "netvm_nv.h"
+#include "netvm_eth.h"
 #include "netvm_ep.h"
 #include "netvm_map.h"
 #include "netvm_trip.h"
@@ -205,6 +206,7 @@ struct netvm_dev {
 	struct netvm_imp imp;	/* import over the network, netvm_import.c */
 	struct netvm_map map;	/* answering the mapper, netvm_map.c */
 	struct netvm_trips trips;	/* tripwire ids, netvm_trip.c */
+	struct netvm_eth *eth;	/* the nvmN interface, netvm_eth.c; or NULL */
 	struct netvm_stats stats;
 };
 

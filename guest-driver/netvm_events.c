@@ -80,8 +80,12 @@ static void netvm_handle_event(struct netvm_dev *nd, const struct nvm_event *ev)
 		break;
 	case NVM_EV_LINK:
 		WRITE_ONCE(nd->link, data);
+		netvm_eth_link(nd);
 		dev_info_ratelimited(dev, "link %s\n",
 				     (data & NVM_LINK_UP) ? "up" : "down");
+		break;
+	case NVM_EV_ETH:
+		netvm_eth_event(nd);
 		break;
 	case NVM_EV_ERROR:
 		atomic64_inc(&nd->stats.errors);

@@ -165,6 +165,7 @@ static void netvm_teardown(struct netvm_dev *nd)
 	netvm_ep_free(nd);
 	netvm_nv_free(nd);
 	netvm_evq_free(nd);
+	netvm_eth_free(nd);
 }
 
 static int netvm_check_identity(struct netvm_dev *nd)
@@ -285,6 +286,9 @@ static int netvm_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = netvm_ep_init(nd);
 	if (ret)
 		goto err_teardown;
+	ret = netvm_eth_init(nd);
+	if (ret)
+		goto err_teardown;
 
 	ret = cdev_device_add(&nd->cdev, &nd->dev);
 	if (ret) {
@@ -326,6 +330,7 @@ static void netvm_remove(struct pci_dev *pdev)
 	down_write(&nd->lifetime);	/* wait for running ioctls */
 	up_write(&nd->lifetime);
 	netvm_obs_del(nd);	/* debugfs readers done; endpoints/ gone */
+	netvm_eth_del(nd);	/* nvmN closed and gone */
 
 	netvm_teardown(nd);
 	pci_clear_master(pdev);

@@ -34,6 +34,7 @@ int netvm_route_set(struct netvm_dev *nd, u32 node, const u8 *route, u32 len)
 		memcpy(nv->route[node], route, len);
 		nv->route_len[node] = len;
 		mutex_unlock(&nv->lock);
+		netvm_eth_route(nd, node, route, len);
 	}
 	return ret;
 }
@@ -53,6 +54,7 @@ int netvm_route_clear(struct netvm_dev *nd, u32 node)
 		mutex_lock(&nv->lock);
 		nv->route_len[node] = 0;
 		mutex_unlock(&nv->lock);
+		netvm_eth_route(nd, node, NULL, 0);
 	}
 	return ret;
 }

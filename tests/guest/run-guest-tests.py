@@ -7,7 +7,8 @@ front door, checks real behaviour in the guests, always tears it down.
                                                | netvm-trip | netvm-trip4: trip_groups.py
                                                | unet | unet4 | unet-emu
                                                | unet-flow | unet-flow-emu: unet_flow_groups.py
-                                               | dsm | dsm4 | dsm-emu: dsm_groups.py)
+                                               | dsm | dsm4 | dsm-emu: dsm_groups.py
+                                               | eth | eth4: eth_groups.py)
 
 Output is TAP (meson's protocol: 'tap').  The cluster is named
 't-guest-GROUP' so that a user's own cluster is never touched.
@@ -26,6 +27,7 @@ import driver_vm_groups
 import trip_groups
 import dsm_groups
 import unet_flow_groups
+import eth_groups
 
 
 
@@ -739,9 +741,11 @@ GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
           "dsm4": lambda: dsm_groups.group_dsm4(helpers()),
           "dsm-emu": lambda: dsm_groups.group_dsm_emu(helpers()),
           "unet-flow": lambda: unet_flow_groups.group_unet_flow(helpers()),
-          "unet-flow-emu": lambda: unet_flow_groups.group_unet_flow_emu(helpers())}
+          "unet-flow-emu": lambda: unet_flow_groups.group_unet_flow_emu(helpers()),
+          "eth": lambda: eth_groups.group_eth(helpers()),
+          "eth4": lambda: eth_groups.group_eth4(helpers())}
 # groups that need more than 2 nodes (through netvm-switch)
-GROUP_NODES = {"netvm-trip4": "4", "unet4": "4", "dsm4": "4"}
+GROUP_NODES = {"netvm-trip4": "4", "unet4": "4", "dsm4": "4", "eth4": "4"}
 
 
 def qemu_pids(cluster):

@@ -1,0 +1,761 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * netvm.ko: the Ethernet interface nvmN (docs/ethernet.md).
+ *
+ * One net_device per NIC, over the firmware's ETH program
+ * (firmware-interp/fw_eth.c, include/netvm/eth_abi.h): two rings of
+ * descriptors in SRAM that point straight at socket-buffer data.
+ *
+ * Transmit: the skb's data is DMA-mapped and one descriptor per
+ * destination node is posted (one for unicast, one per routed node for
+ * broadcast and multicast, all pointing at the same mapping); the last
+ * descriptor of the group owns the skb.  When the ring has less room than
+ * the largest group the queue stops, and the poll that frees room wakes
+ * it: the NIC's back-pressure stops the queue, nothing is dropped.
+ *
+ * Receive: every rx descriptor holds a pre-allocated skb of the largest
+ * frame, mapped for the device; the firmware DMAs a frame into it and the
+ * poll hands it up and posts a fresh skb in its place (or, when none can
+ * be allocated, drops the frame and posts the old one again).
+ *
+ * Both rings are reaped by NAPI.  Interrupt mitigation: the firmware
+ * raises NVM_EV_ETH only when ctl.irq_arm is set, and clears it; the poll
+ * sets it when it is done and then looks at the rings once more.
+ *
+ * Destinations: a node's MAC is 02:4e:56:4d:<node id>.  Until a route has
+ * been set (back to back) every frame goes without a route, broadcast as
+ * one frame to NVM_ETH_NODE_ALL.  Once routes are set (sysfs routes or
+ * the mapper), frames go along them and a node without one is
+ * unreachable; carrier is on while the link is up and, once mapped, some
+ * node has a route.
+ *
+ * Locking: xmit runs under the queue's lock; the poll is the only reaper
+ * of both rings.  tx_post is published with release after the
+ * descriptors, tx_clean likewise by the poll.  route_lock (IRQ-safe)
+ * guards the route copy, @mapped and @registered.
+ */
+#include <linux/delay.h>
+#include <linux/dma-mapping.h>
+#include <linux/etherdevice.h>
+#include <linux/ethtool.h>
+#include <linux/io.h>
+#include <linux/log2.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+
+#include "netvm.h"
+#include <netvm/eth_abi.h>
+#include <netvm/fw_counters.h>
+
+#define NETVM_ETH_MAX_RING	1024
+#define NETVM_ETH_NODES		NETVM_NV_ROUTE_NODES
+/* The most descriptors one skb takes: a broadcast to every other node. */
+#define NETVM_ETH_MAX_COPIES	NETVM_ETH_NODES
+
+#define D_ADDR_LO	offsetof(struct nvm_eth_desc, host_addr)
+#define D_ADDR_HI	(offsetof(struct nvm_eth_desc, host_addr) + 4)
+#define D_LEN		offsetof(struct nvm_eth_desc, len)
+#define D_CTRL		offsetof(struct nvm_eth_desc, flags) /* flags|rlen|st */
+#define D_ROUTE_LO	offsetof(struct nvm_eth_desc, route)
+#define D_ROUTE_HI	(offsetof(struct nvm_eth_desc, route) + 4)
+#define D_NODE		offsetof(struct nvm_eth_desc, node)	/* node|rsvd0 */
+#define D_RSVD		offsetof(struct nvm_eth_desc, reserved1)
+#define CTRL_WORD(flags, rlen)	((u32)(flags) | ((u32)(rlen) << 16))
+#define CTRL_STATUS(w)		((u8)((w) >> 24))
+
+struct netvm_eth_tx {
+	struct sk_buff *skb;	/* on the last descriptor of its group */
+	dma_addr_t dma;
+	u32 len;
+	bool first;		/* first descriptor of its group */
+};
+
+struct netvm_eth_rx {
+	struct sk_buff *skb;
+	dma_addr_t dma;
+};
+
+/* Driver counters shown by ethtool -S (besides the firmware's). */
+struct netvm_eth_stats {
+	u64 tx_queue_stops;	/* the ring was full: the queue stopped */
+	u64 tx_no_route;	/* unicast to a node without a route */
+	u64 tx_not_node;	/* unicast to a MAC that is no node's */
+	u64 tx_copy_errors;	/* a descriptor the NIC refused (link down) */
+	u64 rx_no_skb;		/* no skb to replace a full one: dropped */
+	u64 rx_bad_desc;	/* a returned descriptor failed its checks */
+	u64 irqs;		/* NVM_EV_ETH events */
+};
+
+struct netvm_eth {
+	struct net_device *ndev;
+	struct netvm_dev *nd;
+	struct napi_struct napi;
+	u32 tx_ring, tx_len, rx_ring, rx_len, ctl, buf_size;
+	struct netvm_eth_tx *tx;
+	struct netvm_eth_rx *rx;
+	u32 tx_post;		/* free-running; xmit writes */
+	u32 tx_clean;		/* free-running; the poll writes */
+	u32 rx_clean;		/* free-running; the poll */
+	bool grp_ok;		/* some copy of the current group went out */
+
+	spinlock_t route_lock;		/* the fields below, IRQ-safe */
+	bool registered;
+	bool mapped;		/* a route has been set: frames follow routes */
+	DECLARE_BITMAP(routed, NETVM_ETH_NODES);
+	u8 route[NETVM_ETH_NODES][NVM_ROUTE_MAX];
+	u8 route_len[NETVM_ETH_NODES];
+
+	struct netvm_eth_stats stats;
+};
+
+static const u8 netvm_eth_prefix[NVM_ETH_MAC_PREFIX_LEN] = NVM_ETH_MAC_PREFIX;
+
+static void __iomem *eth_desc(struct netvm_eth *eth, u32 ring, u32 idx)
+{
+	return eth->nd->sram + ring + (size_t)idx * sizeof(struct nvm_eth_desc);
+}
+
+static void __iomem *eth_ctl(struct netvm_eth *eth, size_t field)
+{
+	return eth->nd->sram + eth->ctl + field;
+}
+
+static void eth_doorbell(struct netvm_eth *eth)
+{
+	wmb();		/* descriptors before the doorbell */
+	writel(NVM_DB_ETH, eth->nd->db);
+}
+
+static u32 eth_tx_free(struct netvm_eth *eth)
+{
+	return eth->tx_len - (eth->tx_post - READ_ONCE(eth->tx_clean));
+}
+
+/* ---- carrier and routes ------------------------------------------- */
+
+/* route_lock held */
+static void eth_carrier_locked(struct netvm_eth *eth)
+{
+	bool up = (READ_ONCE(eth->nd->link) & NVM_LINK_UP) &&
+		  (!eth->mapped || !bitmap_empty(eth->routed, NETVM_ETH_NODES));
+
+	if (!eth->registered)
+		return;
+	if (up)
+		netif_carrier_on(eth->ndev);
+	else
+		netif_carrier_off(eth->ndev);
+}
+
+void netvm_eth_link(struct netvm_dev *nd)
+{
+	struct netvm_eth *eth = nd->eth;
+	unsigned long flags;
+
+	if (!eth)
+		return;
+	spin_lock_irqsave(&eth->route_lock, flags);
+	eth_carrier_locked(eth);
+	spin_unlock_irqrestore(&eth->route_lock, flags);
+}
+
+void netvm_eth_route(struct netvm_dev *nd, u32 node, const u8 *route, u32 len)
+{
+	struct netvm_eth *eth = nd->eth;
+	unsigned long flags;
+
+	if (!eth || node >= NETVM_ETH_NODES || len > NVM_ROUTE_MAX)
+		return;
+	spin_lock_irqsave(&eth->route_lock, flags);
+	eth->mapped = true;
+	if (route) {
+		memcpy(eth->route[node], route, len);
+		eth->route_len[node] = len;
+		__set_bit(node, eth->routed);
+	} else {
+		__clear_bit(node, eth->routed);
+	}
+	eth_carrier_locked(eth);
+	spin_unlock_irqrestore(&eth->route_lock, flags);
+}
+
+/* ---- transmit ------------------------------------------------------ */
+
+/* Post one descriptor for @skb's mapping towards @node; route_lock held. */
+static void eth_tx_post(struct netvm_eth *eth, struct sk_buff *skb,
+			dma_addr_t dma, u32 node, bool first, bool last)
+{
+	u32 i = eth->tx_post & (eth->tx_len - 1);
+	void __iomem *d = eth_desc(eth, eth->tx_ring, i);
+	struct netvm_eth_tx *t = &eth->tx[i];
+	u8 rlen = 0;
+	u32 r[2] = { 0, 0 };
+
+	if (node != NVM_ETH_NODE_ALL && eth->mapped) {
+		rlen = eth->route_len[node];
+		memcpy(r, eth->route[node], rlen);
+	}
+	t->skb = last ? skb : NULL;
+	t->dma = dma;
+	t->len = skb->len;
+	t->first = first;
+	writel(lower_32_bits(dma), d + D_ADDR_LO);
+	writel(upper_32_bits(dma), d + D_ADDR_HI);
+	writel(skb->len, d + D_LEN);
+	writel(r[0], d + D_ROUTE_LO);
+	writel(r[1], d + D_ROUTE_HI);
+	writel(node, d + D_NODE);
+	writel(0, d + D_RSVD);
+	wmb();		/* the descriptor before its OWN bit */
+	writel(CTRL_WORD(NVM_ETH_OWN, rlen), d + D_CTRL);
+	/* the slot before the poll can see it counted */
+	smp_store_release(&eth->tx_post, eth->tx_post + 1);
+}
+
+/* The node that owns @mac, or -1 if @mac is no node's. */
+static int eth_mac_node(const u8 *mac)
+{
+	u32 node;
+
+	if (memcmp(mac, netvm_eth_prefix, NVM_ETH_MAC_PREFIX_LEN))
+		return -1;
+	node = (u32)mac[4] << 8 | mac[5];
+	return node < NETVM_ETH_NODES ? (int)node : -1;
+}
+
+/*
+ * Post @skb to its destinations (route_lock held); false (counted) when
+ * it has none.
+ */
+static bool eth_tx_route(struct netvm_eth *eth, struct sk_buff *skb,
+			 dma_addr_t dma)
+{
+	const u8 *dst = skb->data;
+	u32 n, node, last;
+	int owner;
+
+	if (is_multicast_ether_addr(dst)) {
+		if (!eth->mapped) {
+			eth_tx_post(eth, skb, dma, NVM_ETH_NODE_ALL, true, true);
+			return true;
+		}
+		n = bitmap_weight(eth->routed, NETVM_ETH_NODES);
+		if (!n)
+			return false;
+		last = find_last_bit(eth->routed, NETVM_ETH_NODES);
+		for_each_set_bit(node, eth->routed, NETVM_ETH_NODES)
+			eth_tx_post(eth, skb, dma, node,
+				    node == find_first_bit(eth->routed,
+							   NETVM_ETH_NODES),
+				    node == last);
+		return true;
+	}
+	owner = eth_mac_node(dst);
+	if (owner < 0) {
+		eth->stats.tx_not_node++;
+		return false;
+	}
+	if (eth->mapped && !test_bit(owner, eth->routed)) {
+		eth->stats.tx_no_route++;
+		return false;
+	}
+	eth_tx_post(eth, skb, dma, owner, true, true);
+	return true;
+}
+
+static netdev_tx_t netvm_eth_xmit(struct sk_buff *skb, struct net_device *ndev)
+{
+	struct netvm_eth *eth = netdev_priv(ndev);
+	struct device *dev = &eth->nd->pdev->dev;
+	unsigned long flags;
+	dma_addr_t dma;
+	bool sent;
+
+	if (skb->len < ETH_HLEN || skb->len > eth->buf_size ||
+	    skb_linearize(skb))
+		goto drop;
+	if (eth_tx_free(eth) < NETVM_ETH_MAX_COPIES) {
+		/* cannot happen while the stop below works; be safe */
+		netif_stop_queue(ndev);
+		return NETDEV_TX_BUSY;
+	}
+	dma = dma_map_single(dev, skb->data, skb->len, DMA_TO_DEVICE);
+	if (dma_mapping_error(dev, dma))
+		goto drop;
+	spin_lock_irqsave(&eth->route_lock, flags);
+	sent = eth_tx_route(eth, skb, dma);
+	spin_unlock_irqrestore(&eth->route_lock, flags);
+	if (!sent) {
+		dma_unmap_single(dev, dma, skb->len, DMA_TO_DEVICE);
+		goto drop;
+	}
+	skb_tx_timestamp(skb);
+	eth_doorbell(eth);
+
+	if (eth_tx_free(eth) < NETVM_ETH_MAX_COPIES) {
+		netif_stop_queue(ndev);
+		eth->stats.tx_queue_stops++;
+		smp_mb();	/* stopped before the poll's look at tx_clean */
+		if (eth_tx_free(eth) >= NETVM_ETH_MAX_COPIES)
+			netif_start_queue(ndev);
+	}
+	return NETDEV_TX_OK;
+drop:
+	ndev->stats.tx_dropped++;
+	dev_kfree_skb_any(skb);
+	return NETDEV_TX_OK;
+}
+
+/* Reap finished tx descriptors in ring order; the poll (or stop) only. */
+static void eth_tx_clean(struct netvm_eth *eth, int budget)
+{
+	struct net_device *ndev = eth->ndev;
+	struct device *dev = &eth->nd->pdev->dev;
+	/* pairs with eth_tx_post's release: the slots before the count */
+	u32 post = smp_load_acquire(&eth->tx_post);
+	u32 clean = eth->tx_clean;
+
+	while (clean != post) {
+		u32 i = clean & (eth->tx_len - 1);
+		struct netvm_eth_tx *t = &eth->tx[i];
+		u32 ctrl = readl(eth_desc(eth, eth->tx_ring, i) + D_CTRL);
+
+		if (ctrl & NVM_ETH_OWN)
+			break;
+		dma_rmb();	/* the outcome after the flags */
+		if (t->first)
+			eth->grp_ok = false;
+		if (CTRL_STATUS(ctrl) == NVM_ETH_OK)
+			eth->grp_ok = true;
+		else
+			eth->stats.tx_copy_errors++;
+		if (t->skb) {
+			dma_unmap_single(dev, t->dma, t->len, DMA_TO_DEVICE);
+			if (eth->grp_ok) {
+				ndev->stats.tx_packets++;
+				ndev->stats.tx_bytes += t->len;
+			} else {
+				ndev->stats.tx_errors++;
+				ndev->stats.tx_carrier_errors++;
+			}
+			napi_consume_skb(t->skb, budget);
+			t->skb = NULL;
+		}
+		clean++;
+	}
+	/* pairs with xmit's load of tx_clean (eth_tx_free) */
+	smp_store_release(&eth->tx_clean, clean);
+	smp_mb();	/* tx_clean before looking at the queue's state */
+	if (netif_queue_stopped(ndev) && netif_running(ndev) &&
+	    eth_tx_free(eth) >= NETVM_ETH_MAX_COPIES)
+		netif_wake_queue(ndev);
+}
+
+/* ---- receive ------------------------------------------------------- */
+
+static void eth_rx_post(struct netvm_eth *eth, u32 i)
+{
+	void __iomem *d = eth_desc(eth, eth->rx_ring, i);
+	dma_addr_t dma = eth->rx[i].dma;
+
+	writel(lower_32_bits(dma), d + D_ADDR_LO);
+	writel(upper_32_bits(dma), d + D_ADDR_HI);
+	writel(eth->buf_size, d + D_LEN);
+	writel(0, d + D_ROUTE_LO);
+	writel(0, d + D_ROUTE_HI);
+	writel(0, d + D_NODE);
+	writel(0, d + D_RSVD);
+	wmb();		/* the descriptor before its OWN bit */
+	writel(CTRL_WORD(NVM_ETH_OWN, 0), d + D_CTRL);
+}
+
+/* A fresh mapped skb for rx slot @i; false if none could be had. */
+static bool eth_rx_fill(struct netvm_eth *eth, u32 i, gfp_t gfp)
+{
+	struct device *dev = &eth->nd->pdev->dev;
+	struct sk_buff *skb;
+	dma_addr_t dma;
+
+	skb = __netdev_alloc_skb_ip_align(eth->ndev, eth->buf_size, gfp);
+	if (!skb)
+		return false;
+	dma = dma_map_single(dev, skb->data, eth->buf_size, DMA_FROM_DEVICE);
+	if (dma_mapping_error(dev, dma)) {
+		dev_kfree_skb_any(skb);
+		return false;
+	}
+	eth->rx[i].skb = skb;
+	eth->rx[i].dma = dma;
+	return true;
+}
+
+static int eth_rx(struct netvm_eth *eth, int budget)
+{
+	struct net_device *ndev = eth->ndev;
+	struct device *dev = &eth->nd->pdev->dev;
+	int done = 0;
+	bool posted = false;
+
+	while (done < budget) {
+		u32 i = eth->rx_clean & (eth->rx_len - 1);
+		void __iomem *d = eth_desc(eth, eth->rx_ring, i);
+		struct netvm_eth_rx old = eth->rx[i];
+		u32 ctrl = readl(d + D_CTRL), len;
+
+		if (ctrl & NVM_ETH_OWN)
+			break;
+		dma_rmb();	/* the outcome after the flags */
+		len = readl(d + D_LEN);		/* read once, then checked */
+		eth->rx_clean++;
+		done++;
+		posted = true;
+		if (CTRL_STATUS(ctrl) != NVM_ETH_OK || len < ETH_HLEN ||
+		    len > eth->buf_size) {
+			ndev->stats.rx_errors++;
+			if (CTRL_STATUS(ctrl) == NVM_ETH_ERR_LEN ||
+			    len > eth->buf_size)
+				ndev->stats.rx_length_errors++;
+			else if (CTRL_STATUS(ctrl) == NVM_ETH_OK)
+				eth->stats.rx_bad_desc++;
+			eth_rx_post(eth, i);
+			continue;
+		}
+		if (!eth_rx_fill(eth, i, GFP_ATOMIC)) {
+			eth->stats.rx_no_skb++;
+			ndev->stats.rx_dropped++;
+			eth->rx[i] = old;
+			eth_rx_post(eth, i);
+			continue;
+		}
+		eth_rx_post(eth, i);
+		dma_unmap_single(dev, old.dma, eth->buf_size, DMA_FROM_DEVICE);
+		skb_put(old.skb, len);
+		old.skb->protocol = eth_type_trans(old.skb, ndev);
+		ndev->stats.rx_packets++;
+		ndev->stats.rx_bytes += len;
+		napi_gro_receive(&eth->napi, old.skb);
+	}
+	if (posted)
+		eth_doorbell(eth);
+	return done;
+}
+
+/* Anything for the poll?  (After arming, to close the race with the NIC.) */
+static bool eth_pending(struct netvm_eth *eth)
+{
+	u32 i = eth->rx_clean & (eth->rx_len - 1);
+
+	if (!(readl(eth_desc(eth, eth->rx_ring, i) + D_CTRL) & NVM_ETH_OWN))
+		return true;
+	/* pairs with eth_tx_post's release */
+	if (eth->tx_clean == smp_load_acquire(&eth->tx_post))
+		return false;
+	i = eth->tx_clean & (eth->tx_len - 1);
+	return !(readl(eth_desc(eth, eth->tx_ring, i) + D_CTRL) & NVM_ETH_OWN);
+}
+
+static int netvm_eth_poll(struct napi_struct *napi, int budget)
+{
+	struct netvm_eth *eth = container_of(napi, struct netvm_eth, napi);
+	int done;
+
+	eth_tx_clean(eth, budget);
+	done = eth_rx(eth, budget);
+	if (done < budget && napi_complete_done(napi, done)) {
+		writel(1, eth_ctl(eth, offsetof(struct nvm_eth_ctl, irq_arm)));
+		mb();	/* armed before we look: the NIC fences likewise */
+		if (eth_pending(eth))
+			napi_schedule(napi);
+	}
+	return done;
+}
+
+void netvm_eth_event(struct netvm_dev *nd)
+{
+	struct netvm_eth *eth = nd->eth;
+
+	if (!eth)
+		return;
+	eth->stats.irqs++;
+	napi_schedule(&eth->napi);	/* a no-op while NAPI is disabled */
+}
+
+/* ---- net_device ---------------------------------------------------- */
+
+static int netvm_eth_open(struct net_device *ndev)
+{
+	struct netvm_eth *eth = netdev_priv(ndev);
+
+	napi_enable(&eth->napi);
+	writel(1, eth_ctl(eth, offsetof(struct nvm_eth_ctl, rx_enable)));
+	writel(1, eth_ctl(eth, offsetof(struct nvm_eth_ctl, irq_arm)));
+	netif_start_queue(ndev);
+	eth_doorbell(eth);
+	napi_schedule(&eth->napi);	/* whatever finished while closed */
+	return 0;
+}
+
+static int netvm_eth_stop(struct net_device *ndev)
+{
+	struct netvm_eth *eth = netdev_priv(ndev);
+	int i;
+
+	netif_tx_disable(ndev);
+	writel(0, eth_ctl(eth, offsetof(struct nvm_eth_ctl, rx_enable)));
+	napi_disable(&eth->napi);
+	/*
+	 * Frames posted before the stop are fetched and sent (or refused)
+	 * within microseconds; wait a bounded time and reap them, so that
+	 * their skbs are not held while the interface is down.  Any left
+	 * (a halted NIC) are reaped at the next open or freed at teardown.
+	 */
+	for (i = 0; i < 100 && eth->tx_clean != eth->tx_post; i++) {
+		eth_tx_clean(eth, 0);
+		if (eth->tx_clean != eth->tx_post)
+			usleep_range(1000, 2000);
+	}
+	return 0;
+}
+
+static const struct net_device_ops netvm_eth_ops = {
+	.ndo_open = netvm_eth_open,
+	.ndo_stop = netvm_eth_stop,
+	.ndo_start_xmit = netvm_eth_xmit,
+	.ndo_validate_addr = eth_validate_addr,
+};
+
+/* ---- ethtool ------------------------------------------------------- */
+
+#define NETVM_ETH_FWC_ENUM(e, n)	NETVM_ETH_FWC_##e,
+enum { NVM_FW_COUNTERS(NETVM_ETH_FWC_ENUM) };
+#undef NETVM_ETH_FWC_ENUM
+
+static const struct {
+	const char *name;
+	size_t off;
+} netvm_eth_drv_stats[] = {
+#define S(f) { #f, offsetof(struct netvm_eth_stats, f) }
+	S(tx_queue_stops), S(tx_no_route), S(tx_not_node), S(tx_copy_errors),
+	S(rx_no_skb), S(rx_bad_desc), S(irqs),
+#undef S
+};
+
+static const struct {
+	const char *name;
+	u32 index;
+} netvm_eth_fw_stats[] = {
+	{ "fw_eth_tx", NETVM_ETH_FWC_ETH_TX },
+	{ "fw_eth_tx_err", NETVM_ETH_FWC_ETH_TX_ERR },
+	{ "fw_eth_rx", NETVM_ETH_FWC_ETH_RX },
+	{ "fw_eth_rx_err", NETVM_ETH_FWC_ETH_RX_ERR },
+	{ "fw_eth_rx_off", NETVM_ETH_FWC_ETH_RX_OFF },
+	{ "fw_eth_bad_frame", NETVM_ETH_FWC_ETH_BAD_FRAME },
+	{ "fw_rx_bad_frame", NETVM_ETH_FWC_RX_BAD_FRAME },
+	{ "fw_host_dma_err", NETVM_ETH_FWC_HOST_DMA_ERR },
+};
+
+static void netvm_eth_drvinfo(struct net_device *ndev,
+			      struct ethtool_drvinfo *info)
+{
+	struct netvm_eth *eth = netdev_priv(ndev);
+	u32 v = eth->nd->fw_version;
+
+	strscpy(info->driver, NETVM_DRV_NAME, sizeof(info->driver));
+	snprintf(info->fw_version, sizeof(info->fw_version), "%u.%u.%u",
+		 v >> 16, (v >> 8) & 0xff, v & 0xff);
+	strscpy(info->bus_info, pci_name(eth->nd->pdev), sizeof(info->bus_info));
+}
+
+static int netvm_eth_sset_count(struct net_device *ndev, int sset)
+{
+	if (sset != ETH_SS_STATS)
+		return -EOPNOTSUPP;
+	return ARRAY_SIZE(netvm_eth_drv_stats) + ARRAY_SIZE(netvm_eth_fw_stats);
+}
+
+static void netvm_eth_strings(struct net_device *ndev, u32 sset, u8 *data)
+{
+	size_t i;
+
+	if (sset != ETH_SS_STATS)
+		return;
+	for (i = 0; i < ARRAY_SIZE(netvm_eth_drv_stats); i++, data += ETH_GSTRING_LEN)
+		strscpy(data, netvm_eth_drv_stats[i].name, ETH_GSTRING_LEN);
+	for (i = 0; i < ARRAY_SIZE(netvm_eth_fw_stats); i++, data += ETH_GSTRING_LEN)
+		strscpy(data, netvm_eth_fw_stats[i].name, ETH_GSTRING_LEN);
+}
+
+static void netvm_eth_get_stats(struct net_device *ndev,
+				struct ethtool_stats *st, u64 *data)
+{
+	struct netvm_eth *eth = netdev_priv(ndev);
+	struct netvm_dev *nd = eth->nd;
+	u32 off = nd->layout.counters, n = nd->layout.counters_len;
+	bool fw_ok = n && off <= nd->sram_len && (nd->sram_len - off) / 4 >= n;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(netvm_eth_drv_stats); i++)
+		*data++ = *(u64 *)((u8 *)&eth->stats + netvm_eth_drv_stats[i].off);
+	for (i = 0; i < ARRAY_SIZE(netvm_eth_fw_stats); i++) {
+		u32 idx = netvm_eth_fw_stats[i].index;
+
+		*data++ = fw_ok && idx < n ? readl(nd->sram + off + idx * 4) : 0;
+	}
+}
+
+static const struct ethtool_ops netvm_eth_ethtool_ops = {
+	.get_drvinfo = netvm_eth_drvinfo,
+	.get_link = ethtool_op_get_link,
+	.get_sset_count = netvm_eth_sset_count,
+	.get_strings = netvm_eth_strings,
+	.get_ethtool_stats = netvm_eth_get_stats,
+};
+
+/* ---- probe and remove ---------------------------------------------- */
+
+static bool eth_ring_ok(struct netvm_dev *nd, u32 off, u32 len)
+{
+	u64 end = (u64)off + (u64)len * sizeof(struct nvm_eth_desc);
+
+	return len && len <= NETVM_ETH_MAX_RING && is_power_of_2(len) &&
+	       !(off & 3) && end <= nd->sram_len;
+}
+
+static bool eth_layout_ok(struct netvm_dev *nd)
+{
+	const struct nvm_sram_layout *l = &nd->layout;
+
+	return eth_ring_ok(nd, l->eth_tx_ring, l->eth_tx_len) &&
+	       l->eth_tx_len >= 2 * NETVM_ETH_MAX_COPIES &&
+	       eth_ring_ok(nd, l->eth_rx_ring, l->eth_rx_len) &&
+	       !(l->eth_ctl & 3) &&
+	       (u64)l->eth_ctl + sizeof(struct nvm_eth_ctl) <= nd->sram_len &&
+	       l->eth_max_frame >= ETH_HLEN + ETH_MIN_MTU &&
+	       l->eth_max_frame <= NVM_ETH_MAX_FRAME;
+}
+
+int netvm_eth_init(struct netvm_dev *nd)
+{
+	const struct nvm_sram_layout *l = &nd->layout;
+	struct device *dev = &nd->pdev->dev;
+	struct net_device *ndev;
+	struct netvm_eth *eth;
+	u8 mac[ETH_ALEN];
+	u32 i;
+	int ret;
+
+	if (!l->eth_tx_len) {
+		dev_info(dev, "firmware without Ethernet: no nvm interface\n");
+		return 0;
+	}
+	if (!eth_layout_ok(nd)) {
+		dev_err(dev, "bad Ethernet rings in SRAM layout (tx %#x/%u, rx %#x/%u, ctl %#x, frame %u)\n",
+			l->eth_tx_ring, l->eth_tx_len, l->eth_rx_ring,
+			l->eth_rx_len, l->eth_ctl, l->eth_max_frame);
+		return -EIO;
+	}
+	ndev = alloc_etherdev(sizeof(*eth));
+	if (!ndev)
+		return -ENOMEM;
+	SET_NETDEV_DEV(ndev, dev);
+	strscpy(ndev->name, "nvm%d", sizeof(ndev->name));
+	eth = netdev_priv(ndev);
+	eth->ndev = ndev;
+	eth->nd = nd;
+	eth->tx_ring = l->eth_tx_ring;
+	eth->tx_len = l->eth_tx_len;
+	eth->rx_ring = l->eth_rx_ring;
+	eth->rx_len = l->eth_rx_len;
+	eth->ctl = l->eth_ctl;
+	eth->buf_size = l->eth_max_frame;
+	spin_lock_init(&eth->route_lock);
+	netif_napi_add(ndev, &eth->napi, netvm_eth_poll);
+	nd->eth = eth;
+
+	memcpy(mac, netvm_eth_prefix, NVM_ETH_MAC_PREFIX_LEN);
+	mac[4] = nd->node_id >> 8;
+	mac[5] = nd->node_id & 0xff;
+	eth_hw_addr_set(ndev, mac);
+	ndev->min_mtu = ETH_MIN_MTU;
+	ndev->max_mtu = eth->buf_size - ETH_HLEN;
+	ndev->mtu = ndev->max_mtu;
+	ndev->netdev_ops = &netvm_eth_ops;
+	ndev->ethtool_ops = &netvm_eth_ethtool_ops;
+
+	eth->tx = kcalloc(eth->tx_len, sizeof(*eth->tx), GFP_KERNEL);
+	eth->rx = kcalloc(eth->rx_len, sizeof(*eth->rx), GFP_KERNEL);
+	if (!eth->tx || !eth->rx)
+		return -ENOMEM;		/* netvm_eth_free() undoes it all */
+	writel(0, eth_ctl(eth, offsetof(struct nvm_eth_ctl, rx_enable)));
+	writel(0, eth_ctl(eth, offsetof(struct nvm_eth_ctl, irq_arm)));
+	for (i = 0; i < eth->tx_len; i++)
+		writel(0, eth_desc(eth, eth->tx_ring, i) + D_CTRL);
+	for (i = 0; i < eth->rx_len; i++) {
+		if (!eth_rx_fill(eth, i, GFP_KERNEL))
+			return -ENOMEM;
+		eth_rx_post(eth, i);
+	}
+	eth_doorbell(eth);
+
+	netif_carrier_off(ndev);
+	ret = register_netdev(ndev);
+	if (ret) {
+		dev_err(dev, "cannot register the Ethernet interface: %d\n", ret);
+		return ret;
+	}
+	spin_lock_irq(&eth->route_lock);
+	eth->registered = true;
+	eth_carrier_locked(eth);
+	spin_unlock_irq(&eth->route_lock);
+	dev_info(dev, "%s: MAC %pM, MTU %u\n", ndev->name, ndev->dev_addr,
+		 ndev->mtu);
+	return 0;
+}
+
+/* Remove, while the NIC still runs: close and unregister the interface. */
+void netvm_eth_del(struct netvm_dev *nd)
+{
+	struct netvm_eth *eth = nd->eth;
+
+	if (!eth || !eth->registered)
+		return;
+	spin_lock_irq(&eth->route_lock);
+	eth->registered = false;
+	spin_unlock_irq(&eth->route_lock);
+	unregister_netdev(eth->ndev);
+}
+
+/* Teardown, the NIC halted and its IRQs gone: free every buffer. */
+void netvm_eth_free(struct netvm_dev *nd)
+{
+	struct netvm_eth *eth = nd->eth;
+	struct device *dev = &nd->pdev->dev;
+	u32 i;
+
+	if (!eth)
+		return;
+	netvm_eth_del(nd);
+	if (eth->tx) {
+		for (i = 0; i < eth->tx_len; i++) {
+			if (!eth->tx[i].skb)
+				continue;
+			dma_unmap_single(dev, eth->tx[i].dma, eth->tx[i].len,
+					 DMA_TO_DEVICE);
+			dev_kfree_skb_any(eth->tx[i].skb);
+		}
+	}
+	if (eth->rx) {
+		for (i = 0; i < eth->rx_len; i++) {
+			if (!eth->rx[i].skb)
+				continue;
+			dma_unmap_single(dev, eth->rx[i].dma, eth->buf_size,
+					 DMA_FROM_DEVICE);
+			dev_kfree_skb_any(eth->rx[i].skb);
+		}
+	}
+	kfree(eth->tx);
+	kfree(eth->rx);
+	netif_napi_del(&eth->napi);
+	nd->eth = NULL;
+	free_netdev(eth->ndev);
+}
