@@ -28,8 +28,9 @@ def add_up_args(sp):
 
 
 def run_argv(argv, env):
-    """./netvm run's command (what follows NODE, a leading '--' dropped),
-    after checking it and the -e entries."""
+    """./netvm run's command (what follows NODE, a leading '--' dropped:
+    Python 3.11's argparse drops one itself, this one covers a second or
+    an argparse that keeps it), after checking it and the -e entries."""
     argv = argv[1:] if argv[:1] == ["--"] else argv
     if not argv:
         raise NetvmError("run: no command given (usage: ./netvm run NODE -- CMD [ARG...])")

@@ -65,7 +65,7 @@ def add_fuzz_args(sp):
 
 def add_test_args(sp):
     sp.add_argument("--suite", action="append", default=[], metavar="SUITE",
-                    help="run only this suite (unit, qtest, fabric, guest, lint, fuzz, devfuzz); "
+                    help="run only this suite (unit, cli, qtest, fabric, guest, lint, fuzz, devfuzz); "
                     "repeatable")
     sp.add_argument("--no-build", action="store_true", help="use what is built")
     sp.add_argument("--mutants", action="store_true",
