@@ -3,13 +3,15 @@ reload-driver, down, logs (the Cluster they drive: cluster.py)."""
 import argparse
 
 from . import build as buildmod
+from .cluster import BACK_TO_BACK_MAX, MAX_NODES
 from .command import Command
 from .common import DEFAULT_MEM, DEFAULT_TIMEOUT, NetvmError, say
 
 
 def add_up_args(sp):
-    sp.add_argument("-n", "--nodes", type=int, default=2, help="number of nodes (default 2; max 16); more than 2 go through "
-                    "netvm-switch")
+    sp.add_argument("-n", "--nodes", type=int, default=2,
+                    help="number of nodes (default 2; max %d); more than %d go through netvm-switch"
+                    % (MAX_NODES, BACK_TO_BACK_MAX))
     sp.add_argument("--topology", metavar="FILE",
                     help="run netvm-switch with this topology file (fabric/topologies/) and connect "
                     "node I where the file puts it (default for -n > 2: one N-port switch)")
