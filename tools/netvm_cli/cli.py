@@ -13,6 +13,7 @@ from . import build as buildmod
 from . import fabric
 from . import inject
 from . import mapper
+from . import mpirun as mpirunmod
 from . import snapshot
 from .cluster import Cluster, cluster_name
 from .common import MESON_BUILD, REPO, NetvmError, Timer, say
@@ -117,6 +118,7 @@ def parser():
     sp = cmd("capture", "pcap capture of the switch's traffic (tshark -X lua_script:fabric/netvm.lua -r FILE)")
     sp.add_argument("action", choices=("start", "stop"))
     sp.add_argument("file", nargs="?", metavar="FILE", help="capture file (start)")
+    mpirunmod.add_parser(cmd)
     cmd("reload-driver", "rebuild netvm.ko and reload it in every running node (no reboot)")
     cmd("down", "stop the cluster: kill its VMs, remove its sockets and state dir")
     sp = cmd("save", "save every node (QEMU migration to files) and stop the cluster")
@@ -241,6 +243,8 @@ def dispatch(a):
             if "=" not in e:
                 raise NetvmError("run: -e wants NAME=VALUE, got %r" % e)
         return c.run(a.node, argv, env=a.env, cwd=a.cwd, stdin=a.stdin, timeout=a.timeout)
+    elif a.cmd == "mpirun":
+        return mpirunmod.cmd_mpirun(c, a)
     elif a.cmd == "console":
         return c.console(a.node)
     elif a.cmd == "logs":
