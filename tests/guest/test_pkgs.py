@@ -12,12 +12,14 @@
     buffers checked (--chk), both sides exit 0
   - iperf3 client and server: both exit 0, exactly 10 MiB sent
   - ./netvm mpirun: an allreduce with mpi4py on Open MPI (one rank a node,
-    each rank's sum checked) and MPICH's hydra starting a rank on each node
+    each rank's sum checked), MPICH's hydra starting a rank on each node,
+    and NetPIPE on both MPIs in integrity mode (every message checked)
 
 TAP output; the cluster 't-guest-pkgs' is always torn down.
 Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT.
 """
 import json
+import re
 import sys
 
 from guestlib import Tap, diag, run_netvm, run_parallel, tap_cluster_main
@@ -163,8 +165,26 @@ def check_mpi():
     want = ["rank 0 of 2 on node0", "rank 1 of 2 on node1"]
     T.ok(rc == 0 and got == want, "./netvm mpirun --mpi mpich: hydra starts a rank on each node",
          diag(rc, out, err))
+    for mpi, prog in (("openmpi", "NPopenmpi"), ("mpich", "NPmpich2")):
+        check_netpipe(mpi, prog)
     rc, out, err = nv("mpirun", "-x", "bad", "--", "true")
     T.ok(rc == 1 and "-x wants NAME=VALUE" in err, "./netvm mpirun -x bad: refused", diag(rc, out, err))
+
+
+def check_netpipe(mpi, prog):
+    """NetPIPE's integrity mode: every message, 1 B to 48 KiB, checked by
+    the receiving rank, on a rank on each node."""
+    rc, out, err = nv("mpirun", "--mpi", mpi, "--timeout", "600", "--", prog, "-i", "-u", "65536",
+                      timeout=700)
+    # the ranks' names go to stdout, the per-size lines to stderr
+    sizes = [(int(m.group(1)), "Integrity check passed" in l) for l in err.splitlines()
+             for m in [re.match(r"^\s*\d+:\s+(\d+) bytes", l)] if m]
+    T.ok(rc == 0 and "0: node0" in out.splitlines() and "1: node1" in out.splitlines() and
+         len(sizes) >= 20 and all(ok for _, ok in sizes) and max(n for n, _ in sizes) > 32768 and
+         "Integrity check failed" not in out + err,
+         "./netvm mpirun --mpi %s -- %s -i: %d message sizes up to %s B checked, ranks on node0 "
+         "and node1" % (mpi, prog, len(sizes), max([n for n, _ in sizes] or [0])),
+         diag(rc, out, err))
 
 
 def main():
