@@ -15,7 +15,7 @@
 #include "abi_types.h"
 
 #define NVM_LAYOUT_MAGIC	0x4f59414cu	/* "LAYO" */
-#define NVM_LAYOUT_VERSION	1
+#define NVM_LAYOUT_VERSION	2	/* 2: the Ethernet fields (160 bytes) */
 
 struct nvm_sram_layout {
 	uint32_t magic;		/* NVM_LAYOUT_MAGIC, written last */
