@@ -15,7 +15,7 @@
 #include <linux/interrupt.h>
 #include <linux/io.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 int netvm_evq_init(struct netvm_dev *nd)
 {

@@ -29,7 +29,7 @@
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 #define NETVM_IMP_REQQ		16
 #define NETVM_IMP_TIMEOUT_MS	5000

@@ -17,7 +17,7 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 #define NETVM_BARS	(BIT(LANAI_BAR_REGS) | BIT(LANAI_BAR_SRAM) | \
 			 BIT(LANAI_BAR_DOORBELL))

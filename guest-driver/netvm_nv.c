@@ -30,7 +30,7 @@
 #include <linux/sort.h>
 #include <linux/uaccess.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 #define NV_HOST_SIZE		(2 * PAGE_SIZE)
 #define NV_HOST_SHADOW		0

@@ -33,7 +33,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 #include "netvm_compat.h"
 
 /* Upcall targets per NIC (index) and port; see netvm_unet.h. */

@@ -38,7 +38,7 @@
 #include <linux/poll.h>
 #include <linux/vmalloc.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 /* ks: one inline message, then the word the NI writes the cookie to */
 #define EMU_KS_DONE	NVM_UNET_MSG_MAX
