@@ -33,13 +33,14 @@
 #include <linux/workqueue.h>
 
 #include <netvm/lanai_event.h>
+#include <netvm/netvm_fw.h>
 
 struct netvm_dev;
 struct netvm_ep;
 struct seq_file;
 struct fasync_struct;
 
-#define NETVM_EP_MAX		16	/* FW_NV_EPS: ports 0..15, 0 = kernel */
+#define NETVM_EP_MAX		NVM_EP_COUNT	/* ports; 0 = kernel */
 #define NETVM_EP_NOTF_LEN	256
 #define NETVM_EP_HOST_SIZE	(2 * 4096)
 #define NETVM_EXPORT_MAX	BIT_ULL(30)
