@@ -131,14 +131,14 @@ struct netvm_eps {
  * guards the pending list and the request fifo between the raw receive
  * IRQ handler and process context; work serves requests from peers.
  */
-struct netvm_imp_msg;
+struct nvm_imp_msg;
 
 struct netvm_imp {
 	spinlock_t lock;			/* pending, next_id, reqq */
 	struct list_head pending;	/* struct netvm_imp_wait, lock */
 	wait_queue_head_t wq;
 	u32 next_id;			/* lock */
-	struct netvm_imp_msg *reqq;	/* NETVM_IMP_REQQ requests, lock */
+	struct nvm_imp_msg *reqq;	/* NETVM_IMP_REQQ requests, lock */
 	u32 req_head;
 	u32 req_count;
 	struct work_struct work;
