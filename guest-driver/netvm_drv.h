@@ -205,6 +205,7 @@ struct netvm_dev {
 	struct netvm_imp imp;	/* import over the network, netvm_import.c */
 	struct netvm_map map;	/* answering the mapper, netvm_map.c */
 	struct netvm_trips trips;	/* tripwire ids, netvm_trip.c */
+	struct netvm_unet_dev unet;	/* U-Net, netvm_unet.c */
 	struct netvm_stats stats;
 };
 

@@ -36,15 +36,7 @@
 #include "netvm_drv.h"
 #include "netvm_compat.h"
 
-/* Upcall targets per NIC (index) and port; see netvm_unet.h. */
-static DEFINE_SPINLOCK(unet_irq_lock);
-static struct netvm_unet *unet_irq[NETVM_MAX_DEVS][NVM_UNET_VPORT_MAX];
-
-/*
- * FUGU's buffered path: per NIC, a divert ring the firmware writes
- * undeliverable messages to, and a worker that appends each to its
- * endpoint's pageable FIFO.  Set up with the first U-Net endpoint.
- */
+/* The divert ring (struct netvm_unet_div), bytes. */
 #define UNET_DIV_RING	(NVM_UNET_DIV_SLOTS * NVM_UNET_DIV_SLOT)
 /*
  * Overflow control: the high-water mark of an endpoint's buffered FIFO.
@@ -73,20 +65,6 @@ MODULE_PARM_DESC(unet_divert_kib,
  * ignores a HOLD it already has, and one that crossed a DIRECT is fixed.
  */
 #define UNET_HOLD_NUDGE		32
-
-struct unet_div {
-	struct netvm_dev *nd;
-	u32 users;			/* U-Net endpoints open */
-	void *ring;
-	dma_addr_t dma;
-	u32 cons;			/* records handed on */
-	atomic_t prod;			/* records written (events) */
-	bool ready;			/* the IRQ handler may queue work */
-	struct work_struct work;
-};
-
-static DEFINE_MUTEX(unet_div_lock);
-static struct unet_div unet_div[NETVM_MAX_DEVS];
 
 /* Record header in the FIFO, then the data rounded up to 16 bytes. */
 struct unet_frec {
@@ -211,15 +189,16 @@ static void unet_direct_owed(struct netvm_dev *nd, const unsigned long *ports)
 
 static void unet_div_work(struct work_struct *w)
 {
-	struct unet_div *ud = container_of(w, struct unet_div, work);
-	struct netvm_dev *nd = ud->nd;
+	struct netvm_unet_div *ud = container_of(w, struct netvm_unet_div,
+						 work);
+	struct netvm_dev *nd = container_of(ud, struct netvm_dev, unet.div);
 	DECLARE_BITMAP(ports, NVM_UNET_VPORT_MAX);
 	bool moved = false;
 	u32 prod;
 
 	bitmap_zero(ports, NVM_UNET_VPORT_MAX);
 
-	mutex_lock(&unet_div_lock);
+	mutex_lock(&nd->unet.div_lock);
 	if (!ud->ring)
 		goto out;
 	prod = atomic_read(&ud->prod);
@@ -252,7 +231,7 @@ static void unet_div_work(struct work_struct *w)
 		unet_direct_owed(nd, ports);
 	}
 out:
-	mutex_unlock(&unet_div_lock);
+	mutex_unlock(&nd->unet.div_lock);
 }
 
 /*
@@ -261,17 +240,15 @@ out:
  */
 static void unet_div_get(struct netvm_dev *nd)
 {
-	struct unet_div *ud = &unet_div[nd->index];
+	struct netvm_unet_div *ud = &nd->unet.div;
 
-	mutex_lock(&unet_div_lock);
+	mutex_lock(&nd->unet.div_lock);
 	if (ud->users++) {
-		mutex_unlock(&unet_div_lock);
+		mutex_unlock(&nd->unet.div_lock);
 		return;
 	}
-	ud->nd = nd;
 	ud->cons = 0;
 	atomic_set(&ud->prod, 0);
-	INIT_WORK(&ud->work, unet_div_work);
 	ud->ring = dma_alloc_coherent(&nd->pdev->dev, UNET_DIV_RING, &ud->dma,
 				      GFP_KERNEL);
 	if (ud->ring && nv_kcmd(nd, NVM_KOP_UNET_DIVERT_CFG,
@@ -284,17 +261,17 @@ static void unet_div_get(struct netvm_dev *nd)
 	if (!ud->ring)
 		dev_warn(&nd->pdev->dev, "U-Net: no divert ring; undeliverable messages are dropped\n");
 	WRITE_ONCE(ud->ready, !!ud->ring);
-	mutex_unlock(&unet_div_lock);
+	mutex_unlock(&nd->unet.div_lock);
 }
 
 static void unet_div_put(struct netvm_dev *nd)
 {
-	struct unet_div *ud = &unet_div[nd->index];
+	struct netvm_unet_div *ud = &nd->unet.div;
 	void *ring;
 
-	mutex_lock(&unet_div_lock);
+	mutex_lock(&nd->unet.div_lock);
 	if (--ud->users) {
-		mutex_unlock(&unet_div_lock);
+		mutex_unlock(&nd->unet.div_lock);
 		return;
 	}
 	ring = ud->ring;
@@ -302,7 +279,7 @@ static void unet_div_put(struct netvm_dev *nd)
 	WRITE_ONCE(ud->ready, false);
 	if (ring && !READ_ONCE(nd->dead))
 		nv_kcmd(nd, NVM_KOP_UNET_DIVERT_CFG, 0, 0, 0, 0, NULL, 0);
-	mutex_unlock(&unet_div_lock);
+	mutex_unlock(&nd->unet.div_lock);
 	cancel_work_sync(&ud->work);
 	if (ring)
 		dma_free_coherent(&nd->pdev->dev, UNET_DIV_RING, ring, ud->dma);
@@ -312,11 +289,9 @@ static void unet_irq_set(struct netvm_dev *nd, u32 port, struct netvm_unet *u)
 {
 	unsigned long flags;
 
-	if (nd->index < 0 || nd->index >= NETVM_MAX_DEVS)
-		return;
-	spin_lock_irqsave(&unet_irq_lock, flags);
-	unet_irq[nd->index][port] = u;
-	spin_unlock_irqrestore(&unet_irq_lock, flags);
+	spin_lock_irqsave(&nd->unet.irq_lock, flags);
+	nd->unet.irq[port] = u;
+	spin_unlock_irqrestore(&nd->unet.irq_lock, flags);
 }
 
 static struct netvm_unet *unet_lookup(struct netvm_dev *nd, u32 port)
@@ -324,10 +299,17 @@ static struct netvm_unet *unet_lookup(struct netvm_dev *nd, u32 port)
 	struct netvm_unet *u;
 	unsigned long flags;
 
-	spin_lock_irqsave(&unet_irq_lock, flags);
-	u = unet_irq[nd->index][port];
-	spin_unlock_irqrestore(&unet_irq_lock, flags);
+	spin_lock_irqsave(&nd->unet.irq_lock, flags);
+	u = nd->unet.irq[port];
+	spin_unlock_irqrestore(&nd->unet.irq_lock, flags);
 	return u;
+}
+
+void netvm_unet_dev_init(struct netvm_dev *nd)
+{
+	spin_lock_init(&nd->unet.irq_lock);
+	mutex_init(&nd->unet.div_lock);
+	INIT_WORK(&nd->unet.div.work, unet_div_work);
 }
 
 void __iomem *netvm_unet_region(struct netvm_unet *u)
@@ -378,30 +360,30 @@ static int unet_open_emulated(struct netvm_file *nf, struct netvm_unet *u,
 	u32 vp;
 	int ret;
 
-	mutex_lock(&unet_div_lock);
-	if (!unet_div[nd->index].ring) {
-		mutex_unlock(&unet_div_lock);
+	mutex_lock(&nd->unet.div_lock);
+	if (!nd->unet.div.ring) {
+		mutex_unlock(&nd->unet.div_lock);
 		return -EBUSY;
 	}
 	for (vp = NVM_UNET_VPORT_MIN; vp < NVM_UNET_VPORT_MAX &&
 	     unet_lookup(nd, vp); vp++)
 		;
 	if (vp == NVM_UNET_VPORT_MAX) {
-		mutex_unlock(&unet_div_lock);
+		mutex_unlock(&nd->unet.div_lock);
 		return -EBUSY;
 	}
 	u->port = vp;
 	u->emulated = true;
 	ret = netvm_unet_emu_setup(u);
 	if (ret) {
-		mutex_unlock(&unet_div_lock);
+		mutex_unlock(&nd->unet.div_lock);
 		return ret;
 	}
 	u->mm = current->mm;
 	mmgrab(u->mm);
 	nf->unet = u;
 	unet_irq_set(nd, vp, u);
-	mutex_unlock(&unet_div_lock);
+	mutex_unlock(&nd->unet.div_lock);
 	req->port = vp;
 	req->flags = NETVM_UNET_EMULATED;
 	return 0;
@@ -549,7 +531,7 @@ static bool unet_tag_taken(struct netvm_dev *nd, u32 node, u32 tag)
 	bool taken = false;
 	u32 p, c;
 
-	mutex_lock(&unet_div_lock);	/* no endpoint is freed meanwhile */
+	mutex_lock(&nd->unet.div_lock);	/* no endpoint is freed meanwhile */
 	for (p = 1; p < NVM_UNET_VPORT_MAX && !taken; p++) {
 		struct netvm_unet *o = unet_lookup(nd, p);
 
@@ -558,7 +540,7 @@ static bool unet_tag_taken(struct netvm_dev *nd, u32 node, u32 tag)
 			    o->ch[c].tag == tag)
 				taken = true;
 	}
-	mutex_unlock(&unet_div_lock);
+	mutex_unlock(&nd->unet.div_lock);
 	return taken;
 }
 
@@ -827,9 +809,9 @@ void netvm_unet_release(struct netvm_file *nf)
 		if (u->seg_exp)
 			netvm_export_del(u->slot, u->seg_exp);
 	}
-	/* the divert worker looks endpoints up under unet_div_lock */
-	mutex_lock(&unet_div_lock);
-	mutex_unlock(&unet_div_lock);
+	/* the divert worker looks endpoints up under unet.div_lock */
+	mutex_lock(&nd->unet.div_lock);
+	mutex_unlock(&nd->unet.div_lock);
 	if (u->emulated)
 		netvm_unet_emu_close(u);	/* its senders released */
 	unet_div_put(nd);
@@ -869,10 +851,8 @@ void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev)
 	u32 data = le32_to_cpu((__force __le32)ev->data);
 	struct netvm_unet *u;
 
-	if (nd->index < 0 || nd->index >= NETVM_MAX_DEVS)
-		return;
 	if (data & NVM_UNET_EV_DIVERT) {
-		struct unet_div *ud = &unet_div[nd->index];
+		struct netvm_unet_div *ud = &nd->unet.div;
 
 		if (READ_ONCE(ud->ready)) {
 			atomic_set(&ud->prod,
@@ -884,22 +864,22 @@ void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev)
 		/* a control frame for a kernel-emulated endpoint */
 		if (port < NVM_UNET_VPORT_MIN || port >= NVM_UNET_VPORT_MAX)
 			return;
-		spin_lock(&unet_irq_lock);
-		u = unet_irq[nd->index][port];
+		spin_lock(&nd->unet.irq_lock);
+		u = nd->unet.irq[port];
 		if (u && u->emulated)
 			netvm_unet_emu_ctl(u, data,
 					   le64_to_cpu((__force __le64)ev->arg));
-		spin_unlock(&unet_irq_lock);
+		spin_unlock(&nd->unet.irq_lock);
 		return;
 	}
 	if (!(data & (NVM_UNET_EV_NONEMPTY | NVM_UNET_EV_ALMOST_FULL)) ||
 	    port >= NETVM_EP_MAX)
 		return;
-	spin_lock(&unet_irq_lock);
-	u = unet_irq[nd->index][port];
+	spin_lock(&nd->unet.irq_lock);
+	u = nd->unet.irq[port];
 	if (u && (data & NVM_UNET_EV_NONEMPTY))
 		kill_fasync(&u->fasync, SIGIO, POLL_IN);
 	if (u && (data & NVM_UNET_EV_ALMOST_FULL))
 		kill_fasync(&u->fasync, SIGIO, POLL_PRI);
-	spin_unlock(&unet_irq_lock);
+	spin_unlock(&nd->unet.irq_lock);
 }

@@ -28,7 +28,7 @@
  * back to direct delivery or closes.
  *
  * Locking: netvm_unet.elock guards est, edge_owed, e_hold and e_ctl_due;
- * the divert worker calls netvm_unet_emu_deliver() with unet_div_lock
+ * the divert worker calls netvm_unet_emu_deliver() with netvm_unet_dev.div_lock
  * held.  netvm_unet.hlock (IRQ-safe, inside elock) guards the holds the
  * event handler sets.
  */
