@@ -389,17 +389,149 @@ static int unet_open_emulated(struct netvm_file *nf, struct netvm_unet *u,
 	return 0;
 }
 
+/* Frees what unet_alloc() made. */
+static void unet_free(struct netvm_unet *u)
+{
+	dma_free_coherent(&u->nd->pdev->dev, u->host_size, u->host,
+			  u->host_dma);
+	kfree(u);
+}
+
+/*
+ * The endpoint and its coherent host block: the receive queue, then (not
+ * pageable) the segment.  NULL when memory is short.
+ */
+static struct netvm_unet *unet_alloc(struct netvm_dev *nd,
+				     const struct netvm_unet_open *req)
+{
+	bool pageable = req->flags & NETVM_UNET_PAGEABLE;
+	u32 rxq_bytes;
+	struct netvm_unet *u;
+
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	if (!u)
+		return NULL;
+	rxq_bytes = PAGE_ALIGN(req->rxq_len * sizeof(struct nvm_unet_rx_desc));
+	u->nd = nd;
+	mutex_init(&u->lock);
+	mutex_init(&u->dlock);
+	u->seg_off = pageable ? 0 : rxq_bytes;
+	u->seg_size = req->seg_size;
+	u->buf_size = req->buf_size;
+	u->rxq_len = req->rxq_len;
+	u->host_size = rxq_bytes + (pageable ? 0 : req->seg_size);
+	u->host = dma_alloc_coherent(&nd->pdev->dev, u->host_size,
+				     &u->host_dma, GFP_KERNEL);
+	if (!u->host) {
+		kfree(u);
+		return NULL;
+	}
+	return u;
+}
+
+/* The placeholder that makes NetVM's code see a NIC port as taken. */
+static struct netvm_ep *unet_slot_alloc(struct netvm_dev *nd)
+{
+	struct netvm_ep *slot = kzalloc(sizeof(*slot), GFP_KERNEL);
+
+	if (!slot)
+		return NULL;
+	slot->nd = nd;
+	mutex_init(&slot->lock);
+	INIT_LIST_HEAD(&slot->exports);
+	slot->mm = current->mm;
+	slot->unet = true;
+	return slot;
+}
+
+/* The first free NIC port, or @count if none is; eps.lock held. */
+static u32 unet_free_port(struct netvm_eps *eps, u32 count)
+{
+	u32 port;
+
+	for (port = 1; port < count && eps->ep[port]; port++)
+		;
+	return port;
+}
+
+/*
+ * Opens NIC port @port for @u in the firmware (NVM_KOP_UNET_OPEN); a
+ * pageable segment is exported through @slot first (faulted in and
+ * mapped now, followed from then on).  eps.lock held.
+ */
+static int unet_open_nic(struct netvm_unet *u, struct netvm_ep *slot,
+			 u32 port, const struct netvm_unet_open *req)
+{
+	struct nvm_k_unet_open ko;
+	int ret;
+
+	memset(&ko, 0, sizeof(ko));
+	ko.seg = u->host_dma + u->seg_off;
+	ko.rxq = u->host_dma;
+	ko.seg_size = u->seg_size;
+	ko.buf_size = u->buf_size;
+	ko.rxq_len = u->rxq_len;
+	ko.port = port;
+	if (req->flags & NETVM_UNET_PAGEABLE) {
+		struct netvm_export *exp;
+
+		slot->port = port;
+		exp = netvm_export_add(slot, req->seg_va, req->seg_size, false,
+				       "", true);
+		if (IS_ERR(exp))
+			return PTR_ERR(exp);
+		u->seg_exp = exp;
+		ko.seg = req->seg_va;
+		ko.flags = NVM_UNET_KO_PAGEABLE;
+	}
+	ret = nv_kcmd(u->nd, NVM_KOP_UNET_OPEN, 0, 0, 0, 0, &ko, sizeof(ko));
+	if (ret == -EINVAL)
+		ret = -EBUSY;	/* the port's last owner still has records out */
+	if (ret && u->seg_exp) {
+		netvm_export_del(slot, u->seg_exp);
+		u->seg_exp = NULL;
+	}
+	return ret;
+}
+
+/* The opened NIC port becomes @u's: the port table; eps.lock held. */
+static void unet_take_port(struct netvm_unet *u, struct netvm_ep *slot,
+			   u32 port)
+{
+	u->port = port;
+	slot->port = port;
+	u->slot = slot;
+	u->mm = current->mm;
+	mmgrab(u->mm);
+	mmgrab(slot->mm);
+	u->nd->eps.ep[port] = slot;
+}
+
+/* NETVM_IOC_UNET_OPEN's answer: where the process finds its endpoint. */
+static int unet_open_reply(struct netvm_unet *u, struct netvm_unet_open *req,
+			   void __user *uarg)
+{
+	req->node_id = u->nd->node_id;
+	req->seg_off = u->seg_off;
+	req->host_size = u->host_size;
+	if (copy_to_user(uarg, req, sizeof(*req)))
+		return -EFAULT;		/* the endpoint stays; close frees it */
+	return 0;
+}
+
+/*
+ * NETVM_IOC_UNET_OPEN: a NIC port if one is free (and the caller did not
+ * ask for emulation), else a kernel-emulated one.
+ */
 static int unet_open(struct netvm_file *nf, void __user *uarg)
 {
 	struct netvm_dev *nd = nf->nd;
 	struct netvm_eps *eps = &nd->eps;
 	u32 count = min_t(u32, nd->layout.ep_count, NETVM_EP_MAX);
 	struct netvm_unet_open req;
-	struct nvm_k_unet_open ko;
 	struct netvm_unet *u;
 	struct netvm_ep *slot;
-	u32 port, rxq_bytes;
-	bool pageable;
+	u32 port;
 	int ret;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
@@ -411,111 +543,47 @@ static int unet_open(struct netvm_file *nf, void __user *uarg)
 		return -ENODEV;
 	if (nf->ep || nf->unet)
 		return -EBUSY;
-	u = kzalloc(sizeof(*u), GFP_KERNEL);
-	slot = kzalloc(sizeof(*slot), GFP_KERNEL);
+	u = unet_alloc(nd, &req);
+	slot = unet_slot_alloc(nd);
 	if (!u || !slot) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	pageable = req.flags & NETVM_UNET_PAGEABLE;
-	rxq_bytes = PAGE_ALIGN(req.rxq_len * sizeof(struct nvm_unet_rx_desc));
-	u->nd = nd;
-	mutex_init(&u->lock);
-	mutex_init(&u->dlock);
-	u->seg_off = pageable ? 0 : rxq_bytes;
-	u->seg_size = req.seg_size;
-	u->buf_size = req.buf_size;
-	u->rxq_len = req.rxq_len;
-	u->host_size = rxq_bytes + (pageable ? 0 : req.seg_size);
-	u->host = dma_alloc_coherent(&nd->pdev->dev, u->host_size,
-				     &u->host_dma, GFP_KERNEL);
-	if (!u->host) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
-	/* the placeholder makes NetVM's code see the port as taken */
-	slot->nd = nd;
-	mutex_init(&slot->lock);
-	INIT_LIST_HEAD(&slot->exports);
-	slot->mm = current->mm;
-	slot->unet = true;
 
 	unet_div_get(nd);
 	mutex_lock(&eps->lock);
-	for (port = 1; port < count && eps->ep[port]; port++)
-		;
-	if (port >= count && pageable) {
+	port = unet_free_port(eps, count);
+	if (port >= count && (req.flags & NETVM_UNET_PAGEABLE)) {
 		ret = -EBUSY;		/* a kernel-emulated one needs it pinned */
 		goto err_unlock;
 	}
 	if (port >= count || (req.flags & NETVM_UNET_EMULATE)) {
 		mutex_unlock(&eps->lock);
 		kfree(slot);
+		slot = NULL;
 		ret = unet_open_emulated(nf, u, &req);
-		if (ret) {
-			unet_div_put(nd);
-			dma_free_coherent(&nd->pdev->dev, u->host_size, u->host,
-					  u->host_dma);
-			kfree(u);
-			return ret;
-		}
-		goto done;
+		if (ret)
+			goto err_div;
+		return unet_open_reply(u, &req, uarg);
 	}
-	memset(&ko, 0, sizeof(ko));
-	ko.seg = u->host_dma + rxq_bytes;
-	ko.rxq = u->host_dma;
-	ko.seg_size = u->seg_size;
-	ko.buf_size = u->buf_size;
-	ko.rxq_len = u->rxq_len;
-	ko.port = port;
-	if (pageable) {
-		struct netvm_export *exp;
-
-		/* faulted in and mapped now; followed from here on */
-		slot->port = port;
-		exp = netvm_export_add(slot, req.seg_va, req.seg_size, false,
-				       "", true);
-		if (IS_ERR(exp)) {
-			ret = PTR_ERR(exp);
-			goto err_unlock;
-		}
-		u->seg_exp = exp;
-		ko.seg = req.seg_va;
-		ko.flags = NVM_UNET_KO_PAGEABLE;
-	}
-	ret = nv_kcmd(nd, NVM_KOP_UNET_OPEN, 0, 0, 0, 0, &ko, sizeof(ko));
-	if (ret == -EINVAL)
-		ret = -EBUSY;	/* the port's last owner still has records out */
-	if (ret) {
-		if (u->seg_exp)
-			netvm_export_del(slot, u->seg_exp);
+	ret = unet_open_nic(u, slot, port, &req);
+	if (ret)
 		goto err_unlock;
-	}
-	u->port = port;
-	slot->port = port;
-	u->slot = slot;
-	u->mm = current->mm;
-	mmgrab(u->mm);
-	mmgrab(slot->mm);
-	eps->ep[port] = slot;
+	unet_take_port(u, slot, port);
 	mutex_unlock(&eps->lock);
 	nf->unet = u;
 	unet_irq_set(nd, port, u);
 	req.port = port;
-done:
-	req.node_id = nd->node_id;
-	req.seg_off = u->seg_off;
-	req.host_size = u->host_size;
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;		/* the endpoint stays; close frees it */
-	return 0;
+	return unet_open_reply(u, &req, uarg);
+
 err_unlock:
 	mutex_unlock(&eps->lock);
+err_div:
 	unet_div_put(nd);
-	dma_free_coherent(&nd->pdev->dev, u->host_size, u->host, u->host_dma);
 err_free:
 	kfree(slot);
-	kfree(u);
+	if (u)
+		unet_free(u);
 	return ret;
 }
 
