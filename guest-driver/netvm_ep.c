@@ -644,6 +644,7 @@ static int ep_open(struct netvm_file *nf)
 	mmgrab(ep->mm);
 	ep->pid = task_tgid_vnr(current);
 	eps->ep[port] = ep;
+	netvm_port_own(nd, port, NETVM_PORT_EP);
 	mutex_unlock(&eps->lock);
 	nf->ep = ep;
 	netvm_obs_ep_add(ep);
@@ -689,6 +690,7 @@ void netvm_ep_release(struct netvm_file *nf)
 	netvm_obs_ep_del(ep);	/* no sysfs reader of it from here on */
 	mutex_lock(&nd->eps.lock);
 	nd->eps.ep[ep->port] = NULL;
+	netvm_port_own(nd, ep->port, NETVM_PORT_FREE);
 	mutex_unlock(&nd->eps.lock);
 	/* abort its operations; remote requests for it now fail (NO_PORT) */
 	if (!READ_ONCE(nd->dead) && nd->eps.ready)

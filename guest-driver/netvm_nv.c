@@ -532,6 +532,7 @@ int netvm_nv_init(struct netvm_dev *nd)
 		dev_warn(dev, "NetVM: the test window was refused (%d): peers cannot reach it\n",
 			 ret);
 	nv->enabled = true;
+	netvm_port_own(nd, NVM_EP_KERNEL, NETVM_PORT_KERNEL);
 	dev_info(dev, "NetVM: on (max_ppn %u, pt_rows %u, epoch %#x, test window at %pad)\n",
 		 nv->max_ppn, nv->pt_rows, nv->epoch, &nv->ktest_dma);
 	return 0;

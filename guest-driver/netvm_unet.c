@@ -292,6 +292,7 @@ static void unet_irq_set(struct netvm_dev *nd, u32 port, struct netvm_unet *u)
 	spin_lock_irqsave(&nd->unet.irq_lock, flags);
 	nd->unet.irq[port] = u;
 	spin_unlock_irqrestore(&nd->unet.irq_lock, flags);
+	netvm_port_own(nd, port, u ? NETVM_PORT_UNET : NETVM_PORT_FREE);
 }
 
 static struct netvm_unet *unet_lookup(struct netvm_dev *nd, u32 port)
@@ -908,26 +909,32 @@ int netvm_unet_fasync(struct netvm_file *nf, int fd, struct file *file,
 }
 
 /*
- * From the event IRQ handler: a U-Net port's NVM_EV_NOTIFY.  Waking
- * sleepers is netvm_ep_event()'s (the port's wait queue); here the upcall
- * reasons become a signal: POLL_IN when the queue became non-empty,
- * POLL_PRI when it reached the process's threshold (si_band tells which).
+ * From the event IRQ handler: a U-Net port's NVM_EV_NOTIFY (the router
+ * in netvm_events.c sends a port's events to its owner only).  Wakes the
+ * port's sleepers (its wait queue in eps.wq[]); the upcall reasons become
+ * a signal: POLL_IN when the queue became non-empty, POLL_PRI when it
+ * reached the process's threshold (si_band tells which).
  */
+void netvm_unet_divert_event(struct netvm_dev *nd, const struct nvm_event *ev)
+{
+	struct netvm_unet_div *ud = &nd->unet.div;
+
+	if ((le32_to_cpu((__force __le32)ev->data) & NVM_UNET_EV_DIVERT) &&
+	    READ_ONCE(ud->ready)) {
+		atomic_set(&ud->prod, (u32)le64_to_cpu((__force __le64)ev->arg));
+		queue_work(system_unbound_wq, &ud->work);
+	}
+}
+
 void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev)
 {
 	u32 port = le16_to_cpu((__force __le16)ev->endpoint);
 	u32 data = le32_to_cpu((__force __le32)ev->data);
 	struct netvm_unet *u;
 
-	if (data & NVM_UNET_EV_DIVERT) {
-		struct netvm_unet_div *ud = &nd->unet.div;
-
-		if (READ_ONCE(ud->ready)) {
-			atomic_set(&ud->prod,
-				   (u32)le64_to_cpu((__force __le64)ev->arg));
-			queue_work(system_unbound_wq, &ud->work);
-		}
-	}
+	netvm_unet_divert_event(nd, ev);
+	if (port < NETVM_EP_MAX && nd->eps.ready)
+		wake_up_interruptible(&nd->eps.wq[port]);	/* its sleepers */
 	if (data & NVM_UNET_EV_CTL) {
 		/* a control frame for a kernel-emulated endpoint */
 		if (port < NVM_UNET_VPORT_MIN || port >= NVM_UNET_VPORT_MAX)

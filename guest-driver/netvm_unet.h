@@ -133,6 +133,7 @@ void netvm_unet_release(struct netvm_file *nf);
 int netvm_unet_fasync(struct netvm_file *nf, int fd, struct file *file,
 		      int on);
 void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev);
+void netvm_unet_divert_event(struct netvm_dev *nd, const struct nvm_event *ev);
 void netvm_unet_dev_init(struct netvm_dev *nd);
 
 /* netvm_unet.c, for netvm_unet_emu.c and netvm_unet_sched.c */
