@@ -43,7 +43,7 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 #include <netvm/eth_abi.h>
 #include <netvm/fw_counters.h>
 
