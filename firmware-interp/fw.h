@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "fw_chip.h"
+#include "fw_program.h"
 #include "fw_queue.h"
 #include "fw_nv.h"
 #include "fw_tripwire.h"
@@ -45,13 +46,6 @@ enum fw_tx_state {
 };
 
 extern const char *const fw_tx_state_names[FW_TX_STATE_COUNT];
-
-/* What a receive handler did with the frame in the current slot. */
-enum fw_rx_verdict {
-	FW_RX_RELEASE,		/* done: free the slot */
-	FW_RX_WAIT,		/* cannot take it yet: keep it, retry later */
-	FW_RX_HOLD,		/* a job still reads the slot; fw_rx_release later */
-};
 
 struct fw {
 	struct fw_chip *chip;		/* not saved: rebound on load */
@@ -86,11 +80,6 @@ void fw_run(struct fw *fw);	/* something happened: make progress */
 bool fw_rx_step(struct fw *fw);
 void fw_rx_release(struct fw *fw);
 uint32_t fw_rx_slot_off(struct fw *fw);
-
-/* fw_raw.c */
-bool fw_raw_tx_step(struct fw *fw);
-enum fw_rx_verdict fw_raw_rx(struct fw *fw, uint32_t data, uint32_t len,
-			     uint32_t src);
 
 /* fw_core.c helpers shared by programs */
 void fw_post(struct fw *fw, uint8_t type, uint16_t ep, uint32_t data,

@@ -169,7 +169,9 @@ void fw_boot(struct fw *fw)
 			  LANAI_ISR_RECV | LANAI_ISR_BUFF | LANAI_ISR_TIME0 |
 			  LANAI_ISR_TIME1 | LANAI_ISR_TIME2);
 	c->ops->recv_setup(c->opaque, L_WIRE_RX, L_WIRE_SLOTS, L_WIRE_SLOT);
-	fw_nv_boot(fw);
+	for (uint32_t p = 0; p < FW_PROG_COUNT; p++)
+		if (fw_programs[p]->boot)
+			fw_programs[p]->boot(fw);
 
 	fw_set_state(fw, NVM_FW_READY);
 	fw_post(fw, NVM_EV_FW_STATE, 0, NVM_FW_READY, FW_VERSION);
@@ -182,10 +184,24 @@ void fw_halt(struct fw *fw)
 	fw->chip->ops->timer_arm(fw->chip->opaque, 0, 0);
 	fw->chip->ops->timer_arm(fw->chip->opaque, 1, 0);
 	fw->chip->ops->timer_arm(fw->chip->opaque, 2, 0);
-	fw->unet.tick_armed = 0;
 	fw_queues_reset(fw);
-	fw->tx_state = FW_TX_IDLE;
+	for (uint32_t p = 0; p < FW_PROG_COUNT; p++)
+		if (fw_programs[p]->halt)
+			fw_programs[p]->halt(fw);
 	fw_set_state(fw, NVM_FW_HALTED);
+}
+
+/* True if a program took the doorbell write as its own. */
+static bool doorbell_claimed(struct fw *fw, uint32_t ep, uint32_t off,
+			     uint32_t data)
+{
+	for (uint32_t p = 0; p < FW_PROG_COUNT; p++) {
+		const struct fw_program *prog = fw_programs[p];
+
+		if (prog->doorbell && prog->doorbell(fw, ep, off, data))
+			return true;
+	}
+	return false;
 }
 
 static void fw_doorbells(struct fw *fw)
@@ -196,18 +212,8 @@ static void fw_doorbells(struct fw *fw)
 	while (c->ops->doorbell_pop(c->opaque, &off, &data)) {
 		fw_count(fw, FW_CNT_DOORBELLS);
 		ep = off / LANAI_DOORBELL_PAGE;
-		/* The raw rings are scanned on every pass, so the two raw
-		 * doorbells need no action beyond waking us. */
-		if (ep == 0 && (data == NVM_DB_RAW_TX || data == NVM_DB_RAW_RX))
+		if (doorbell_claimed(fw, ep, off, data))
 			continue;
-		if (ep < FW_NV_EPS && fw->nv.ep[ep].open) {
-			fw_nv_doorbell(fw, off, data);
-			continue;
-		}
-		if (fw_unet_open_port(fw, ep)) {
-			fw_unet_doorbell(fw, ep, off, data);
-			continue;
-		}
 		fw_count(fw, FW_CNT_BAD_DOORBELLS);
 		fw_trace(fw, "bad_doorbell", off, data);
 		fw_post(fw, NVM_EV_ERROR, (uint16_t)ep, NVM_ERR_BAD_DOORBELL,
@@ -221,11 +227,39 @@ static void fw_publish_counters(struct fw *fw)
 	       sizeof(fw->counters));
 }
 
+/* Timer bits to the programs whose clocks they are. */
+static void fw_ticks(struct fw *fw, uint32_t isr)
+{
+	isr &= LANAI_ISR_TIME0 | LANAI_ISR_TIME1 | LANAI_ISR_TIME2;
+	if (!isr)
+		return;
+	for (uint32_t p = 0; p < FW_PROG_COUNT; p++)
+		if (fw_programs[p]->tick)
+			fw_programs[p]->tick(fw, isr);
+}
+
+/*
+ * One round of the programs' steps, in table order; the receive
+ * dispatcher runs right after the raw program's (the order fw_run has
+ * always had, so that a pass does what it did before the table).
+ */
+static bool fw_steps(struct fw *fw)
+{
+	bool progress = false;
+
+	for (uint32_t p = 0; p < FW_PROG_COUNT; p++) {
+		if (fw_programs[p]->step)
+			progress |= fw_programs[p]->step(fw);
+		if (p == FW_PROG_RAW)
+			progress |= fw_rx_step(fw);
+	}
+	return progress;
+}
+
 void fw_run(struct fw *fw)
 {
 	struct fw_chip *c = fw->chip;
 	uint32_t isr;
-	bool progress;
 	int rounds = 0;
 
 	if (fw->state != NVM_FW_READY)
@@ -240,21 +274,13 @@ void fw_run(struct fw *fw)
 		fw_queues_hdma_done(fw);
 	if (isr & LANAI_ISR_SEND)
 		fw_queues_send_done(fw);
-	if (isr & LANAI_ISR_TIME0)
-		fw_nv_tick(fw);
-	if (isr & LANAI_ISR_TIME1)
-		fw_nv_ack_timer(fw);
-	if (isr & LANAI_ISR_TIME2)
-		fw_unet_tick(fw);
+	fw_ticks(fw, isr);
 
 	fw_doorbells(fw);
-	do {
-		progress = fw_raw_tx_step(fw);
-		progress |= fw_rx_step(fw);
-		progress |= fw_nv_cmd_step(fw);
-		progress |= fw_unet_tx_step(fw);
-	} while (progress && ++rounds < 1000);
-	fw_nv_arm_timer(fw);
-	fw_unet_arm_timer(fw);
+	while (fw_steps(fw) && ++rounds < 1000)
+		;
+	for (uint32_t p = 0; p < FW_PROG_COUNT; p++)
+		if (fw_programs[p]->arm_timers)
+			fw_programs[p]->arm_timers(fw);
 	fw_publish_counters(fw);
 }

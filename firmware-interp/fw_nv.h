@@ -209,6 +209,7 @@ bool fw_nv_pt_key_ok(struct fw *fw, uint32_t ppn, uint64_t key);
 bool fw_nv_pt_read_only(struct fw *fw, uint32_t ppn);
 
 /* fw_nv_tx.c: building and sending packets, the window */
+void fw_nv_sent(struct fw *fw, uint32_t arg);
 uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners);
 uint32_t fw_nv_txbuf_off(struct fw *fw, uint32_t tb);
 struct nvm_net_hdr *fw_nv_txbuf_hdr(struct fw *fw, uint32_t tb);
@@ -233,6 +234,8 @@ bool fw_nv_phys_ok(struct fw *fw, uint32_t node, uint64_t addr, uint32_t len,
 		   uint32_t access);
 
 /* fw_nv_rx.c: incoming NetVM packets */
+void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
+		    uint32_t status);
 void fw_nv_hdr_swap(struct nvm_net_hdr *h);
 enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
 			    uint32_t src);

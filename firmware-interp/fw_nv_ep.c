@@ -293,7 +293,7 @@ static bool take_command(struct fw *fw, uint32_t ep)
 
 	if (ep == NVM_EP_KERNEL && op->cmd.op >= NVM_KOP_CONFIG) {
 		op->state = FW_OP_NEW;
-		fw_nv_complete(fw, ep, idx, fw_nv_kernel_cmd(fw, &op->cmd));
+		fw_nv_complete(fw, ep, idx, fw_kernel_cmd(fw, &op->cmd));
 		return true;
 	}
 	if (!fw->nv.configured || op->cmd.op >= NVM_OP_COUNT ||

@@ -167,9 +167,6 @@ uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 	}
 	case NVM_KOP_EP_CLOSE:
 		return k_ep_close(fw, c->dst_port);
-	case NVM_KOP_TRIP_SET:
-	case NVM_KOP_TRIP_CLEAR:
-		return fw_tw_kop(fw, c);
 	case NVM_KOP_RESTART:
 		return k_restart(fw, c->dst_port,
 				 (uint64_t)c->arg[1] << 32 | c->arg[0]);
@@ -200,6 +197,6 @@ uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 			fw_nv_fail_peer_ops(fw, c->dst_node, NVM_ST_UNREACHABLE);
 		return NVM_ST_OK;
 	default:
-		return fw_unet_kernel_cmd(fw, c);	/* U-Net's, or BAD_CMD */
+		return FW_KOP_UNCLAIMED;	/* another program's, or none's */
 	}
 }

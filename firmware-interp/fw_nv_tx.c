@@ -101,7 +101,7 @@ static void transmit(struct fw *fw, uint32_t node, uint32_t tb)
 		return;
 	len = frame_finish(fw, node, fw_nv_txbuf_off(fw, tb),
 			   fw->nv.txbuf_len[tb - 1], &off);
-	if (!fw_send_submit(fw, FW_SEND_NV, tb, off, len))
+	if (!fw_send_submit(fw, FW_PROG_NV, tb, off, len))
 		fw_trace(fw, "sendq_full", node, tb);	/* resent on timeout */
 }
 
@@ -163,7 +163,7 @@ void fw_nv_send_ack(struct fw *fw, uint32_t node)
 	fw_nv_hdr_init(fw, h, NVM_NET_ACK, 0, 0);
 	len = frame_finish(fw, node, base, 0, &off);
 	fw_count(fw, FW_CNT_ACKS_SENT);
-	fw_send_submit(fw, FW_SEND_NV, 0, off, len);
+	fw_send_submit(fw, FW_PROG_NV, 0, off, len);
 }
 
 void fw_nv_sent(struct fw *fw, uint32_t arg)

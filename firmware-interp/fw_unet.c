@@ -259,7 +259,7 @@ static void transmit(struct fw *fw, uint32_t port, uint32_t tb,
 				    d->reply, &off);
 
 	/* the caller made sure the send queue has room */
-	if (!fw_send_submit(fw, FW_SEND_UNET, tb, off, flen))
+	if (!fw_send_submit(fw, FW_PROG_UNET, tb, off, flen))
 		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
 	fw_count_n(fw, FW_CNT_TX_BYTES, len);
 }
@@ -1102,7 +1102,7 @@ static void kfetched(struct fw *fw, uint32_t tb, uint32_t status)
 	memcpy(&ph, fw->chip->sram + base + NVM_ROUTE_MAX, sizeof(ph));
 	rl = fw->nv.route_len[fw_be16(ph.dst_node) % FW_NV_NODES];
 	if (status != NVM_DMA_ST_DONE ||
-	    !fw_send_submit(fw, FW_SEND_UNET, tb, base + NVM_ROUTE_MAX - rl,
+	    !fw_send_submit(fw, FW_PROG_UNET, tb, base + NVM_ROUTE_MAX - rl,
 			    flen)) {
 		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
 		return;
@@ -1179,7 +1179,7 @@ uint32_t fw_unet_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 		return k_chan(fw, &k);
 	}
 	default:
-		return NVM_ST_BAD_CMD;
+		return FW_KOP_UNCLAIMED;
 	}
 }
 
@@ -1241,3 +1241,39 @@ bool fw_unet_state_ok(const struct fw *fw, const char **what)
 			return false;
 	return true;
 }
+
+static bool unet_doorbell(struct fw *fw, uint32_t ep, uint32_t off,
+			  uint32_t data)
+{
+	if (!fw_unet_open_port(fw, ep))
+		return false;
+	fw_unet_doorbell(fw, ep, off, data);
+	return true;
+}
+
+/* IT2: overflow control's clock. */
+static void unet_tick(struct fw *fw, uint32_t isr)
+{
+	if (isr & LANAI_ISR_TIME2)
+		fw_unet_tick(fw);
+}
+
+static void unet_halt(struct fw *fw)
+{
+	fw->unet.tick_armed = 0;
+}
+
+const struct fw_program fw_prog_unet = {
+	.name = "unet",
+	.pkt_type = NVM_PKT_UNET,
+	.halt = unet_halt,
+	.doorbell = unet_doorbell,
+	.step = fw_unet_tx_step,
+	.receive = fw_unet_rx,
+	.urgent = fw_unet_is_ctl,
+	.job_done = fw_unet_job_done,
+	.sent = fw_unet_sent,
+	.tick = unet_tick,
+	.arm_timers = fw_unet_arm_timer,
+	.kernel_cmd = fw_unet_kernel_cmd,
+};
