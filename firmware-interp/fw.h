@@ -81,7 +81,7 @@ bool fw_rx_step(struct fw *fw);
 void fw_rx_release(struct fw *fw);
 uint32_t fw_rx_slot_off(struct fw *fw);
 
-/* fw_core.c helpers shared by programs */
+/* fw_services.c: what every program uses */
 void fw_post(struct fw *fw, uint8_t type, uint16_t ep, uint32_t data,
 	     uint64_t arg);
 void fw_count(struct fw *fw, enum fw_counter c);
@@ -90,6 +90,10 @@ void fw_trace(struct fw *fw, const char *what, uint32_t a, uint32_t b);
 /* A peer's frame refused: counted in @c and traced (chip op peer_err). */
 void fw_peer_err(struct fw *fw, enum fw_counter c, const char *what,
 		 uint32_t node, uint64_t a, uint32_t b);
+void fw_publish_counters(struct fw *fw);
+
+/* fw_sram_map.c: the SRAM areas */
+void fw_sram_map_boot(struct fw *fw);
 uint32_t fw_scratch_off(struct fw *fw, int slot);
 uint32_t fw_ackbuf_off(struct fw *fw, uint32_t node);
 
