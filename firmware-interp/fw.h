@@ -20,6 +20,7 @@
 
 #include "fw_chip.h"
 #include "fw_program.h"
+#include "fw_trace.h"
 #include "fw_queue.h"
 #include "fw_nv.h"
 #include "fw_tripwire.h"
@@ -37,7 +38,7 @@ enum fw_counter {
 };
 extern const char *const fw_counter_names[FW_CNT_MAX];
 
-/* Explicit state enums; names for tracing are in fw_names.c. */
+/* Explicit state enums; their names and transitions are in fw_state.c. */
 enum fw_tx_state {
 	FW_TX_IDLE,		/* waiting for an owned tx descriptor */
 	FW_TX_FETCH,		/* host DMA: payload host -> staging */
@@ -46,6 +47,10 @@ enum fw_tx_state {
 };
 
 extern const char *const fw_tx_state_names[FW_TX_STATE_COUNT];
+
+/* fw_state.c: every state change, checked and traced */
+void fw_set_fw_state(struct fw *fw, enum nvm_fw_state to);
+void fw_raw_set_tx_state(struct fw *fw, enum fw_tx_state to);
 
 struct fw {
 	struct fw_chip *chip;		/* not saved: rebound on load */
@@ -86,10 +91,6 @@ void fw_post(struct fw *fw, uint8_t type, uint16_t ep, uint32_t data,
 	     uint64_t arg);
 void fw_count(struct fw *fw, enum fw_counter c);
 void fw_count_n(struct fw *fw, enum fw_counter c, uint32_t n);
-void fw_trace(struct fw *fw, const char *what, uint32_t a, uint32_t b);
-/* A peer's frame refused: counted in @c and traced (chip op peer_err). */
-void fw_peer_err(struct fw *fw, enum fw_counter c, const char *what,
-		 uint32_t node, uint64_t a, uint32_t b);
 void fw_publish_counters(struct fw *fw);
 
 /* fw_sram_map.c: the SRAM areas */

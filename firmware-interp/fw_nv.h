@@ -23,6 +23,10 @@ struct fw;
 #define FW_NV_TXBUF_SIZE	4352
 #define FW_NV_PENDING		64	/* remote requests and owed responses */
 
+/* In a FW_JOB_NV_DELIVER job's argument: it serves pending entry
+ * (arg & 0xffff), an incoming write, not one of our own reads. */
+#define FW_NV_JOB_PEND		0x80000000u
+
 /* Owners of a tx buffer: it is free when none is left. */
 #define FW_TB_OP		0x1	/* an operation still needs it */
 #define FW_TB_WIRE		0x2	/* queued or unacknowledged on the wire */
@@ -59,7 +63,8 @@ struct fw_nv_hostwrite {
 #define FW_NV_ACK_DELAY_NS	200000ull	/* 200 us: delayed ACK (IT1) */
 #define FW_NV_ACK_EVERY		(FW_NV_WIN / 4)	/* entries: an ACK at once */
 
-/* The state of one in-flight command (source side).  Names: fw_names.c */
+/* The state of one in-flight command (source side); names and
+ * transitions in fw_state.c. */
 enum fw_op_state {
 	FW_OP_FREE,
 	FW_OP_NEW,		/* taken from the queue, not started */
@@ -185,6 +190,12 @@ struct fw_nv {
 	uint32_t atomic_busy;
 	struct fw_nv_phys_win phys_win[NVM_PHYS_WINS];
 };
+
+/* fw_state.c: every state change, checked and traced */
+void fw_nv_op_set_state(struct fw *fw, struct fw_nv_op *op,
+			enum fw_op_state to);
+void fw_nv_pend_set_state(struct fw *fw, struct fw_nv_pending *pd,
+			  enum fw_pend_state to);
 
 /* fw_nv_ep.c: endpoints and command intake */
 void fw_nv_boot(struct fw *fw);

@@ -59,7 +59,7 @@ static uint32_t k_config(struct fw *fw, const struct nvm_k_config *k)
 	if (fw->nv.giveup_ticks > FW_NV_GIVEUP_MAX_TICKS)
 		fw->nv.giveup_ticks = FW_NV_GIVEUP_MAX_TICKS;
 	fw->nv.configured = 1;
-	fw_trace(fw, "nv_config", k->max_ppn, k->pt_rows);
+	fw_tr_fw_nv_config(fw, k->max_ppn, k->pt_rows);
 	return NVM_ST_OK;
 }
 
@@ -141,8 +141,8 @@ static uint32_t k_restart(struct fw *fw, uint32_t port, uint64_t page)
 		}
 		/* a read whose data came back waits to deliver it; anything
 		 * else starts over */
-		op->state = op->cmd.op == NVM_OP_READ && op->resp_len ?
-			    FW_OP_DELIVER : FW_OP_NEW;
+		fw_nv_op_set_state(fw, op, op->cmd.op == NVM_OP_READ &&
+				   op->resp_len ? FW_OP_DELIVER : FW_OP_NEW);
 	}
 	e->missing = waiting;
 	fw_nv_retry_pending(fw, port, page);

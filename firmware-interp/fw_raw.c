@@ -56,7 +56,7 @@ static void tx_complete(struct fw *fw, uint8_t status)
 	fw_count(fw, status == NVM_RAW_OK ? FW_CNT_RAW_TX : FW_CNT_RAW_TX_ERR);
 	fw_post(fw, NVM_EV_RAW_TX, 0, fw->tx_idx, status);
 	fw->tx_next = (fw->tx_idx + 1) % fw->layout.raw_tx_len;
-	fw->tx_state = FW_TX_IDLE;
+	fw_raw_set_tx_state(fw, FW_TX_IDLE);
 }
 
 static uint8_t tx_check(struct fw *fw, const struct nvm_raw_desc *d)
@@ -93,7 +93,7 @@ static bool raw_tx_step(struct fw *fw)
 	fw->tx_idx = fw->tx_next;
 	st = tx_check(fw, &d);
 	if (st != NVM_RAW_OK) {
-		fw_trace(fw, "raw_tx_refused", fw->tx_idx, st);
+		fw_tr_fw_raw_tx_refused(fw, fw->tx_idx, st);
 		tx_complete(fw, st);
 		return true;
 	}
@@ -109,7 +109,7 @@ static bool raw_tx_step(struct fw *fw)
 	h.len = fw_be16((uint16_t)d.len);
 	memcpy(c->sram + stage + d.route_len, &h, sizeof(h));
 	fw->tx_frame_len = d.route_len + sizeof(h) + d.len;
-	fw->tx_state = FW_TX_FETCH;
+	fw_raw_set_tx_state(fw, FW_TX_FETCH);
 	fw_hdma_add(fw, job, LANAI_DMA_E2L, d.len,
 		    stage + d.route_len + sizeof(h), d.host_addr);
 	fw_hdma_submit(fw, job);
@@ -125,7 +125,7 @@ static void raw_tx_fetched(struct fw *fw, uint32_t arg, uint32_t status)
 		tx_complete(fw, NVM_RAW_ERR_DMA);
 		return;
 	}
-	fw->tx_state = FW_TX_SEND;
+	fw_raw_set_tx_state(fw, FW_TX_SEND);
 	if (!fw_send_submit(fw, FW_PROG_RAW, fw->tx_idx, fw->layout.staging,
 			    fw->tx_frame_len))
 		tx_complete(fw, NVM_RAW_ERR_LINK);
@@ -207,7 +207,7 @@ static bool raw_doorbell(struct fw *fw, uint32_t ep, uint32_t off,
 
 static void raw_halt(struct fw *fw)
 {
-	fw->tx_state = FW_TX_IDLE;
+	fw_raw_set_tx_state(fw, FW_TX_IDLE);
 }
 
 const struct fw_program fw_prog_raw = {

@@ -155,7 +155,7 @@ bool fw_rx_step(struct fw *fw)
 	fw_rx_release(fw);
 	return true;
 drop:
-	fw_trace(fw, "rx_drop", fw->rx_slot, len);
+	fw_tr_fw_rx_drop(fw, fw->rx_slot, len);
 	fw_rx_release(fw);
 	return true;
 }

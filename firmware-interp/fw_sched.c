@@ -17,11 +17,10 @@ void fw_init(struct fw *fw, struct fw_chip *chip)
 
 static void fw_set_state(struct fw *fw, enum nvm_fw_state st)
 {
-	fw->state = st;
+	fw_set_fw_state(fw, st);
 	fw->chip->ops->set_state(fw->chip->opaque, st,
 				 st == NVM_FW_HALTED ? 0 : FW_VERSION,
 				 fw->layout_off);
-	fw_trace(fw, "state", st, 0);
 }
 
 void fw_boot(struct fw *fw)
@@ -86,7 +85,7 @@ static void fw_doorbells(struct fw *fw)
 		if (doorbell_claimed(fw, ep, off, data))
 			continue;
 		fw_count(fw, FW_CNT_BAD_DOORBELLS);
-		fw_trace(fw, "bad_doorbell", off, data);
+		fw_tr_fw_bad_doorbell(fw, off, data);
 		fw_post(fw, NVM_EV_ERROR, (uint16_t)ep, NVM_ERR_BAD_DOORBELL,
 			(uint64_t)off << 32 | data);
 	}

@@ -18,19 +18,10 @@ void fw_count_n(struct fw *fw, enum fw_counter c, uint32_t n)
 	fw->counters[c] += n;
 }
 
-void fw_trace(struct fw *fw, const char *what, uint32_t a, uint32_t b)
+void fw_trace_emit(struct fw *fw, enum fw_trace_id id, uint64_t a,
+		   uint64_t b, uint64_t c)
 {
-	fw->chip->ops->trace(fw->chip->opaque, what, a, b);
-}
-
-void fw_peer_err(struct fw *fw, enum fw_counter c, const char *what,
-		 uint32_t node, uint64_t a, uint32_t b)
-{
-	fw_count(fw, c);
-	if (fw->chip->ops->peer_err)
-		fw->chip->ops->peer_err(fw->chip->opaque, what, node, a, b);
-	else
-		fw_trace(fw, what, node, b);
+	fw->chip->ops->trace(fw->chip->opaque, id, a, b, c);
 }
 
 void fw_post(struct fw *fw, uint8_t type, uint16_t ep, uint32_t data,

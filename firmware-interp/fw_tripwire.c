@@ -111,7 +111,7 @@ void fw_tw_access(struct fw *fw, uint32_t access, uint32_t node,
 			continue;
 		t->hits++;
 		fw_count(fw, FW_CNT_TRIPWIRES);
-		fw_trace(fw, "tripwire", id, t->owner);
+		fw_tr_fw_tripwire(fw, id, t->owner);
 		fw_nv_notf_queue(fw, t->owner, NVM_NOTF_KIND_TRIP, id + 1,
 				 by_node, by_port, (uint16_t)access, 0);
 		if (t->flags & NVM_TW_ONCE)

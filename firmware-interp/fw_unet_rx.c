@@ -317,7 +317,7 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 		return fw_unet_to_kernel(fw, src, &m.h, m.data, m.mlen);
 	if (m.ch < 0) {
 		fw_count(fw, FW_CNT_UNET_NO_CHANNEL);
-		fw_trace(fw, "unet_no_channel", src, fw_be32(m.h.tag));
+		fw_tr_fw_unet_no_channel(fw, src, fw_be32(m.h.tag));
 		return FW_RX_RELEASE;
 	}
 	e = &fw->unet.ep[m.port];
