@@ -241,6 +241,8 @@ static bool sendq_ok(const struct fw *fw, const char **what)
 			&q->sendq[(q->send_head + n) % FW_SENDQ_LEN];
 
 		FW_LOAD_CHECK(e->kind < FW_PROG_COUNT);
+		/* a program that sends frames: the only ones that queue any */
+		FW_LOAD_CHECK(fw_programs[e->kind]->sent != NULL);
 		/* handed to the send engine as an SRAM range */
 		FW_LOAD_CHECK(fw_sram_range_ok(fw->chip, e->off, e->len));
 	}
