@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 
+from .command import Command
 from .common import (BUILD, DOWNLOADS, DRIVER_DIR, DRIVER_KO, IMAGE_DIR, INITRAMFS,
                      KERNEL_ABI_FILE, KERNEL_DIR, KERNEL_ROOT, LOGS, MESON_BUILD,
                      PYTHON, REPO, VMLINUZ, AGENT_BIN, NetvmError, Timer, is_root,
@@ -208,5 +209,34 @@ def require_built():
         raise NetvmError("%s missing: run ./netvm build first" % rel(missing[0]))
 
 
+def parse_skip(text):
+    """--skip STEP[,STEP] as a set of steps; an unknown step is an error."""
+    skip = set(s for s in text.split(",") if s)
+    bad = skip - set(STEPS)
+    if bad:
+        raise NetvmError("unknown build step(s): %s (steps: %s)" % (",".join(sorted(bad)), ",".join(STEPS)))
+    return skip
+
+
+# --- ./netvm deps, ./netvm build -------------------------------------------
+
+def cmd_deps(a, c):
+    step_deps()
+    say("dependencies are installed")
+
+
+def add_build_args(sp):
+    sp.add_argument("--skip", metavar="STEP[,STEP]", default="",
+                    help="skip steps (development only): " + ",".join(STEPS))
+    sp.set_defaults(func=lambda a, c: build(parse_skip(a.skip)))
+
+
+COMMANDS = [
+    Command("deps", "install the Debian packages and kernel headers the build needs (as root)",
+            lambda sp: sp.set_defaults(func=cmd_deps)),
+    Command("build", "build QEMU, the guest kernel and driver, the meson tree and the guest image",
+            add_build_args),
+]
+
 __all__ = ["build", "STEPS", "step_deps", "step_driver", "kernel_abi", "require_built",
-           "BUILD", "IMAGE_DIR"]
+           "BUILD", "IMAGE_DIR", "COMMANDS"]

@@ -54,6 +54,12 @@ DATA_IP = "10.77.0.%d"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
 
+def uses_switch(n, topology):
+    """Whether an n-node cluster goes through netvm-switch: with a topology
+    file, or with more nodes than a back-to-back link joins."""
+    return bool(topology) or n > BACK_TO_BACK_MAX
+
+
 def cluster_name(args_name):
     name = args_name or os.environ.get("NETVM_CLUSTER") or "default"
     if not NAME_RE.match(name):
@@ -318,7 +324,7 @@ class Cluster:
         check_memory(n, mem)
         if topology and not os.path.isfile(topology):
             raise NetvmError("--topology %s: no such file" % topology)
-        use_switch = bool(topology) or n > BACK_TO_BACK_MAX
+        use_switch = uses_switch(n, topology)
         require_built()
         if use_switch:
             fabric.switch_binary()
