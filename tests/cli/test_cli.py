@@ -36,7 +36,7 @@ from netvm_cli.cluster import Cluster  # noqa: E402
 from netvm_cli.command import Command  # noqa: E402
 from netvm_cli.common import MESON_BUILD, NetvmError  # noqa: E402
 
-STEPS_MSG = "(steps: deps,qemu,kernel,driver,meson,image)"
+STEPS_MSG = "(steps: deps,qemu,kernel,driver,meson,image,pkgdisk)"
 
 
 def netvm(*argv):
@@ -109,7 +109,7 @@ class TestWiring(StateDirCase):
     def test_every_module_command_is_wired(self):
         declared = sorted(c.name for m in cli.MODULES for c in m.COMMANDS)
         self.assertEqual(declared, sorted(cli.HELP_ORDER))
-        self.assertEqual(len(declared), 20)
+        self.assertEqual(len(declared), 21)
 
     def test_order_must_match_declarations(self):
         a, b = self.fake("one", "two"), self.fake("three")

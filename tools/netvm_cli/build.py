@@ -8,6 +8,7 @@ Steps, in order, each quick when its outputs are up to date:
   driver  make -C guest-driver KDIR=...      -> guest-driver/netvm.ko
   meson   meson setup/compile build/meson    -> libraries, tools, tests, agent
   image   images/mkimage.py                  -> build/image/initramfs.cpio.gz
+  pkgdisk images/packages.list, apt, dpkg-deb -> build/pkgdisk/pkgs.squashfs (pkgdisk.py)
 """
 import glob
 import os
@@ -20,7 +21,7 @@ from .common import (BUILD, DOWNLOADS, DRIVER_DIR, DRIVER_KO, IMAGE_DIR, INITRAM
                      PYTHON, REPO, VMLINUZ, AGENT_BIN, NetvmError, Timer, is_root,
                      qemu_binary, rel, run, say, show_tail)
 
-STEPS = ["deps", "qemu", "kernel", "driver", "meson", "image"]
+STEPS = ["deps", "qemu", "kernel", "driver", "meson", "image", "pkgdisk"]
 
 
 def kernel_abi(resolve=True):
@@ -185,8 +186,14 @@ def step_image():
     return r.stdout.strip().replace("mkimage: ", "")
 
 
+def step_pkgdisk():
+    from . import pkgdisk
+    return pkgdisk.step_pkgdisk(kernel_abi(resolve=False))
+
+
 STEP_FUNCS = {"deps": step_deps, "qemu": step_qemu, "kernel": step_kernel,
-              "driver": step_driver, "meson": step_meson, "image": step_image}
+              "driver": step_driver, "meson": step_meson, "image": step_image,
+              "pkgdisk": step_pkgdisk}
 
 
 def build(skip=()):

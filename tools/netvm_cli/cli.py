@@ -13,6 +13,7 @@ from . import demo
 from . import fabric
 from . import inject
 from . import mapper
+from . import mpirun
 from . import snapshot
 from . import testing
 from .cluster import Cluster, cluster_name
@@ -20,11 +21,11 @@ from .command import CLUSTER_HELP
 from .common import NetvmError
 
 # the modules that declare commands
-MODULES = (build, clustercmd, fabric, inject, mapper, snapshot, demo, bench, testing)
+MODULES = (build, clustercmd, fabric, inject, mapper, mpirun, snapshot, demo, bench, testing)
 
 # the order ./netvm --help lists them in: every declared command, once
 HELP_ORDER = ("deps", "build", "up", "run", "console", "status", "fault", "link", "inject", "map",
-              "capture", "reload-driver", "down", "save", "restore", "logs", "demo", "bench",
+              "capture", "mpirun", "reload-driver", "down", "save", "restore", "logs", "demo", "bench",
               "fuzz", "test")
 
 EPILOG = """first steps:

@@ -36,6 +36,7 @@ from . import agent
 from . import fabric
 from . import fastboot
 from . import mapper
+from . import pkgdisk
 from .build import require_built
 from .snapshot import Qmp
 from .common import (CLUSTERS, DRIVER_KO, INITRAMFS, REPO, VMLINUZ, NetvmError, Timer,
@@ -232,7 +233,8 @@ class Cluster:
                "-netdev", "stream,id=link0," + link] + inject + [
                "-d", "guest_errors", "-D", "node%d.qemu.log" % i,
                "-pidfile", "node%d.pid" % i, "-daemonize"]
-        return cmd + data + list(extra)
+        # the Debian packages, read-only (docs/packages.md)
+        return cmd + data + pkgdisk.drive_args() + list(extra)
 
     def ram_backend(self, mem, template):
         """Guest RAM in the boot template's RAM file (fastboot.py, QEMU's
