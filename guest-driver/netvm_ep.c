@@ -31,7 +31,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 #include "netvm_ep_priv.h"
 
 const char * const netvm_ep_counter_names[EPC_MAX] = {
@@ -65,6 +65,7 @@ void netvm_ep_release(struct netvm_file *nf)
 	netvm_obs_ep_del(ep);	/* no sysfs reader of it from here on */
 	mutex_lock(&nd->eps.lock);
 	nd->eps.ep[ep->port] = NULL;
+	netvm_port_own(nd, ep->port, NETVM_PORT_FREE);
 	mutex_unlock(&nd->eps.lock);
 	/* abort its operations; remote requests for it now fail (NO_PORT) */
 	if (!READ_ONCE(nd->dead) && nd->eps.ready)

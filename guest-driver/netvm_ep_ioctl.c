@@ -13,7 +13,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 #include "netvm_ep_priv.h"
 
 static void ep_fill_info(struct netvm_ep *ep, struct netvm_ep_info *info)
@@ -83,6 +83,7 @@ static int ep_open(struct netvm_file *nf)
 	mmgrab(ep->mm);
 	ep->pid = task_tgid_vnr(current);
 	eps->ep[port] = ep;
+	netvm_port_own(nd, port, NETVM_PORT_EP);
 	mutex_unlock(&eps->lock);
 	nf->ep = ep;
 	netvm_obs_ep_add(ep);

@@ -13,7 +13,7 @@
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 #include "netvm_compat.h"
 #include "netvm_ep_priv.h"
 
@@ -133,8 +133,8 @@ static void ep_bounce(struct netvm_dev *nd, u32 port, u32 node, u64 arg)
 	if (node >= NETVM_NV_MAX_NODES) {
 		st = NVM_ST_BAD_ADDR;
 	} else {
-		slot = nd->nv.bounce + ((size_t)node * NETVM_NV_WIN +
-					seq % NETVM_NV_WIN) * NVM_BOUNCE_SLOT;
+		slot = nd->nv.bounce +
+		       nvm_bounce_slot(node, seq) * NVM_BOUNCE_SLOT;
 		memcpy(&h, slot, sizeof(h));
 		if (len > NVM_BOUNCE_SLOT - sizeof(h) ||
 		    len != be32_to_cpu((__force __be32)h.len))

@@ -8,7 +8,7 @@
 #include <linux/io.h>
 #include <linux/mm.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 #include "netvm_compat.h"
 #include "netvm_ep_priv.h"
 

@@ -13,7 +13,7 @@
 #include <linux/io.h>
 #include <linux/mm.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 /* An endpoint's host block (NETVM_EP_HOST_SIZE), by offset */
 #define EP_HOST_SHADOW		0

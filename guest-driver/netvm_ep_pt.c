@@ -20,7 +20,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 #include "netvm_ep_priv.h"
 
 #define EP_UNMAP_TRIES		20000	/* ~1 s of 50 us waits */

@@ -17,7 +17,7 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 #define NETVM_BARS	(BIT(LANAI_BAR_REGS) | BIT(LANAI_BAR_SRAM) | \
 			 BIT(LANAI_BAR_DOORBELL))
@@ -267,6 +267,7 @@ static int netvm_start_services(struct netvm_dev *nd)
 {
 	int ret;
 
+	netvm_unet_dev_init(nd);
 	ret = netvm_import_init(nd);
 	if (ret)
 		return ret;

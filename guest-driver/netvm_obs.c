@@ -21,7 +21,7 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 #include "netvm_ep_priv.h"
 
 static struct dentry *netvm_debug_root;
