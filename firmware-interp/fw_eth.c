@@ -130,7 +130,7 @@ static bool tx_send_ready(struct fw *fw)
 	int tb;
 
 	while ((tb = tb_find(fw, FW_ETH_TB_READY)) >= 0) {
-		if (!fw_send_submit(fw, FW_SEND_ETH, (uint32_t)tb, txbuf_off(tb),
+		if (!fw_send_submit(fw, FW_PROG_ETH, (uint32_t)tb, txbuf_off(tb),
 				    e->tb_len[tb]))
 			break;
 		e->tb_state[tb] = FW_ETH_TB_SEND;
@@ -160,7 +160,7 @@ bool fw_eth_tx_step(struct fw *fw)
 	st = tx_check(fw, &d);
 	if (st != NVM_ETH_OK) {
 		e->tx_next = (idx + 1) % FW_ETH_TX_LEN;
-		fw_trace(fw, "eth_tx_refused", idx, st);
+		fw_tr_fw_eth_tx_refused(fw, idx, st);
 		tx_complete(fw, idx, st);
 		return true;
 	}
@@ -236,8 +236,8 @@ enum fw_rx_verdict fw_eth_rx(struct fw *fw, uint32_t data, uint32_t len,
 		return FW_RX_RELEASE;
 	}
 	if (len < NVM_ETH_HLEN || len > NVM_ETH_MAX_FRAME) {
-		fw_peer_err(fw, FW_CNT_ETH_BAD_FRAME, "eth_bad_frame", src, 0,
-			    len);
+		fw_count(fw, FW_CNT_ETH_BAD_FRAME);
+		fw_tr_fw_eth_bad_frame(fw, src, len);
 		return FW_RX_RELEASE;
 	}
 	memcpy(&d, fw->chip->sram + desc_off(fw->layout.eth_rx_ring, e->rx_next),
@@ -299,3 +299,22 @@ bool fw_eth_state_ok(const struct fw *fw, const char **what)
 	}
 	return true;
 }
+
+/* The Ethernet rings are scanned on every pass: the doorbell only wakes us. */
+static bool eth_doorbell(struct fw *fw, uint32_t ep, uint32_t off,
+			 uint32_t data)
+{
+	(void)fw;
+	(void)off;
+	return ep == 0 && data == NVM_DB_ETH;
+}
+
+const struct fw_program fw_prog_eth = {
+	.name = "ethernet",
+	.pkt_type = NVM_PKT_ETH,
+	.doorbell = eth_doorbell,
+	.step = fw_eth_tx_step,
+	.receive = fw_eth_rx,
+	.job_done = fw_eth_job_done,
+	.sent = fw_eth_sent,
+};

@@ -26,7 +26,7 @@ enum fw_rx_verdict;
 
 /*
  * The program's SRAM, between the raw program's private areas and
- * NetVM's tx buffers (fw_core.c asserts the fit): the two rings and the
+ * NetVM's tx buffers (fw_sram_map.c asserts the fit): the two rings and the
  * control block, published in the layout, then the tx buffers.
  */
 #define FW_ETH_SRAM		0x14000u
