@@ -22,16 +22,41 @@
 #include "fw.h"
 #include "fw_load.h"
 
-uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners)
+/* A free tx buffer (index + 1) held for node + 1 (@peer, 0: no peer's), or 0. */
+static uint32_t txbuf_take(struct fw *fw, uint32_t owners, uint32_t peer)
 {
 	for (uint32_t i = 0; i < FW_NV_TXBUFS; i++) {
 		if (!fw->nv.txbuf_ref[i]) {
 			fw->nv.txbuf_ref[i] = owners;
 			fw->nv.txbuf_len[i] = 0;
+			fw->nv.txbuf_peer[i] = (uint8_t)peer;
 			return i + 1;
 		}
 	}
 	return 0;
+}
+
+/* A buffer no peer's share counts (U-Net's). */
+uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners)
+{
+	return txbuf_take(fw, owners, 0);
+}
+
+/*
+ * A buffer for traffic with @node, within its share: one peer that never
+ * acknowledges or never answers can hold FW_NV_TX_PEER buffers, not the
+ * buffers every other peer's traffic needs.  0 when there is none for it
+ * now; the caller waits, as for an empty pool.
+ */
+uint32_t fw_nv_txbuf_alloc_for(struct fw *fw, uint32_t owners, uint32_t node)
+{
+	uint32_t held = 0;
+
+	for (uint32_t i = 0; i < FW_NV_TXBUFS; i++)
+		held += fw->nv.txbuf_ref[i] && fw->nv.txbuf_peer[i] == node + 1;
+	if (held >= FW_NV_TX_PEER)
+		return 0;
+	return txbuf_take(fw, owners, node + 1);
 }
 
 void fw_nv_txbuf_put(struct fw *fw, uint32_t tb, uint32_t owner)
@@ -493,8 +518,10 @@ bool fw_nv_state_ok(const struct fw *fw, const char **what)
 		      (fw->layout.txbuf <= fw->chip->sram_size &&
 		       (uint64_t)FW_NV_TXBUFS * FW_NV_TXBUF_SIZE <=
 		       fw->chip->sram_size - fw->layout.txbuf));
-	for (uint32_t i = 0; i < FW_NV_TXBUFS; i++)
+	for (uint32_t i = 0; i < FW_NV_TXBUFS; i++) {
 		FW_LOAD_CHECK(nv->txbuf_len[i] <= TXBUF_DATA_MAX);
+		FW_LOAD_CHECK(nv->txbuf_peer[i] <= FW_NV_NODES);
+	}
 	for (uint32_t n = 0; n < FW_NV_NODES; n++) {
 		FW_LOAD_CHECK(nv->route_len[n] <= NVM_ROUTE_MAX ||
 			      nv->route_len[n] == FW_NV_NO_ROUTE);

@@ -11,9 +11,9 @@
 #define NETVM_FW_SAVED_OFFSETS_H
 
 #define NVM_FW_SAVED_HDMA_HEAD		1416	/* q.hdma_head, uint32 */
-#define NVM_FW_SAVED_NV_RR_EP		5388	/* nv.rr_ep, uint32 */
-#define NVM_FW_SAVED_PEER1_WQ_HEAD	320788	/* nv.peer[1].wq_head, uint32 */
-#define NVM_FW_SAVED_TW_HEAD0		544160	/* tw.head[0], uint16 */
-#define NVM_FW_SAVED_UNET_DIV_SLOTS	557664	/* unet.div_slots, uint32 */
+#define NVM_FW_SAVED_NV_RR_EP		5516	/* nv.rr_ep, uint32 */
+#define NVM_FW_SAVED_PEER1_WQ_HEAD	320916	/* nv.peer[1].wq_head, uint32 */
+#define NVM_FW_SAVED_TW_HEAD0		544288	/* tw.head[0], uint16 */
+#define NVM_FW_SAVED_UNET_DIV_SLOTS	557792	/* unet.div_slots, uint32 */
 
 #endif
