@@ -32,6 +32,13 @@
  *       since the last call that succeeded, N rounds done), then makes
  *       each kind of call once more: "later CALL ERR MS" (writeF, readF,
  *       write+flush, read+flush), and exits 3.  For a peer that dies.
+ *   netvm-vm-test stale NODE PORT
+ *       Imports "vm" and writes W ("before ERR"), then waits for the file
+ *       /tmp/nvvm.go ("PORT SEED": the exporter restarted and exports
+ *       again at PORT with R = pattern SEED), makes a writeF and a readF
+ *       through the old import ("stale CALL ERR"), imports again and
+ *       reads R ("fresh ERR" and "fresh R ok" when every byte is right).
+ *       For a peer that restarts (a new epoch).
  *   netvm-vm-test bench NODE PORT
  *       Tables 24 and 25: NETVM_IOC_PTBENCH, mlock, and page-miss restarts.
  *
@@ -677,6 +684,52 @@ static int death(int argc, char **argv)
 	return 3;
 }
 
+/* ---- stale: an import made before the exporter restarted ---- */
+
+#define STALE_GO	"/tmp/nvvm.go"
+
+static int stale(int argc, char **argv)
+{
+	unsigned int port, seed;
+	struct netvm *nv;
+	uint8_t *local;
+	int seg, e;
+	FILE *f;
+
+	seg = connect_vm(&nv, &local, argc, argv);
+	fill(local, W_LEN, 5);
+	e = netvm_writeF(nv, seg, W_OFF, local, W_LEN);
+	printf("before %s\n", errname(e));
+	fflush(stdout);
+	if (e)
+		return 1;
+	/* the test's timeout bounds the wait */
+	while (!(f = fopen(STALE_GO, "r")))
+		usleep(100000);
+	if (fscanf(f, "%u %u", &port, &seed) != 2) {
+		fprintf(stderr, "netvm-vm-test: %s: want PORT SEED\n", STALE_GO);
+		return 2;
+	}
+	fclose(f);
+	e = netvm_writeF(nv, seg, W_OFF, local, W_LEN);
+	printf("stale writeF %s %d\n", errname(e), e);
+	e = netvm_readF(nv, seg, R_OFF, local + W_LEN, R_LEN);
+	printf("stale readF %s %d\n", errname(e), e);
+	seg = netvm_import(nv, (unsigned int)strtoul(argv[2], NULL, 0), port,
+			   "vm");
+	if (seg < 0) {
+		printf("fresh import %s %d\n", errname(seg), seg);
+		return 1;
+	}
+	memset(local + W_LEN, 0xee, R_LEN);
+	e = netvm_readF(nv, seg, R_OFF, local + W_LEN, R_LEN);
+	printf("fresh %s\n", errname(e));
+	if (!e && check(local + W_LEN, R_LEN, seed) < 0)
+		printf("fresh R ok\n");
+	netvm_close(nv);
+	return 0;
+}
+
 /* ---- bench: NetVM Tables 24 and 25 ---- */
 
 static int cmp_d(const void *a, const void *b)
@@ -789,6 +842,8 @@ int main(int argc, char **argv)
 		return bench(argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "death"))
 		return death(argc, argv);
-	fprintf(stderr, "usage: netvm-vm-test serve | client NODE PORT RSEED WSEED NSEED NOTF | stream NODE PORT | death NODE PORT | bench NODE PORT\n");
+	if (argc >= 2 && !strcmp(argv[1], "stale"))
+		return stale(argc, argv);
+	fprintf(stderr, "usage: netvm-vm-test serve | client NODE PORT RSEED WSEED NSEED NOTF | stream NODE PORT | death NODE PORT | stale NODE PORT | bench NODE PORT\n");
 	return 2;
 }
