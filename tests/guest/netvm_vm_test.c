@@ -32,6 +32,10 @@
  *       since the last call that succeeded, N rounds done), then makes
  *       each kind of call once more: "later CALL ERR MS" (writeF, readF,
  *       write+flush, read+flush), and exits 3.  For a peer that dies.
+ *   netvm-vm-test flood NODE PORT
+ *       As death, with asynchronous writes only (a flush every 16), so
+ *       the library's 32 commands in flight stay taken: for a peer that
+ *       stops answering while others are served.
  *   netvm-vm-test stale NODE PORT
  *       Imports "vm" and writes W ("before ERR"), then waits for the file
  *       /tmp/nvvm.go ("PORT SEED": the exporter restarted and exports
@@ -49,6 +53,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -640,7 +645,7 @@ static uint64_t ms_now(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int death(int argc, char **argv)
+static int death(int argc, char **argv, bool writes_only)
 {
 	struct netvm *nv;
 	uint8_t *local;
@@ -655,9 +660,11 @@ static int death(int argc, char **argv)
 	last = ms_now();
 	for (;;) {
 		e = netvm_write(nv, seg, W_OFF, local, W_LEN);
-		if (!e)
+		/* a read waits for its data: with writes only, 16 rounds of
+		 * 5 commands keep the library's 32 in flight */
+		if (!e && !writes_only)
 			e = netvm_read(nv, seg, R_OFF, local + W_LEN, R_LEN);
-		if (!e && n % 8 == 7)
+		if (!e && n % (writes_only ? 16 : 8) == (writes_only ? 15 : 7))
 			e = netvm_flushRW(nv);
 		if (e)
 			break;
@@ -841,9 +848,11 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "bench"))
 		return bench(argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "death"))
-		return death(argc, argv);
+		return death(argc, argv, false);
+	if (argc >= 2 && !strcmp(argv[1], "flood"))
+		return death(argc, argv, true);
 	if (argc >= 2 && !strcmp(argv[1], "stale"))
 		return stale(argc, argv);
-	fprintf(stderr, "usage: netvm-vm-test serve | client NODE PORT RSEED WSEED NSEED NOTF | stream NODE PORT | death NODE PORT | stale NODE PORT | bench NODE PORT\n");
+	fprintf(stderr, "usage: netvm-vm-test serve | client NODE PORT RSEED WSEED NSEED NOTF | stream NODE PORT | death NODE PORT | flood NODE PORT | stale NODE PORT | bench NODE PORT\n");
 	return 2;
 }
