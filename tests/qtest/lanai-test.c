@@ -1747,9 +1747,11 @@ static gchar *mig_save(gsize *len, gsize *scratch,
     g_assert_null(memmem(hit + 1, *len - (hit + 1 - (uint8_t *)data), mark,
                          sizeof(mark)));
     *scratch = hit + 4 - (uint8_t *)data;
-    /* the device section's idstr ends in "/lanai", the last one before
+    /*
+     * The device section's idstr ends in "/lanai", the last one before
      * the fields (SRAM's RAM block is named ".../lanai.sram"): the guest
-     * suite finds the firmware block in a saved file from there */
+     * suite finds the firmware block in a saved file from there.
+     */
     id = NULL;
     for (uint8_t *p = (uint8_t *)data; (p = memmem(p, hit - p, "/lanai", 6));
          p++) {
