@@ -218,6 +218,7 @@ bool fw_nv_pt_read_only(struct fw *fw, uint32_t ppn);
 uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners);
 uint32_t fw_nv_txbuf_alloc_for(struct fw *fw, uint32_t owners, uint32_t node);
 uint32_t fw_nv_txbuf_off(struct fw *fw, uint32_t tb);
+uint8_t fw_nv_route_len(const struct fw *fw, uint32_t node);
 struct nvm_net_hdr *fw_nv_txbuf_hdr(struct fw *fw, uint32_t tb);
 void fw_nv_hdr_init(struct fw *fw, struct nvm_net_hdr *h, uint8_t op,
 		    uint32_t src_port, uint32_t dst_port);

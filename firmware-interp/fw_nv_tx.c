@@ -88,14 +88,26 @@ void fw_nv_hdr_init(struct fw *fw, struct nvm_net_hdr *h, uint8_t op,
 	h->src_epoch = fw_be32(fw->nv.epoch);
 }
 
+/*
+ * The route bytes to put in front of a frame to @node: none for a node the
+ * mapper lost (FW_NV_NO_ROUTE is a mark, not a length: taken as one it
+ * copied 255 bytes in front of a tx buffer, over its neighbour's frame).
+ * NetVM sends nothing there; a U-Net message to it leaves without a route
+ * and the switch drops it.
+ */
+uint8_t fw_nv_route_len(const struct fw *fw, uint32_t node)
+{
+	uint8_t rl = fw->nv.route_len[node % FW_NV_NODES];
+
+	return rl == FW_NV_NO_ROUTE ? 0 : rl;
+}
+
 /* Stamp route, packet header and the current ack; returns (off, len). */
 static uint32_t frame_finish(struct fw *fw, uint32_t node, uint32_t base,
 			     uint32_t payload, uint32_t *off)
 {
 	struct fw_nv_peer *p = &fw->nv.peer[node];
-	/* callers send nothing to a node with no route (any more) */
-	uint8_t rl = fw->nv.route_len[node] == FW_NV_NO_ROUTE ? 0 :
-		     fw->nv.route_len[node];
+	uint8_t rl = fw_nv_route_len(fw, node);
 	struct nvm_pkt_hdr ph = {
 		.type = NVM_PKT_NETVM,
 		.version = NVM_PKT_VERSION,

@@ -219,7 +219,7 @@ uint32_t fw_unet_frame_build(struct fw *fw, uint32_t port, uint32_t tb,
 			     uint32_t *frame_off)
 {
 	uint32_t base = fw_nv_txbuf_off(fw, tb);
-	uint8_t rl = fw->nv.route_len[ch->node];
+	uint8_t rl = fw_nv_route_len(fw, ch->node);
 	struct nvm_pkt_hdr ph = {
 		.type = NVM_PKT_UNET,
 		.version = NVM_PKT_VERSION,
@@ -1100,7 +1100,7 @@ static void kfetched(struct fw *fw, uint32_t tb, uint32_t status)
 				 &fw->unet.ks_cookie[tb - 1], 4);
 	fw->unet.ks_done[tb - 1] = 0;
 	memcpy(&ph, fw->chip->sram + base + NVM_ROUTE_MAX, sizeof(ph));
-	rl = fw->nv.route_len[fw_be16(ph.dst_node) % FW_NV_NODES];
+	rl = fw_nv_route_len(fw, fw_be16(ph.dst_node));
 	if (status != NVM_DMA_ST_DONE ||
 	    !fw_send_submit(fw, FW_SEND_UNET, tb, base + NVM_ROUTE_MAX - rl,
 			    flen)) {
