@@ -19,7 +19,7 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 static struct dentry *netvm_debug_root;
 
