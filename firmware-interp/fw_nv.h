@@ -22,6 +22,11 @@ struct fw;
 #define FW_NV_TXBUFS		128	/* retransmission buffers in SRAM */
 #define FW_NV_TXBUF_SIZE	4352
 #define FW_NV_PENDING		64	/* remote requests and owed responses */
+/* Tx buffers one peer may hold (its operations' requests and read data,
+ * its unacknowledged packets, our responses to it): a peer that stops
+ * acknowledging or answering stalls only its own traffic while fewer
+ * than FW_NV_TXBUFS / FW_NV_TX_PEER peers do so. */
+#define FW_NV_TX_PEER		(FW_NV_TXBUFS / 4)
 
 /* In a FW_JOB_NV_DELIVER job's argument: it serves pending entry
  * (arg & 0xffff), an incoming write, not one of our own reads. */
@@ -174,6 +179,7 @@ struct fw_nv {
 	uint64_t bounce_base;
 	uint32_t txbuf_ref[FW_NV_TXBUFS];	/* FW_TB_* owners; 0 = free */
 	uint32_t txbuf_len[FW_NV_TXBUFS];	/* payload after the net header */
+	uint8_t txbuf_peer[FW_NV_TXBUFS];	/* node + 1 it is held for; 0: none */
 	uint8_t route[FW_NV_NODES][NVM_ROUTE_MAX];	/* source routes */
 	uint8_t route_len[FW_NV_NODES];	/* FW_NV_NO_ROUTE: none */
 	uint32_t timer_armed, ack_timer_armed;
@@ -223,7 +229,9 @@ bool fw_nv_pt_read_only(struct fw *fw, uint32_t ppn);
 /* fw_nv_tx.c: building and sending packets, the window */
 void fw_nv_sent(struct fw *fw, uint32_t arg);
 uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners);
+uint32_t fw_nv_txbuf_alloc_for(struct fw *fw, uint32_t owners, uint32_t node);
 uint32_t fw_nv_txbuf_off(struct fw *fw, uint32_t tb);
+uint8_t fw_nv_route_len(const struct fw *fw, uint32_t node);
 struct nvm_net_hdr *fw_nv_txbuf_hdr(struct fw *fw, uint32_t tb);
 void fw_nv_hdr_init(struct fw *fw, struct nvm_net_hdr *h, uint8_t op,
 		    uint32_t src_port, uint32_t dst_port);

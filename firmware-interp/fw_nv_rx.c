@@ -469,7 +469,7 @@ static bool serve(struct fw *fw, uint32_t i)
 		return false;	/* one atomic at a time keeps them atomic */
 	if (fw_hdma_free_slots(fw) < 2)
 		return false;
-	tb = fw_nv_txbuf_alloc(fw, FW_TB_OP);
+	tb = fw_nv_txbuf_alloc_for(fw, FW_TB_OP, pd->src_node);
 	if (!tb)
 		return false;
 	if (!port_ok(fw, h))
@@ -521,10 +521,11 @@ bool fw_nv_pend_step(struct fw *fw)
 		if (pd->state == FW_PEND_NEW) {
 			progress |= serve(fw, i);
 		} else if (pd->state == FW_PEND_RESPOND) {
-			uint32_t tb = fw_nv_txbuf_alloc(fw, FW_TB_OP);
+			uint32_t tb = fw_nv_txbuf_alloc_for(fw, FW_TB_OP,
+							    pd->src_node);
 
 			if (!tb)
-				break;
+				continue;	/* pool empty or its share held */
 			respond(fw, pd, tb, 0);
 			progress = true;
 		}

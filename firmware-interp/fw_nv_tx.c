@@ -22,16 +22,41 @@
 #include "fw.h"
 #include "fw_load.h"
 
-uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners)
+/* A free tx buffer (index + 1) held for node + 1 (@peer, 0: no peer's), or 0. */
+static uint32_t txbuf_take(struct fw *fw, uint32_t owners, uint32_t peer)
 {
 	for (uint32_t i = 0; i < FW_NV_TXBUFS; i++) {
 		if (!fw->nv.txbuf_ref[i]) {
 			fw->nv.txbuf_ref[i] = owners;
 			fw->nv.txbuf_len[i] = 0;
+			fw->nv.txbuf_peer[i] = (uint8_t)peer;
 			return i + 1;
 		}
 	}
 	return 0;
+}
+
+/* A buffer no peer's share counts (U-Net's). */
+uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners)
+{
+	return txbuf_take(fw, owners, 0);
+}
+
+/*
+ * A buffer for traffic with @node, within its share: one peer that never
+ * acknowledges or never answers can hold FW_NV_TX_PEER buffers, not the
+ * buffers every other peer's traffic needs.  0 when there is none for it
+ * now; the caller waits, as for an empty pool.
+ */
+uint32_t fw_nv_txbuf_alloc_for(struct fw *fw, uint32_t owners, uint32_t node)
+{
+	uint32_t held = 0;
+
+	for (uint32_t i = 0; i < FW_NV_TXBUFS; i++)
+		held += fw->nv.txbuf_ref[i] && fw->nv.txbuf_peer[i] == node + 1;
+	if (held >= FW_NV_TX_PEER)
+		return 0;
+	return txbuf_take(fw, owners, node + 1);
 }
 
 void fw_nv_txbuf_put(struct fw *fw, uint32_t tb, uint32_t owner)
@@ -63,14 +88,26 @@ void fw_nv_hdr_init(struct fw *fw, struct nvm_net_hdr *h, uint8_t op,
 	h->src_epoch = fw_be32(fw->nv.epoch);
 }
 
+/*
+ * The route bytes to put in front of a frame to @node: none for a node the
+ * mapper lost (FW_NV_NO_ROUTE is a mark, not a length: taken as one it
+ * copied 255 bytes in front of a tx buffer, over its neighbour's frame).
+ * NetVM sends nothing there; a U-Net message to it leaves without a route
+ * and the switch drops it.
+ */
+uint8_t fw_nv_route_len(const struct fw *fw, uint32_t node)
+{
+	uint8_t rl = fw->nv.route_len[node % FW_NV_NODES];
+
+	return rl == FW_NV_NO_ROUTE ? 0 : rl;
+}
+
 /* Stamp route, packet header and the current ack; returns (off, len). */
 static uint32_t frame_finish(struct fw *fw, uint32_t node, uint32_t base,
 			     uint32_t payload, uint32_t *off)
 {
 	struct fw_nv_peer *p = &fw->nv.peer[node];
-	/* callers send nothing to a node with no route (any more) */
-	uint8_t rl = fw->nv.route_len[node] == FW_NV_NO_ROUTE ? 0 :
-		     fw->nv.route_len[node];
+	uint8_t rl = fw_nv_route_len(fw, node);
 	struct nvm_pkt_hdr ph = {
 		.type = NVM_PKT_NETVM,
 		.version = NVM_PKT_VERSION,
@@ -493,8 +530,10 @@ bool fw_nv_state_ok(const struct fw *fw, const char **what)
 		      (fw->layout.txbuf <= fw->chip->sram_size &&
 		       (uint64_t)FW_NV_TXBUFS * FW_NV_TXBUF_SIZE <=
 		       fw->chip->sram_size - fw->layout.txbuf));
-	for (uint32_t i = 0; i < FW_NV_TXBUFS; i++)
+	for (uint32_t i = 0; i < FW_NV_TXBUFS; i++) {
 		FW_LOAD_CHECK(nv->txbuf_len[i] <= TXBUF_DATA_MAX);
+		FW_LOAD_CHECK(nv->txbuf_peer[i] <= FW_NV_NODES);
+	}
 	for (uint32_t n = 0; n < FW_NV_NODES; n++) {
 		FW_LOAD_CHECK(nv->route_len[n] <= NVM_ROUTE_MAX ||
 			      nv->route_len[n] == FW_NV_NO_ROUTE);

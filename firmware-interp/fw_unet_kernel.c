@@ -152,7 +152,7 @@ void fw_unet_kfetched(struct fw *fw, uint32_t tb, uint32_t status)
 				 &fw->unet.ks_cookie[tb - 1], 4);
 	fw->unet.ks_done[tb - 1] = 0;
 	memcpy(&ph, fw->chip->sram + base + NVM_ROUTE_MAX, sizeof(ph));
-	rl = fw->nv.route_len[fw_be16(ph.dst_node) % FW_NV_NODES];
+	rl = fw_nv_route_len(fw, fw_be16(ph.dst_node));
 	if (status != NVM_DMA_ST_DONE ||
 	    !fw_send_submit(fw, FW_PROG_UNET, tb, base + NVM_ROUTE_MAX - rl,
 			    flen)) {

@@ -53,7 +53,7 @@ uint32_t fw_unet_frame_build(struct fw *fw, uint32_t port, uint32_t tb,
 			     uint32_t *frame_off)
 {
 	uint32_t base = fw_nv_txbuf_off(fw, tb);
-	uint8_t rl = fw->nv.route_len[ch->node];
+	uint8_t rl = fw_nv_route_len(fw, ch->node);
 	struct nvm_pkt_hdr ph = {
 		.type = NVM_PKT_UNET,
 		.version = NVM_PKT_VERSION,

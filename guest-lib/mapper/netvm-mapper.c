@@ -103,8 +103,15 @@ static int reply_kind(int kind)
 	return kind + 1;	/* SWITCH_PROBE -> SWITCH_REPLY, ... */
 }
 
-/* Takes one reply; true if it answered one of probes[0..n). */
-static bool take_reply(const uint8_t *buf, size_t len, int kind, int n)
+/*
+ * Takes one reply, from node @src (its header's src_node, which the
+ * switch checked at the sender's port: docs/security.md); true if it
+ * answered one of probes[0..n).  A node answers a SCOUT or ROUTES for
+ * itself only: a reply naming another node is a lie and is refused, or
+ * a node could have the mapper route another node's traffic to it.
+ */
+static bool take_reply(const uint8_t *buf, size_t len, unsigned int src,
+		       int kind, int n)
 {
 	const struct nvm_map_msg *m = (const void *)buf;
 	uint32_t cookie;
@@ -118,6 +125,12 @@ static bool take_reply(const uint8_t *buf, size_t len, int kind, int n)
 	i = cookie & 0xffff;
 	if (cookie >> 16 != nonce || i >= n || probes[i].done)
 		return false;
+	if ((kind != NVM_MAP_SWITCH_PROBE && be16toh(m->node) != src) ||
+	    (kind == NVM_MAP_ROUTES && m->node != probes[i].msg.node)) {
+		fprintf(stderr, "netvm-mapper: a reply from node %u names node %u: refused\n",
+			src, be16toh(m->node));
+		return false;
+	}
 	probes[i].reply = *m;
 	probes[i].done = true;
 	return true;
@@ -141,6 +154,10 @@ static int round_trip(int kind, int n)
 
 			if (probes[i].done || probes[i].route_len < 0)
 				continue;
+			if (verbose && !t)
+				fprintf(stderr, "netvm-mapper: kind %d out of %d:%d cookie %08x\n",
+					kind, probes[i].sw, probes[i].port,
+					be32toh(probes[i].msg.cookie));
 			err = netvm_raw_send(nv, probes[i].bytes, probes[i].len,
 					     probes[i].route,
 					     probes[i].route_len);
@@ -173,7 +190,7 @@ static int round_trip(int kind, int n)
 			}
 			if (err && err != -EINTR)
 				return err;
-			if (!err && take_reply(buf, len, kind, n))
+			if (!err && take_reply(buf, len, src, kind, n))
 				answered++;
 		}
 	}
@@ -504,7 +521,7 @@ static void usage(FILE *f)
 		"  -t MS   wait MS milliseconds for answers to each round (default 500)\n"
 		"  -r N    ask N times before a port counts as empty (default 2)\n"
 		"  -g GEN  map generation to install (default: the time)\n"
-		"  -v      report failed sends\n");
+		"  -v      report each probe sent (kind, switch:port, cookie) and failed sends\n");
 }
 
 int main(int argc, char **argv)

@@ -2,18 +2,25 @@
 /*
  * Where some firmware table fields sit in the device's saved state: byte
  * offsets into struct fw's saved block (from FW_SAVED_OFFSET, host byte
- * order).  Only for the device's qtest (tests/qtest/lanai-test.c), which
- * corrupts them in a migration stream and cannot include the firmware's
+ * order).  For the device's qtest (tests/qtest/lanai-test.c) and the
+ * guest suite's saved-file checks (tests/guest/test_security.py), which
+ * corrupt them in a migration stream and cannot include the firmware's
  * headers; firmware-interp/fw_load.c asserts them at build time, so a
  * change to struct fw that moves one fails the build, not the test.
  */
 #ifndef NETVM_FW_SAVED_OFFSETS_H
 #define NETVM_FW_SAVED_OFFSETS_H
 
+/* struct fw's saved block in a stream: this many bytes after the end of
+ * the device's section idstr ("<pci path>/lanai"; instance and version
+ * ids, then the fields in VMState order of lanai-pci.c).  Pinned by the
+ * migration qtests, whose machine is the cluster's (pc). */
+#define NVM_DEV_SAVED_FW_FROM_IDSTR	6658
+
 #define NVM_FW_SAVED_HDMA_HEAD		1448	/* q.hdma_head, uint32 */
-#define NVM_FW_SAVED_NV_RR_EP		5444	/* nv.rr_ep, uint32 */
-#define NVM_FW_SAVED_PEER1_WQ_HEAD	320844	/* nv.peer[1].wq_head, uint32 */
-#define NVM_FW_SAVED_TW_HEAD0		544216	/* tw.head[0], uint16 */
-#define NVM_FW_SAVED_UNET_DIV_SLOTS	557720	/* unet.div_slots, uint32 */
+#define NVM_FW_SAVED_NV_RR_EP		5572	/* nv.rr_ep, uint32 */
+#define NVM_FW_SAVED_PEER1_WQ_HEAD	320972	/* nv.peer[1].wq_head, uint32 */
+#define NVM_FW_SAVED_TW_HEAD0		544344	/* tw.head[0], uint16 */
+#define NVM_FW_SAVED_UNET_DIV_SLOTS	557848	/* unet.div_slots, uint32 */
 
 #endif

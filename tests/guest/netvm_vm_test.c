@@ -32,6 +32,17 @@
  *       since the last call that succeeded, N rounds done), then makes
  *       each kind of call once more: "later CALL ERR MS" (writeF, readF,
  *       write+flush, read+flush), and exits 3.  For a peer that dies.
+ *   netvm-vm-test flood NODE PORT
+ *       As death, with asynchronous writes only (a flush every 16), so
+ *       the library's 32 commands in flight stay taken: for a peer that
+ *       stops answering while others are served.
+ *   netvm-vm-test stale NODE PORT
+ *       Imports "vm" and writes W ("before ERR"), then waits for the file
+ *       /tmp/nvvm.go ("PORT SEED": the exporter restarted and exports
+ *       again at PORT with R = pattern SEED), makes a writeF and a readF
+ *       through the old import ("stale CALL ERR"), imports again and
+ *       reads R ("fresh ERR" and "fresh R ok" when every byte is right).
+ *       For a peer that restarts (a new epoch).
  *   netvm-vm-test bench NODE PORT
  *       Tables 24 and 25: NETVM_IOC_PTBENCH, mlock, and page-miss restarts.
  *
@@ -42,6 +53,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -633,7 +645,7 @@ static uint64_t ms_now(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int death(int argc, char **argv)
+static int death(int argc, char **argv, bool writes_only)
 {
 	struct netvm *nv;
 	uint8_t *local;
@@ -648,9 +660,11 @@ static int death(int argc, char **argv)
 	last = ms_now();
 	for (;;) {
 		e = netvm_write(nv, seg, W_OFF, local, W_LEN);
-		if (!e)
+		/* a read waits for its data: with writes only, 16 rounds of
+		 * 5 commands keep the library's 32 in flight */
+		if (!e && !writes_only)
 			e = netvm_read(nv, seg, R_OFF, local + W_LEN, R_LEN);
-		if (!e && n % 8 == 7)
+		if (!e && n % (writes_only ? 16 : 8) == (writes_only ? 15 : 7))
 			e = netvm_flushRW(nv);
 		if (e)
 			break;
@@ -675,6 +689,52 @@ static int death(int argc, char **argv)
 		e = netvm_flushRW(nv);
 	printf("later read+flush %s %" PRIu64 "\n", errname(e), ms_now() - t);
 	return 3;
+}
+
+/* ---- stale: an import made before the exporter restarted ---- */
+
+#define STALE_GO	"/tmp/nvvm.go"
+
+static int stale(int argc, char **argv)
+{
+	unsigned int port, seed;
+	struct netvm *nv;
+	uint8_t *local;
+	int seg, e;
+	FILE *f;
+
+	seg = connect_vm(&nv, &local, argc, argv);
+	fill(local, W_LEN, 5);
+	e = netvm_writeF(nv, seg, W_OFF, local, W_LEN);
+	printf("before %s\n", errname(e));
+	fflush(stdout);
+	if (e)
+		return 1;
+	/* the test's timeout bounds the wait */
+	while (!(f = fopen(STALE_GO, "r")))
+		usleep(100000);
+	if (fscanf(f, "%u %u", &port, &seed) != 2) {
+		fprintf(stderr, "netvm-vm-test: %s: want PORT SEED\n", STALE_GO);
+		return 2;
+	}
+	fclose(f);
+	e = netvm_writeF(nv, seg, W_OFF, local, W_LEN);
+	printf("stale writeF %s %d\n", errname(e), e);
+	e = netvm_readF(nv, seg, R_OFF, local + W_LEN, R_LEN);
+	printf("stale readF %s %d\n", errname(e), e);
+	seg = netvm_import(nv, (unsigned int)strtoul(argv[2], NULL, 0), port,
+			   "vm");
+	if (seg < 0) {
+		printf("fresh import %s %d\n", errname(seg), seg);
+		return 1;
+	}
+	memset(local + W_LEN, 0xee, R_LEN);
+	e = netvm_readF(nv, seg, R_OFF, local + W_LEN, R_LEN);
+	printf("fresh %s\n", errname(e));
+	if (!e && check(local + W_LEN, R_LEN, seed) < 0)
+		printf("fresh R ok\n");
+	netvm_close(nv);
+	return 0;
 }
 
 /* ---- bench: NetVM Tables 24 and 25 ---- */
@@ -788,7 +848,11 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "bench"))
 		return bench(argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "death"))
-		return death(argc, argv);
-	fprintf(stderr, "usage: netvm-vm-test serve | client NODE PORT RSEED WSEED NSEED NOTF | stream NODE PORT | death NODE PORT | bench NODE PORT\n");
+		return death(argc, argv, false);
+	if (argc >= 2 && !strcmp(argv[1], "flood"))
+		return death(argc, argv, true);
+	if (argc >= 2 && !strcmp(argv[1], "stale"))
+		return stale(argc, argv);
+	fprintf(stderr, "usage: netvm-vm-test serve | client NODE PORT RSEED WSEED NSEED NOTF | stream NODE PORT | death NODE PORT | flood NODE PORT | stale NODE PORT | bench NODE PORT\n");
 	return 2;
 }

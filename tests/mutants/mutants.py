@@ -118,6 +118,13 @@ MUTANTS = [
          repl="\tif (v == FW_RX_WAIT)\n\t\treturn false;",
          kills=["firmware-unet"],
          why="a HOLD waits behind a data frame that waits at the head of the wire ring"),
+    dict(name="fw-tx-share-off",
+         file="firmware-interp/fw_nv_tx.c",
+         orig="\tif (held >= FW_NV_TX_PEER)\n\t\treturn 0;",
+         repl="\tif (0 && held >= FW_NV_TX_PEER)\n\t\treturn 0;",
+         kills=["firmware-netvm"],
+         why="a peer that never acknowledges takes every NetVM tx buffer: "
+             "traffic to other peers waits for its give-up"),
 
     # ---- the device (qemu-device/), caught by the qtests ----
     dict(name="dev-hdma-sram-overrun",
@@ -184,6 +191,12 @@ MUTANTS = [
          kills=["guest-netvm-lib"],
          why="writes and reads of 4097..10000 bytes land a page off, both alike "
              "(the client's own read-back cannot see it; the exporter's check can)"),
+    dict(name="lib-mapper-believes-scout-reply",
+         file="guest-lib/mapper/netvm-mapper.c",
+         orig="\tif ((kind != NVM_MAP_SWITCH_PROBE && be16toh(m->node) != src) ||",
+         repl="\tif ((0 && kind != NVM_MAP_SWITCH_PROBE && be16toh(m->node) != src) ||",
+         kills=["guest-security-isolation4"],
+         why="the mapper maps a node's port under whatever id its answer claims"),
 
     # ---- the driver (guest-driver/), caught by guest tests ----
     dict(name="drv-raw-tx-short",

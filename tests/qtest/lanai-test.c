@@ -1722,7 +1722,7 @@ static gchar *mig_save(gsize *len, gsize *scratch,
     g_autofree char *uri = g_strdup_printf("file:%s", path);
     gchar *data;
     uint8_t mark[8];
-    uint8_t *hit;
+    uint8_t *hit, *id;
 
     if (lay) {
         lanai_fw_start(l);
@@ -1747,6 +1747,20 @@ static gchar *mig_save(gsize *len, gsize *scratch,
     g_assert_null(memmem(hit + 1, *len - (hit + 1 - (uint8_t *)data), mark,
                          sizeof(mark)));
     *scratch = hit + 4 - (uint8_t *)data;
+    /*
+     * The device section's idstr ends in "/lanai", the last one before
+     * the fields (SRAM's RAM block is named ".../lanai.sram"): the guest
+     * suite finds the firmware block in a saved file from there.
+     */
+    id = NULL;
+    for (uint8_t *p = (uint8_t *)data; (p = memmem(p, hit - p, "/lanai", 6));
+         p++) {
+        id = p;
+    }
+    g_assert_nonnull(id);
+    g_assert_cmpuint(id[6], !=, '.');
+    g_assert_cmpuint(*scratch + MIG_FW - (id + 6 - (uint8_t *)data), ==,
+                     NVM_DEV_SAVED_FW_FROM_IDSTR);
     return data;
 }
 

@@ -1184,6 +1184,70 @@ START_TEST(test_flood_one_peer)
 }
 END_TEST
 
+/* Tx buffers @c holds for traffic with @node (fw_nv_txbuf_alloc_for). */
+static uint32_t tx_held(struct sim_chip *c, uint32_t node)
+{
+	uint32_t n = 0;
+
+	for (int i = 0; i < FW_NV_TXBUFS; i++)
+		n += c->fw.nv.txbuf_ref[i] && c->fw.nv.txbuf_peer[i] == node + 1;
+	return n;
+}
+
+/*
+ * Node 2 is unreachable (nothing acknowledges what A sends it) and two of
+ * A's processes flood it with 128 page writes, as many as A has tx
+ * buffers.  It holds its share, no more: A's transfers with B on a third
+ * endpoint finish and verify while node 2 is still alive to A, and node
+ * 2's writes all fail with UNREACHABLE at the give-up.  (Without the share
+ * node 2 held all 128 and B's transfer waited for that give-up.)
+ */
+START_TEST(test_tx_share)
+{
+	const uint32_t flood[] = { 3, 4 };
+
+	for (int p = 0; p < 2; p++) {
+		sh_open(&ha, flood[p]);
+		sh_alloc(&ha, flood[p], SRC, 64 * 4096, KEY_A, true);
+	}
+	settle();
+	for (int p = 0; p < 2; p++)
+		for (int i = 0; i < 64; i++)
+			sh_write(&ha, flood[p], 2, PB, SRC + i * 4096,
+				 DST + i * 4096, 4096, KEY_B, 0, 0);
+	sim_run(&ca, &cb, 2000);
+	ck_assert_uint_eq(tx_held(&ca, 2), FW_NV_TX_PEER);
+	ck_assert_uint_eq(ca.fw.nv.peer[2].next_seq - ca.fw.nv.peer[2].una,
+			  FW_NV_TX_PEER);
+	ck_assert_uint_eq(sh_shadow(&ha, 3).done + sh_shadow(&ha, 4).done, 0);
+	/* B's traffic goes on: a write and a read, byte for byte */
+	sh_fill(&ha, PA, SRC, 65536, 71);
+	sh_write(&ha, PA, 1, PB, SRC, DST + 7, 65536, KEY_B, 0, 0);
+	sh_fill(&hb, PB, DST + 100000, 30000, 72);
+	sh_read(&ha, PA, 1, PB, SRC + 70000, DST + 100000, 30000, KEY_B);
+	/* in 10 ms steps, not settle(): that would run node 2's timers on
+	 * to the give-up */
+	while (sh_shadow(&ha, PA).done != ha.issued[PA] &&
+	       !ca.fw.nv.peer[2].dead)
+		sim_settle_for(&ca, &cb, 10000000);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).done, ha.issued[PA]);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
+	ck_assert(sh_check(&hb, PB, DST + 7, 65536, 71));
+	ck_assert(sh_check(&ha, PA, SRC + 70000, 30000, 72));
+	ck_assert_uint_eq(ca.fw.nv.peer[2].dead, 0);
+	ck_assert_uint_le(tx_held(&ca, 2), FW_NV_TX_PEER);
+	/* node 2's writes end with the give-up, each with UNREACHABLE */
+	for (int p = 0; p < 2; p++) {
+		done_after(&ha, flood[p]);
+		ck_assert_uint_eq(sh_shadow(&ha, flood[p]).errors, 64);
+		for (uint32_t i = 0; i < 64; i++)
+			ck_assert_uint_eq(sh_err(&ha, flood[p], i).status,
+					  NVM_ST_UNREACHABLE);
+	}
+	ck_assert_uint_eq(ca.fw.nv.peer[2].dead, 1);
+}
+END_TEST
+
 /* A node the mapper found gone (NVM_ROUTE_F_NONE): operations towards it
  * fail at once with UNREACHABLE and nothing is sent; a route brings it
  * back.  Bad flag combinations are refused. */
@@ -1356,7 +1420,8 @@ START_TEST(test_tripwire_table_full)
 }
 END_TEST
 
-/* More operations than the window: credit stalls, nothing lost. */
+/* More operations than a peer's share of the tx buffers (and its window):
+ * credit stalls, nothing lost. */
 START_TEST(test_window_exhaustion)
 {
 	const uint32_t ports[] = { PA, 3, 4, 5 };
@@ -1368,7 +1433,8 @@ START_TEST(test_window_exhaustion)
 	settle();
 	for (int p = 0; p < 4; p++)
 		sh_fill(&ha, ports[p], SRC, 64 * 4096, 60 + p);
-	/* the receiver stops taking frames: the window fills and stays full */
+	/* the receiver stops taking frames: the peer's share of the tx
+	 * buffers fills (before its window of FW_NV_WIN) and stays full */
 	cb.rx_enabled = false;
 	for (int i = 0; i < 60; i++)
 		for (int p = 0; p < 4; p++)
@@ -1377,8 +1443,8 @@ START_TEST(test_window_exhaustion)
 				 0, 0);
 	sim_run(&ca, &cb, 5000);
 	ck_assert_uint_eq(ca.fw.nv.peer[1].next_seq - ca.fw.nv.peer[1].una,
-			  FW_NV_WIN);
-	ck_assert_uint_gt(ca.fw.nv.peer[1].wq_count, 0);
+			  FW_NV_TX_PEER);
+	ck_assert_uint_eq(tx_held(&ca, 1), FW_NV_TX_PEER);
 	ck_assert_uint_gt(ca.fw.counters[FW_CNT_CREDIT_STALLS], 0);
 	{
 		/* per endpoint too: at most once per command */
@@ -1673,6 +1739,7 @@ static Suite *netvm_suite(void)
 	CASE(test_giveup_settable, short_giveup_setup, 120);
 	CASE(test_peer_never_answers, setup, 120);
 	CASE(test_flood_one_peer, setup, 120);
+	CASE(test_tx_share, setup, 120);
 	CASE(test_route_none, setup, 120);
 	CASE(test_route_gone_inflight, setup, 120);
 	CASE(test_tripwires, setup, 120);

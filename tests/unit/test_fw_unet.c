@@ -5,6 +5,7 @@
  * simulated host memory.  Every delivered byte is checked.
  */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim_host.h"
@@ -226,6 +227,41 @@ START_TEST(small_and_large)
 	ck_assert_uint_eq(status(&ca, PORT_A).send_consumed, 6);
 	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 6);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RX], 6);
+}
+END_TEST
+
+/*
+ * A channel to a node the mapper lost (its route set to none): the
+ * message leaves without route bytes, and nothing in front of its tx
+ * buffer changes.  Before, the no-route mark (0xff) was taken as a route
+ * length: 255 bytes were copied in front of the tx buffer, over the end
+ * of the buffer before it (another frame) or what lies before them all.
+ */
+START_TEST(route_none_no_overwrite)
+{
+	static const uint32_t tail = 256;
+	uint32_t first = ca.fw.layout.txbuf - tail;
+	uint32_t area = FW_NV_TXBUFS * FW_NV_TXBUF_SIZE + tail;
+	uint8_t *sram = ca.chip.sram, *saved = malloc(area), msg[64];
+
+	ck_assert_ptr_nonnull(saved);
+	ck_assert_int_eq(kop_args(&ha, NVM_KOP_ROUTE, 1, 0, 0,
+				  NVM_ROUTE_F_NONE), 0);
+	ck_assert_uint_eq(ca.fw.nv.route_len[1], FW_NV_NO_ROUTE);
+	fill(sram + first, area, 77);
+	memcpy(saved, sram + first, area);
+	fill(msg, sizeof(msg), 3);
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, sizeof(msg), msg),
+			  NVM_UNET_ST_SENT);
+	/* before the first buffer, and the end of every buffer: the message
+	 * (headers and 64 bytes) is at the start of the one it used */
+	ck_assert_mem_eq(sram + first, saved, tail);
+	for (uint32_t b = 1; b <= FW_NV_TXBUFS; b++) {
+		uint32_t end = b * FW_NV_TXBUF_SIZE;
+
+		ck_assert_mem_eq(sram + first + end, saved + end, tail);
+	}
+	free(saved);
 }
 END_TEST
 
@@ -1430,6 +1466,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, small_and_large);
+	tcase_add_test(t, route_none_no_overwrite);
 	tcase_add_test(t, bounds_checked);
 	tcase_add_test(t, demultiplexed_on_tag);
 	tcase_add_test(t, ring_full_and_no_buffer);

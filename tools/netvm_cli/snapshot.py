@@ -18,7 +18,7 @@ import time
 from . import agent
 from . import fabric
 from .command import Command
-from .common import DEFAULT_TIMEOUT, NetvmError, Timer, say
+from .common import DEFAULT_TIMEOUT, NetvmError, Timer, rel, say
 
 
 class Qmp:
@@ -114,6 +114,36 @@ def save(c, order, drain):
     say("cluster '%s' saved in %s (%s): ./netvm restore" % (c.name, snap, t))
 
 
+def _load(c, nd, path):
+    """Load node nd's saved state from path into its new QEMU (started with
+    -incoming defer).  A state the device refuses (lanai post_load: a bad
+    index, a cut file) fails the migration; QEMU stays up to say why
+    (exit-on-error off) instead of exiting, and so a QEMU that died while
+    loading is told apart from a refused file."""
+    what = "node %d" % nd["id"]
+    try:
+        q = Qmp(c.path("node%d.qmp" % nd["id"]))
+        q.cmd("migrate-incoming", uri="file:%s" % path, **{"exit-on-error": False})
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            r = q.cmd("query-migrate")
+            st = r.get("status", "none")
+            if st == "completed":
+                q.close()
+                return
+            if st in ("failed", "cancelled"):
+                q.close()
+                raise NetvmError("%s: its saved state %s was refused: %s (QEMU alive)" % (
+                    what, rel(path), r.get("error-desc", st)))
+            time.sleep(0.1)
+    except NetvmError as e:
+        if not c.pid_alive(nd):
+            raise NetvmError("%s: QEMU died loading its saved state %s (%s)" % (
+                what, rel(path), e))
+        raise
+    raise NetvmError("%s: loading %s did not finish within 120 s" % (what, rel(path)))
+
+
 def restore(c, timeout):
     st = c.load()
     if not st or not st.get("saved"):
@@ -137,10 +167,12 @@ def restore(c, timeout):
         st["nodes"] = new + st["nodes"][len(new):]
         c.save()
     for nd in new:
-        q = Qmp(c.path("node%d.qmp" % nd["id"]))
-        q.cmd("migrate-incoming", uri="file:%s" % os.path.join(snap, "node%d.vmstate" % nd["id"]))
-        _wait_migration(q, "node %d" % nd["id"])
-        q.close()
+        try:
+            _load(c, nd, os.path.join(snap, "node%d.vmstate" % nd["id"]))
+        except NetvmError:
+            # the saved files stay: ./netvm restore again, or ./netvm down
+            c.kill_all(new)
+            raise
     for nd in new:
         q = Qmp(c.path("node%d.qmp" % nd["id"]))
         q.cmd("cont")
