@@ -219,7 +219,16 @@ enum nvm_kop {
 	NVM_KOP_ROUTE = 0x85,	/* dst_node, arg0 = route length, route in
 				 * inline_data; arg1 = NVM_ROUTE_F_* */
 	NVM_KOP_PHYS_WIN = 0xa0,	/* struct nvm_k_phys_win at inline_data */
+	NVM_KOP_LOCK_HOLD = 0xa1,	/* test hook, see below */
 };
+
+/*
+ * NVM_KOP_LOCK_HOLD, a test hook (off unless asked for): arg0 = 1 arms
+ * it for endpoint dst_port: the next page the NI locks for that endpoint
+ * keeps one more lock count after its access, as if the NI were still
+ * inside the page, until arg0 = 0 releases it.  Lets a test show that
+ * the host's unmapPPN waits for the NI (debugfs lock_hold, driver.md).
+ */
 
 /* NVM_KOP_ROUTE arg1: dst_node has no route at all (a mapper found it
  * gone): operations towards it fail at once with NVM_ST_UNREACHABLE

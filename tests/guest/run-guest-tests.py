@@ -3,7 +3,7 @@
 front door, checks real behaviour in the guests, always tears it down.
 
     tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys | netvm-user | netvm-lib
-                                               | netvm-vm | netvm-teardown: driver_vm_groups.py
+                                               | netvm-vm | netvm-teardown | netvm-death | netvm-unmap: driver_vm_groups.py
                                                | netvm-trip | netvm-trip4: trip_groups.py
                                                | unet | unet4 | unet-emu
                                                | unet-flow | unet-flow-emu: unet_flow_groups.py
@@ -732,6 +732,7 @@ GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
           "netvm-vm": lambda: driver_vm_groups.group_vm(helpers()),
           "netvm-teardown": lambda: driver_vm_groups.group_teardown(helpers()),
           "netvm-death": lambda: driver_vm_groups.group_death(helpers()),
+          "netvm-unmap": lambda: driver_vm_groups.group_unmap(helpers()),
           "netvm-trip": lambda: trip_groups.group_trip(helpers()),
           "netvm-trip4": lambda: trip_groups.group_trip4(helpers()),
           "unet": group_unet, "unet4": group_unet4, "unet-emu": group_unet_emu,
