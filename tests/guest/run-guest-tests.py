@@ -625,13 +625,13 @@ def unet_pair(s, c, emulate=False):
     irq0 = [irqs(c), irqs(s)]
     srv = Background(s, ["netvm-unet-test", "serve", str(c)], timeout=400)
     rc, w = info(s)
-    if not T.ok(rc == 0 and len(w) == 4, "node %d: endpoints S and V open: %s" % (s, " ".join(w)),
+    if not T.ok(rc == 0 and len(w) == 6, "node %d: endpoints S and V open: %s" % (s, " ".join(w)),
                 diag(*srv.wait(5))):
         return
-    ps, pv = w[1], w[3]
+    ps, pv, pn = w[1], w[3], w[5]
     t0 = time.monotonic()
     env = ["-e", "NETVM_UNET_EMULATE=1"] if emulate else []
-    cli = Background(c, ["netvm-unet-test", "client", str(s), ps, pv], timeout=400, opts=env)
+    cli = Background(c, ["netvm-unet-test", "client", str(s), ps, pv, pn], timeout=400, opts=env)
     rc, w = info(c)
     if not T.ok(rc == 0 and len(w) == 2, "node %d: endpoints C and X open, channels set up: ports %s"
                 % (c, " ".join(w)), diag(*cli.wait(5))):
