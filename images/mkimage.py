@@ -9,6 +9,7 @@ Contents:
   /init                       images/init
   /bin/busybox + applet links busybox-static from the host
   /bin/netvm-agent            the guest agent (static)
+  /bin/netvm-pkgs             images/netvm-pkgs: mounts the package disk
   /lib/modules/NAME.ko        kernel modules for virtio-net and the 9p share,
                               decompressed; load order in /etc/netvm/modules
   /lib64/ld-linux-x86-64.so.2, /lib/x86_64-linux-gnu/*.so*
@@ -40,6 +41,9 @@ WANTED_MODULES = [
     "9pnet_virtio",     # 9p transport
     "9p",               # the host share at /netvm
     "zram",             # swap in RAM: the driver tests page exports out
+    "virtio_blk",       # the package disk (docs/packages.md) ...
+    "squashfs",         # ... its file system ...
+    "overlay",          # ... laid over the root by /bin/netvm-pkgs
 ]
 # Always copied: programs built on the host may need them.
 BASE_LIBS = [
@@ -221,6 +225,7 @@ def main():
     ap.add_argument("--agent", required=True, help="netvm-agent binary")
     ap.add_argument("--busybox", default="/bin/busybox")
     ap.add_argument("--init", default=os.path.join(HERE, "init"))
+    ap.add_argument("--pkgs-helper", default=os.path.join(HERE, "netvm-pkgs"))
     ap.add_argument("--libs-from", action="append", default=[],
                     help="directory of guest programs whose libraries to copy")
     ap.add_argument("--out", required=True)
@@ -229,13 +234,14 @@ def main():
 
     moddir = os.path.join(a.kernel_root, "lib", "modules", a.abi)
     for p, what in ((a.agent, "guest agent"), (a.busybox, "busybox-static"),
-                    (a.init, "init script"), (moddir, "kernel modules")):
+                    (a.init, "init script"), (a.pkgs_helper, "netvm-pkgs script"),
+                    (moddir, "kernel modules")):
         if not os.path.exists(p):
             die("%s missing: %s" % (what, p))
     mods = module_order(moddir)
     libs = needed_libs(a.libs_from)
     modfiles = [os.path.join(moddir, m) for m in mods]
-    inputs = [a.agent, a.busybox, a.init, os.path.abspath(__file__)] + modfiles + \
+    inputs = [a.agent, a.busybox, a.init, a.pkgs_helper, os.path.abspath(__file__)] + modfiles + \
         [os.path.realpath(l) for l in libs]
     sig = signature(inputs, {"abi": a.abi, "mods": mods, "libs": libs})
     sigfile = a.out + ".inputs"
@@ -266,6 +272,8 @@ def main():
         c.symlink(app, "../" * depth + "bin/busybox")
     with open(a.agent, "rb") as f:
         c.file("bin/netvm-agent", f.read(), 0o755)
+    with open(a.pkgs_helper, "rb") as f:
+        c.file("bin/netvm-pkgs", f.read(), 0o755)
     names = []
     for m, path in zip(mods, modfiles):
         n = modname(m)

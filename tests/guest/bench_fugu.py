@@ -16,24 +16,15 @@ test: it fails only if a message is lost, out of order or wrong.
 Environment: NETVM (path of ./netvm).
 """
 import os
-import re
 import sys
 import threading
 import time
 
-from guestlib import bench_cluster, netvm_runner
+from guestlib import bench_cluster, fugu_fields as fields, netvm_runner
 
 CLUSTER = "bench-fugu"
-FIELD = re.compile(r"(\w+)=(-?[\d.]+)")
 
 nv = netvm_runner(CLUSTER, default_timeout=1800)
-
-
-def fields(text, kind):
-    for line in text.splitlines():
-        if line.startswith("fugu-%s " % kind):
-            return dict((k, float(v)) for k, v in FIELD.findall(line))
-    return {}
 
 
 def wait_file(node, path):

@@ -14,7 +14,7 @@ The guest program is tests/guest/netvm_dsm_test.c (netvm-dsm-test).
 """
 import time
 
-from guestlib import await_file
+from guestlib import await_file, sysfs_counters
 
 SYS = "/sys/class/netvm/netvm0"
 ROUNDS = {2: 40, 4: 24}
@@ -23,9 +23,7 @@ DIV_N = 40      # netvm_dsm_test.c: quiet replies sent with buffers running out
 
 
 def counters(g, n):
-    rc, out, err = g.sh(n, "cat %s/fw_counters" % SYS)
-    return dict((l.split()[0], int(l.split()[1])) for l in out.splitlines()
-                if len(l.split()) == 2 and l.split()[1].isdigit())
+    return sysfs_counters(g.sh, n)
 
 
 def tap_lines(g, text):

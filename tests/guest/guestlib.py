@@ -1,4 +1,5 @@
-"""Shared pieces of the guest test scripts: TAP output and paths.
+"""Shared pieces of the guest test scripts: TAP output, paths, running
+./netvm (run_netvm, ClusterShell: nv and sh) and reading its answers.
 
 Each script boots its own cluster through ./netvm and prints TAP (meson's
 protocol 'tap'); diagnostics of a failed check go to stderr, which
@@ -44,23 +45,85 @@ def cluster_processes(cluster, switch_dir=None):
     return found
 
 
-def run_netvm(cluster, args, timeout=300):
-    """./netvm --cluster CLUSTER ARGS -> (rc, stdout, stderr) as text; a
-    timeout gives rc -1 and says so in stderr: what the TAP tests share."""
+def run(argv, timeout=300, stdin=None, binary=False):
+    """Runs argv -> (rc, stdout, stderr), text unless binary; stdin: bytes
+    to feed it (default: none).  A timeout gives rc -1 and says so at the
+    end of stderr."""
     import subprocess
 
     try:
-        r = subprocess.run([NETVM, "--cluster", cluster] + [str(a) for a in args],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=timeout)
+        r = subprocess.run([str(a) for a in argv], input=stdin,
+                           stdin=subprocess.DEVNULL if stdin is None else None,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+        rc, out, err = r.returncode, r.stdout, r.stderr
     except subprocess.TimeoutExpired as e:
-        return -1, (e.stdout or b"").decode(errors="replace"), \
-            (e.stderr or b"").decode(errors="replace") + "\n(timed out)"
-    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+        rc, out, err = -1, e.stdout or b"", (e.stderr or b"") + b"\n(timed out)"
+    if binary:
+        return rc, out, err
+    return rc, out.decode(errors="replace"), err.decode(errors="replace")
 
 
-def diag(rc, out, err):
-    return "exit %s\nstdout: %s\nstderr: %s" % (rc, out.strip(), err.strip())
+def run_netvm(cluster, args, timeout=300, stdin=None, binary=False):
+    """./netvm --cluster CLUSTER ARGS -> (rc, stdout, stderr), as run()."""
+    return run([NETVM, "--cluster", cluster] + list(args), timeout, stdin, binary)
+
+
+class ClusterShell:
+    """nv() and sh() for one cluster, what every test script calls:
+    nv(*args) runs ./netvm --cluster NAME ARGS, sh(node, script) a shell
+    script in a node; both -> (rc, stdout, stderr) as run() (sh's output
+    is always text).  name may be set later, by a script that takes it
+    from its arguments."""
+
+    def __init__(self, name=None, timeout=300, sh_timeout=300, binary=False):
+        self.name = name
+        self.timeout = timeout
+        self.sh_timeout = sh_timeout
+        self.binary = binary
+
+    def nv(self, *args, timeout=None, stdin=None):
+        return run_netvm(self.name, args, self.timeout if timeout is None else timeout,
+                         stdin, self.binary)
+
+    def sh(self, node, script, timeout=None):
+        return run_netvm(self.name, ["run", node, "--", "sh", "-c", script],
+                         self.sh_timeout if timeout is None else timeout)
+
+    def state_dir(self):
+        return os.path.join(REPO, "build", "cluster", self.name)
+
+
+def diag(rc, out, err, tail=None):
+    """A failed command for a TAP diagnostic; tail: keep only the last
+    TAIL characters of each stream."""
+    if isinstance(out, bytes):
+        out, err = out.decode(errors="replace"), err.decode(errors="replace")
+    out, err = out.strip(), err.strip()
+    if tail:
+        out, err = out[-tail:], err[-tail:]
+    return "exit %s\nstdout: %s\nstderr: %s" % (rc, out, err)
+
+
+SYSFS = "/sys/class/netvm/netvm0"
+
+
+def sysfs_counters(sh, node, name="fw_counters"):
+    """A 'name value' per line file of node's NIC in sysfs (fw_counters,
+    ep_counters) as {name: int}, through sh (ClusterShell.sh); lines whose
+    value is not a whole number are left out."""
+    rc, out, err = sh(node, "cat %s/%s" % (SYSFS, name))
+    return dict((l.split()[0], int(l.split()[1])) for l in out.splitlines()
+                if len(l.split()) == 2 and l.split()[1].isdigit())
+
+
+def fugu_fields(text, kind):
+    """The key=value pairs of netvm-fugu-test's 'fugu-KIND' line, as floats."""
+    import re
+
+    for line in text.splitlines():
+        if line.startswith("fugu-%s " % kind):
+            return dict((k, float(v)) for k, v in re.findall(r"(\w+)=(-?[\d.]+)", line))
+    return {}
 
 
 def run_parallel(fn, jobs):
@@ -117,17 +180,10 @@ def await_file(path):
 
 
 def netvm_shell(cluster):
-    """(nv, sh) for CLUSTER: nv(*args) -> (rc, stdout, stderr) as text,
-    sh(node, script) runs a shell script in a node the same way."""
-    run = netvm_runner(cluster)
-
-    def nv(*args, timeout=600):
-        r = run(*args, timeout=timeout)
-        return r.returncode, r.stdout, r.stderr
-
-    def sh(node, script, timeout=600):
-        return nv("run", str(node), "--", "sh", "-c", script, timeout=timeout)
-    return nv, sh
+    """(nv, sh) of ClusterShell(CLUSTER), with 600 s timeouts: what the
+    benchmark scripts that take text use."""
+    c = ClusterShell(cluster, timeout=600, sh_timeout=600)
+    return c.nv, c.sh
 
 
 class Tap:

@@ -21,7 +21,8 @@ import sys
 import threading
 import time
 
-from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, await_file, cluster_processes
+import guestlib
+from guestlib import BOOT_TIMEOUT, NETVM, REPO, ClusterShell, Tap, await_file, cluster_processes, diag
 import driver_vm_groups
 import trip_groups
 import dsm_groups
@@ -32,27 +33,9 @@ import unet_flow_groups
 
 T = Tap()
 CLUSTER = None
-
-
-def nv(*args, timeout=300, stdin=None):
-    """Runs ./netvm --cluster CLUSTER ARGS; returns (rc, stdout, stderr)."""
-    try:
-        r = subprocess.run([NETVM, "--cluster", CLUSTER] + list(args), input=stdin,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        return -1, e.stdout or b"", (e.stderr or b"") + b"\n(timed out)"
-    return r.returncode, r.stdout, r.stderr
-
-
-def sh(node, script, timeout=120):
-    rc, out, err = nv("run", str(node), "--", "sh", "-c", script, timeout=timeout)
-    return rc, out.decode(errors="replace"), err.decode(errors="replace")
-
-
-def diag(rc, out, err):
-    if isinstance(out, bytes):
-        out, err = out.decode(errors="replace"), err.decode(errors="replace")
-    return "exit %s\nstdout: %s\nstderr: %s" % (rc, out.strip(), err.strip())
+# nv's output is bytes (the front door's checks compare it exactly); sh's text
+G = ClusterShell(sh_timeout=120, binary=True)
+nv, sh = G.nv, G.sh
 
 
 class Background:
@@ -230,8 +213,7 @@ def group_netvm_phys():
              diag(rc, out, err))
 
     def counters(n):
-        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/fw_counters")
-        return dict((l.split()[0], int(l.split()[1])) for l in out.splitlines() if len(l.split()) == 2)
+        return sysfs_counters(n, "fw_counters")
 
     before = {n: counters(n) for n in (0, 1)}
 
@@ -369,9 +351,7 @@ def group_netvm_user():
         w = text.split()
         return dict((w[i], w[i + 1]) for i in range(0, len(w) - 1, 2))
 
-    def counters(n, name):
-        rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/" + name)
-        return dict((l.split()[0], int(l.split()[1])) for l in out.splitlines() if len(l.split()) == 2)
+    counters = sysfs_counters
 
     def pins(n):
         rc, out, err = sh(n, "grep -E '^(nr_foll_pin_acquired|nr_foll_pin_released|nr_mlock) ' /proc/vmstat")
@@ -713,10 +693,7 @@ def unet_pair(s, c, emulate=False):
 
 
 def sysfs_counters(n, name):
-    """A 'name value' per line sysfs file of node n, as a dict."""
-    rc, out, err = sh(n, "cat /sys/class/netvm/netvm0/%s" % name)
-    return dict((l.split()[0], int(l.split()[1])) for l in out.splitlines()
-                if len(l.split()) == 2 and l.split()[1].isdigit())
+    return guestlib.sysfs_counters(sh, n, name)
 
 
 def helpers():
@@ -757,7 +734,7 @@ def main():
         print("usage: run-guest-tests.py %s" % "|".join(GROUPS), file=sys.stderr)
         return 2
     group = sys.argv[1]
-    CLUSTER = "t-guest-" + group
+    CLUSTER = G.name = "t-guest-" + group
 
     def on_signal(signum, frame):
         raise SystemExit(128 + signum)

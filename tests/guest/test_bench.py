@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 
+import guestlib
 from guestlib import NETVM, REPO, Tap, cluster_processes
 
 sys.path.insert(0, os.path.join(REPO, "tools"))
@@ -36,16 +37,11 @@ SIZES = [4, 8, 4096, 4100, 1 << 20]  # U-Net: inline (4, 8) and buffered (4096)
 
 
 def run(argv, timeout=120):
-    try:
-        r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        return -1, (e.stdout or b"").decode(errors="replace"), "(timed out)"
-    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+    return guestlib.run(argv, timeout)
 
 
 def diag(rc, out, err):
-    return "exit %s\nstdout: %s\nstderr: %s" % (rc, out.strip()[-3000:], err.strip()[-3000:])
+    return guestlib.diag(rc, out, err, tail=3000)
 
 
 def free_tcp_port():

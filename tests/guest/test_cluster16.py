@@ -24,7 +24,7 @@ import random
 import sys
 import time
 
-from guestlib import REPO, Tap, diag, run_netvm, run_parallel, tap_cluster_main
+from guestlib import REPO, ClusterShell, Tap, diag, run_parallel, tap_cluster_main
 
 N = 16
 KiB = 1024
@@ -36,12 +36,8 @@ T = Tap()
 SALT = random.randrange(4)
 
 
-def nv(*args, timeout=300):
-    return run_netvm(CLUSTER, args, timeout)
-
-
-def sh(node, script, timeout=600):
-    return nv("run", node, "--", "sh", "-c", script, timeout=timeout)
+G = ClusterShell(CLUSTER, sh_timeout=600)
+nv, sh = G.nv, G.sh
 
 
 def seed(rnd, s, d):

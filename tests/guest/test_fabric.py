@@ -24,7 +24,7 @@ import tempfile
 import threading
 import time
 
-from guestlib import REPO, Tap, diag, run_netvm, run_parallel, tap_cluster_main
+from guestlib import REPO, ClusterShell, Tap, diag, run_parallel, sysfs_counters, tap_cluster_main
 N = 4
 KiB = 1024
 
@@ -40,21 +40,13 @@ def ci():
     return os.environ.get("CI", "").lower() not in ("", "0", "false")
 
 
-def nv(*args, timeout=300):
-    return run_netvm(CLUSTER, args, timeout)
-
-
-def sh(node, script, timeout=300):
-    return nv("run", node, "--", "sh", "-c", script, timeout=timeout)
+G = ClusterShell(sh_timeout=300)    # named by main()
+nv, sh, state_dir = G.nv, G.sh, G.state_dir
 
 
 def parallel(jobs):
     """Runs {key: (node, script)} at once; returns {key: (rc, out, err)}."""
     return run_parallel(sh, jobs)
-
-
-def state_dir():
-    return os.path.join(REPO, "build", "cluster", CLUSTER)
 
 
 def cluster_state():
@@ -63,13 +55,7 @@ def cluster_state():
 
 
 def counters(node):
-    rc, out, err = sh(node, "cat /sys/class/netvm/netvm0/fw_counters")
-    c = {}
-    for line in out.splitlines():
-        k, _, v = line.partition(" ")
-        if v.strip().isdigit():
-            c[k] = int(v)
-    return c
+    return sysfs_counters(sh, node)
 
 
 def window_pas(nodes):
@@ -351,7 +337,7 @@ def main():
         print("usage: test_fabric.py %s" % "|".join(GROUPS), file=sys.stderr)
         return 2
     group = sys.argv[1]
-    CLUSTER = "t-fabric-" + group
+    CLUSTER = G.name = "t-fabric-" + group
     fn, up_args = GROUPS[group]
     return tap_cluster_main(T, CLUSTER, N, fn, up_args)
 

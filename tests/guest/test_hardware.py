@@ -9,11 +9,10 @@
 
 Boots its own cluster 't-guest-hardware' and always tears it down.
 """
-import subprocess
 import sys
 import time
 
-from guestlib import BOOT_TIMEOUT, NETVM, Tap
+from guestlib import BOOT_TIMEOUT, ClusterShell, Tap
 
 CLUSTER = "t-guest-hardware"
 RAW = "/netvm/build/meson/guest-lib/netvm-raw"
@@ -21,17 +20,8 @@ T = Tap()
 ok = T.ok
 
 
-def nv(*args, timeout=300):
-    try:
-        r = subprocess.run([NETVM, "--cluster", CLUSTER] + list(args), stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-        return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
-    except subprocess.TimeoutExpired:
-        return -1, "", "(timed out)"
-
-
-def sh(node, script, timeout=120):
-    return nv("run", str(node), "--", "sh", "-c", script, timeout=timeout)
+G = ClusterShell(CLUSTER, sh_timeout=120)
+nv, sh = G.nv, G.sh
 
 
 def background(node, cmd, out):

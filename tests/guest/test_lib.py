@@ -14,14 +14,14 @@ counter on every node.  TAP output (meson protocol 'tap'); the cluster
 import sys
 import time
 
-from guestlib import Tap, diag, run_netvm, run_parallel, tap_cluster_main
+from guestlib import ClusterShell, Tap, diag, run_parallel, tap_cluster_main
 
 T = Tap()
 CLUSTER = None
 
 
-def nv(*args, timeout=300):
-    return run_netvm(CLUSTER, args, timeout)
+G = ClusterShell()   # named by main()
+nv = G.nv
 
 
 def parallel(jobs, timeout=600):
@@ -103,7 +103,7 @@ def main():
         print("usage: test_lib.py 2|4", file=sys.stderr)
         return 2
     n = int(sys.argv[1])
-    CLUSTER = "t-lib-%d" % n
+    CLUSTER = G.name = "t-lib-%d" % n
 
     def body():
         run_sync_test(n)

@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 
-from guestlib import REPO, Tap, diag, run_netvm, run_parallel, tap_cluster_main
+from guestlib import ClusterShell, Tap, diag, run_parallel, sysfs_counters, tap_cluster_main
 
 KiB = 1024
 RAW, NETVM = 1, 2               # include/netvm/packet.h
@@ -51,16 +51,8 @@ T = TodoTap()
 CLUSTER = None
 
 
-def nv(*args, timeout=300):
-    return run_netvm(CLUSTER, args, timeout)
-
-
-def sh(node, script, timeout=300):
-    return nv("run", node, "--", "sh", "-c", script, timeout=timeout)
-
-
-def state_dir():
-    return os.path.join(REPO, "build", "cluster", CLUSTER)
+G = ClusterShell(sh_timeout=300)    # named by main()
+nv, sh, state_dir = G.nv, G.sh, G.state_dir
 
 
 def pattern(k, size):
@@ -92,8 +84,7 @@ def inject(frm, to, data, count=1, crc=True):
 
 
 def fw_counters(node):
-    rc, out, err = sh(node, "cat /sys/class/netvm/netvm0/fw_counters")
-    return {k: int(v) for k, _, v in (l.partition(" ") for l in out.splitlines()) if v.strip().isdigit()}
+    return sysfs_counters(sh, node)
 
 
 def counter(node, name):
@@ -318,7 +309,7 @@ def main():
     if len(sys.argv) != 2 or sys.argv[1] not in GROUPS:
         print("usage: test_security.py %s" % "|".join(GROUPS), file=sys.stderr)
         return 2
-    CLUSTER = "t-sec-" + sys.argv[1]
+    CLUSTER = G.name = "t-sec-" + sys.argv[1]
     fn, n = GROUPS[sys.argv[1]]
     return tap_cluster_main(T, CLUSTER, n, fn)
 

@@ -27,28 +27,16 @@ run-guest-tests.py (which passes its helpers in `g`):
 
 The guest program is tests/guest/netvm_fugu_test.c (netvm-fugu-test).
 """
-import re
 import time
 
-from guestlib import await_file
+from guestlib import await_file, fugu_fields as fields, sysfs_counters
 
 SYS = "/sys/class/netvm/netvm0"
 HIWAT_KIB = 512
-FIELD = re.compile(r"(\w+)=(-?[\d.]+)")
 
 
 def counters(g, n):
-    rc, out, err = g.sh(n, "cat %s/fw_counters" % SYS)
-    return dict((l.split()[0], int(l.split()[1])) for l in out.splitlines()
-                if len(l.split()) == 2 and l.split()[1].isdigit())
-
-
-def fields(text, kind):
-    """The key=value pairs of the program's 'fugu-KIND' line."""
-    for line in text.splitlines():
-        if line.startswith("fugu-%s " % kind):
-            return dict((k, float(v)) for k, v in FIELD.findall(line))
-    return {}
+    return sysfs_counters(g.sh, n)
 
 
 class Pair:

@@ -19,8 +19,10 @@ import threading
 import time
 
 from . import agent
-from .cluster import DATA_IP
-from .common import BUILD, NetvmError, Timer, rel, say
+from . import build as buildmod
+from .cluster import DATA_IP, Cluster, cluster_name
+from .command import Command
+from .common import BUILD, DEFAULT_MEM, DEFAULT_TIMEOUT, NetvmError, Timer, rel, say
 
 BENCH_DIR = os.path.join(BUILD, "bench")
 SERVER_NODE, CLIENT_NODE = 1, 0
@@ -345,3 +347,67 @@ def run(c, iterations, sizes=None, tests=None, csv_only=False, plots=True, out_d
         say("results: %s%s (%s)" % (", ".join(rel(os.path.join(out_dir, f)) for f in (
             "results.csv", "rounds.csv", "results.json")), "".join(", " + rel(p) for p in made), t))
     return 0
+
+
+# --- ./netvm bench -----------------------------------------------------------
+
+def cmd_bench(a, c):
+    """netvm-bench and its TCP baseline (run() above), or with --kernel the
+    kernel-side benchmark: node 0 writes to and reads from node 1's test
+    window by physical address (netvm-ktest bench).  On a cluster of its
+    own ('bench' unless --cluster), so that a user's 'default' is left alone."""
+    if a.iterations < 1 or a.rounds < 1:
+        raise NetvmError("--iterations and --rounds must be at least 1")
+    check_args(a.sizes, a.tests)
+    c = Cluster(cluster_name(getattr(a, "cluster", None) or "bench"))
+    if not a.no_build:
+        buildmod.build()
+    c.up(2, "tcg", DEFAULT_MEM, DEFAULT_TIMEOUT)
+    try:
+        if not a.kernel:
+            return run(c, a.iterations, a.sizes, a.tests, a.csv, not a.no_plot,
+                       os.path.abspath(a.out) if a.out else BENCH_DIR, a.rounds)
+        code, out, err = agent.capture(c.node(1)["port"],
+                                       ["cat", "/sys/class/netvm/netvm0/ktest_pa"], timeout=60)
+        pa = out.decode(errors="replace").strip()
+        if code != 0 or not pa.startswith("0x"):
+            raise NetvmError("node 1 has no NetVM test window (%s)" %
+                             (err.decode(errors="replace").strip() or "exit %d" % code))
+        if not a.csv:
+            say("--- NetVM writeP/readP, node 0 -> node 1's window at %s" % pa)
+        argv = ["netvm-ktest"] + (["--csv"] if a.csv else []) + ["bench", "1", pa, str(a.iterations)]
+        rc = c.run(0, argv, timeout=1800)
+        if rc != 0:
+            raise NetvmError("netvm-ktest bench failed on node 0 (exit %d)" % rc)
+    finally:
+        c.down()
+    return 0
+
+
+def add_bench_args(sp):
+    sp.add_argument("--no-build", action="store_true", help="use what is built")
+    sp.add_argument("--csv", action="store_true", help="print CSV instead of a table")
+    sp.add_argument("--iterations", type=int, default=1000, metavar="N",
+                    help="round trips per size (default 1000; fewer above 4 KiB; bandwidth runs "
+                    "scale with it)")
+    sp.add_argument("--sizes", metavar="B,B,..", help="message sizes, 4..1048576 (default: 4 B to "
+                    "1 MiB, powers of 4, and 8)")
+    sp.add_argument("--tests", metavar="T,T,..", help="only these netvm-bench tests (netvm-bench "
+                    "--help; unet_stop, FUGU under a stopped receiver, only when named)")
+    sp.add_argument("--rounds", type=int, default=3, metavar="R",
+                    help="run the sweep R times and keep the best figure of each test and size "
+                    "(default 3)")
+    sp.add_argument("--no-plot", action="store_true", help="skip the PNG plots")
+    sp.add_argument("--out", metavar="DIR", help="where the CSV, JSON and PNGs go (default "
+                    "build/bench)")
+    sp.add_argument("--kernel", action="store_true",
+                    help="instead: the kernel NetVM benchmark (netvm-ktest writeP/readP by "
+                    "physical address)")
+    sp.set_defaults(func=cmd_bench)
+
+
+COMMANDS = [
+    Command("bench", "build, boot 2 nodes ('bench'), run netvm-bench (libnetvm write/read/atomics/"
+            "notifications, U-Net messages) and the same over TCP on a virtio-net link, plot "
+            "them (build/bench/*.png), shut down", add_bench_args),
+]

@@ -8,18 +8,20 @@ Steps, in order, each quick when its outputs are up to date:
   driver  make -C guest-driver KDIR=...      -> guest-driver/netvm.ko
   meson   meson setup/compile build/meson    -> libraries, tools, tests, agent
   image   images/mkimage.py                  -> build/image/initramfs.cpio.gz
+  pkgdisk images/packages.list, apt, dpkg-deb -> build/pkgdisk/pkgs.squashfs (pkgdisk.py)
 """
 import glob
 import os
 import shutil
 import subprocess
 
+from .command import Command
 from .common import (BUILD, DOWNLOADS, DRIVER_DIR, DRIVER_KO, IMAGE_DIR, INITRAMFS,
                      KERNEL_ABI_FILE, KERNEL_DIR, KERNEL_ROOT, LOGS, MESON_BUILD,
                      PYTHON, REPO, VMLINUZ, AGENT_BIN, NetvmError, Timer, is_root,
                      qemu_binary, rel, run, say, show_tail)
 
-STEPS = ["deps", "qemu", "kernel", "driver", "meson", "image"]
+STEPS = ["deps", "qemu", "kernel", "driver", "meson", "image", "pkgdisk"]
 
 
 def kernel_abi(resolve=True):
@@ -184,8 +186,14 @@ def step_image():
     return r.stdout.strip().replace("mkimage: ", "")
 
 
+def step_pkgdisk():
+    from . import pkgdisk
+    return pkgdisk.step_pkgdisk(kernel_abi(resolve=False))
+
+
 STEP_FUNCS = {"deps": step_deps, "qemu": step_qemu, "kernel": step_kernel,
-              "driver": step_driver, "meson": step_meson, "image": step_image}
+              "driver": step_driver, "meson": step_meson, "image": step_image,
+              "pkgdisk": step_pkgdisk}
 
 
 def build(skip=()):
@@ -208,5 +216,34 @@ def require_built():
         raise NetvmError("%s missing: run ./netvm build first" % rel(missing[0]))
 
 
+def parse_skip(text):
+    """--skip STEP[,STEP] as a set of steps; an unknown step is an error."""
+    skip = set(s for s in text.split(",") if s)
+    bad = skip - set(STEPS)
+    if bad:
+        raise NetvmError("unknown build step(s): %s (steps: %s)" % (",".join(sorted(bad)), ",".join(STEPS)))
+    return skip
+
+
+# --- ./netvm deps, ./netvm build -------------------------------------------
+
+def cmd_deps(a, c):
+    step_deps()
+    say("dependencies are installed")
+
+
+def add_build_args(sp):
+    sp.add_argument("--skip", metavar="STEP[,STEP]", default="",
+                    help="skip steps (development only): " + ",".join(STEPS))
+    sp.set_defaults(func=lambda a, c: build(parse_skip(a.skip)))
+
+
+COMMANDS = [
+    Command("deps", "install the Debian packages and kernel headers the build needs (as root)",
+            lambda sp: sp.set_defaults(func=cmd_deps)),
+    Command("build", "build QEMU, the guest kernel and driver, the meson tree and the guest image",
+            add_build_args),
+]
+
 __all__ = ["build", "STEPS", "step_deps", "step_driver", "kernel_abi", "require_built",
-           "BUILD", "IMAGE_DIR"]
+           "BUILD", "IMAGE_DIR", "COMMANDS"]

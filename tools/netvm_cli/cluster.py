@@ -36,6 +36,7 @@ from . import agent
 from . import fabric
 from . import fastboot
 from . import mapper
+from . import pkgdisk
 from .build import require_built
 from .snapshot import Qmp
 from .common import (CLUSTERS, DRIVER_KO, INITRAMFS, REPO, VMLINUZ, NetvmError, Timer,
@@ -52,6 +53,12 @@ DATA_GROUP = "239.77.0.1"
 DATA_MAC = "52:54:00:77:00:%02x"    # images/init finds the data NIC by it
 DATA_IP = "10.77.0.%d"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+
+
+def uses_switch(n, topology):
+    """Whether an n-node cluster goes through netvm-switch: with a topology
+    file, or with more nodes than a back-to-back link joins."""
+    return bool(topology) or n > BACK_TO_BACK_MAX
 
 
 def cluster_name(args_name):
@@ -226,7 +233,8 @@ class Cluster:
                "-netdev", "stream,id=link0," + link] + inject + [
                "-d", "guest_errors", "-D", "node%d.qemu.log" % i,
                "-pidfile", "node%d.pid" % i, "-daemonize"]
-        return cmd + data + list(extra)
+        # the Debian packages, read-only (docs/packages.md)
+        return cmd + data + pkgdisk.drive_args() + list(extra)
 
     def ram_backend(self, mem, template):
         """Guest RAM in the boot template's RAM file (fastboot.py, QEMU's
@@ -318,7 +326,7 @@ class Cluster:
         check_memory(n, mem)
         if topology and not os.path.isfile(topology):
             raise NetvmError("--topology %s: no such file" % topology)
-        use_switch = bool(topology) or n > BACK_TO_BACK_MAX
+        use_switch = uses_switch(n, topology)
         require_built()
         if use_switch:
             fabric.switch_binary()

@@ -26,6 +26,10 @@ AGENT_BIN = os.path.join(MESON_BUILD, "images", "netvm-agent")
 
 PYTHON = "/usr/bin/python3"
 
+# ./netvm up's defaults, also what demo, bench and restore use
+DEFAULT_TIMEOUT = 180   # seconds for every node to be ready
+DEFAULT_MEM = 512       # MiB of guest RAM
+
 
 def qemu_binary():
     """The QEMU to run: build/qemu/qemu-system-x86_64 (NETVM_QEMU overrides)."""

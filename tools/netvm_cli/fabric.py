@@ -16,6 +16,7 @@ import socket
 import subprocess
 import time
 
+from .command import Command
 from .common import MESON_BUILD, NetvmError, proc_info, proc_running, rel
 
 SWITCH_BIN = os.path.join(MESON_BUILD, "fabric", "netvm-switch")
@@ -216,6 +217,7 @@ def require_fabric(c):
 
 
 # --- thin wrappers (./netvm fault, link, capture) ---------------------------
+# (their arguments: COMMANDS at the end)
 
 def cmd_fault(c, target, settings):
     require_fabric(c)
@@ -276,3 +278,34 @@ def print_ports(c):
             f = {k: v for k, v in p.get("faults", {}).items() if v}
             if f:
                 print("%8s faults: %s" % ("", " ".join("%s=%s" % kv for kv in f.items())))
+
+
+def add_fault_args(sp):
+    sp.add_argument("target", metavar="TARGET",
+                    help="a node id N (its port), SWITCH:PORT, nodeN, or 'all' (every used port)")
+    sp.add_argument("settings", nargs="+", metavar="SETTING",
+                    help="drop=R dup=R reorder=R corrupt=R (rates 0..1) delay_ms=N, or clear")
+    sp.set_defaults(func=lambda a, c: cmd_fault(c, a.target, a.settings))
+
+
+def add_link_args(sp):
+    sp.add_argument("target", metavar="TARGET", help="a node id N, SWITCH:PORT or nodeN")
+    sp.add_argument("updown", choices=("down", "up"))
+    sp.set_defaults(func=lambda a, c: cmd_link(c, a.target, a.updown))
+
+
+def add_capture_args(sp):
+    sp.add_argument("action", choices=("start", "stop"))
+    sp.add_argument("file", nargs="?", metavar="FILE", help="capture file (start)")
+    sp.set_defaults(func=lambda a, c: cmd_capture(c, a.action, a.file))
+
+
+COMMANDS = [
+    Command("fault", "inject faults on frames leaving a switch port (netvm-switch control socket)",
+            add_fault_args,
+            usage="netvm fault [-h] TARGET (drop=R dup=R reorder=R corrupt=R delay_ms=N... | clear)"),
+    Command("link", "take the link of a node (or SWITCH:PORT) down or up; nothing is lost",
+            add_link_args),
+    Command("capture", "pcap capture of the switch's traffic (tshark -X lua_script:fabric/netvm.lua "
+            "-r FILE)", add_capture_args),
+]

@@ -33,11 +33,12 @@ import threading
 import time
 
 from .common import BUILD, INITRAMFS, VMLINUZ, NetvmError, Timer, qemu_binary, rel, say
+from . import pkgdisk
 from .snapshot import Qmp, _wait_migration
 
 TEMPLATE_DIR = os.path.join(BUILD, "template")
 # Bump when Cluster.qemu_cmd's device set or /init's template protocol changes.
-TEMPLATE_VERSION = 3
+TEMPLATE_VERSION = 4
 WAITING = b"netvm-init: template waiting"
 
 
@@ -50,6 +51,7 @@ def template_path(accel, mem):
         except OSError:
             raise NetvmError("%s missing: run ./netvm build" % rel(f))
         parts.append([f, st.st_size, st.st_mtime_ns])
+    parts.append(pkgdisk.signature())  # the nodes' read-only package disk
     key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
     return os.path.join(TEMPLATE_DIR, "tmpl-%s-%d-%s" % (accel, mem, key))
 

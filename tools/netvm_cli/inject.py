@@ -16,6 +16,7 @@ import time
 import zlib
 
 from . import fabric
+from .command import Command
 from .common import NetvmError, rel
 
 BUSY_RETRY_S = 0.01
@@ -124,3 +125,38 @@ def cmd_inject(c, frm, to, data, crc=False, count=1):
     _back_to_back(c, to, data, count)
     print("injected %d frame(s) of %d bytes on the link into node %d" % (count, len(data), to))
     return 0
+
+
+def read_frame_arg(path, hexstr):
+    """./netvm inject's bytes: FILE's contents or --hex."""
+    if hexstr is not None:
+        try:
+            return bytes.fromhex(hexstr)
+        except ValueError:
+            raise NetvmError("inject: --hex: not an even number of hex digits")
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise NetvmError("inject: %s: %s" % (path, e.strerror))
+
+
+def add_inject_args(sp):
+    sp.add_argument("--from", dest="frm", type=int, required=True, metavar="NODE", help="the sender")
+    sp.add_argument("--to", type=int, metavar="NODE",
+                    help="through the switch: put the static route to NODE in front (routes.json); "
+                    "back to back: the other node (default)")
+    src = sp.add_mutually_exclusive_group(required=True)
+    src.add_argument("file", nargs="?", metavar="FILE", help="the frame's bytes")
+    src.add_argument("--hex", metavar="HEX", help="the frame's bytes in hex")
+    sp.add_argument("--crc", action="store_true",
+                    help="append the CRC-32 of the bytes after any route bytes, as a NIC does")
+    sp.add_argument("--count", type=int, default=1, metavar="N", help="send it N times (default 1)")
+    sp.set_defaults(func=lambda a, c: cmd_inject(c, a.frm, a.to, read_frame_arg(a.file, a.hex),
+                                                 a.crc, a.count))
+
+
+COMMANDS = [
+    Command("inject", "put arbitrary bytes on the wire as if NODE had sent them (through the switch: "
+            "into its port; back to back: into the other node's link)", add_inject_args),
+]

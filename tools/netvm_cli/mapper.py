@@ -6,6 +6,7 @@ docs/fabric.md, "The mapper"."""
 import json
 
 from . import agent
+from .command import Command
 from .common import NetvmError, say, warn
 
 GUEST_MAPPER = "netvm-mapper"   # on the guest's PATH (images/init)
@@ -93,3 +94,16 @@ def cmd_map(c, node, dry_run, as_json):
         c.save()
     if code != 0:
         raise NetvmError("the mapper in node %d exited with %d" % (node, code))
+
+
+def add_map_args(sp):
+    sp.add_argument("--node", type=int, default=0, metavar="N", help="node that runs the mapper (default 0)")
+    sp.add_argument("-n", "--dry-run", action="store_true", help="print the map, install nothing")
+    sp.add_argument("--json", action="store_true", help="print the mapper's JSON")
+    sp.set_defaults(func=lambda a, c: cmd_map(c, a.node, a.dry_run, a.json))
+
+
+COMMANDS = [
+    Command("map", "run the mapper in a node: discover the fabric with probes, install every node's "
+            "routes (re-map after a node joins or leaves)", add_map_args),
+]

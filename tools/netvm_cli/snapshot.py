@@ -17,7 +17,8 @@ import time
 
 from . import agent
 from . import fabric
-from .common import NetvmError, Timer, say
+from .command import Command
+from .common import DEFAULT_TIMEOUT, NetvmError, Timer, say
 
 
 class Qmp:
@@ -154,3 +155,35 @@ def restore(c, timeout):
         if code != 0:
             say("node %d: could not mount /netvm again: %s" % (nd["id"], msg))
     say("cluster '%s' restored (%d nodes, %s)" % (c.name, n, t))
+
+
+def parse_order(text):
+    """--order N[,N] as a list of node ids (empty: the default order)."""
+    order = []
+    for x in text.split(","):
+        if not x.strip():
+            continue
+        if not x.strip().isdigit():
+            raise NetvmError("save: --order: %r is not a node id" % x.strip())
+        order.append(int(x))
+    return order
+
+
+def add_save_args(sp):
+    sp.add_argument("--order", metavar="N[,N]", default="",
+                    help="stop nodes in this order, senders first (default 0,1,...)")
+    sp.add_argument("--drain", type=float, default=1.0, metavar="S",
+                    help="seconds between stopping two nodes, so the link drains (default 1)")
+    sp.set_defaults(func=lambda a, c: save(c, parse_order(a.order), a.drain))
+
+
+def add_restore_args(sp):
+    sp.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT, metavar="S",
+                    help="seconds to wait for all nodes (default %d)" % DEFAULT_TIMEOUT)
+    sp.set_defaults(func=lambda a, c: restore(c, a.timeout))
+
+
+COMMANDS = [
+    Command("save", "save every node (QEMU migration to files) and stop the cluster", add_save_args),
+    Command("restore", "start a saved cluster again from its files", add_restore_args),
+]

@@ -1,0 +1,535 @@
+#!/usr/bin/python3
+"""The front door's own logic, no VM: how commands are wired, argument
+errors (exact message and exit status), the cluster state file, node and
+limit checks, topologies and the QEMU link wiring they lead to.
+
+    tests/cli/test_cli.py [TestClass ...]      (meson: one test per class)
+
+./netvm runs in this process (cli.main) with the state of clusters in a
+temporary directory; handlers that would build or boot are replaced by
+recorders.  The topology tests run netvm-switch --routes: NETVM_SWITCH
+(meson sets it), or build/meson/fabric/netvm-switch.
+"""
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+import zlib
+from contextlib import redirect_stderr, redirect_stdout
+from unittest import mock
+
+sys.dont_write_bytecode = True   # leave no __pycache__ in tools/
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tools"))
+
+from netvm_cli import build, cli, cluster, clustercmd, fabric, inject, snapshot, testing  # noqa: E402
+from netvm_cli.cluster import Cluster  # noqa: E402
+from netvm_cli.command import Command  # noqa: E402
+from netvm_cli.common import MESON_BUILD, NetvmError  # noqa: E402
+
+STEPS_MSG = "(steps: deps,qemu,kernel,driver,meson,image,pkgdisk)"
+
+
+def netvm(*argv):
+    """./netvm ARGV in this process: (exit status, stdout, stderr)."""
+    out_bytes = io.BytesIO()
+    out = io.TextIOWrapper(out_bytes, encoding="utf-8", write_through=True)
+    err = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            rc = cli.main([str(a) for a in argv])
+        except SystemExit as e:      # argparse's errors and --help
+            rc = e.code
+        out.flush()
+    return rc, out_bytes.getvalue().decode(), err.getvalue()
+
+
+class StateDirCase(unittest.TestCase):
+    """Clusters live in a fresh directory; NETVM_CLUSTER is unset."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="netvm-cli-test-")
+        self.clusters = os.path.join(self.tmp, "cluster")
+        patches = [mock.patch.object(cluster, "CLUSTERS", self.clusters),
+                   mock.patch.dict(os.environ)]
+        for p in patches:
+            p.start()
+            self.addCleanup(p.stop)
+        os.environ.pop("NETVM_CLUSTER", None)
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.addCleanup(signal.signal, signal.SIGTERM, signal.getsignal(signal.SIGTERM))
+        self.addCleanup(signal.signal, signal.SIGHUP, signal.getsignal(signal.SIGHUP))
+
+    def make_cluster(self, name, state):
+        """A cluster with this state file, as `up` leaves it."""
+        c = Cluster(name)
+        os.makedirs(c.dir)
+        c.state = state
+        c.save()
+        return c
+
+    def expect(self, res, rc, out="", err=""):
+        self.assertEqual(res, (rc, out, err))
+
+    def refused(self, msg, *argv):
+        """./netvm ARGV fails with 'netvm: error: MSG' and status 1."""
+        self.expect(netvm(*argv), 1, err="netvm: error: %s\n" % msg)
+
+
+def two_nodes(**extra):
+    st = {"name": "x", "n": 2, "accel": "tcg", "mem": 512,
+          "nodes": [{"id": 0, "pid": 0, "port": 1}, {"id": 1, "pid": 0, "port": 2}]}
+    st.update(extra)
+    return st
+
+
+class TestWiring(StateDirCase):
+    """cli.py wires the modules' COMMANDS: each once, in help order."""
+
+    def fake(self, *names):
+        cmds = [Command(n, "help of " + n, lambda sp: sp.set_defaults(func=lambda a, c: 0))
+                for n in names]
+        return type("Module", (), {"COMMANDS": cmds})
+
+    def test_help_lists_commands_in_order(self):
+        text = cli.parser().format_help()
+        where = [re.search(r"^    %s\b" % re.escape(n), text, re.M) for n in cli.HELP_ORDER]
+        self.assertTrue(all(where), text)
+        self.assertEqual([m.start() for m in where], sorted(m.start() for m in where))
+
+    def test_every_module_command_is_wired(self):
+        declared = sorted(c.name for m in cli.MODULES for c in m.COMMANDS)
+        self.assertEqual(declared, sorted(cli.HELP_ORDER))
+        self.assertEqual(len(declared), 21)
+
+    def test_order_must_match_declarations(self):
+        a, b = self.fake("one", "two"), self.fake("three")
+        self.assertEqual([c.name for c in cli.commands_in_order((a, b), ("three", "one", "two"))],
+                         ["three", "one", "two"])
+        with self.assertRaisesRegex(AssertionError, "does not list"):
+            cli.commands_in_order((a, b), ("one", "two"))
+        with self.assertRaisesRegex(AssertionError, "does not list"):
+            cli.commands_in_order((a,), ("one", "two", "three"))
+        with self.assertRaisesRegex(AssertionError, "does not list"):
+            cli.commands_in_order((a, b), ("one", "two", "three", "one"))
+        with self.assertRaisesRegex(AssertionError, "'two' declared twice"):
+            cli.commands_in_order((a, self.fake("two")), ("one", "two"))
+
+    def test_a_command_without_handler_is_refused(self):
+        m = type("Module", (), {"COMMANDS": [Command("idle", "no handler", lambda sp: None)]})
+        with self.assertRaisesRegex(AssertionError, "'idle' sets no handler"):
+            cli.parser((m,), ("idle",))
+
+    def test_no_command_prints_help_and_exits_2(self):
+        rc, out, err = netvm()
+        self.assertEqual((rc, err), (2, ""))
+        self.assertTrue(out.startswith("usage: netvm [-h] [--cluster NAME] COMMAND ..."), out)
+
+    def test_unknown_command(self):
+        rc, out, err = netvm("nosuch")
+        self.assertEqual((rc, out), (2, ""))
+        self.assertIn("netvm: error: argument COMMAND: invalid choice: 'nosuch'", err)
+
+    def test_cluster_before_or_after_the_command(self):
+        for argv, name in ((["--cluster", "a", "status"], "a"),
+                           (["status", "--cluster", "b"], "b"),
+                           (["--cluster", "a", "status", "--cluster", "b"], "b"),
+                           (["status"], "default")):
+            self.expect(netvm(*argv), 1, "netvm: cluster '%s' is not up\n" % name)
+
+    def test_cluster_from_environment(self):
+        os.environ["NETVM_CLUSTER"] = "env1"
+        self.expect(netvm("status"), 1, "netvm: cluster 'env1' is not up\n")
+        self.expect(netvm("--cluster", "arg", "status"), 1, "netvm: cluster 'arg' is not up\n")
+
+
+class TestArguments(StateDirCase):
+    """Argument errors: the exact message and status, before anything runs."""
+
+    def test_bad_cluster_names(self):
+        for name in ("bad name", "bad/name", "-lead", ".hidden", "x" * 41):
+            with self.subTest(name=name):
+                self.refused("bad cluster name %r: use letters, digits, '.', '_', '-'" % name,
+                             "--cluster=" + name, "status")
+        self.expect(netvm("--cluster", "a" * 40, "status"), 1,
+                    "netvm: cluster '%s' is not up\n" % ("a" * 40))
+        os.environ["NETVM_CLUSTER"] = "no good"
+        # even a command that acts on no cluster checks the name
+        self.refused("bad cluster name 'no good': use letters, digits, '.', '_', '-'", "deps")
+
+    @mock.patch.object(build, "build", return_value=None)
+    def test_build_skip(self, built):
+        self.refused("unknown build step(s): foo %s" % STEPS_MSG, "build", "--skip", "foo,qemu")
+        self.refused("unknown build step(s): a,z %s" % STEPS_MSG, "build", "--skip", "z,a")
+        built.assert_not_called()
+        self.expect(netvm("build", "--skip", "qemu,,kernel"), 0)
+        self.expect(netvm("build"), 0)
+        self.assertEqual(built.call_args_list, [mock.call({"qemu", "kernel"}), mock.call(set())])
+
+    @mock.patch.object(build, "step_deps")
+    def test_deps(self, deps):
+        self.expect(netvm("deps"), 0, "netvm: dependencies are installed\n")
+        deps.assert_called_once_with()
+
+    @mock.patch.object(Cluster, "run", autospec=True, return_value=7)
+    def test_run(self, run):
+        for argv in (["run", "0"], ["run", "0", "--"]):
+            self.refused("run: no command given (usage: ./netvm run NODE -- CMD [ARG...])", *argv)
+        self.refused("run: -e wants NAME=VALUE, got 'X'", "run", "-e", "A=1", "-e", "X", "0", "--", "true")
+        run.assert_not_called()
+        # the status is the command's; a '--' after the first one is the command's
+        self.expect(netvm("run", "-e", "A=1", "-C", "/tmp", "1", "--", "echo", "--", "x"), 7)
+        self.expect(netvm("run", "-i", "--timeout", "2.5", "0", "sh"), 7)
+        (c1, n1, argv1), kw1 = run.call_args_list[0]
+        (c2, n2, argv2), kw2 = run.call_args_list[1]
+        self.assertEqual((c1.name, n1, argv1), ("default", "1", ["echo", "--", "x"]))
+        self.assertEqual(kw1, dict(env=["A=1"], cwd="/tmp", stdin=False, timeout=None))
+        self.assertEqual((n2, argv2, kw2), ("0", ["sh"], dict(env=[], cwd=None, stdin=True, timeout=2.5)))
+
+    def test_run_separator(self):
+        self.assertEqual(clustercmd.run_argv(["--", "echo", "--"], []), ["echo", "--"])
+        self.assertEqual(clustercmd.run_argv(["echo", "--", "x"], ["A=="]), ["echo", "--", "x"])
+        with self.assertRaisesRegex(NetvmError, r"^run: -e wants NAME=VALUE, got 'A'$"):
+            clustercmd.run_argv(["true"], ["B=1", "A"])
+
+    def test_run_usage_errors(self):
+        rc, out, err = netvm("run")
+        self.assertEqual((rc, out), (2, ""))
+        self.assertTrue(err.endswith("netvm run: error: the following arguments are required: NODE, CMD\n"), err)
+
+    @mock.patch.object(snapshot, "save", return_value=None)
+    def test_save_order(self, save):
+        self.refused("save: --order: 'x' is not a node id", "save", "--order", "1,x")
+        self.refused("save: --order: '-1' is not a node id", "save", "--order", "-1")
+        save.assert_not_called()
+        self.expect(netvm("save", "--order", "1, 0,", "--drain", "0"), 0)
+        self.expect(netvm("save"), 0)
+        self.assertEqual([(c.name, o, d) for (c, o, d), _ in save.call_args_list],
+                         [("default", [1, 0], 0.0), ("default", [], 1.0)])
+
+    def test_inject_source(self):
+        self.refused("inject: --hex: not an even number of hex digits", "inject", "--from", "0", "--hex", "abc")
+        missing = os.path.join(self.tmp, "none")
+        self.refused("inject: %s: No such file or directory" % missing, "inject", "--from", "0", missing)
+        rc, out, err = netvm("inject", "--from", "0", "--hex", "00", missing)
+        self.assertEqual((rc, out), (2, ""))
+        self.assertTrue(err.endswith("netvm inject: error: argument FILE: not allowed with argument --hex\n"))
+        frame = os.path.join(self.tmp, "frame")
+        with open(frame, "wb") as f:
+            f.write(b"\x00\xff\x10")
+        self.assertEqual(inject.read_frame_arg(frame, None), b"\x00\xff\x10")
+        self.assertEqual(inject.read_frame_arg(None, "00ff10"), b"\x00\xff\x10")
+
+    @mock.patch.object(build, "build", side_effect=AssertionError("built"))
+    def test_bench_arguments_before_building(self, built):
+        self.refused("--iterations and --rounds must be at least 1", "bench", "--iterations", "0")
+        self.refused("--iterations and --rounds must be at least 1", "bench", "--rounds", "0")
+        self.refused("--sizes: '3' is not a size in 4..1048576", "bench", "--sizes", "4,3")
+        self.refused("--sizes: '1048577' is not a size in 4..1048576", "bench", "--sizes", "1048577")
+        self.refused("--tests: no test 'nope' (tests: write_lat notf_spin notf_wait notf_handler "
+                     "read_lat write_bw read_bw atomic_lat cswap_lat unet_lat unet_bw tcp_lat "
+                     "tcp_bw unet_stop)", "bench", "--tests", "write_lat,nope")
+
+    @mock.patch.object(Cluster, "up", autospec=True)
+    def test_demo_and_bench_use_their_own_cluster(self, up):
+        up.side_effect = lambda c, *a, **kw: (_ for _ in ()).throw(NetvmError("up " + c.name))
+        os.environ["NETVM_CLUSTER"] = "users"
+        self.refused("up bench", "bench", "--no-build")
+        self.refused("up mine", "--cluster", "mine", "bench", "--no-build")
+        for argv, name in ((["demo"], "demo"), (["demo", "--cluster", "mine"], "mine")):
+            rc, out, err = netvm(*argv, "--no-build")
+            self.assertEqual((rc, err), (1, "netvm: error: up %s\n" % name))
+            self.assertIn("booting a 2-node cluster '%s'" % name, out)
+
+    def test_test_command_line(self):
+        self.assertEqual(testing.meson_test_cmd([], []),
+                         ["meson", "test", "-C", MESON_BUILD, "--print-errorlogs"])
+        with mock.patch.object(testing.subprocess, "call", return_value=3) as call:
+            rc, out, err = netvm("test", "--no-build", "--suite", "unit", "--suite", "cli", "--", "--list")
+        want = ["meson", "test", "-C", MESON_BUILD, "--print-errorlogs", "--suite", "unit",
+                "--suite", "cli", "--list"]
+        self.assertEqual((rc, out, err), (3, "netvm: running: %s\n" % " ".join(want), ""))
+        self.assertEqual(call.call_args[0][0], want)
+
+
+class TestStateFile(StateDirCase):
+    """build/cluster/NAME/cluster.json: written whole, read back, and what
+    the commands make of a missing, corrupt or stale one."""
+
+    def test_round_trip(self):
+        st = two_nodes(fabric={"pid": 5, "routes": {"0": {"1": "81"}}}, routes_mode="static")
+        self.make_cluster("x", st)
+        c = Cluster("x")
+        self.assertEqual(c.load(), st)
+        self.assertEqual(sorted(os.listdir(c.dir)), ["cluster.json"])   # no .tmp left
+        c.state["nodes"][1]["ready"] = True
+        c.save()
+        self.assertEqual(Cluster("x").load()["nodes"][1], {"id": 1, "pid": 0, "port": 2, "ready": True})
+        with open(c.state_file) as f:
+            self.assertEqual(json.load(f), c.state)
+
+    def test_missing_and_corrupt(self):
+        c = Cluster("x")
+        self.assertIsNone(c.load())
+        os.makedirs(c.dir)
+        with open(c.state_file, "w") as f:
+            f.write('{"nodes": [')
+        self.assertEqual(c.load(), {"nodes": []})       # corrupt: stale
+
+    def test_not_up(self):
+        self.refused("cluster 'default' is not up: run ./netvm up", "logs", "0")
+        self.refused("cluster 'x' is not up: run ./netvm up (with --cluster x)", "--cluster", "x", "map")
+        self.expect(netvm("--cluster", "x", "status"), 1, "netvm: cluster 'x' is not up\n")
+        self.expect(netvm("--cluster", "x", "down"), 0, "netvm: cluster 'x' is not up\n")
+        self.refused("cluster 'x' has no saved state: ./netvm save first", "--cluster", "x", "restore")
+
+    def test_node_index(self):
+        c = self.make_cluster("x", two_nodes())
+        self.assertEqual(c.node("1"), {"id": 1, "pid": 0, "port": 2})
+        self.assertEqual(c.node(0)["port"], 1)
+        for bad in ("2", "-1", "a", "1.0", ""):
+            with self.subTest(node=bad):
+                with self.assertRaises(NetvmError) as e:
+                    c.node(bad)
+                self.assertEqual(str(e.exception), "no node %s in cluster 'x' (nodes: 0..1)" % bad)
+        self.refused("no node 5 in cluster 'x' (nodes: 0..1)", "--cluster", "x", "console", "5")
+        self.refused("node 1 is not running (./netvm status)", "--cluster", "x", "run", "1", "--", "true")
+
+    def test_down_removes_leftovers(self):
+        c = Cluster("x")
+        os.makedirs(c.dir)
+        open(c.path("node0.serial.log"), "w").close()
+        self.expect(netvm("--cluster", "x", "down"), 0, "netvm: cluster 'x': removed leftovers\n")
+        self.assertFalse(os.path.exists(c.dir))
+        self.assertFalse(os.path.exists(self.clusters))    # the last one takes build/cluster along
+
+    def test_logs_of_a_failed_up(self):
+        c = Cluster("x")
+        os.makedirs(c.dir)
+        with open(c.path("node1.serial.log"), "wb") as f:
+            f.write(b"boot\xc3\xa9 log\n")
+        self.expect(netvm("--cluster", "x", "logs", "1"), 0, "boot\u00e9 log\n")
+        self.refused("cluster 'x' is not up: run ./netvm up (with --cluster x)", "--cluster", "x", "logs", "0")
+
+    def fake_node(self, name, i):
+        """A process that passes for node i of cluster name (its name on the
+        command line, as QEMU's -name puts it) until its stdin closes.
+        Returned once it runs the shell: right after the fork its command
+        line may still be empty (the kernel lets a vfork parent go on
+        before the new program's arguments are in place)."""
+        p = subprocess.Popen(["sh", "-c", "echo up; read x", "netvm-%s-node%d" % (name, i)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.addCleanup(lambda: (p.poll() is None and p.kill(), p.wait(), p.stdout.close()))
+        self.assertEqual(p.stdout.readline(), b"up\n")
+        return p
+
+    def test_pid_alive_is_the_clusters_process(self):
+        c = Cluster("x")
+        p = self.fake_node("x", 1)
+        self.assertTrue(c.pid_alive({"id": 1, "pid": p.pid}))
+        self.assertFalse(c.pid_alive({"id": 0, "pid": p.pid}))          # another node's name
+        self.assertFalse(Cluster("y").pid_alive({"id": 1, "pid": p.pid}))
+        self.assertFalse(c.pid_alive({"id": 1, "pid": os.getpid()}))     # a recycled pid
+        p.stdin.close()
+        os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)            # a zombie now
+        self.assertFalse(c.pid_alive({"id": 1, "pid": p.pid}))
+
+    def test_stale_state_is_cleaned(self):
+        p = self.fake_node("x", 0)
+        c = self.make_cluster("x", two_nodes(nodes=[{"id": 0, "pid": p.pid, "port": 1},
+                                                    {"id": 1, "pid": os.getpid(), "port": 2}]))
+        self.assertEqual(c.clean_stale(), 1)        # node 0 runs: up refuses
+        self.assertTrue(os.path.exists(c.state_file))
+        p.stdin.close()
+        p.wait()
+        out = io.StringIO()
+        with redirect_stdout(out):
+            self.assertEqual(c.clean_stale(), 0)
+        self.assertEqual(out.getvalue(), "netvm: removing stale cluster 'x' (its VMs are gone)\n")
+        self.assertFalse(os.path.exists(c.dir))
+
+    def test_down_stops_the_nodes(self):
+        p = self.fake_node("x", 0)
+        reaper = threading.Thread(target=p.wait)     # as init reaps daemonized QEMU
+        reaper.start()
+        c = self.make_cluster("x", two_nodes(nodes=[{"id": 0, "pid": p.pid, "port": 1}]))
+        rc, out, err = netvm("--cluster", "x", "down")
+        reaper.join()
+        self.assertEqual((rc, err, p.returncode), (0, "", -signal.SIGTERM))
+        self.assertRegex(out, r"^netvm: cluster 'x' down \(1 node stopped in \d+\.\d s\)\n$")
+        self.assertFalse(os.path.exists(c.dir))
+
+
+class TestLimits(StateDirCase):
+    """Node counts, memory and the nodes a frame may come from or go to."""
+
+    def test_node_count(self):
+        self.refused("-n must be at least 1", "up", "-n", "0")
+        self.refused("at most 16 nodes (-n 17): each node is a QEMU with one emulated CPU, and 16 "
+                     "is what 2 host cores carry", "up", "-n", "17")
+        with mock.patch.object(cluster, "check_memory", side_effect=NetvmError("limits passed")) as cm:
+            self.refused("limits passed", "up", "-n", "16", "--mem", "64")
+            self.refused("limits passed", "up", "-n", "1")
+        self.assertEqual(cm.call_args_list, [mock.call(16, 64), mock.call(1, 512)])
+
+    def test_memory(self):
+        with self.assertRaises(NetvmError) as e:
+            cluster.check_memory(2, 1 << 40)
+        self.assertRegex(str(e.exception), r"^2 nodes x 1099511627776 MiB need about 2199023255680 "
+                         r"MiB but the host has \d+ MiB available: fewer nodes, or a smaller --mem$")
+        cluster.check_memory(1, 1)          # fits
+
+    def test_topology_file_must_exist(self):
+        topo = os.path.join(self.tmp, "none.topo")
+        self.refused("--topology %s: no such file" % topo, "up", "--mem", "1", "--topology", topo)
+
+    def test_inject_nodes(self):
+        self.make_cluster("x", two_nodes())
+        x = ("--cluster", "x", "inject")
+        self.refused("inject: --from 2: cluster 'x' has nodes 0..1", *x, "--from", "2", "--hex", "00")
+        self.refused("inject: --to 5: cluster 'x' has nodes 0..1", *x, "--from", "0", "--to", "5", "--hex", "00")
+        self.refused("inject: --from -1: cluster 'x' has nodes 0..1", *x, "--from", "-1", "--hex", "00")
+        self.refused("inject: --count must be at least 1", *x, "--from", "0", "--count", "0", "--hex", "00")
+        self.refused("inject: back to back, node 0's frames can only reach node 1",
+                     *x, "--from", "0", "--to", "0", "--hex", "00")
+        self.refused("inject: a frame is 1..65600 bytes, not 65601", *x, "--from", "0", "--hex", "00" * 65601)
+        self.refused("inject: a frame is 1..65600 bytes, not 0", *x, "--from", "0", "--hex", "")
+        self.make_cluster("one", two_nodes(nodes=[{"id": 0, "pid": 0, "port": 1}]))
+        self.refused("inject: cluster 'one' has no link (1 node)", "--cluster", "one", "inject",
+                     "--from", "0", "--hex", "00")
+
+    def test_inject_back_to_back_writes_the_fifo(self):
+        c = self.make_cluster("x", two_nodes())
+        fifo = c.path("node1.inject")
+        os.mkfifo(fifo, 0o600)
+        r = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)   # QEMU's end
+        self.addCleanup(os.close, r)
+        self.expect(netvm("--cluster", "x", "inject", "--from", "0", "--hex", "0102ff", "--crc",
+                          "--count", "2"), 0, "injected 2 frame(s) of 7 bytes on the link into node 1\n")
+        rec = b"\x00\x00\x00\x07\x01\x02\xff" + struct.pack(">I", zlib.crc32(b"\x01\x02\xff"))
+        self.assertEqual(os.read(r, 1000), rec * 2)
+        # none (an old cluster), then one that no QEMU reads
+        for why in ("No such file or directory", "No such device or address"):
+            self.refused("node 0's inject FIFO %s: %s (a cluster started before ./netvm inject "
+                         "existed has none)" % (fabric.rel(c.path("node0.inject")), why),
+                         "--cluster", "x", "inject", "--from", "1", "--hex", "00")
+            if not os.path.exists(c.path("node0.inject")):
+                os.mkfifo(c.path("node0.inject"), 0o600)
+
+    def test_frame_bytes_through_the_switch(self):
+        c = self.make_cluster("x", two_nodes(fabric={"routes": {"0": {"2": "8182"}}}))
+        crc = struct.pack(">I", zlib.crc32(b"\x01\x02"))
+        self.assertEqual(inject.frame_bytes(c, 0, 2, b"\x01\x02", True), b"\x81\x82\x01\x02" + crc)
+        self.assertEqual(inject.frame_bytes(c, 0, 2, b"\x01\x02", False), b"\x81\x82\x01\x02")
+        # route bytes given by hand are not part of the CRC
+        self.assertEqual(inject.frame_bytes(c, 0, None, b"\x83\x01\x02", True), b"\x83\x01\x02" + crc)
+        with self.assertRaisesRegex(NetvmError, r"^inject: no route from node 0 to node 1$"):
+            inject.frame_bytes(c, 0, 1, b"\x01", False)
+
+    def test_switch_port_names(self):
+        c = self.make_cluster("x", two_nodes())
+        c.load()
+        self.assertEqual([fabric.port_arg(c, a) for a in ("1", "s0:3", "node7")], ["node1", "s0:3", "node7"])
+        with self.assertRaisesRegex(NetvmError, r"^no node 2 in cluster 'x' \(nodes 0\.\.1\); "
+                                    r"a switch port is SWITCH:PORT$"):
+            fabric.port_arg(c, "2")
+
+
+class TestTopology(StateDirCase):
+    """Which clusters go through netvm-switch, the topology they run, its
+    routes, and how each node's QEMU is linked."""
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_which_clusters_use_the_switch(self):
+        self.assertEqual([cluster.uses_switch(n, None) for n in (1, 2, 3, 16)], [False, False, True, True])
+        self.assertTrue(cluster.uses_switch(2, "two.topo"))
+
+    def test_single_switch_topology(self):
+        self.assertEqual(fabric.single_topology(3),
+                         "# written by ./netvm up: one 3-port switch, node I on port I\n"
+                         "switch s0 3\nnode 0 s0:0\nnode 1 s0:1\nnode 2 s0:2\n")
+
+    def test_routes_of_a_topology(self):
+        data, routes = fabric.load_routes(self.write("s.topo", fabric.single_topology(3)), 3)
+        self.assertEqual(routes, {0: {1: "81", 2: "82"}, 1: {0: "80", 2: "82"}, 2: {0: "80", 1: "81"}})
+        self.assertEqual([s["name"] for s in data["switches"]], ["s0"])
+        # nodes the cluster does not use are left out
+        self.assertEqual(fabric.load_routes(self.write("s4.topo", fabric.single_topology(4)), 2)[1],
+                         {0: {1: "81"}, 1: {0: "80"}})
+        two = self.write("two.topo", "switch s0 2\nnode 0 s0:0\nnode 1 s0:1\n")
+        with self.assertRaisesRegex(NetvmError, r"^topology \S*two\.topo has no node 2 \(nodes: 0,1\)$"):
+            fabric.load_routes(two, 3)
+        apart = self.write("apart.topo", "switch s0 2\nswitch s1 2\nnode 0 s0:0\nnode 1 s0:1\nnode 2 s1:0\n")
+        with self.assertRaisesRegex(NetvmError, r"^topology \S*apart\.topo: node 0 cannot reach node 2$"):
+            fabric.load_routes(apart, 3)
+        bad = self.write("bad.topo", "switch s0\n")
+        with self.assertRaisesRegex(NetvmError, r"^netvm-switch --routes \S*bad\.topo: \S"):
+            fabric.load_routes(bad, 1)
+
+    def test_route_lines_by_destination(self):
+        fab = {"routes": {"0": {"10": "8a", "2": "82", "9": "89"}}}
+        self.assertEqual(fabric.route_lines(fab, 0), "2 82\n9 89\n10 8a\n")
+
+    def qemu_cmd(self, c, i, n, template=False):
+        cmd = c.qemu_cmd(i, n, 4000 + i, "tcg", 256, ["-extra"], template=template)
+        return cmd, " ".join(cmd)
+
+    def test_back_to_back_link(self):
+        c = self.make_cluster("x", two_nodes())
+        for i in (0, 1):
+            cmd, text = self.qemu_cmd(c, i, 2)
+            self.assertIn("stream,id=link0,server=%s,addr.type=unix,addr.path=link0.sock"
+                          % ("on" if i == 0 else "off"), cmd)
+            self.assertIn("lanai,id=nic,netdev=link0,node-id=%d,sram-size=8388608,peer-node=%d"
+                          % (i, 1 - i), cmd)
+            self.assertIn("pipe,id=inject,path=node%d.inject" % i, cmd)
+            self.assertTrue(stat.S_ISFIFO(os.stat(c.path("node%d.inject" % i)).st_mode))
+            self.assertIn("hostfwd=tcp:127.0.0.1:%d-:7777" % (4000 + i), text)
+            self.assertEqual(cmd[-1], "-extra")
+            self.assertIn("netvm-x-node%d" % i, cmd)
+
+    def test_single_node_has_no_peer(self):
+        c = self.make_cluster("x", two_nodes(nodes=[]))
+        cmd, text = self.qemu_cmd(c, 0, 1)
+        self.assertIn("lanai,id=nic,netdev=link0,node-id=0,sram-size=8388608", cmd)
+        self.assertNotIn("inject", text)
+
+    def test_switched_link(self):
+        c = self.make_cluster("x", two_nodes(fabric={"pid": 1, "routes": {}}))
+        cmd, text = self.qemu_cmd(c, 2, 3)
+        self.assertIn("stream,id=link0,server=off,addr.type=unix,addr.path=node2.sock,reconnect-ms=500", cmd)
+        self.assertIn("lanai,id=nic,netdev=link0,node-id=2,sram-size=8388608", cmd)
+        self.assertNotIn("peer-node", text)
+        self.assertNotIn("inject", text)      # the switch checks and injects
+        self.assertEqual(os.listdir(c.dir), ["cluster.json"])
+        # two nodes through the switch (--topology): no peer-node either
+        cmd, text = self.qemu_cmd(c, 0, 2)
+        self.assertIn("lanai,id=nic,netdev=link0,node-id=0,sram-size=8388608", cmd)
+        self.assertIn("stream,id=link0,server=off,addr.type=unix,addr.path=node0.sock,reconnect-ms=500", cmd)
+
+    def test_template_ram(self):
+        c = self.make_cluster("x", two_nodes(template_ram="/t.ram"))
+        _, node = self.qemu_cmd(c, 0, 2)
+        _, tmpl = self.qemu_cmd(c, 0, 1, template=True)
+        self.assertIn("memory-backend-file,id=ram,size=256M,mem-path=/t.ram,share=off,readonly=on,rom=off", node)
+        self.assertIn("memory-backend-file,id=ram,size=256M,mem-path=/t.ram,share=on", tmpl)
+        self.assertIn("netvm.node=0", node)
+        self.assertIn("netvm.template=1", tmpl)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]] + sys.argv[1:], verbosity=2)

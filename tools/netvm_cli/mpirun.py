@@ -1,0 +1,113 @@
+"""./netvm mpirun: an MPI job across a cluster's nodes (docs/packages.md).
+
+    ./netvm mpirun [--mpi openmpi|mpich] [-n N] [-x NAME=VALUE] -- PROGRAM [ARG...]
+
+Makes the package disk usable on every node (netvm-pkgs), then runs
+Debian's mpirun (mpirun.openmpi or mpirun.mpich) on node 0 with the nodes'
+data addresses as hosts.  The launcher starts the ranks on the other
+nodes through their guest agents (netvm-rsh, images/agent/netvm-rsh.c):
+no ssh.  MPI traffic stays on the data network (TCP); every node gets
+ceil(N / nodes) slots, filled in node order.  Output streams back; the exit
+status is mpirun's.
+"""
+import argparse
+import threading
+
+from . import agent
+from .cluster import DATA_IP
+from .command import Command
+from .common import NetvmError
+
+RSH = "/netvm/build/meson/images/netvm-rsh"
+DATA_NET = (DATA_IP % 0) + "/24"  # 10.77.0.0/24: the data NICs' network
+MPIS = ("openmpi", "mpich")
+
+
+def add_mpirun_args(sp):
+    sp.add_argument("--mpi", choices=MPIS, default="openmpi", help="MPI implementation (default openmpi)")
+    sp.add_argument("-n", "--np", type=int, metavar="N", help="number of ranks (default: one a node)")
+    sp.add_argument("-x", "--env", action="append", default=[], metavar="NAME=VALUE",
+                    help="environment for every rank (repeatable)")
+    sp.add_argument("--timeout", type=int, default=None, metavar="S", help="give up after S seconds")
+    sp.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARG...]",
+                    help="program to run")
+    sp.set_defaults(func=lambda a, c: cmd_mpirun(c, a))
+
+
+def prepare(c, nodes):
+    """netvm-pkgs on every node at once; the data NIC's name (the same on
+    every node: identical device sets)."""
+    results = {}
+
+    def one(node):
+        try:
+            results[node["id"]] = agent.capture(node["port"], ["netvm-pkgs"], timeout=300)
+        except agent.AgentError as e:
+            results[node["id"]] = (255, b"", str(e).encode())
+    threads = [threading.Thread(target=one, args=(nd,)) for nd in nodes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for nid in sorted(results):
+        code, _, err = results[nid]
+        if code != 0:
+            raise NetvmError("node %d: netvm-pkgs failed (%d): %s" % (
+                nid, code, err.decode(errors="replace").strip()))
+    code, out, _ = agent.capture(nodes[0]["port"], ["cat", "/run/netvm-pkgs.done"], timeout=30)
+    iface = out.decode().strip()
+    if code != 0 or not iface:
+        raise NetvmError("node 0 has no data NIC: the cluster predates it? ./netvm down; ./netvm up")
+    return iface
+
+
+def command(mpi, np, hosts, iface, env, argv):
+    """mpirun's command line on node 0."""
+    slots = -(-np // len(hosts))
+    hostlist = ",".join("%s:%d" % (h, slots) for h in hosts)
+    if mpi == "openmpi":
+        cmd = ["mpirun.openmpi", "--allow-run-as-root", "-n", str(np), "--host", hostlist,
+               "--mca", "plm_rsh_agent", RSH,
+               "--mca", "oob_tcp_if_include", DATA_NET, "--mca", "btl_tcp_if_include", DATA_NET,
+               "--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp"]
+        for e in env:
+            name, _, value = e.partition("=")
+            cmd += ["-x", "%s=%s" % (name, value)]
+    else:
+        # hydra: its proxies reach back to node 0 by its hostname (/etc/hosts,
+        # written by netvm-pkgs); UCX on TCP over the data NIC
+        cmd = ["mpirun.mpich", "-n", str(np), "-hosts", hostlist,
+               "-launcher", "rsh", "-launcher-exec", RSH,
+               "-genv", "UCX_NET_DEVICES", iface, "-genv", "UCX_TLS", "tcp,self,sm"]
+        for e in env:
+            name, _, value = e.partition("=")
+            cmd += ["-genv", name, value]
+    return cmd + list(argv)
+
+
+def cmd_mpirun(c, a):
+    st = c.require_up()
+    nodes = st["nodes"]
+    if not st.get("data_net"):
+        raise NetvmError("cluster '%s' has no data network (started before it existed?)" % c.name)
+    for e in a.env:
+        if "=" not in e or e.startswith("="):
+            raise NetvmError("mpirun: -x wants NAME=VALUE, got %r" % e)
+    argv = a.argv[1:] if a.argv[:1] == ["--"] else a.argv
+    if not argv:
+        raise NetvmError("mpirun: no program given (./netvm mpirun -- PROGRAM [ARG...])")
+    np = a.np if a.np is not None else len(nodes)
+    if np < 1:
+        raise NetvmError("mpirun: -n must be at least 1")
+    for node in nodes:
+        if not c.pid_alive(node):
+            raise NetvmError("node %d is not running (./netvm status)" % node["id"])
+    iface = prepare(c, nodes)
+    hosts = [DATA_IP % (nd["id"] + 1) for nd in nodes]
+    return c.run(0, command(a.mpi, np, hosts, iface, a.env, argv), timeout=a.timeout)
+
+
+COMMANDS = [
+    Command("mpirun", "run an MPI program across the cluster's nodes (Debian's Open MPI or MPICH "
+            "from the package disk; ranks started through the guest agents, no ssh)", add_mpirun_args),
+]
