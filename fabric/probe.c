@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "switch.h"
-#include "fw.h"			/* fw_crc32(): the same CRC as the NIC's */
+#include "netvm/crc32.h"		/* the same CRC as the NIC's */
 #include "netvm/mapper.h"
 
 static void put_be16(uint8_t *p, uint16_t v)
@@ -88,7 +88,7 @@ Frame *fab_probe_reply(const Switch *sw, int in_port, const uint8_t *d,
 	memcpy(o + 4, ph + 2, 2);	/* to the probe's sender */
 	put_be16(o + 6, sizeof(m));
 	memcpy(o + sizeof(h), &m, sizeof(m));
-	crc = fw_crc32(0, o, body);
+	crc = nvm_crc32(0, o, body);
 	for (i = 0; i < 4; i++)
 		o[body + i] = crc >> (24 - 8 * i);
 	return f;

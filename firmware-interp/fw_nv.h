@@ -9,16 +9,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "netvm/netvm_fw.h"
+#include "netvm/kop.h"		/* and netvm/netvm_fw.h */
 #include "netvm/packet.h"
 #include "fw_queue.h"		/* FW_HDMA_SLOTS */
 
 struct fw;
 
-#define FW_NV_EPS		16	/* endpoints (port 0 = kernel) */
-#define FW_NV_NODES		64	/* node ids 0..63 take part in NetVM */
+#define FW_NV_EPS		NVM_EP_COUNT	/* endpoints (port 0 = kernel) */
+#define FW_NV_NODES		NVM_NODES	/* node ids that take part in NetVM */
 #define FW_NV_NO_ROUTE		0xff	/* route_len of a node the map lost */
-#define FW_NV_WIN		64	/* sequence window per peer (= bounce credits) */
+#define FW_NV_WIN		NVM_WIN	/* sequence window per peer (= bounce credits) */
 #define FW_NV_TXBUFS		128	/* retransmission buffers in SRAM */
 #define FW_NV_TXBUF_SIZE	4352
 #define FW_NV_PENDING		64	/* remote requests and owed responses */
@@ -52,9 +52,10 @@ struct fw_nv_hostwrite {
 #define FW_NV_TICK_NS		2000000ull	/* 2 ms */
 #define FW_NV_RTO_TICKS		8	/* 16 ms: TCG guests under load are slow */
 #define FW_NV_RTO_MAX_TICKS	64
-#define FW_NV_GIVEUP_TICKS	3000		/* ~6 s without progress */
-#define FW_NV_GIVEUP_MIN_TICKS	50		/* 100 ms: NVM_KOP_CONFIG's giveup_ms */
-#define FW_NV_GIVEUP_MAX_TICKS	30000		/* 60 s */
+#define FW_NV_GIVEUP_TICKS	FW_NV_MS_TICKS(NVM_GIVEUP_MS_DEFAULT)
+#define FW_NV_GIVEUP_MIN_TICKS	FW_NV_MS_TICKS(NVM_GIVEUP_MS_MIN)
+#define FW_NV_GIVEUP_MAX_TICKS	FW_NV_MS_TICKS(NVM_GIVEUP_MS_MAX)
+#define FW_NV_MS_TICKS(ms)	((uint32_t)((ms) * 1000000ull / FW_NV_TICK_NS))
 #define FW_NV_PEND_PEER		(FW_NV_PENDING / 4)	/* entries one peer may hold */
 #define FW_NV_ACK_DELAY_NS	200000ull	/* 200 us: delayed ACK (IT1) */
 #define FW_NV_ACK_EVERY		(FW_NV_WIN / 4)	/* entries: an ACK at once */

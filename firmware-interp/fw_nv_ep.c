@@ -293,7 +293,7 @@ static bool take_command(struct fw *fw, uint32_t ep)
 	op->resp_len = 0;	/* the slot may have held a read before */
 	op->stalled = 0;
 
-	if (ep == NVM_EP_KERNEL && op->cmd.op >= NVM_KOP_CONFIG) {
+	if (ep == NVM_EP_KERNEL && op->cmd.op >= NVM_KOP_MIN) {
 		op->state = FW_OP_NEW;
 		fw_nv_complete(fw, ep, idx, fw_nv_kernel_cmd(fw, &op->cmd));
 		return true;

@@ -242,7 +242,7 @@ static enum fw_rx_verdict rx_write(struct fw *fw, uint32_t src,
 	}
 	if (addr == -1) {
 		/* page not resident: the whole packet goes to the bounce buffer */
-		uint64_t slot = (uint64_t)src * FW_NV_WIN + h->seq % FW_NV_WIN;
+		uint64_t slot = nvm_bounce_slot(src, h->seq);
 
 		if (src >= fw->nv.max_nodes || slot >= fw->nv.bounce_slots) {
 			pend_new(fw, src, h, FW_PEND_RESPOND, NVM_ST_BAD_ADDR);

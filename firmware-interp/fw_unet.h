@@ -9,12 +9,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "netvm/netvm_fw.h"	/* NVM_EP_COUNT */
 #include "netvm/unet_abi.h"
 
 struct fw;
 struct nvm_cmd;
 
-#define FW_UNET_EPS		16	/* = FW_NV_EPS: one port table for both */
+#define FW_UNET_EPS		NVM_EP_COUNT	/* one port table for both */
 
 /* Pages one message can touch in a segment: 4 pieces, each over 2 pages. */
 #define FW_UNET_LOCKS		8

@@ -17,7 +17,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 static dev_t netvm_devt;
 /* static and registered: class_create() changed between 6.1 and 6.12 */

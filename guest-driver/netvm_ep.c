@@ -33,7 +33,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 #include "netvm_compat.h"
 
 #define EP_HOST_SHADOW		0
@@ -488,8 +488,8 @@ static void ep_bounce(struct netvm_dev *nd, u32 port, u32 node, u64 arg)
 	if (node >= NETVM_NV_MAX_NODES) {
 		st = NVM_ST_BAD_ADDR;
 	} else {
-		slot = nd->nv.bounce + ((size_t)node * NETVM_NV_WIN +
-					seq % NETVM_NV_WIN) * NVM_BOUNCE_SLOT;
+		slot = nd->nv.bounce +
+		       nvm_bounce_slot(node, seq) * NVM_BOUNCE_SLOT;
 		memcpy(&h, slot, sizeof(h));
 		if (len > NVM_BOUNCE_SLOT - sizeof(h) ||
 		    len != be32_to_cpu((__force __be32)h.len))
@@ -644,6 +644,7 @@ static int ep_open(struct netvm_file *nf)
 	mmgrab(ep->mm);
 	ep->pid = task_tgid_vnr(current);
 	eps->ep[port] = ep;
+	netvm_port_own(nd, port, NETVM_PORT_EP);
 	mutex_unlock(&eps->lock);
 	nf->ep = ep;
 	netvm_obs_ep_add(ep);
@@ -689,6 +690,7 @@ void netvm_ep_release(struct netvm_file *nf)
 	netvm_obs_ep_del(ep);	/* no sysfs reader of it from here on */
 	mutex_lock(&nd->eps.lock);
 	nd->eps.ep[ep->port] = NULL;
+	netvm_port_own(nd, ep->port, NETVM_PORT_FREE);
 	mutex_unlock(&nd->eps.lock);
 	/* abort its operations; remote requests for it now fail (NO_PORT) */
 	if (!READ_ONCE(nd->dead) && nd->eps.ready)

@@ -33,13 +33,14 @@
 #include <linux/workqueue.h>
 
 #include <netvm/lanai_event.h>
+#include <netvm/netvm_fw.h>
 
 struct netvm_dev;
 struct netvm_ep;
 struct seq_file;
 struct fasync_struct;
 
-#define NETVM_EP_MAX		16	/* FW_NV_EPS: ports 0..15, 0 = kernel */
+#define NETVM_EP_MAX		NVM_EP_COUNT	/* ports; 0 = kernel */
 #define NETVM_EP_NOTF_LEN	256
 #define NETVM_EP_HOST_SIZE	(2 * 4096)
 #define NETVM_EXPORT_MAX	BIT_ULL(30)
@@ -130,14 +131,14 @@ struct netvm_eps {
  * guards the pending list and the request fifo between the raw receive
  * IRQ handler and process context; work serves requests from peers.
  */
-struct netvm_imp_msg;
+struct nvm_imp_msg;
 
 struct netvm_imp {
 	spinlock_t lock;			/* pending, next_id, reqq */
 	struct list_head pending;	/* struct netvm_imp_wait, lock */
 	wait_queue_head_t wq;
 	u32 next_id;			/* lock */
-	struct netvm_imp_msg *reqq;	/* NETVM_IMP_REQQ requests, lock */
+	struct nvm_imp_msg *reqq;	/* NETVM_IMP_REQQ requests, lock */
 	u32 req_head;
 	u32 req_count;
 	struct work_struct work;

@@ -15,7 +15,7 @@
 #include <linux/interrupt.h>
 #include <linux/io.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 int netvm_evq_init(struct netvm_dev *nd)
 {
@@ -64,49 +64,118 @@ static const char * const netvm_error_names[] = {
 	[NVM_ERR_EVQ] = "event queue write",
 };
 
+void netvm_port_own(struct netvm_dev *nd, u32 port, enum netvm_port_owner o)
+{
+	if (port < NETVM_PORTS)
+		WRITE_ONCE(nd->port_owner[port], o);
+}
+
+typedef void (*netvm_ev_fn)(struct netvm_dev *nd, const struct nvm_event *ev);
+
+static void ev_raw_tx(struct netvm_dev *nd, const struct nvm_event *ev)
+{
+	netvm_raw_tx_event(nd, le32_to_cpu((__force __le32)ev->data),
+			   le64_to_cpu((__force __le64)ev->arg));
+}
+
+static void ev_raw_rx(struct netvm_dev *nd, const struct nvm_event *ev)
+{
+	netvm_raw_rx_event(nd, le32_to_cpu((__force __le32)ev->data),
+			   le64_to_cpu((__force __le64)ev->arg));
+}
+
+static void ev_link(struct netvm_dev *nd, const struct nvm_event *ev)
+{
+	u32 data = le32_to_cpu((__force __le32)ev->data);
+
+	WRITE_ONCE(nd->link, data);
+	dev_info_ratelimited(&nd->pdev->dev, "link %s\n",
+			     (data & NVM_LINK_UP) ? "up" : "down");
+}
+
+static void ev_error(struct netvm_dev *nd, const struct nvm_event *ev)
+{
+	u32 data = le32_to_cpu((__force __le32)ev->data);
+
+	atomic64_inc(&nd->stats.errors);
+	dev_warn_ratelimited(&nd->pdev->dev, "NIC error %u (%s), detail %#llx\n",
+			     data,
+			     data < ARRAY_SIZE(netvm_error_names) ?
+			     netvm_error_names[data] : "unknown",
+			     le64_to_cpu((__force __le64)ev->arg));
+}
+
+static void ev_fw_state(struct netvm_dev *nd, const struct nvm_event *ev)
+{
+	u32 data = le32_to_cpu((__force __le32)ev->data);
+
+	WRITE_ONCE(nd->fw_state, data);
+	if (data == NVM_FW_FAULT)
+		dev_err_ratelimited(&nd->pdev->dev, "firmware fault\n");
+}
+
+/*
+ * Page misses and bounces: NetVM counts them; its paging code serves
+ * them, for NetVM endpoints and U-Net's pageable segments alike (both are
+ * exports in the same tables).
+ */
+static void ev_paging(struct netvm_dev *nd, const struct nvm_event *ev)
+{
+	netvm_nv_event(nd, ev);
+	netvm_ep_event(nd, ev);
+}
+
+/*
+ * NVM_EV_NOTIFY means what the port's owner makes of it (a notification
+ * number for NetVM, NVM_UNET_EV_* bits for U-Net), so it goes to that
+ * owner only.  A free port's: U-Net's, for the divert notices of an
+ * endpoint that closed (its records must still be handed back); nothing
+ * else waits there.  The kernel endpoint's: U-Net's too, since the NI
+ * names port 0 in the divert notices of U-Net's virtual ports; the
+ * kernel's own notifications need nothing beyond their count.
+ */
+static const netvm_ev_fn netvm_notify_owner[NETVM_PORT_OWNERS] = {
+	[NETVM_PORT_FREE] = netvm_unet_divert_event,
+	[NETVM_PORT_KERNEL] = netvm_unet_divert_event,
+	[NETVM_PORT_EP] = netvm_ep_event,
+	[NETVM_PORT_UNET] = netvm_unet_event,
+};
+
+static void ev_notify(struct netvm_dev *nd, const struct nvm_event *ev)
+{
+	u32 port = le16_to_cpu((__force __le16)ev->endpoint);
+	u8 owner = port < NETVM_PORTS ? READ_ONCE(nd->port_owner[port]) :
+		   NETVM_PORT_FREE;
+	netvm_ev_fn fn = owner < NETVM_PORT_OWNERS ?
+			 netvm_notify_owner[owner] : NULL;
+
+	netvm_nv_event(nd, ev);		/* NetVM's count of notifications */
+	if (fn)
+		fn(nd, ev);
+}
+
+/* Who serves each event type; a type without an entry is only counted. */
+static const netvm_ev_fn netvm_ev_route[NVM_EV_TYPE_COUNT] = {
+	[NVM_EV_LINK] = ev_link,
+	[NVM_EV_RAW_TX] = ev_raw_tx,
+	[NVM_EV_RAW_RX] = ev_raw_rx,
+	[NVM_EV_ERROR] = ev_error,
+	[NVM_EV_PAGE_MISS] = ev_paging,
+	[NVM_EV_BOUNCE] = ev_paging,
+	[NVM_EV_NOTIFY] = ev_notify,
+	[NVM_EV_FW_STATE] = ev_fw_state,
+};
+
 static void netvm_handle_event(struct netvm_dev *nd, const struct nvm_event *ev)
 {
-	struct device *dev = &nd->pdev->dev;
-	u32 data = le32_to_cpu((__force __le32)ev->data);
-	u64 arg = le64_to_cpu((__force __le64)ev->arg);
+	netvm_ev_fn fn = ev->type < NVM_EV_TYPE_COUNT ?
+			 netvm_ev_route[ev->type] : NULL;
 
 	atomic64_inc(&nd->stats.events);
-	switch (ev->type) {
-	case NVM_EV_RAW_TX:
-		netvm_raw_tx_event(nd, data, arg);
-		break;
-	case NVM_EV_RAW_RX:
-		netvm_raw_rx_event(nd, data, arg);
-		break;
-	case NVM_EV_LINK:
-		WRITE_ONCE(nd->link, data);
-		dev_info_ratelimited(dev, "link %s\n",
-				     (data & NVM_LINK_UP) ? "up" : "down");
-		break;
-	case NVM_EV_ERROR:
-		atomic64_inc(&nd->stats.errors);
-		dev_warn_ratelimited(dev, "NIC error %u (%s), detail %#llx\n",
-				     data,
-				     data < ARRAY_SIZE(netvm_error_names) ?
-				     netvm_error_names[data] : "unknown",
-				     arg);
-		break;
-	case NVM_EV_PAGE_MISS:
-	case NVM_EV_BOUNCE:
-	case NVM_EV_NOTIFY:
-		netvm_nv_event(nd, ev);
-		netvm_ep_event(nd, ev);
-		netvm_unet_event(nd, ev);	/* U-Net upcalls */
-		break;
-	case NVM_EV_FW_STATE:
-		WRITE_ONCE(nd->fw_state, data);
-		if (data == NVM_FW_FAULT)
-			dev_err_ratelimited(dev, "firmware fault\n");
-		break;
-	default:
+	if (fn)
+		fn(nd, ev);
+	else
 		atomic64_inc(&nd->stats.other_events);
-		break;
-	}
 }
 
 irqreturn_t netvm_evq_irq(int irq, void *data)

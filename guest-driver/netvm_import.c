@@ -8,8 +8,9 @@
  * {addr, len, key, pt_rows, flags} or an errno.
  *
  * Transport: raw frames (netvm_raw.c) that start with the 8-byte marker
- * NETVM_CTL_MAGIC and have exactly the size of struct netvm_imp_msg.  The
- * raw receive IRQ handler gives every such frame to netvm_import_rx()
+ * NVM_IMP_MAGIC and have exactly the size of struct nvm_imp_msg
+ * (netvm/import.h; big-endian, as every wire format).  The raw receive
+ * IRQ handler gives every such frame to netvm_import_rx()
  * before the raw queue, so raw readers never see them.  Replies are
  * matched to waiters in the IRQ handler; requests are queued (at most
  * NETVM_IMP_REQQ) for a work item, which needs to sleep (endpoint locks,
@@ -29,44 +30,20 @@
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
-#include "netvm.h"
+#include <netvm/import.h>
+
+#include "netvm_drv.h"
 
 #define NETVM_IMP_REQQ		16
 #define NETVM_IMP_TIMEOUT_MS	5000
 #define NETVM_IMP_TIMEOUT_MAX	60000
-
-enum {
-	NETVM_CTL_IMPORT_REQ = 1,
-	NETVM_CTL_IMPORT_REPLY = 2,
-};
-
-static const u8 netvm_ctl_magic[8] = { 'N', 'V', 'M', 'K', 'C', 'T', 'L', 1 };
-
-/* On the wire, little-endian. */
-struct netvm_imp_msg {
-	u8 magic[8];
-	__le32 type;
-	__le32 id;		/* requester's number, echoed */
-	__le16 src_node;
-	__le16 dst_node;
-	__le16 port;
-	__le16 reserved0;
-	__le32 status;		/* reply: 0 or a positive errno */
-	__le32 flags;		/* reply: NETVM_EXPORT_RO */
-	__le32 pt_rows;
-	__le32 reserved1;
-	__le64 addr;
-	__le64 len;
-	__le64 key;
-	char name[32];
-};
 
 /* One sleeping importer, on imp.pending. */
 struct netvm_imp_wait {
 	struct list_head node;
 	u32 id;
 	bool done;
-	struct netvm_imp_msg reply;
+	struct nvm_imp_msg reply;
 };
 
 static int netvm_imp_route(struct netvm_dev *nd, u32 node, u8 *route,
@@ -84,7 +61,7 @@ static int netvm_imp_route(struct netvm_dev *nd, u32 node, u8 *route,
 }
 
 static int netvm_imp_send(struct netvm_dev *nd, u32 node,
-			  const struct netvm_imp_msg *m)
+			  const struct nvm_imp_msg *m)
 {
 	u8 route[NVM_ROUTE_MAX];
 	u8 rlen;
@@ -98,7 +75,7 @@ static int netvm_imp_send(struct netvm_dev *nd, u32 node,
 
 /* Look the export up here: fills the reply fields, returns an errno. */
 static int netvm_imp_lookup(struct netvm_dev *nd, u32 port, const char *name,
-			    struct netvm_imp_msg *r)
+			    struct nvm_imp_msg *r)
 {
 	struct netvm_eps *eps = &nd->eps;
 	struct netvm_export *exp;
@@ -118,11 +95,11 @@ static int netvm_imp_lookup(struct netvm_dev *nd, u32 port, const char *name,
 			if (!exp->name[0] ||
 			    strncmp(exp->name, name, sizeof(exp->name)))
 				continue;
-			r->addr = cpu_to_le64(exp->addr);
-			r->len = cpu_to_le64(exp->len);
-			r->key = cpu_to_le64(exp->key);
-			r->flags = cpu_to_le32(exp->ro ? NETVM_EXPORT_RO : 0);
-			r->pt_rows = cpu_to_le32(eps->pt_rows);
+			r->addr = cpu_to_be64(exp->addr);
+			r->len = cpu_to_be64(exp->len);
+			r->key = cpu_to_be64(exp->key);
+			r->flags = cpu_to_be32(exp->ro ? NETVM_EXPORT_RO : 0);
+			r->pt_rows = cpu_to_be32(eps->pt_rows);
 			ret = 0;
 			break;
 		}
@@ -136,7 +113,7 @@ static void netvm_imp_work(struct work_struct *work)
 {
 	struct netvm_imp *imp = container_of(work, struct netvm_imp, work);
 	struct netvm_dev *nd = container_of(imp, struct netvm_dev, imp);
-	struct netvm_imp_msg m, r;
+	struct nvm_imp_msg m, r;
 	char name[32];
 	int ret;
 
@@ -152,27 +129,27 @@ static void netvm_imp_work(struct work_struct *work)
 		spin_unlock_irq(&imp->lock);
 
 		memset(&r, 0, sizeof(r));
-		memcpy(r.magic, netvm_ctl_magic, sizeof(r.magic));
-		r.type = cpu_to_le32(NETVM_CTL_IMPORT_REPLY);
+		memcpy(r.magic, NVM_IMP_MAGIC, sizeof(r.magic));
+		r.type = cpu_to_be32(NVM_IMP_REPLY);
 		r.id = m.id;
-		r.src_node = cpu_to_le16(nd->node_id);
+		r.src_node = cpu_to_be16(nd->node_id);
 		r.dst_node = m.src_node;
 		r.port = m.port;
 		memcpy(r.name, m.name, sizeof(r.name));
-		if (le16_to_cpu(m.dst_node) != nd->node_id) {
+		if (be16_to_cpu(m.dst_node) != nd->node_id) {
 			ret = -EHOSTUNREACH;
 		} else {
 			memcpy(name, m.name, sizeof(name));
 			name[sizeof(name) - 1] = 0;
-			ret = netvm_imp_lookup(nd, le16_to_cpu(m.port), name, &r);
+			ret = netvm_imp_lookup(nd, be16_to_cpu(m.port), name, &r);
 		}
-		r.status = cpu_to_le32(-ret);
+		r.status = cpu_to_be32(-ret);
 		atomic64_inc(&imp->served);
-		ret = netvm_imp_send(nd, le16_to_cpu(m.src_node), &r);
+		ret = netvm_imp_send(nd, be16_to_cpu(m.src_node), &r);
 		if (ret)
 			dev_warn_ratelimited(&nd->pdev->dev,
 					     "NetVM: import reply to node %u failed: %d\n",
-					     le16_to_cpu(m.src_node), ret);
+					     be16_to_cpu(m.src_node), ret);
 	}
 }
 
@@ -180,22 +157,22 @@ static void netvm_imp_work(struct work_struct *work)
 bool netvm_import_rx(struct netvm_dev *nd, const void *buf, u32 len, u32 src)
 {
 	struct netvm_imp *imp = &nd->imp;
-	const struct netvm_imp_msg *m = buf;
+	const struct nvm_imp_msg *m = buf;
 	struct netvm_imp_wait *w;
 	u32 type;
 
 	if (len != sizeof(*m) ||
-	    memcmp(m->magic, netvm_ctl_magic, sizeof(m->magic)))
+	    memcmp(m->magic, NVM_IMP_MAGIC, sizeof(m->magic)))
 		return false;
 	if (!imp->reqq) {
 		atomic64_inc(&imp->dropped);
 		return true;
 	}
-	type = le32_to_cpu(m->type);
+	type = be32_to_cpu(m->type);
 	spin_lock(&imp->lock);
-	if (type == NETVM_CTL_IMPORT_REPLY) {
+	if (type == NVM_IMP_REPLY) {
 		list_for_each_entry(w, &imp->pending, node) {
-			if (w->id != le32_to_cpu(m->id) || w->done)
+			if (w->id != be32_to_cpu(m->id) || w->done)
 				continue;
 			w->reply = *m;
 			w->done = true;
@@ -203,7 +180,7 @@ bool netvm_import_rx(struct netvm_dev *nd, const void *buf, u32 len, u32 src)
 			wake_up_all(&imp->wq);
 			break;
 		}
-	} else if (type == NETVM_CTL_IMPORT_REQ &&
+	} else if (type == NVM_IMP_REQ &&
 		   imp->req_count < NETVM_IMP_REQQ) {
 		imp->reqq[(imp->req_head + imp->req_count) % NETVM_IMP_REQQ] = *m;
 		imp->req_count++;
@@ -227,10 +204,10 @@ static bool netvm_imp_done(struct netvm_dev *nd, struct netvm_imp_wait *w)
 }
 
 static int netvm_imp_remote(struct netvm_dev *nd, struct netvm_import_req *req,
-			    struct netvm_imp_msg *out)
+			    struct nvm_imp_msg *out)
 {
 	struct netvm_imp *imp = &nd->imp;
-	struct netvm_imp_msg m;
+	struct nvm_imp_msg m;
 	struct netvm_imp_wait *w;
 	u32 tmo = req->timeout_ms ? req->timeout_ms : NETVM_IMP_TIMEOUT_MS;
 	long left;
@@ -245,12 +222,12 @@ static int netvm_imp_remote(struct netvm_dev *nd, struct netvm_import_req *req,
 	spin_unlock_irq(&imp->lock);
 
 	memset(&m, 0, sizeof(m));
-	memcpy(m.magic, netvm_ctl_magic, sizeof(m.magic));
-	m.type = cpu_to_le32(NETVM_CTL_IMPORT_REQ);
-	m.id = cpu_to_le32(w->id);
-	m.src_node = cpu_to_le16(nd->node_id);
-	m.dst_node = cpu_to_le16(req->node);
-	m.port = cpu_to_le16(req->port);
+	memcpy(m.magic, NVM_IMP_MAGIC, sizeof(m.magic));
+	m.type = cpu_to_be32(NVM_IMP_REQ);
+	m.id = cpu_to_be32(w->id);
+	m.src_node = cpu_to_be16(nd->node_id);
+	m.dst_node = cpu_to_be16(req->node);
+	m.port = cpu_to_be16(req->port);
 	memcpy(m.name, req->name, sizeof(m.name));
 	atomic64_inc(&imp->sent);
 	ret = netvm_imp_send(nd, req->node, &m);
@@ -274,14 +251,14 @@ static int netvm_imp_remote(struct netvm_dev *nd, struct netvm_import_req *req,
 	if (ret == -ETIMEDOUT)
 		atomic64_inc(&imp->timeouts);
 	if (!ret)
-		ret = -(int)le32_to_cpu(out->status);
+		ret = -(int)be32_to_cpu(out->status);
 	return ret;
 }
 
 long netvm_import_ioctl(struct netvm_dev *nd, void __user *u)
 {
 	struct netvm_import_req req;
-	struct netvm_imp_msg r;
+	struct nvm_imp_msg r;
 	int ret;
 
 	if (copy_from_user(&req, u, sizeof(req)))
@@ -300,11 +277,11 @@ long netvm_import_ioctl(struct netvm_dev *nd, void __user *u)
 		ret = netvm_imp_remote(nd, &req, &r);
 	if (ret)
 		return ret;
-	req.addr = le64_to_cpu(r.addr);
-	req.len = le64_to_cpu(r.len);
-	req.key = le64_to_cpu(r.key);
-	req.pt_rows = le32_to_cpu(r.pt_rows);
-	req.flags = le32_to_cpu(r.flags);
+	req.addr = be64_to_cpu(r.addr);
+	req.len = be64_to_cpu(r.len);
+	req.key = be64_to_cpu(r.key);
+	req.pt_rows = be32_to_cpu(r.pt_rows);
+	req.flags = be32_to_cpu(r.flags);
 	if (!req.pt_rows || !req.len)
 		return -EPROTO;
 	if (copy_to_user(u, &req, sizeof(req)))

@@ -17,7 +17,7 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 #define NETVM_BARS	(BIT(LANAI_BAR_REGS) | BIT(LANAI_BAR_SRAM) | \
 			 BIT(LANAI_BAR_DOORBELL))
@@ -265,6 +265,7 @@ static int netvm_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	nd->sram_size = netvm_rd(nd, NVM_REG_SRAM_SIZE);
 	WRITE_ONCE(nd->link, netvm_rd(nd, NVM_REG_LINK));
 
+	netvm_unet_dev_init(nd);
 	ret = netvm_import_init(nd);
 	if (ret)
 		goto err_teardown;

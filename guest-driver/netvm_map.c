@@ -18,7 +18,7 @@
 #include <linux/string.h>
 #include <linux/sysfs.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 #include <netvm/mapper.h>
 
 #define NETVM_MAP_MAX_LEN \

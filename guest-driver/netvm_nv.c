@@ -30,7 +30,7 @@
 #include <linux/sort.h>
 #include <linux/uaccess.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 #define NV_HOST_SIZE		(2 * PAGE_SIZE)
 #define NV_HOST_SHADOW		0
@@ -53,10 +53,12 @@ static_assert(NETVM_NV_INFLIGHT <= NVM_CMDQ_LEN);
  * give-up, NVM_KOP_CONFIG).  Read at probe, so a change affects NICs
  * probed later (rmmod/insmod, ./netvm reload-driver).
  */
-static unsigned int nv_giveup_ms = 6000;
+static unsigned int nv_giveup_ms = NVM_GIVEUP_MS_DEFAULT;
 module_param(nv_giveup_ms, uint, 0444);
 MODULE_PARM_DESC(nv_giveup_ms,
-		 "NetVM: ms without an answer before a peer is given up (100..60000, default 6000)");
+		 "NetVM: ms without an answer before a peer is given up (clamped to "
+		 __stringify(NVM_GIVEUP_MS_MIN) ".." __stringify(NVM_GIVEUP_MS_MAX)
+		 ", default " __stringify(NVM_GIVEUP_MS_DEFAULT) ")");
 
 /* The kernel's own wait for a command: past the firmware's give-up. */
 static unsigned long nv_deadline(struct netvm_nv *nv)
@@ -323,7 +325,11 @@ int nv_kcmd_locked(struct netvm_dev *nd, struct nvm_cmd *c)
 	nv_ring(nv);
 	ret = nv_wait(nd, 0, deadline);
 	err = nv_collect_errors(nd, first, nv->issued);
-	return ret ? ret : err;
+	ret = ret ? ret : err;
+	if (ret)
+		dev_dbg(&nd->pdev->dev, "NetVM: kernel command %s (0x%x): %d\n",
+			nvm_kop_name(c->op) ?: "?", c->op, ret);
+	return ret;
 }
 
 /*
@@ -459,8 +465,7 @@ int netvm_nv_init(struct netvm_dev *nd)
 
 	nv->host = dma_alloc_coherent(dev, NV_HOST_SIZE, &nv->host_dma,
 				      GFP_KERNEL);
-	nv->bounce_size = (size_t)NVM_BOUNCE_SLOT * NETVM_NV_WIN *
-			  NETVM_NV_MAX_NODES;
+	nv->bounce_size = nvm_bounce_bytes(NETVM_NV_MAX_NODES);
 	nv->bounce = dma_alloc_coherent(dev, nv->bounce_size, &nv->bounce_dma,
 					GFP_KERNEL);
 	nv->ktest = dma_alloc_coherent(dev, NETVM_KTEST_WINDOW, &nv->ktest_dma,
@@ -479,9 +484,10 @@ int netvm_nv_init(struct netvm_dev *nd)
 	kc.max_ppn = nv->max_ppn;
 	kc.pt_rows = nv->pt_rows;
 	kc.bounce_base = nv->bounce_dma;
-	kc.bounce_slots = NETVM_NV_WIN * NETVM_NV_MAX_NODES;
+	kc.bounce_slots = NVM_WIN * NETVM_NV_MAX_NODES;
 	kc.max_nodes = NETVM_NV_MAX_NODES;
-	nv->giveup_ms = clamp(nv_giveup_ms, 100U, 60000U);
+	nv->giveup_ms = clamp_t(u32, nv_giveup_ms, NVM_GIVEUP_MS_MIN,
+				NVM_GIVEUP_MS_MAX);
 	kc.giveup_ms = nv->giveup_ms;
 	do {
 		nv->epoch = get_random_u32();
@@ -526,6 +532,7 @@ int netvm_nv_init(struct netvm_dev *nd)
 		dev_warn(dev, "NetVM: the test window was refused (%d): peers cannot reach it\n",
 			 ret);
 	nv->enabled = true;
+	netvm_port_own(nd, NVM_EP_KERNEL, NETVM_PORT_KERNEL);
 	dev_info(dev, "NetVM: on (max_ppn %u, pt_rows %u, epoch %#x, test window at %pad)\n",
 		 nv->max_ppn, nv->pt_rows, nv->epoch, &nv->ktest_dma);
 	return 0;

@@ -20,16 +20,15 @@
 #include <linux/types.h>
 
 #include <netvm/lanai_event.h>
-#include <netvm/netvm_fw.h>
+#include <netvm/kop.h>		/* and netvm/netvm_fw.h */
 #include <netvm/packet.h>
 
 struct netvm_dev;
 
 #define NETVM_NV_MAX_NODES	8	/* bounce buffer partitions */
-#define NETVM_NV_WIN		64	/* FW_NV_WIN: bounce slots per node */
 #define NETVM_NV_NOTF_LEN	256	/* notification ring entries */
 #define NETVM_NV_INFLIGHT	32	/* most commands in flight per caller */
-#define NETVM_NV_ROUTE_NODES	64	/* FW_NV_NODES: node ids with a route */
+#define NETVM_NV_ROUTE_NODES	NVM_NODES	/* node ids with a route */
 #define NETVM_NV_GRACE_MS	4000	/* a kernel call waits giveup_ms + this */
 
 struct netvm_nv {
@@ -56,7 +55,7 @@ struct netvm_nv {
 	struct nvm_atomic_reply *reply;
 	struct nvm_notf_entry *notf;
 
-	void *bounce;		/* NVM_BOUNCE_SLOT * 64 * 8 bytes */
+	void *bounce;		/* nvm_bounce_bytes(NETVM_NV_MAX_NODES) */
 	dma_addr_t bounce_dma;
 	size_t bounce_size;
 

@@ -24,7 +24,7 @@
 #include <linux/sysfs.h>
 #include <linux/uaccess.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 static struct dentry *netvm_debug_root;
 

@@ -25,7 +25,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 /*
  * How long a reader that is not keeping up may hold the link (module

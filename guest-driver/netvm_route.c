@@ -19,7 +19,7 @@
 #include <linux/string.h>
 #include <linux/sysfs.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 int netvm_route_set(struct netvm_dev *nd, u32 node, const u8 *route, u32 len)
 {

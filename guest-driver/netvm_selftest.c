@@ -14,7 +14,7 @@
 #include <linux/jiffies.h>
 #include <linux/random.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 #define NETVM_ST_LEN		NVM_ST_MAX_LEN
 #define NETVM_ST_TIMEOUT_MS	1000

@@ -11,7 +11,7 @@
 
 #include <netvm/fw_counters.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 static struct netvm_dev *to_netvm(struct device *dev)
 {

@@ -16,7 +16,7 @@
 
 #include <netvm/tripwire.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 int netvm_trip_init(struct netvm_dev *nd)
 {

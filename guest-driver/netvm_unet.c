@@ -33,18 +33,10 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 #include "netvm_compat.h"
 
-/* Upcall targets per NIC (index) and port; see netvm_unet.h. */
-static DEFINE_SPINLOCK(unet_irq_lock);
-static struct netvm_unet *unet_irq[NETVM_MAX_DEVS][NVM_UNET_VPORT_MAX];
-
-/*
- * FUGU's buffered path: per NIC, a divert ring the firmware writes
- * undeliverable messages to, and a worker that appends each to its
- * endpoint's pageable FIFO.  Set up with the first U-Net endpoint.
- */
+/* The divert ring (struct netvm_unet_div), bytes. */
 #define UNET_DIV_RING	(NVM_UNET_DIV_SLOTS * NVM_UNET_DIV_SLOT)
 /*
  * Overflow control: the high-water mark of an endpoint's buffered FIFO.
@@ -73,20 +65,6 @@ MODULE_PARM_DESC(unet_divert_kib,
  * ignores a HOLD it already has, and one that crossed a DIRECT is fixed.
  */
 #define UNET_HOLD_NUDGE		32
-
-struct unet_div {
-	struct netvm_dev *nd;
-	u32 users;			/* U-Net endpoints open */
-	void *ring;
-	dma_addr_t dma;
-	u32 cons;			/* records handed on */
-	atomic_t prod;			/* records written (events) */
-	bool ready;			/* the IRQ handler may queue work */
-	struct work_struct work;
-};
-
-static DEFINE_MUTEX(unet_div_lock);
-static struct unet_div unet_div[NETVM_MAX_DEVS];
 
 /* Record header in the FIFO, then the data rounded up to 16 bytes. */
 struct unet_frec {
@@ -211,15 +189,16 @@ static void unet_direct_owed(struct netvm_dev *nd, const unsigned long *ports)
 
 static void unet_div_work(struct work_struct *w)
 {
-	struct unet_div *ud = container_of(w, struct unet_div, work);
-	struct netvm_dev *nd = ud->nd;
+	struct netvm_unet_div *ud = container_of(w, struct netvm_unet_div,
+						 work);
+	struct netvm_dev *nd = container_of(ud, struct netvm_dev, unet.div);
 	DECLARE_BITMAP(ports, NVM_UNET_VPORT_MAX);
 	bool moved = false;
 	u32 prod;
 
 	bitmap_zero(ports, NVM_UNET_VPORT_MAX);
 
-	mutex_lock(&unet_div_lock);
+	mutex_lock(&nd->unet.div_lock);
 	if (!ud->ring)
 		goto out;
 	prod = atomic_read(&ud->prod);
@@ -252,7 +231,7 @@ static void unet_div_work(struct work_struct *w)
 		unet_direct_owed(nd, ports);
 	}
 out:
-	mutex_unlock(&unet_div_lock);
+	mutex_unlock(&nd->unet.div_lock);
 }
 
 /*
@@ -261,17 +240,15 @@ out:
  */
 static void unet_div_get(struct netvm_dev *nd)
 {
-	struct unet_div *ud = &unet_div[nd->index];
+	struct netvm_unet_div *ud = &nd->unet.div;
 
-	mutex_lock(&unet_div_lock);
+	mutex_lock(&nd->unet.div_lock);
 	if (ud->users++) {
-		mutex_unlock(&unet_div_lock);
+		mutex_unlock(&nd->unet.div_lock);
 		return;
 	}
-	ud->nd = nd;
 	ud->cons = 0;
 	atomic_set(&ud->prod, 0);
-	INIT_WORK(&ud->work, unet_div_work);
 	ud->ring = dma_alloc_coherent(&nd->pdev->dev, UNET_DIV_RING, &ud->dma,
 				      GFP_KERNEL);
 	if (ud->ring && nv_kcmd(nd, NVM_KOP_UNET_DIVERT_CFG,
@@ -284,17 +261,17 @@ static void unet_div_get(struct netvm_dev *nd)
 	if (!ud->ring)
 		dev_warn(&nd->pdev->dev, "U-Net: no divert ring; undeliverable messages are dropped\n");
 	WRITE_ONCE(ud->ready, !!ud->ring);
-	mutex_unlock(&unet_div_lock);
+	mutex_unlock(&nd->unet.div_lock);
 }
 
 static void unet_div_put(struct netvm_dev *nd)
 {
-	struct unet_div *ud = &unet_div[nd->index];
+	struct netvm_unet_div *ud = &nd->unet.div;
 	void *ring;
 
-	mutex_lock(&unet_div_lock);
+	mutex_lock(&nd->unet.div_lock);
 	if (--ud->users) {
-		mutex_unlock(&unet_div_lock);
+		mutex_unlock(&nd->unet.div_lock);
 		return;
 	}
 	ring = ud->ring;
@@ -302,7 +279,7 @@ static void unet_div_put(struct netvm_dev *nd)
 	WRITE_ONCE(ud->ready, false);
 	if (ring && !READ_ONCE(nd->dead))
 		nv_kcmd(nd, NVM_KOP_UNET_DIVERT_CFG, 0, 0, 0, 0, NULL, 0);
-	mutex_unlock(&unet_div_lock);
+	mutex_unlock(&nd->unet.div_lock);
 	cancel_work_sync(&ud->work);
 	if (ring)
 		dma_free_coherent(&nd->pdev->dev, UNET_DIV_RING, ring, ud->dma);
@@ -312,11 +289,10 @@ static void unet_irq_set(struct netvm_dev *nd, u32 port, struct netvm_unet *u)
 {
 	unsigned long flags;
 
-	if (nd->index < 0 || nd->index >= NETVM_MAX_DEVS)
-		return;
-	spin_lock_irqsave(&unet_irq_lock, flags);
-	unet_irq[nd->index][port] = u;
-	spin_unlock_irqrestore(&unet_irq_lock, flags);
+	spin_lock_irqsave(&nd->unet.irq_lock, flags);
+	nd->unet.irq[port] = u;
+	spin_unlock_irqrestore(&nd->unet.irq_lock, flags);
+	netvm_port_own(nd, port, u ? NETVM_PORT_UNET : NETVM_PORT_FREE);
 }
 
 static struct netvm_unet *unet_lookup(struct netvm_dev *nd, u32 port)
@@ -324,10 +300,17 @@ static struct netvm_unet *unet_lookup(struct netvm_dev *nd, u32 port)
 	struct netvm_unet *u;
 	unsigned long flags;
 
-	spin_lock_irqsave(&unet_irq_lock, flags);
-	u = unet_irq[nd->index][port];
-	spin_unlock_irqrestore(&unet_irq_lock, flags);
+	spin_lock_irqsave(&nd->unet.irq_lock, flags);
+	u = nd->unet.irq[port];
+	spin_unlock_irqrestore(&nd->unet.irq_lock, flags);
 	return u;
+}
+
+void netvm_unet_dev_init(struct netvm_dev *nd)
+{
+	spin_lock_init(&nd->unet.irq_lock);
+	mutex_init(&nd->unet.div_lock);
+	INIT_WORK(&nd->unet.div.work, unet_div_work);
 }
 
 void __iomem *netvm_unet_region(struct netvm_unet *u)
@@ -378,46 +361,178 @@ static int unet_open_emulated(struct netvm_file *nf, struct netvm_unet *u,
 	u32 vp;
 	int ret;
 
-	mutex_lock(&unet_div_lock);
-	if (!unet_div[nd->index].ring) {
-		mutex_unlock(&unet_div_lock);
+	mutex_lock(&nd->unet.div_lock);
+	if (!nd->unet.div.ring) {
+		mutex_unlock(&nd->unet.div_lock);
 		return -EBUSY;
 	}
 	for (vp = NVM_UNET_VPORT_MIN; vp < NVM_UNET_VPORT_MAX &&
 	     unet_lookup(nd, vp); vp++)
 		;
 	if (vp == NVM_UNET_VPORT_MAX) {
-		mutex_unlock(&unet_div_lock);
+		mutex_unlock(&nd->unet.div_lock);
 		return -EBUSY;
 	}
 	u->port = vp;
 	u->emulated = true;
 	ret = netvm_unet_emu_setup(u);
 	if (ret) {
-		mutex_unlock(&unet_div_lock);
+		mutex_unlock(&nd->unet.div_lock);
 		return ret;
 	}
 	u->mm = current->mm;
 	mmgrab(u->mm);
 	nf->unet = u;
 	unet_irq_set(nd, vp, u);
-	mutex_unlock(&unet_div_lock);
+	mutex_unlock(&nd->unet.div_lock);
 	req->port = vp;
 	req->flags = NETVM_UNET_EMULATED;
 	return 0;
 }
 
+/* Frees what unet_alloc() made. */
+static void unet_free(struct netvm_unet *u)
+{
+	dma_free_coherent(&u->nd->pdev->dev, u->host_size, u->host,
+			  u->host_dma);
+	kfree(u);
+}
+
+/*
+ * The endpoint and its coherent host block: the receive queue, then (not
+ * pageable) the segment.  NULL when memory is short.
+ */
+static struct netvm_unet *unet_alloc(struct netvm_dev *nd,
+				     const struct netvm_unet_open *req)
+{
+	bool pageable = req->flags & NETVM_UNET_PAGEABLE;
+	u32 rxq_bytes;
+	struct netvm_unet *u;
+
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	if (!u)
+		return NULL;
+	rxq_bytes = PAGE_ALIGN(req->rxq_len * sizeof(struct nvm_unet_rx_desc));
+	u->nd = nd;
+	mutex_init(&u->lock);
+	mutex_init(&u->dlock);
+	u->seg_off = pageable ? 0 : rxq_bytes;
+	u->seg_size = req->seg_size;
+	u->buf_size = req->buf_size;
+	u->rxq_len = req->rxq_len;
+	u->host_size = rxq_bytes + (pageable ? 0 : req->seg_size);
+	u->host = dma_alloc_coherent(&nd->pdev->dev, u->host_size,
+				     &u->host_dma, GFP_KERNEL);
+	if (!u->host) {
+		kfree(u);
+		return NULL;
+	}
+	return u;
+}
+
+/* The placeholder that makes NetVM's code see a NIC port as taken. */
+static struct netvm_ep *unet_slot_alloc(struct netvm_dev *nd)
+{
+	struct netvm_ep *slot = kzalloc(sizeof(*slot), GFP_KERNEL);
+
+	if (!slot)
+		return NULL;
+	slot->nd = nd;
+	mutex_init(&slot->lock);
+	INIT_LIST_HEAD(&slot->exports);
+	slot->mm = current->mm;
+	slot->unet = true;
+	return slot;
+}
+
+/* The first free NIC port, or @count if none is; eps.lock held. */
+static u32 unet_free_port(struct netvm_eps *eps, u32 count)
+{
+	u32 port;
+
+	for (port = 1; port < count && eps->ep[port]; port++)
+		;
+	return port;
+}
+
+/*
+ * Opens NIC port @port for @u in the firmware (NVM_KOP_UNET_OPEN); a
+ * pageable segment is exported through @slot first (faulted in and
+ * mapped now, followed from then on).  eps.lock held.
+ */
+static int unet_open_nic(struct netvm_unet *u, struct netvm_ep *slot,
+			 u32 port, const struct netvm_unet_open *req)
+{
+	struct nvm_k_unet_open ko;
+	int ret;
+
+	memset(&ko, 0, sizeof(ko));
+	ko.seg = u->host_dma + u->seg_off;
+	ko.rxq = u->host_dma;
+	ko.seg_size = u->seg_size;
+	ko.buf_size = u->buf_size;
+	ko.rxq_len = u->rxq_len;
+	ko.port = port;
+	if (req->flags & NETVM_UNET_PAGEABLE) {
+		struct netvm_export *exp;
+
+		slot->port = port;
+		exp = netvm_export_add(slot, req->seg_va, req->seg_size, false,
+				       "", true);
+		if (IS_ERR(exp))
+			return PTR_ERR(exp);
+		u->seg_exp = exp;
+		ko.seg = req->seg_va;
+		ko.flags = NVM_UNET_KO_PAGEABLE;
+	}
+	ret = nv_kcmd(u->nd, NVM_KOP_UNET_OPEN, 0, 0, 0, 0, &ko, sizeof(ko));
+	if (ret == -EINVAL)
+		ret = -EBUSY;	/* the port's last owner still has records out */
+	if (ret && u->seg_exp) {
+		netvm_export_del(slot, u->seg_exp);
+		u->seg_exp = NULL;
+	}
+	return ret;
+}
+
+/* The opened NIC port becomes @u's: the port table; eps.lock held. */
+static void unet_take_port(struct netvm_unet *u, struct netvm_ep *slot,
+			   u32 port)
+{
+	u->port = port;
+	slot->port = port;
+	u->slot = slot;
+	u->mm = current->mm;
+	mmgrab(u->mm);
+	mmgrab(slot->mm);
+	u->nd->eps.ep[port] = slot;
+}
+
+/* NETVM_IOC_UNET_OPEN's answer: where the process finds its endpoint. */
+static int unet_open_reply(struct netvm_unet *u, struct netvm_unet_open *req,
+			   void __user *uarg)
+{
+	req->node_id = u->nd->node_id;
+	req->seg_off = u->seg_off;
+	req->host_size = u->host_size;
+	if (copy_to_user(uarg, req, sizeof(*req)))
+		return -EFAULT;		/* the endpoint stays; close frees it */
+	return 0;
+}
+
+/*
+ * NETVM_IOC_UNET_OPEN: a NIC port if one is free (and the caller did not
+ * ask for emulation), else a kernel-emulated one.
+ */
 static int unet_open(struct netvm_file *nf, void __user *uarg)
 {
 	struct netvm_dev *nd = nf->nd;
 	struct netvm_eps *eps = &nd->eps;
 	u32 count = min_t(u32, nd->layout.ep_count, NETVM_EP_MAX);
 	struct netvm_unet_open req;
-	struct nvm_k_unet_open ko;
 	struct netvm_unet *u;
 	struct netvm_ep *slot;
-	u32 port, rxq_bytes;
-	bool pageable;
+	u32 port;
 	int ret;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
@@ -429,111 +544,47 @@ static int unet_open(struct netvm_file *nf, void __user *uarg)
 		return -ENODEV;
 	if (nf->ep || nf->unet)
 		return -EBUSY;
-	u = kzalloc(sizeof(*u), GFP_KERNEL);
-	slot = kzalloc(sizeof(*slot), GFP_KERNEL);
+	u = unet_alloc(nd, &req);
+	slot = unet_slot_alloc(nd);
 	if (!u || !slot) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	pageable = req.flags & NETVM_UNET_PAGEABLE;
-	rxq_bytes = PAGE_ALIGN(req.rxq_len * sizeof(struct nvm_unet_rx_desc));
-	u->nd = nd;
-	mutex_init(&u->lock);
-	mutex_init(&u->dlock);
-	u->seg_off = pageable ? 0 : rxq_bytes;
-	u->seg_size = req.seg_size;
-	u->buf_size = req.buf_size;
-	u->rxq_len = req.rxq_len;
-	u->host_size = rxq_bytes + (pageable ? 0 : req.seg_size);
-	u->host = dma_alloc_coherent(&nd->pdev->dev, u->host_size,
-				     &u->host_dma, GFP_KERNEL);
-	if (!u->host) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
-	/* the placeholder makes NetVM's code see the port as taken */
-	slot->nd = nd;
-	mutex_init(&slot->lock);
-	INIT_LIST_HEAD(&slot->exports);
-	slot->mm = current->mm;
-	slot->unet = true;
 
 	unet_div_get(nd);
 	mutex_lock(&eps->lock);
-	for (port = 1; port < count && eps->ep[port]; port++)
-		;
-	if (port >= count && pageable) {
+	port = unet_free_port(eps, count);
+	if (port >= count && (req.flags & NETVM_UNET_PAGEABLE)) {
 		ret = -EBUSY;		/* a kernel-emulated one needs it pinned */
 		goto err_unlock;
 	}
 	if (port >= count || (req.flags & NETVM_UNET_EMULATE)) {
 		mutex_unlock(&eps->lock);
 		kfree(slot);
+		slot = NULL;
 		ret = unet_open_emulated(nf, u, &req);
-		if (ret) {
-			unet_div_put(nd);
-			dma_free_coherent(&nd->pdev->dev, u->host_size, u->host,
-					  u->host_dma);
-			kfree(u);
-			return ret;
-		}
-		goto done;
+		if (ret)
+			goto err_div;
+		return unet_open_reply(u, &req, uarg);
 	}
-	memset(&ko, 0, sizeof(ko));
-	ko.seg = u->host_dma + rxq_bytes;
-	ko.rxq = u->host_dma;
-	ko.seg_size = u->seg_size;
-	ko.buf_size = u->buf_size;
-	ko.rxq_len = u->rxq_len;
-	ko.port = port;
-	if (pageable) {
-		struct netvm_export *exp;
-
-		/* faulted in and mapped now; followed from here on */
-		slot->port = port;
-		exp = netvm_export_add(slot, req.seg_va, req.seg_size, false,
-				       "", true);
-		if (IS_ERR(exp)) {
-			ret = PTR_ERR(exp);
-			goto err_unlock;
-		}
-		u->seg_exp = exp;
-		ko.seg = req.seg_va;
-		ko.flags = NVM_UNET_KO_PAGEABLE;
-	}
-	ret = nv_kcmd(nd, NVM_KOP_UNET_OPEN, 0, 0, 0, 0, &ko, sizeof(ko));
-	if (ret == -EINVAL)
-		ret = -EBUSY;	/* the port's last owner still has records out */
-	if (ret) {
-		if (u->seg_exp)
-			netvm_export_del(slot, u->seg_exp);
+	ret = unet_open_nic(u, slot, port, &req);
+	if (ret)
 		goto err_unlock;
-	}
-	u->port = port;
-	slot->port = port;
-	u->slot = slot;
-	u->mm = current->mm;
-	mmgrab(u->mm);
-	mmgrab(slot->mm);
-	eps->ep[port] = slot;
+	unet_take_port(u, slot, port);
 	mutex_unlock(&eps->lock);
 	nf->unet = u;
 	unet_irq_set(nd, port, u);
 	req.port = port;
-done:
-	req.node_id = nd->node_id;
-	req.seg_off = u->seg_off;
-	req.host_size = u->host_size;
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;		/* the endpoint stays; close frees it */
-	return 0;
+	return unet_open_reply(u, &req, uarg);
+
 err_unlock:
 	mutex_unlock(&eps->lock);
+err_div:
 	unet_div_put(nd);
-	dma_free_coherent(&nd->pdev->dev, u->host_size, u->host, u->host_dma);
 err_free:
 	kfree(slot);
-	kfree(u);
+	if (u)
+		unet_free(u);
 	return ret;
 }
 
@@ -549,7 +600,7 @@ static bool unet_tag_taken(struct netvm_dev *nd, u32 node, u32 tag)
 	bool taken = false;
 	u32 p, c;
 
-	mutex_lock(&unet_div_lock);	/* no endpoint is freed meanwhile */
+	mutex_lock(&nd->unet.div_lock);	/* no endpoint is freed meanwhile */
 	for (p = 1; p < NVM_UNET_VPORT_MAX && !taken; p++) {
 		struct netvm_unet *o = unet_lookup(nd, p);
 
@@ -558,7 +609,7 @@ static bool unet_tag_taken(struct netvm_dev *nd, u32 node, u32 tag)
 			    o->ch[c].tag == tag)
 				taken = true;
 	}
-	mutex_unlock(&unet_div_lock);
+	mutex_unlock(&nd->unet.div_lock);
 	return taken;
 }
 
@@ -827,9 +878,9 @@ void netvm_unet_release(struct netvm_file *nf)
 		if (u->seg_exp)
 			netvm_export_del(u->slot, u->seg_exp);
 	}
-	/* the divert worker looks endpoints up under unet_div_lock */
-	mutex_lock(&unet_div_lock);
-	mutex_unlock(&unet_div_lock);
+	/* the divert worker looks endpoints up under unet.div_lock */
+	mutex_lock(&nd->unet.div_lock);
+	mutex_unlock(&nd->unet.div_lock);
 	if (u->emulated)
 		netvm_unet_emu_close(u);	/* its senders released */
 	unet_div_put(nd);
@@ -858,48 +909,52 @@ int netvm_unet_fasync(struct netvm_file *nf, int fd, struct file *file,
 }
 
 /*
- * From the event IRQ handler: a U-Net port's NVM_EV_NOTIFY.  Waking
- * sleepers is netvm_ep_event()'s (the port's wait queue); here the upcall
- * reasons become a signal: POLL_IN when the queue became non-empty,
- * POLL_PRI when it reached the process's threshold (si_band tells which).
+ * From the event IRQ handler: a U-Net port's NVM_EV_NOTIFY (the router
+ * in netvm_events.c sends a port's events to its owner only).  Wakes the
+ * port's sleepers (its wait queue in eps.wq[]); the upcall reasons become
+ * a signal: POLL_IN when the queue became non-empty, POLL_PRI when it
+ * reached the process's threshold (si_band tells which).
  */
+void netvm_unet_divert_event(struct netvm_dev *nd, const struct nvm_event *ev)
+{
+	struct netvm_unet_div *ud = &nd->unet.div;
+
+	if ((le32_to_cpu((__force __le32)ev->data) & NVM_UNET_EV_DIVERT) &&
+	    READ_ONCE(ud->ready)) {
+		atomic_set(&ud->prod, (u32)le64_to_cpu((__force __le64)ev->arg));
+		queue_work(system_unbound_wq, &ud->work);
+	}
+}
+
 void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev)
 {
 	u32 port = le16_to_cpu((__force __le16)ev->endpoint);
 	u32 data = le32_to_cpu((__force __le32)ev->data);
 	struct netvm_unet *u;
 
-	if (nd->index < 0 || nd->index >= NETVM_MAX_DEVS)
-		return;
-	if (data & NVM_UNET_EV_DIVERT) {
-		struct unet_div *ud = &unet_div[nd->index];
-
-		if (READ_ONCE(ud->ready)) {
-			atomic_set(&ud->prod,
-				   (u32)le64_to_cpu((__force __le64)ev->arg));
-			queue_work(system_unbound_wq, &ud->work);
-		}
-	}
+	netvm_unet_divert_event(nd, ev);
+	if (port < NETVM_EP_MAX && nd->eps.ready)
+		wake_up_interruptible(&nd->eps.wq[port]);	/* its sleepers */
 	if (data & NVM_UNET_EV_CTL) {
 		/* a control frame for a kernel-emulated endpoint */
 		if (port < NVM_UNET_VPORT_MIN || port >= NVM_UNET_VPORT_MAX)
 			return;
-		spin_lock(&unet_irq_lock);
-		u = unet_irq[nd->index][port];
+		spin_lock(&nd->unet.irq_lock);
+		u = nd->unet.irq[port];
 		if (u && u->emulated)
 			netvm_unet_emu_ctl(u, data,
 					   le64_to_cpu((__force __le64)ev->arg));
-		spin_unlock(&unet_irq_lock);
+		spin_unlock(&nd->unet.irq_lock);
 		return;
 	}
 	if (!(data & (NVM_UNET_EV_NONEMPTY | NVM_UNET_EV_ALMOST_FULL)) ||
 	    port >= NETVM_EP_MAX)
 		return;
-	spin_lock(&unet_irq_lock);
-	u = unet_irq[nd->index][port];
+	spin_lock(&nd->unet.irq_lock);
+	u = nd->unet.irq[port];
 	if (u && (data & NVM_UNET_EV_NONEMPTY))
 		kill_fasync(&u->fasync, SIGIO, POLL_IN);
 	if (u && (data & NVM_UNET_EV_ALMOST_FULL))
 		kill_fasync(&u->fasync, SIGIO, POLL_PRI);
-	spin_unlock(&unet_irq_lock);
+	spin_unlock(&nd->unet.irq_lock);
 }

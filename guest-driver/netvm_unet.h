@@ -7,15 +7,16 @@
  * port); netvm_unet.lock (mutex) guards the endpoint's channel table and
  * is taken inside netvm_file.lock, never with netvm_eps.lock held.  The
  * rest of struct netvm_unet is set once at open and read-only after.
- * Upcalls: a module-wide table (NIC index, port) -> endpoint, guarded by
- * an IRQ-safe spinlock, lets the event IRQ handler reach the endpoint's
+ * Per NIC (struct netvm_unet_dev, netvm_dev.unet):
+ * Upcalls: a table port -> endpoint (@irq), guarded by an IRQ-safe
+ * spinlock (@irq_lock), lets the event IRQ handler reach the endpoint's
  * fasync list; entries are set after open and cleared before release
  * frees the endpoint.
- * Diverted messages: a module-wide mutex (unet_div_lock) guards each
- * NIC's divert ring and its count of users; the worker that hands records
- * to endpoints holds it, and release takes it once after unlisting the
- * endpoint, so the worker never sees a freed one.  Order: unet_div_lock,
- * then netvm_unet.dlock, then netvm_nv.lock (control commands).
+ * Diverted messages: a mutex (@div_lock) guards the NIC's divert ring and
+ * its count of users; the worker that hands records to endpoints holds
+ * it, and release takes it once after unlisting the endpoint, so the
+ * worker never sees a freed one.  Order: netvm_unet_dev.div_lock, then
+ * netvm_unet.dlock, then netvm_nv.lock (control commands).
  */
 #ifndef NETVM_UNET_DRV_H
 #define NETVM_UNET_DRV_H
@@ -23,6 +24,7 @@
 #include <linux/fs.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
+#include <linux/spinlock.h>
 #include <linux/timer.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -34,6 +36,29 @@ struct netvm_dev;
 struct netvm_ep;
 struct netvm_export;
 struct netvm_file;
+
+/*
+ * FUGU's buffered path: a divert ring the firmware writes undeliverable
+ * messages to, and a worker that appends each to its endpoint's pageable
+ * FIFO.  Set up with the NIC's first U-Net endpoint.
+ */
+struct netvm_unet_div {
+	u32 users;			/* U-Net endpoints open */
+	void *ring;
+	dma_addr_t dma;
+	u32 cons;			/* records handed on */
+	atomic_t prod;			/* records written (events) */
+	bool ready;			/* the IRQ handler may queue work */
+	struct work_struct work;
+};
+
+/* U-Net's state of one NIC; locking above. */
+struct netvm_unet_dev {
+	spinlock_t irq_lock;		/* irq[] */
+	struct netvm_unet *irq[NVM_UNET_VPORT_MAX];	/* upcall targets */
+	struct mutex div_lock;		/* div, and endpoints' lifetimes */
+	struct netvm_unet_div div;
+};
 
 struct netvm_unet_chan_rec {
 	bool open;
@@ -108,6 +133,8 @@ void netvm_unet_release(struct netvm_file *nf);
 int netvm_unet_fasync(struct netvm_file *nf, int fd, struct file *file,
 		      int on);
 void netvm_unet_event(struct netvm_dev *nd, const struct nvm_event *ev);
+void netvm_unet_divert_event(struct netvm_dev *nd, const struct nvm_event *ev);
+void netvm_unet_dev_init(struct netvm_dev *nd);
 
 /* netvm_unet.c, for netvm_unet_emu.c and netvm_unet_sched.c */
 void __iomem *netvm_unet_region(struct netvm_unet *u);	/* its SRAM region */

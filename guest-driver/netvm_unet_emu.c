@@ -28,7 +28,7 @@
  * back to direct delivery or closes.
  *
  * Locking: netvm_unet.elock guards est, edge_owed, e_hold and e_ctl_due;
- * the divert worker calls netvm_unet_emu_deliver() with unet_div_lock
+ * the divert worker calls netvm_unet_emu_deliver() with netvm_unet_dev.div_lock
  * held.  netvm_unet.hlock (IRQ-safe, inside elock) guards the holds the
  * event handler sets.
  */
@@ -38,7 +38,7 @@
 #include <linux/poll.h>
 #include <linux/vmalloc.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 /* ks: one inline message, then the word the NI writes the cookie to */
 #define EMU_KS_DONE	NVM_UNET_MSG_MAX

@@ -24,7 +24,7 @@
 #include <linux/sched/task.h>
 #include <linux/tracepoint.h>
 
-#include "netvm.h"
+#include "netvm_drv.h"
 
 #define UNET_WATCH_MAX	(NETVM_MAX_DEVS * NETVM_EP_MAX)
 

@@ -31,6 +31,7 @@
 
 #include <netvm/lanai_regs.h>	/* NVM_LINK_UP, NVM_ABI_VERSION */
 #include <netvm/netvm_uapi.h>	/* struct netvm_info */
+#include <netvm/unet_abi.h>	/* NVM_UNET_MSG_MAX */
 
 #ifdef __cplusplus
 extern "C" {
@@ -321,7 +322,7 @@ int netvm_notfq_wait(struct netvm *nv, int timeout_ms, struct netvm_notf *out);
  */
 struct netvm_unet;
 
-#define NETVM_UNET_MSG_MAX	4096
+#define NETVM_UNET_MSG_MAX	NVM_UNET_MSG_MAX
 #define NETVM_UNET_TX_SLOTS	16
 #define NETVM_UNET_TX_AREA	(NETVM_UNET_TX_SLOTS * NETVM_UNET_MSG_MAX)
 

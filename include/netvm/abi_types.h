@@ -9,7 +9,9 @@
  * structures, DMA descriptors, event queue entries) is little-endian, as
  * on the x86 hosts this NIC serves.  The real LANai was big-endian; the
  * emulation deliberately does not make the driver swap.  Fields on the
- * wire (netvm/packet.h) are big-endian, as on Myrinet.
+ * wire are big-endian, as on Myrinet: packet headers (netvm/packet.h) and
+ * the messages nodes exchange in raw frames (netvm/mapper.h,
+ * netvm/import.h).
  */
 #ifndef NETVM_ABI_TYPES_H
 #define NETVM_ABI_TYPES_H

@@ -44,7 +44,7 @@
 #define NVM_MAP_MAGIC		"NVMMAP\0\1"	/* 8 bytes, no NUL after */
 #define NVM_MAP_MAGIC_LEN	8
 #define NVM_MAP_NAME_LEN	16
-#define NVM_MAP_MAX_ENTRIES	64		/* node ids 0..63 */
+#define NVM_MAP_MAX_ENTRIES	NVM_NODES	/* one per node id */
 
 enum nvm_map_kind {
 	NVM_MAP_SWITCH_PROBE = 1,

@@ -11,6 +11,7 @@
 #define NETVM_NETVM_FW_H
 
 #include "abi_types.h"
+#include "packet.h"		/* NVM_NODES */
 
 #define NVM_PAGE_SIZE		4096u
 #define NVM_PAGE_SHIFT		12
@@ -22,6 +23,8 @@
  * process's own region and doorbell page, and nothing else.
  */
 #define NVM_EP_KERNEL		0
+#define NVM_EP_COUNT		16	/* endpoints (ports 0..15, 0 = the kernel's);
+					 * the firmware publishes it as layout.ep_count */
 #define NVM_NOTF_COUNTING	1024	/* 1..1023 count events; >= 1024 one-shot */
 #define NVM_EP_STRIDE		0x8000u		/* 32 KiB per endpoint */
 #define NVM_CMDQ_LEN		64		/* commands per queue */
@@ -203,32 +206,7 @@ static inline uint32_t nvm_pt_hash(uint32_t port, uint64_t vpn, uint32_t rows)
 	return (uint32_t)((x >> 32) % rows);
 }
 
-/* ---- kernel control commands (NVM_OP_* >= 0x80 on endpoint 0 only) ---- */
-
-enum nvm_kop {
-	NVM_KOP_CONFIG = 0x80,	/* arg: struct nvm_k_config at inline_data */
-	NVM_KOP_EP_OPEN = 0x81,	/* struct nvm_k_ep_open at inline_data */
-	NVM_KOP_EP_CLOSE = 0x82,	/* dst_port = endpoint */
-	NVM_KOP_RESTART = 0x83,	/* dst_port = endpoint: retry after a page miss;
-				 * arg0/arg1 = low/high half of the page now
-				 * mapped (only what waits for it retries), or
-				 * 0 to retry everything the endpoint waits for */
-	NVM_KOP_CREDIT = 0x84,	/* dst_node, arg0 = sequence number of the bounced
-				 * entry, arg1 = enum nvm_status for the writer
-				 * (OK once copied; an error if it could not be) */
-	NVM_KOP_ROUTE = 0x85,	/* dst_node, arg0 = route length, route in
-				 * inline_data; arg1 = NVM_ROUTE_F_* */
-	NVM_KOP_PHYS_WIN = 0xa0,	/* struct nvm_k_phys_win at inline_data */
-	NVM_KOP_LOCK_HOLD = 0xa1,	/* test hook, see below */
-};
-
-/*
- * NVM_KOP_LOCK_HOLD, a test hook (off unless asked for): arg0 = 1 arms
- * it for endpoint dst_port: the next page the NI locks for that endpoint
- * keeps one more lock count after its access, as if the NI were still
- * inside the page, until arg0 = 0 releases it.  Lets a test show that
- * the host's unmapPPN waits for the NI (debugfs lock_hold, driver.md).
- */
+/* ---- arguments of the kernel control commands (registry: netvm/kop.h) - */
 
 /* NVM_KOP_ROUTE arg1: dst_node has no route at all (a mapper found it
  * gone): operations towards it fail at once with NVM_ST_UNREACHABLE
@@ -240,13 +218,14 @@ struct nvm_k_config {
 	uint32_t max_ppn;	/* host pages: PMAP size */
 	uint32_t pt_rows;	/* page-table rows */
 	uint64_t bounce_base;	/* bounce buffer (pinned, contiguous) */
-	uint32_t bounce_slots;	/* entries of NVM_BOUNCE_SLOT bytes */
-	uint32_t max_nodes;	/* partitions of the bounce buffer */
+	uint32_t bounce_slots;	/* entries of NVM_BOUNCE_SLOT bytes, at least
+				 * max_nodes * NVM_WIN */
+	uint32_t max_nodes;	/* partitions of the bounce buffer (<= NVM_NODES) */
 	uint32_t epoch;		/* boot epoch (random, non-zero) */
 	uint32_t giveup_ms;	/* a peer that acknowledges nothing and answers
 				 * nothing this long is dead: its operations fail
-				 * (NVM_ST_UNREACHABLE); 0 = 6000, else clamped to
-				 * 100 .. 60000 */
+				 * (NVM_ST_UNREACHABLE); 0 = NVM_GIVEUP_MS_DEFAULT,
+				 * else clamped to NVM_GIVEUP_MS_MIN .. _MAX */
 	uint32_t reserved[8];
 };
 
@@ -282,6 +261,33 @@ struct nvm_k_phys_win {
 	uint32_t reserved[2];	/* 0 */
 };
 
+/* ---- limits both sides size their tables by ---------------------------- */
+
+#define NVM_WIN			64	/* sequence window per peer: entries in flight,
+					 * and the bounce slots a peer may fill */
+
+/* NVM_KOP_CONFIG giveup_ms: 0 means the default; others are clamped. */
+#define NVM_GIVEUP_MS_DEFAULT	6000
+#define NVM_GIVEUP_MS_MIN	100
+#define NVM_GIVEUP_MS_MAX	60000
+
+/*
+ * The bounce buffer (NVM_KOP_CONFIG bounce_base): max_nodes partitions of
+ * NVM_WIN slots of NVM_BOUNCE_SLOT bytes.  A write from node n with
+ * sequence number s whose page is not resident lands, header first, in
+ * slot nvm_bounce_slot(n, s); the kernel copies it out and returns the
+ * slot with NVM_KOP_CREDIT.
+ */
 #define NVM_BOUNCE_SLOT		4352	/* one packet: header + a page */
+
+static inline uint64_t nvm_bounce_slot(uint32_t node, uint32_t seq)
+{
+	return (uint64_t)node * NVM_WIN + seq % NVM_WIN;
+}
+
+static inline uint64_t nvm_bounce_bytes(uint32_t max_nodes)
+{
+	return (uint64_t)max_nodes * NVM_WIN * NVM_BOUNCE_SLOT;
+}
 
 #endif /* NETVM_NETVM_FW_H */

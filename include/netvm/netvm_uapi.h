@@ -148,13 +148,16 @@ struct netvm_ep_info {
  */
 #define NETVM_EXPORT_RO		0x1	/* remote writes and atomics fail */
 
+#define NETVM_EXPORT_NAME_LEN	32	/* bytes of a name, its NUL included */
+
 struct netvm_export_req {
 	uint64_t addr;
 	uint64_t len;		/* bytes, at most 1 GiB */
 	uint32_t flags;		/* NETVM_EXPORT_* */
 	uint32_t reserved;
 	uint64_t key;		/* out */
-	char name[32];		/* NUL-terminated: the name importers ask for */
+	char name[NETVM_EXPORT_NAME_LEN];	/* NUL-terminated: what importers
+					 * ask for */
 };
 
 struct netvm_unexport_req {
@@ -178,7 +181,7 @@ struct netvm_unexport_req {
 struct netvm_import_req {
 	uint32_t node;
 	uint32_t port;
-	char name[32];		/* NUL-terminated */
+	char name[NETVM_EXPORT_NAME_LEN];	/* NUL-terminated */
 	uint32_t timeout_ms;
 	uint32_t reserved;
 	uint64_t addr;		/* out: the exporter's address, as exported */

@@ -19,6 +19,8 @@
 #include "abi_types.h"
 
 #define NVM_ROUTE_MAX		8
+#define NVM_NODES		64	/* node ids 0..63: NetVM peers, routes, the
+					 * mapper's tables */
 #define NVM_ROUTE_BYTE		0x80	/* MSB marks a route byte */
 
 struct nvm_pkt_hdr {

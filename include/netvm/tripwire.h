@@ -32,13 +32,10 @@
 #define NVM_TW_FLAGS		0x0f
 
 /*
- * NVM_KOP_TRIP_SET: arg0 = id (< NVM_TW_MAX, unused), arg1 = flags,
- *	arg2 = owner endpoint; dst_node, dst_port, dst_va, len = the range.
- * NVM_KOP_TRIP_CLEAR: arg0 = id.
- * Closing the owner endpoint (NVM_KOP_EP_CLOSE) clears its tripwires.
+ * NVM_KOP_TRIP_SET and NVM_KOP_TRIP_CLEAR (netvm/kop.h) set and clear
+ * them.  Closing the owner endpoint (NVM_KOP_EP_CLOSE) clears its
+ * tripwires.
  */
-#define NVM_KOP_TRIP_SET	0x90
-#define NVM_KOP_TRIP_CLEAR	0x91
 
 /* struct nvm_notf_entry.kind; for a tripwire, notify = its id + 1 (a
  * queue entry never has notify 0), src_node /

@@ -26,6 +26,7 @@
 
 #include "abi_types.h"
 #include "netvm_uapi.h"
+#include "packet.h"		/* NVM_NODES */
 
 #define NVM_UNET_MSG_MAX	4096	/* largest message, bytes */
 #define NVM_UNET_INLINE_MAX	96	/* carried whole in the descriptor */
@@ -38,7 +39,7 @@
 #define NVM_UNET_BUF_MAX	4096	/*  so a message needs at most 4 */
 #define NVM_UNET_RX_BUFS	(NVM_UNET_MSG_MAX / NVM_UNET_BUF_MIN)
 #define NVM_UNET_SEG_MAX	(1u << 20)	/* segment: pages, up to 1 MiB */
-#define NVM_UNET_NODES		64	/* node ids 0..63, as NetVM */
+#define NVM_UNET_NODES		NVM_NODES	/* node ids, as NetVM */
 
 /* ---- the endpoint's SRAM region -------------------------------------- */
 #define NVM_UNET_SENDQ		0x0000u	/* struct nvm_unet_send_desc[64]: process */
@@ -281,7 +282,6 @@ NVM_ABI_ASSERT(sizeof(struct nvm_unet_div_rec) <= NVM_UNET_DIV_SLOT,
  */
 #define NVM_UNET_VPORT_MIN	16
 #define NVM_UNET_VPORT_MAX	64
-#define NVM_KOP_UNET_KSEND	0x8c	/* struct nvm_k_unet_ksend at inline_data */
 
 /*
  * NVM_KOP_UNET_KCTL: a control frame from a kernel-emulated endpoint (its
@@ -290,8 +290,6 @@ NVM_ABI_ASSERT(sizeof(struct nvm_unet_div_rec) <= NVM_UNET_DIV_SLOT,
  * count only with DROPPED.  Busy (no transmit buffer): refused with
  * NVM_ST_UNREACHABLE, and the kernel tries again.
  */
-#define NVM_KOP_UNET_KCTL	0x8e	/* struct nvm_k_unet_kctl at inline_data */
-
 struct nvm_k_unet_kctl {
 	uint16_t node;		/* the channel's remote node */
 	uint16_t dst_port;	/* ... and port */
@@ -419,16 +417,7 @@ NVM_ABI_ASSERT(sizeof(struct nvm_unet_hdr) == 16, "unet header");
 #define NVM_UNET_HOLD_MS	500	/* TCG nodes can stall for a few hundred ms */
 #define NVM_UNET_REFRESH_MS	50
 
-/* ---- kernel control commands (endpoint 0; NVM_OP >= 0x80) ------------- */
-#define NVM_KOP_UNET_OPEN	0x86	/* struct nvm_k_unet_open at inline_data */
-#define NVM_KOP_UNET_CLOSE	0x87	/* dst_port = endpoint */
-#define NVM_KOP_UNET_CHAN	0x88	/* struct nvm_k_unet_chan at inline_data */
-#define NVM_KOP_UNET_DIVERT_CFG	0x89	/* arg0/arg1 = ring address lo/hi, dst_node = slots (0 = none) */
-#define NVM_KOP_UNET_DIVERT_DONE 0x8a	/* arg0 = records handed on (free-running) */
-#define NVM_KOP_UNET_DIRECT	0x8b	/* dst_port: back to direct delivery if none is outstanding;
-					 * a hold (below) is released then */
-#define NVM_KOP_UNET_HOLD	0x8d	/* dst_port: its buffered FIFO passed the high-water
-					 * mark: hold the senders (while it diverts) */
+/* ---- kernel control commands' arguments (registry: netvm/kop.h) ------- */
 
 struct nvm_k_unet_open {
 	uint64_t seg;		/* bus address of the segment */

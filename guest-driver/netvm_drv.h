@@ -142,6 +142,23 @@ struct netvm_raw {
 	struct delayed_work rx_hold_work;
 };
 
+/*
+ * Who holds a port, for routing its events (netvm_events.c): NIC ports
+ * 0 .. NETVM_EP_MAX - 1 and U-Net's virtual ports above.  Written by the
+ * subsystem that takes or gives up the port (netvm_port_own()), read by
+ * the event IRQ handler (READ_ONCE); the handler then finds the port's
+ * state through its owner's own locking.
+ */
+enum netvm_port_owner {
+	NETVM_PORT_FREE = 0,	/* nobody (or an endpoint that closed) */
+	NETVM_PORT_KERNEL,	/* port 0: the kernel endpoint, netvm_nv.c */
+	NETVM_PORT_EP,		/* a NetVM user endpoint, netvm_ep.c */
+	NETVM_PORT_UNET,	/* a U-Net endpoint, netvm_unet.c */
+	NETVM_PORT_OWNERS
+};
+
+#define NETVM_PORTS		NVM_UNET_VPORT_MAX
+
 /* Counters, exported through sysfs.  Atomic: updated from IRQ context. */
 struct netvm_stats {
 	atomic64_t raw_tx;
@@ -205,6 +222,8 @@ struct netvm_dev {
 	struct netvm_imp imp;	/* import over the network, netvm_import.c */
 	struct netvm_map map;	/* answering the mapper, netvm_map.c */
 	struct netvm_trips trips;	/* tripwire ids, netvm_trip.c */
+	struct netvm_unet_dev unet;	/* U-Net, netvm_unet.c */
+	u8 port_owner[NETVM_PORTS];	/* enum netvm_port_owner */
 	struct netvm_stats stats;
 };
 
@@ -223,6 +242,7 @@ int netvm_selftest(struct netvm_dev *nd);
 irqreturn_t netvm_selftest_irq(int irq, void *data);
 
 /* netvm_events.c */
+void netvm_port_own(struct netvm_dev *nd, u32 port, enum netvm_port_owner o);
 int netvm_evq_init(struct netvm_dev *nd);
 void netvm_evq_stop(struct netvm_dev *nd);
 void netvm_evq_free(struct netvm_dev *nd);
