@@ -19,6 +19,8 @@
 #include <stddef.h>
 
 #include "fw_chip.h"
+#include "fw_program.h"
+#include "fw_trace.h"
 #include "fw_queue.h"
 #include "fw_nv.h"
 #include "fw_tripwire.h"
@@ -36,7 +38,7 @@ enum fw_counter {
 };
 extern const char *const fw_counter_names[FW_CNT_MAX];
 
-/* Explicit state enums; names for tracing are in fw_names.c. */
+/* Explicit state enums; their names and transitions are in fw_state.c. */
 enum fw_tx_state {
 	FW_TX_IDLE,		/* waiting for an owned tx descriptor */
 	FW_TX_FETCH,		/* host DMA: payload host -> staging */
@@ -46,12 +48,9 @@ enum fw_tx_state {
 
 extern const char *const fw_tx_state_names[FW_TX_STATE_COUNT];
 
-/* What a receive handler did with the frame in the current slot. */
-enum fw_rx_verdict {
-	FW_RX_RELEASE,		/* done: free the slot */
-	FW_RX_WAIT,		/* cannot take it yet: keep it, retry later */
-	FW_RX_HOLD,		/* a job still reads the slot; fw_rx_release later */
-};
+/* fw_state.c: every state change, checked and traced */
+void fw_set_fw_state(struct fw *fw, enum nvm_fw_state to);
+void fw_raw_set_tx_state(struct fw *fw, enum fw_tx_state to);
 
 struct fw {
 	struct fw_chip *chip;		/* not saved: rebound on load */
@@ -91,20 +90,15 @@ bool fw_rx_step(struct fw *fw);
 void fw_rx_release(struct fw *fw);
 uint32_t fw_rx_slot_off(struct fw *fw);
 
-/* fw_raw.c */
-bool fw_raw_tx_step(struct fw *fw);
-enum fw_rx_verdict fw_raw_rx(struct fw *fw, uint32_t data, uint32_t len,
-			     uint32_t src);
-
-/* fw_core.c helpers shared by programs */
+/* fw_services.c: what every program uses */
 void fw_post(struct fw *fw, uint8_t type, uint16_t ep, uint32_t data,
 	     uint64_t arg);
 void fw_count(struct fw *fw, enum fw_counter c);
 void fw_count_n(struct fw *fw, enum fw_counter c, uint32_t n);
-void fw_trace(struct fw *fw, const char *what, uint32_t a, uint32_t b);
-/* A peer's frame refused: counted in @c and traced (chip op peer_err). */
-void fw_peer_err(struct fw *fw, enum fw_counter c, const char *what,
-		 uint32_t node, uint64_t a, uint32_t b);
+void fw_publish_counters(struct fw *fw);
+
+/* fw_sram_map.c: the SRAM areas */
+void fw_sram_map_boot(struct fw *fw);
 uint32_t fw_scratch_off(struct fw *fw, int slot);
 uint32_t fw_ackbuf_off(struct fw *fw, uint32_t node);
 

@@ -78,14 +78,12 @@ struct fw_chip_ops {
 	/* Link state (NVM_LINK_*). */
 	uint32_t (*link_state)(void *chip);
 
-	/* Trace a firmware event (state changes, drops); may be a no-op. */
-	void (*trace)(void *chip, const char *what, uint32_t a, uint32_t b);
-
-	/* A peer's frame was refused (@what names why; @node is the sender,
-	 * @a and @b what it asked for): the device makes it a typed trace
-	 * event, as QEMU's devices do for guest errors.  May be NULL. */
-	void (*peer_err)(void *chip, const char *what, uint32_t node,
-			 uint64_t a, uint32_t b);
+	/* A firmware trace point (fw_trace_events.h): event @id (enum
+	 * fw_trace_id) with its fields in order, each as an integer (a
+	 * string field as its address).  The device makes it the typed
+	 * trace event; may be a no-op. */
+	void (*trace)(void *chip, unsigned int id, uint64_t a, uint64_t b,
+		      uint64_t c);
 };
 
 struct fw_chip {

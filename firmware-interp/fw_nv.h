@@ -23,6 +23,10 @@ struct fw;
 #define FW_NV_TXBUF_SIZE	4352
 #define FW_NV_PENDING		64	/* remote requests and owed responses */
 
+/* In a FW_JOB_NV_DELIVER job's argument: it serves pending entry
+ * (arg & 0xffff), an incoming write, not one of our own reads. */
+#define FW_NV_JOB_PEND		0x80000000u
+
 /* Owners of a tx buffer: it is free when none is left. */
 #define FW_TB_OP		0x1	/* an operation still needs it */
 #define FW_TB_WIRE		0x2	/* queued or unacknowledged on the wire */
@@ -60,7 +64,8 @@ struct fw_nv_hostwrite {
 #define FW_NV_ACK_DELAY_NS	200000ull	/* 200 us: delayed ACK (IT1) */
 #define FW_NV_ACK_EVERY		(FW_NV_WIN / 4)	/* entries: an ACK at once */
 
-/* The state of one in-flight command (source side).  Names: fw_names.c */
+/* The state of one in-flight command (source side); names and
+ * transitions in fw_state.c. */
 enum fw_op_state {
 	FW_OP_FREE,
 	FW_OP_NEW,		/* taken from the queue, not started */
@@ -187,6 +192,12 @@ struct fw_nv {
 	struct fw_nv_phys_win phys_win[NVM_PHYS_WINS];
 };
 
+/* fw_state.c: every state change, checked and traced */
+void fw_nv_op_set_state(struct fw *fw, struct fw_nv_op *op,
+			enum fw_op_state to);
+void fw_nv_pend_set_state(struct fw *fw, struct fw_nv_pending *pd,
+			  enum fw_pend_state to);
+
 /* fw_nv_ep.c: endpoints and command intake */
 void fw_nv_boot(struct fw *fw);
 void fw_nv_doorbell(struct fw *fw, uint32_t off, uint32_t data);
@@ -211,6 +222,7 @@ bool fw_nv_pt_read_only(struct fw *fw, uint32_t ppn);
 uint32_t fw_nv_pt_hold(struct fw *fw, uint32_t port, uint32_t on);
 
 /* fw_nv_tx.c: building and sending packets, the window */
+void fw_nv_sent(struct fw *fw, uint32_t arg);
 uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners);
 uint32_t fw_nv_txbuf_off(struct fw *fw, uint32_t tb);
 struct nvm_net_hdr *fw_nv_txbuf_hdr(struct fw *fw, uint32_t tb);
@@ -235,6 +247,8 @@ bool fw_nv_phys_ok(struct fw *fw, uint32_t node, uint64_t addr, uint32_t len,
 		   uint32_t access);
 
 /* fw_nv_rx.c: incoming NetVM packets */
+void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
+		    uint32_t status);
 void fw_nv_hdr_swap(struct nvm_net_hdr *h);
 enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
 			    uint32_t src);

@@ -16,17 +16,6 @@
 #include "fw.h"
 #include "fw_load.h"
 
-const char *const fw_op_state_names[FW_OP_STATE_COUNT] = {
-	[FW_OP_FREE] = "free",
-	[FW_OP_NEW] = "new",
-	[FW_OP_MISS] = "miss",
-	[FW_OP_FETCH] = "fetch",
-	[FW_OP_READY] = "ready",
-	[FW_OP_SENT] = "sent",
-	[FW_OP_DELIVER] = "deliver",
-	[FW_OP_DELIVERING] = "delivering",
-};
-
 static uint32_t ep_off(struct fw *fw, uint32_t ep)
 {
 	return fw->layout.ep_base + ep * NVM_EP_STRIDE;
@@ -148,15 +137,15 @@ void fw_nv_complete(struct fw *fw, uint32_t ep, uint32_t idx, uint32_t status)
 
 		e->errors++;
 		fw_count(fw, FW_CNT_ERR_COMPLETIONS);
-		fw_trace(fw, "op_error", fw_nv_req_id(ep, idx, op->cmd.seq),
-			 status);
+		fw_tr_fw_op_error(fw, fw_nv_req_id(ep, idx, op->cmd.seq),
+				  status);
 		if (e->err_ring)
 			fw_nv_host_write(fw, e->err_ring +
 					 ((e->errors - 1) % NVM_ERR_RING_LEN) *
 					 sizeof(r), &r, sizeof(r));
 		shadow = true;
 	}
-	op->state = FW_OP_FREE;
+	fw_nv_op_set_state(fw, op, FW_OP_FREE);
 	op->status = status;
 	e->done++;
 	e->inflight--;
@@ -294,8 +283,8 @@ static bool take_command(struct fw *fw, uint32_t ep)
 	op->stalled = 0;
 
 	if (ep == NVM_EP_KERNEL && op->cmd.op >= NVM_KOP_MIN) {
-		op->state = FW_OP_NEW;
-		fw_nv_complete(fw, ep, idx, fw_nv_kernel_cmd(fw, &op->cmd));
+		fw_nv_op_set_state(fw, op, FW_OP_NEW);
+		fw_nv_complete(fw, ep, idx, fw_kernel_cmd(fw, &op->cmd));
 		return true;
 	}
 	if (!fw->nv.configured || op->cmd.op >= NVM_OP_COUNT ||
@@ -308,7 +297,7 @@ static bool take_command(struct fw *fw, uint32_t ep)
 		st = fw_nv_cmds[op->cmd.op].validate(fw, ep, &op->cmd);
 		fw_count(fw, fw_nv_cmds[op->cmd.op].counter);
 	}
-	op->state = FW_OP_NEW;
+	fw_nv_op_set_state(fw, op, FW_OP_NEW);
 	if (st != NVM_ST_OK) {
 		fw_count(fw, FW_CNT_CMD_BAD);
 		fw_nv_complete(fw, ep, idx, st);
@@ -347,7 +336,7 @@ static bool lock_local(struct fw *fw, uint32_t ep, uint32_t idx, uint32_t n,
 		ppn = fw_nv_pt_lock(fw, ep, f->va, f->hash);
 		if (ppn < 0) {
 			/* a source page is missing: ask the kernel, then wait */
-			op->state = FW_OP_MISS;
+			fw_nv_op_set_state(fw, op, FW_OP_MISS);
 			op->miss_va_lo = (uint32_t)f->va;
 			op->miss_va_hi = (uint32_t)(f->va >> 32);
 			fw->nv.ep[ep].missing = 1;
@@ -447,7 +436,7 @@ static bool op_start(struct fw *fw, uint32_t ep, uint32_t idx)
 	       sizeof(struct nvm_pkt_hdr) + sizeof(struct nvm_net_hdr);
 	if (op->cmd.op == NVM_OP_WRITE && (op->cmd.flags & NVM_CF_INLINE)) {
 		memcpy(fw->chip->sram + data, op->cmd.inline_data, op->cmd.len);
-		op->state = FW_OP_READY;
+		fw_nv_op_set_state(fw, op, FW_OP_READY);
 	} else if (job >= 0) {
 		for (uint32_t i = 0; i < op->cmd.nfrag && i < NVM_FRAG_MAX; i++) {
 			if (!op->cmd.src[i].len)
@@ -457,11 +446,11 @@ static bool op_start(struct fw *fw, uint32_t ep, uint32_t idx)
 			data += op->cmd.src[i].len;
 			fw_count(fw, FW_CNT_FRAGMENTS);
 		}
-		op->state = FW_OP_FETCH;
+		fw_nv_op_set_state(fw, op, FW_OP_FETCH);
 		fw_hdma_submit(fw, job);
 		return true;
 	} else {
-		op->state = FW_OP_READY;
+		fw_nv_op_set_state(fw, op, FW_OP_READY);
 	}
 	return true;
 }
@@ -477,7 +466,7 @@ static bool op_send(struct fw *fw, uint32_t ep, uint32_t idx)
 		fw_nv_complete(fw, ep, idx, NVM_ST_UNREACHABLE);
 		return true;
 	}
-	op->state = FW_OP_SENT;
+	fw_nv_op_set_state(fw, op, FW_OP_SENT);
 	op->age = 0;
 	fw_count_n(fw, FW_CNT_TX_BYTES, len);
 	if (fw_nv_send_seq(fw, op->cmd.dst_node, op->txbuf, len) &&
@@ -500,7 +489,7 @@ void fw_nv_fetched(struct fw *fw, uint32_t req, uint32_t status)
 		fw_nv_complete(fw, ep, idx, NVM_ST_BAD_ADDR);
 		return;
 	}
-	op->state = FW_OP_READY;
+	fw_nv_op_set_state(fw, op, FW_OP_READY);
 }
 
 /* A read's data is in its tx buffer: put it into the local page. */
@@ -516,17 +505,16 @@ static bool op_deliver(struct fw *fw, uint32_t ep, uint32_t idx)
 		return false;
 	if (!lock_local(fw, ep, idx, 1, &st) || st) {
 		fw_hdma_cancel(fw, job);
+		/* a miss made it MISS already: the data stays in the tx buffer */
 		if (st)
 			fw_nv_complete(fw, ep, idx, st);
-		else
-			op->state = FW_OP_MISS;	/* data stays in the tx buffer */
 		return true;
 	}
 	data = fw_nv_txbuf_off(fw, op->txbuf) + NVM_ROUTE_MAX +
 	       sizeof(struct nvm_pkt_hdr) + sizeof(struct nvm_net_hdr);
 	fw_hdma_add(fw, job, LANAI_DMA_L2E, op->resp_len, data,
 		    local_addr(op, 0));
-	op->state = FW_OP_DELIVERING;
+	fw_nv_op_set_state(fw, op, FW_OP_DELIVERING);
 	fw_hdma_submit(fw, job);
 	return true;
 }

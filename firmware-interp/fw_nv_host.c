@@ -64,7 +64,7 @@ bool fw_nv_host_write_irq(struct fw *fw, uint64_t addr, const void *data,
 
 	if (len > FW_NV_HW_MAX || nv->hwq_count == FW_NV_HWQ) {
 		nv->hwq_lost++;
-		fw_trace(fw, "host_write_lost", (uint32_t)addr, len);
+		fw_tr_fw_host_write_lost(fw, (uint32_t)addr, len);
 		if (irq && irq->irq_ep && armed(fw, irq))
 			post_irq(fw, irq);	/* the sleeper looks, at least */
 		return false;

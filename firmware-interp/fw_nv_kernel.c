@@ -59,7 +59,7 @@ static uint32_t k_config(struct fw *fw, const struct nvm_k_config *k)
 	if (fw->nv.giveup_ticks > FW_NV_GIVEUP_MAX_TICKS)
 		fw->nv.giveup_ticks = FW_NV_GIVEUP_MAX_TICKS;
 	fw->nv.configured = 1;
-	fw_trace(fw, "nv_config", k->max_ppn, k->pt_rows);
+	fw_tr_fw_nv_config(fw, k->max_ppn, k->pt_rows);
 	return NVM_ST_OK;
 }
 
@@ -141,8 +141,8 @@ static uint32_t k_restart(struct fw *fw, uint32_t port, uint64_t page)
 		}
 		/* a read whose data came back waits to deliver it; anything
 		 * else starts over */
-		op->state = op->cmd.op == NVM_OP_READ && op->resp_len ?
-			    FW_OP_DELIVER : FW_OP_NEW;
+		fw_nv_op_set_state(fw, op, op->cmd.op == NVM_OP_READ &&
+				   op->resp_len ? FW_OP_DELIVER : FW_OP_NEW);
 	}
 	e->missing = waiting;
 	fw_nv_retry_pending(fw, port, page);
@@ -167,9 +167,6 @@ uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 	}
 	case NVM_KOP_EP_CLOSE:
 		return k_ep_close(fw, c->dst_port);
-	case NVM_KOP_TRIP_SET:
-	case NVM_KOP_TRIP_CLEAR:
-		return fw_tw_kop(fw, c);
 	case NVM_KOP_RESTART:
 		return k_restart(fw, c->dst_port,
 				 (uint64_t)c->arg[1] << 32 | c->arg[0]);
@@ -202,6 +199,6 @@ uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 			fw_nv_fail_peer_ops(fw, c->dst_node, NVM_ST_UNREACHABLE);
 		return NVM_ST_OK;
 	default:
-		return fw_unet_kernel_cmd(fw, c);	/* U-Net's, or BAD_CMD */
+		return FW_KOP_UNCLAIMED;	/* another program's, or none's */
 	}
 }

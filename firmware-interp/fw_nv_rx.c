@@ -22,15 +22,6 @@
 
 #include "fw.h"
 
-const char *const fw_pend_state_names[FW_PEND_STATE_COUNT] = {
-	[FW_PEND_FREE] = "free",
-	[FW_PEND_NEW] = "new",
-	[FW_PEND_MISS] = "miss",
-	[FW_PEND_BUSY] = "busy",
-	[FW_PEND_RESPOND] = "respond",
-	[FW_PEND_BOUNCED] = "bounced",
-};
-
 /* Wire (big-endian) to host order, or back: the swap is its own inverse. */
 void fw_nv_hdr_swap(struct nvm_net_hdr *h)
 {
@@ -82,7 +73,7 @@ static struct fw_nv_pending *pend_new(struct fw *fw, uint32_t src,
 		return NULL;
 	pd = &fw->nv.pending[i];
 	memset(pd, 0, sizeof(*pd));
-	pd->state = state;
+	fw_nv_pend_set_state(fw, pd, state);
 	pd->src_node = src;
 	pd->status = status;
 	pd->h = *h;
@@ -157,7 +148,8 @@ static bool phys_ok(struct fw *fw, uint32_t src, const struct nvm_net_hdr *h,
 	if (h->src_port == NVM_EP_KERNEL && h->dst_port == NVM_EP_KERNEL &&
 	    fw_nv_phys_ok(fw, src, h->va, len, access))
 		return true;
-	fw_peer_err(fw, FW_CNT_PHYS_REFUSED, "phys_refused", src, h->va, len);
+	fw_count(fw, FW_CNT_PHYS_REFUSED);
+	fw_tr_fw_phys_refused(fw, src, h->va, len);
 	return false;
 }
 
@@ -262,7 +254,7 @@ static enum fw_rx_verdict rx_write(struct fw *fw, uint32_t src,
 	pd = pend_new(fw, src, h, FW_PEND_BUSY, NVM_ST_OK);
 	pd->ppn = ppn;
 	job = fw_hdma_alloc(fw, FW_JOB_NV_DELIVER,
-			    0x80000000u | (uint32_t)(pd - fw->nv.pending));
+			    FW_NV_JOB_PEND | (uint32_t)(pd - fw->nv.pending));
 	fw_hdma_add(fw, job, LANAI_DMA_L2E, len, data, (uint64_t)addr);
 	fw_hdma_submit(fw, job);
 	fw_count_n(fw, FW_CNT_RX_BYTES, len);
@@ -318,13 +310,14 @@ static enum fw_rx_verdict rx_response(struct fw *fw, uint32_t src,
 
 	if (!op || op->cmd.dst_node != src) {
 		/* late (the op gave up) or forged: nothing of ours to touch */
-		fw_peer_err(fw, FW_CNT_STALE_RESPONSE, "stale_response", src,
-			    h->req, h->op);
+		fw_count(fw, FW_CNT_STALE_RESPONSE);
+		fw_tr_fw_stale_response(fw, src, h->req, h->op);
 	} else if (!resp_fits(op, src, h, len)) {
 		/* the peer answered with something we did not ask for: drop
 		 * its bytes, and fail the op rather than wait for ever */
-		fw_peer_err(fw, FW_CNT_BAD_RESPONSE, "bad_response", src,
-			    (uint64_t)h->op << 32 | h->req, len);
+		fw_count(fw, FW_CNT_BAD_RESPONSE);
+		fw_tr_fw_bad_response(fw, src, (uint64_t)h->op << 32 | h->req,
+				      len);
 		fw_nv_complete(fw, ep, idx, NVM_ST_BAD_CMD);
 	} else if (h->status != NVM_ST_OK) {
 		fw_nv_complete(fw, ep, idx, h->status);
@@ -336,7 +329,7 @@ static enum fw_rx_verdict rx_response(struct fw *fw, uint32_t src,
 		       NVM_ROUTE_MAX + sizeof(struct nvm_pkt_hdr) +
 		       sizeof(*h), fw->chip->sram + data, len);
 		op->resp_len = len;
-		op->state = FW_OP_DELIVER;
+		fw_nv_op_set_state(fw, op, FW_OP_DELIVER);
 	} else {
 		struct nvm_atomic_reply r = {
 			.r = { h->arg[0], h->arg[1], h->arg[2] },
@@ -388,7 +381,7 @@ enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
 
 	if (h.dst_epoch && h.dst_epoch != fw->nv.epoch) {
 		/* meant for this NIC before it restarted: tell the sender */
-		fw_trace(fw, "stale_epoch", src, h.dst_epoch);
+		fw_tr_fw_stale_epoch(fw, src, h.dst_epoch);
 		if (!p->epoch)
 			p->epoch = h.src_epoch;
 		fw_nv_send_ack(fw, src);
@@ -400,7 +393,7 @@ enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
 		fw_nv_peer_reset(fw, src, h.src_epoch);
 
 	if (h.op >= NVM_NET_OP_COUNT || (h.op != NVM_NET_ACK &&
-					  !fw_nv_rx_table[h.op].fn)) {
+					 !fw_nv_rx_table[h.op].fn)) {
 		fw_count(fw, FW_CNT_RX_BAD_FRAME);
 		return FW_RX_RELEASE;
 	}
@@ -424,7 +417,8 @@ enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
 	 */
 	if (h.op != NVM_NET_WRITE_RESP && h.op != NVM_NET_READ_RESP &&
 	    h.op != NVM_NET_ATOMIC_RESP && pend_held(fw, src) >= FW_NV_PEND_PEER) {
-		fw_peer_err(fw, FW_CNT_PEER_QUOTA, "peer_quota", src, h.seq, h.op);
+		fw_count(fw, FW_CNT_PEER_QUOTA);
+		fw_tr_fw_peer_quota(fw, src, h.seq, h.op);
 		return FW_RX_RELEASE;
 	}
 	/* mark it before the handler runs: completing it moves lsn */
@@ -458,7 +452,7 @@ static void respond(struct fw *fw, struct fw_nv_pending *pd, uint32_t tb,
 	h->len = fw_be32(payload);
 	fw_nv_send_seq(fw, pd->src_node, tb, payload);
 	fw_nv_txbuf_put(fw, tb, FW_TB_OP);
-	pd->state = FW_PEND_FREE;
+	fw_nv_pend_set_state(fw, pd, FW_PEND_FREE);
 }
 
 static bool serve(struct fw *fw, uint32_t i)
@@ -490,7 +484,7 @@ static bool serve(struct fw *fw, uint32_t i)
 			/* the page is missing: the kernel faults it in and
 			 * restarts us (NVM_KOP_RESTART) */
 			fw_nv_txbuf_put(fw, tb, FW_TB_OP);
-			pd->state = FW_PEND_MISS;
+			fw_nv_pend_set_state(fw, pd, FW_PEND_MISS);
 			fw_count(fw, FW_CNT_PAGE_MISS);
 			fw_post(fw, NVM_EV_PAGE_MISS, h->dst_port,
 				0x80000000u | i, h->va);
@@ -510,7 +504,7 @@ static bool serve(struct fw *fw, uint32_t i)
 			    FW_JOB_NV_READ_FETCH, i);
 	fw_hdma_add(fw, job, LANAI_DMA_E2L, len, data, (uint64_t)addr);
 	pd->addr = (uint64_t)addr;	/* the atomic writes back there */
-	pd->state = FW_PEND_BUSY;
+	fw_nv_pend_set_state(fw, pd, FW_PEND_BUSY);
 	if (atomic)
 		fw->nv.atomic_busy = 1;
 	fw_hdma_submit(fw, job);
@@ -545,7 +539,7 @@ void fw_nv_retry_pending(struct fw *fw, uint32_t port, uint64_t page)
 
 		if (pd->state == FW_PEND_MISS && pd->h.dst_port == port &&
 		    (!page || (pd->h.va & ~(uint64_t)(NVM_PAGE_SIZE - 1)) == page))
-			pd->state = FW_PEND_NEW;
+			fw_nv_pend_set_state(fw, pd, FW_PEND_NEW);
 	}
 }
 
@@ -562,11 +556,11 @@ bool fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq,
 				/* nothing to notify about; the response
 				 * completes the entry once acknowledged */
 				fw->nv.peer[node].notf[seq % FW_NV_WIN] = 0;
-				pd->state = FW_PEND_RESPOND;
+				fw_nv_pend_set_state(fw, pd, FW_PEND_RESPOND);
 				return true;
 			}
 			incoming(fw, pd, NVM_TW_WRITE, pd->h.len);
-			pd->state = FW_PEND_FREE;
+			fw_nv_pend_set_state(fw, pd, FW_PEND_FREE);
 			fw_nv_entry_complete(fw, node, seq);
 			return true;
 		}
@@ -574,119 +568,159 @@ bool fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq,
 	return false;
 }
 
-void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
-		    uint32_t status)
+/* The pending entry a job's @arg names, if it still waits for the job. */
+static struct fw_nv_pending *busy_pend(struct fw *fw, uint32_t arg)
 {
-	struct fw_nv_pending *pd;
-	uint32_t words;
+	struct fw_nv_pending *pd = &fw->nv.pending[(arg & 0xffff) %
+						   FW_NV_PENDING];
 
-	switch (kind) {
-	case FW_JOB_NV_FETCH:
-		fw_nv_fetched(fw, arg, status);
+	return pd->state == FW_PEND_BUSY ? pd : NULL;
+}
+
+/* An incoming write reached its page. */
+static void write_in_done(struct fw *fw, uint32_t arg, uint32_t status)
+{
+	struct fw_nv_pending *pd = busy_pend(fw, arg);
+
+	if (!pd)
 		return;
-	case FW_JOB_NV_DELIVER:
-		if (!(arg & 0x80000000u)) {
-			fw_nv_delivered(fw, arg, status);
-			return;
-		}
-		/* an incoming write reached its page */
-		pd = &fw->nv.pending[(arg & 0xffff) % FW_NV_PENDING];
-		if (pd->state != FW_PEND_BUSY)
-			return;
-		if (pd->ppn)
-			fw_nv_pt_unlock(fw, pd->ppn - 1, true);
-		pd->ppn = 0;
-		if (status == NVM_DMA_ST_DONE) {
-			incoming(fw, pd, NVM_TW_WRITE, pd->h.len);
-			pd->state = FW_PEND_FREE;	/* the ACK answers it */
-			fw_nv_entry_complete(fw, pd->src_node, pd->h.seq);
-		} else {
-			pd->status = NVM_ST_BAD_ADDR;
-			pd->state = FW_PEND_RESPOND;
-		}
-		fw_rx_release(fw);
+	if (pd->ppn)
+		fw_nv_pt_unlock(fw, pd->ppn - 1, true);
+	pd->ppn = 0;
+	if (status == NVM_DMA_ST_DONE) {
+		incoming(fw, pd, NVM_TW_WRITE, pd->h.len);
+		fw_nv_pend_set_state(fw, pd, FW_PEND_FREE);	/* the ACK answers it */
+		fw_nv_entry_complete(fw, pd->src_node, pd->h.seq);
+	} else {
+		pd->status = NVM_ST_BAD_ADDR;
+		fw_nv_pend_set_state(fw, pd, FW_PEND_RESPOND);
+	}
+	fw_rx_release(fw);
+}
+
+/* DELIVER serves both directions: FW_NV_JOB_PEND marks an incoming
+ * write's (a pending entry), else a read's data for our own op. */
+static void deliver_done(struct fw *fw, uint32_t arg, uint32_t status)
+{
+	if (arg & FW_NV_JOB_PEND)
+		write_in_done(fw, arg, status);
+	else
+		fw_nv_delivered(fw, arg, status);
+}
+
+/* An incoming write went to the bounce buffer: the kernel places it. */
+static void bounce_done(struct fw *fw, uint32_t arg, uint32_t status)
+{
+	struct fw_nv_pending *pd = busy_pend(fw, arg);
+
+	if (!pd)
 		return;
-	case FW_JOB_NV_BOUNCE:
-		pd = &fw->nv.pending[arg % FW_NV_PENDING];
-		if (pd->state != FW_PEND_BUSY)
-			return;
-		if (status != NVM_DMA_ST_DONE) {
-			pd->status = NVM_ST_BAD_ADDR;
-			pd->state = FW_PEND_RESPOND;
-		} else {
-			pd->state = FW_PEND_BOUNCED;
-			fw_post(fw, NVM_EV_BOUNCE, pd->h.dst_port, pd->src_node,
-				(uint64_t)pd->h.len << 32 | pd->h.seq);
-		}
-		fw_rx_release(fw);
+	if (status != NVM_DMA_ST_DONE) {
+		pd->status = NVM_ST_BAD_ADDR;
+		fw_nv_pend_set_state(fw, pd, FW_PEND_RESPOND);
+	} else {
+		fw_nv_pend_set_state(fw, pd, FW_PEND_BOUNCED);
+		fw_post(fw, NVM_EV_BOUNCE, pd->h.dst_port, pd->src_node,
+			(uint64_t)pd->h.len << 32 | pd->h.seq);
+	}
+	fw_rx_release(fw);
+}
+
+/* A remote read's data is in the tx buffer: respond with it. */
+static void read_fetched(struct fw *fw, uint32_t arg, uint32_t status)
+{
+	struct fw_nv_pending *pd = busy_pend(fw, arg);
+
+	if (!pd)
 		return;
-	case FW_JOB_NV_READ_FETCH:
-		pd = &fw->nv.pending[arg % FW_NV_PENDING];
-		if (pd->state != FW_PEND_BUSY)
-			return;
+	if (pd->ppn)
+		fw_nv_pt_unlock(fw, pd->ppn - 1, false);
+	pd->ppn = 0;
+	pd->status = status == NVM_DMA_ST_DONE ? NVM_ST_OK : NVM_ST_BAD_ADDR;
+	memset(pd->r, 0, sizeof(pd->r));
+	if (pd->status == NVM_ST_OK)
+		incoming(fw, pd, NVM_TW_READ, pd->h.len);
+	respond(fw, pd, pd->txbuf, pd->status ? 0 : pd->h.len);
+}
+
+/* A remote atomic's operand is in SRAM: apply it, write the result back. */
+static void atomic_in_done(struct fw *fw, uint32_t arg, uint32_t status)
+{
+	struct fw_nv_pending *pd = busy_pend(fw, arg);
+	uint32_t w[NVM_WQ_WORDS], r[3] = { 0 }, off, words;
+	uint64_t addr;
+	int job;
+
+	if (!pd)
+		return;
+	addr = pd->addr;
+	if (status != NVM_DMA_ST_DONE) {
 		if (pd->ppn)
 			fw_nv_pt_unlock(fw, pd->ppn - 1, false);
 		pd->ppn = 0;
-		pd->status = status == NVM_DMA_ST_DONE ? NVM_ST_OK : NVM_ST_BAD_ADDR;
-		memset(pd->r, 0, sizeof(pd->r));
-		if (pd->status == NVM_ST_OK)
-			incoming(fw, pd, NVM_TW_READ, pd->h.len);
-		respond(fw, pd, pd->txbuf, pd->status ? 0 : pd->h.len);
-		return;
-	case FW_JOB_NV_ATOMIC_IN: {
-		uint32_t w[NVM_WQ_WORDS], r[3] = { 0 }, off;
-		uint64_t addr;
-		int job;
-
-		pd = &fw->nv.pending[arg % FW_NV_PENDING];
-		if (pd->state != FW_PEND_BUSY)
-			return;
-		addr = pd->addr;
-		if (status != NVM_DMA_ST_DONE) {
-			if (pd->ppn)
-				fw_nv_pt_unlock(fw, pd->ppn - 1, false);
-			pd->ppn = 0;
-			fw->nv.atomic_busy = 0;
-			pd->status = NVM_ST_BAD_ADDR;
-			memset(pd->r, 0, sizeof(pd->r));
-			respond(fw, pd, pd->txbuf, 0);
-			return;
-		}
-		words = fw_nv_atomic_words(pd->h.atomic_op);
-		off = fw_nv_txbuf_off(fw, pd->txbuf) + NVM_ROUTE_MAX +
-		      sizeof(struct nvm_pkt_hdr) + sizeof(struct nvm_net_hdr);
-		memcpy(w, fw->chip->sram + off, words * 4);
-		fw_nv_atomic_apply(pd->h.atomic_op, w, pd->h.arg, r);
-		memcpy(fw->chip->sram + off, w, words * 4);
-		memcpy(pd->r, r, sizeof(r));
-		job = fw_hdma_alloc(fw, FW_JOB_NV_ATOMIC_OUT, arg);
-		if (job < 0) {
-			/* cannot happen: serve() kept a slot free */
-			fw->nv.atomic_busy = 0;
-			return;
-		}
-		fw_hdma_add(fw, job, LANAI_DMA_L2E, words * 4, off, addr);
-		fw_hdma_submit(fw, job);
-		return;
-	}
-	case FW_JOB_NV_ATOMIC_OUT:
-		pd = &fw->nv.pending[arg % FW_NV_PENDING];
 		fw->nv.atomic_busy = 0;
-		if (pd->state != FW_PEND_BUSY)
-			return;
-		if (pd->ppn)
-			fw_nv_pt_unlock(fw, pd->ppn - 1, true);
-		pd->ppn = 0;
-		pd->status = status == NVM_DMA_ST_DONE ? NVM_ST_OK : NVM_ST_BAD_ADDR;
-		if (pd->status == NVM_ST_OK)	/* the new value is in place */
-			incoming(fw, pd, NVM_TW_READ | NVM_TW_WRITE,
-				 fw_nv_atomic_words(pd->h.atomic_op) * 4);
+		pd->status = NVM_ST_BAD_ADDR;
+		memset(pd->r, 0, sizeof(pd->r));
 		respond(fw, pd, pd->txbuf, 0);
 		return;
-	case FW_JOB_NV_HOSTWRITE:
-		fw_nv_host_write_done(fw, arg);
-		return;
-	default:
+	}
+	words = fw_nv_atomic_words(pd->h.atomic_op);
+	off = fw_nv_txbuf_off(fw, pd->txbuf) + NVM_ROUTE_MAX +
+	      sizeof(struct nvm_pkt_hdr) + sizeof(struct nvm_net_hdr);
+	memcpy(w, fw->chip->sram + off, words * 4);
+	fw_nv_atomic_apply(pd->h.atomic_op, w, pd->h.arg, r);
+	memcpy(fw->chip->sram + off, w, words * 4);
+	memcpy(pd->r, r, sizeof(r));
+	job = fw_hdma_alloc(fw, FW_JOB_NV_ATOMIC_OUT, arg);
+	if (job < 0) {
+		/* cannot happen: serve() kept a slot free */
+		fw->nv.atomic_busy = 0;
 		return;
 	}
+	fw_hdma_add(fw, job, LANAI_DMA_L2E, words * 4, off, addr);
+	fw_hdma_submit(fw, job);
+}
+
+/* A remote atomic's new value is in place: respond with the old. */
+static void atomic_out_done(struct fw *fw, uint32_t arg, uint32_t status)
+{
+	struct fw_nv_pending *pd;
+
+	fw->nv.atomic_busy = 0;
+	pd = busy_pend(fw, arg);
+	if (!pd)
+		return;
+	if (pd->ppn)
+		fw_nv_pt_unlock(fw, pd->ppn - 1, true);
+	pd->ppn = 0;
+	pd->status = status == NVM_DMA_ST_DONE ? NVM_ST_OK : NVM_ST_BAD_ADDR;
+	if (pd->status == NVM_ST_OK)	/* the new value is in place */
+		incoming(fw, pd, NVM_TW_READ | NVM_TW_WRITE,
+			 fw_nv_atomic_words(pd->h.atomic_op) * 4);
+	respond(fw, pd, pd->txbuf, 0);
+}
+
+static void hostwrite_done(struct fw *fw, uint32_t arg, uint32_t status)
+{
+	(void)status;	/* a lost host write is counted by the queue */
+	fw_nv_host_write_done(fw, arg);
+}
+
+/* NetVM's job completions, one handler per kind. */
+typedef void fw_nv_job_fn(struct fw *fw, uint32_t arg, uint32_t status);
+static fw_nv_job_fn *const nv_job_done[FW_JOB_COUNT] = {
+	[FW_JOB_NV_FETCH] = fw_nv_fetched,
+	[FW_JOB_NV_DELIVER] = deliver_done,
+	[FW_JOB_NV_READ_FETCH] = read_fetched,
+	[FW_JOB_NV_ATOMIC_IN] = atomic_in_done,
+	[FW_JOB_NV_ATOMIC_OUT] = atomic_out_done,
+	[FW_JOB_NV_HOSTWRITE] = hostwrite_done,
+	[FW_JOB_NV_BOUNCE] = bounce_done,
+};
+
+void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
+		    uint32_t status)
+{
+	if (kind < FW_JOB_COUNT && nv_job_done[kind])
+		nv_job_done[kind](fw, arg, status);
 }

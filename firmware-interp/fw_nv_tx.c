@@ -101,8 +101,8 @@ static void transmit(struct fw *fw, uint32_t node, uint32_t tb)
 		return;
 	len = frame_finish(fw, node, fw_nv_txbuf_off(fw, tb),
 			   fw->nv.txbuf_len[tb - 1], &off);
-	if (!fw_send_submit(fw, FW_SEND_NV, tb, off, len))
-		fw_trace(fw, "sendq_full", node, tb);	/* resent on timeout */
+	if (!fw_send_submit(fw, FW_PROG_NV, tb, off, len))
+		fw_tr_fw_sendq_full(fw, node, tb);	/* resent on timeout */
 }
 
 /* Move packets from the peer's wait queue onto the wire while credits last. */
@@ -163,7 +163,7 @@ void fw_nv_send_ack(struct fw *fw, uint32_t node)
 	fw_nv_hdr_init(fw, h, NVM_NET_ACK, 0, 0);
 	len = frame_finish(fw, node, base, 0, &off);
 	fw_count(fw, FW_CNT_ACKS_SENT);
-	fw_send_submit(fw, FW_SEND_NV, 0, off, len);
+	fw_send_submit(fw, FW_PROG_NV, 0, off, len);
 }
 
 void fw_nv_sent(struct fw *fw, uint32_t arg)
@@ -284,7 +284,7 @@ static void release_peer(struct fw *fw, uint32_t node, bool bounced)
 			fw_nv_txbuf_put(fw, pd->txbuf, FW_TB_OP);
 			if (pd->ppn)
 				fw_nv_pt_unlock(fw, pd->ppn - 1, false);
-			pd->state = FW_PEND_FREE;
+			fw_nv_pend_set_state(fw, pd, FW_PEND_FREE);
 		}
 	}
 }
@@ -323,8 +323,8 @@ static void age_ops(struct fw *fw)
 			}
 			if (++op->age < fw->nv.giveup_ticks)
 				continue;
-			fw_trace(fw, "op_timeout", op->cmd.dst_node,
-				 fw_nv_req_id(ep, i, op->cmd.seq));
+			fw_tr_fw_op_timeout(fw, op->cmd.dst_node,
+					    fw_nv_req_id(ep, i, op->cmd.seq));
 			fw_nv_complete(fw, ep, i, NVM_ST_UNREACHABLE);
 		}
 	}
@@ -351,7 +351,7 @@ void fw_nv_tick(struct fw *fw)
 			/* operations towards it fail now and from now on,
 			 * until an ACK brings it back */
 			p->dead = 1;
-			fw_trace(fw, "peer_dead", n, p->una);
+			fw_tr_fw_peer_dead(fw, n, p->una);
 			fw_nv_fail_peer_ops(fw, n, NVM_ST_UNREACHABLE);
 			release_peer(fw, n, false);
 		}
@@ -398,7 +398,7 @@ void fw_nv_peer_reset(struct fw *fw, uint32_t node, uint32_t epoch)
 	struct fw_nv_peer *p = &fw->nv.peer[node];
 
 	fw_count(fw, FW_CNT_PEER_RESETS);
-	fw_trace(fw, "peer_reset", node, epoch);
+	fw_tr_fw_peer_reset(fw, node, epoch);
 	fw_nv_fail_peer_ops(fw, node, NVM_ST_PEER_RESET);
 	for (uint32_t i = 0; i < FW_NV_WIN; i++)
 		fw_nv_txbuf_put(fw, p->txbuf[i], FW_TB_WIRE);

@@ -9,21 +9,21 @@
 #include "fw.h"
 #include "fw_load.h"
 
-const char *const fw_job_names[FW_JOB_COUNT] = {
-	[FW_JOB_NONE] = "none",
-	[FW_JOB_RAW_TX] = "raw_tx",
-	[FW_JOB_RAW_RX] = "raw_rx",
-	[FW_JOB_NV_FETCH] = "nv_fetch",
-	[FW_JOB_NV_DELIVER] = "nv_deliver",
-	[FW_JOB_NV_READ_FETCH] = "nv_read_fetch",
-	[FW_JOB_NV_ATOMIC_IN] = "nv_atomic_in",
-	[FW_JOB_NV_ATOMIC_OUT] = "nv_atomic_out",
-	[FW_JOB_NV_HOSTWRITE] = "nv_hostwrite",
-	[FW_JOB_NV_BOUNCE] = "nv_bounce",
-	[FW_JOB_UNET_FETCH] = "unet_fetch",
-	[FW_JOB_UNET_RX] = "unet_rx",
-	[FW_JOB_UNET_DIVERT] = "unet_divert",
-	[FW_JOB_UNET_KFETCH] = "unet_kfetch",
+const struct fw_job_kind fw_job_kinds[FW_JOB_COUNT] = {
+	[FW_JOB_NONE] = { "none", FW_PROG_COUNT },
+	[FW_JOB_RAW_TX] = { "raw_tx", FW_PROG_RAW },
+	[FW_JOB_RAW_RX] = { "raw_rx", FW_PROG_RAW },
+	[FW_JOB_NV_FETCH] = { "nv_fetch", FW_PROG_NV },
+	[FW_JOB_NV_DELIVER] = { "nv_deliver", FW_PROG_NV },
+	[FW_JOB_NV_READ_FETCH] = { "nv_read_fetch", FW_PROG_NV },
+	[FW_JOB_NV_ATOMIC_IN] = { "nv_atomic_in", FW_PROG_NV },
+	[FW_JOB_NV_ATOMIC_OUT] = { "nv_atomic_out", FW_PROG_NV },
+	[FW_JOB_NV_HOSTWRITE] = { "nv_hostwrite", FW_PROG_NV },
+	[FW_JOB_NV_BOUNCE] = { "nv_bounce", FW_PROG_NV },
+	[FW_JOB_UNET_FETCH] = { "unet_fetch", FW_PROG_UNET },
+	[FW_JOB_UNET_RX] = { "unet_rx", FW_PROG_UNET },
+	[FW_JOB_UNET_DIVERT] = { "unet_divert", FW_PROG_UNET },
+	[FW_JOB_UNET_KFETCH] = { "unet_kfetch", FW_PROG_UNET },
 };
 
 static uint32_t desc_off(struct fw *fw, int slot, uint32_t i)
@@ -150,25 +150,12 @@ void fw_queues_hdma_done(struct fw *fw)
 	q->hdma_running = 0;
 	if (status != NVM_DMA_ST_DONE)
 		fw_count(fw, FW_CNT_HOST_DMA_ERR);
-	switch (kind) {
-	case FW_JOB_RAW_TX:
-		fw_raw_tx_fetched(fw, arg, status);
-		break;
-	case FW_JOB_RAW_RX:
-		fw_raw_rx_delivered(fw, arg, status);
-		break;
-	case FW_JOB_UNET_FETCH:
-	case FW_JOB_UNET_RX:
-	case FW_JOB_UNET_DIVERT:
-	case FW_JOB_UNET_KFETCH:
-		fw_unet_job_done(fw, kind, arg, status);
-		break;
-	case FW_JOB_NONE:
-	case FW_JOB_COUNT:
-		break;
-	default:
-		fw_nv_job_done(fw, kind, arg, status);
-		break;
+	if (kind != FW_JOB_NONE && kind < FW_JOB_COUNT) {
+		const struct fw_program *prog =
+			fw_programs[fw_job_kinds[kind].prog];
+
+		if (prog->job_done)
+			prog->job_done(fw, kind, arg, status);
 	}
 	fw_hdma_start_next(fw);
 }
@@ -185,7 +172,7 @@ static void fw_send_start_next(struct fw *fw)
 	fw->chip->ops->send_start(fw->chip->opaque, e->off, e->len);
 }
 
-bool fw_send_submit(struct fw *fw, uint32_t kind, uint32_t arg, uint32_t off,
+bool fw_send_submit(struct fw *fw, uint32_t prog, uint32_t arg, uint32_t off,
 		    uint32_t len)
 {
 	struct fw_queues *q = &fw->q;
@@ -194,7 +181,7 @@ bool fw_send_submit(struct fw *fw, uint32_t kind, uint32_t arg, uint32_t off,
 	if (q->send_count == FW_SENDQ_LEN)
 		return false;
 	e = &q->sendq[(q->send_head + q->send_count) % FW_SENDQ_LEN];
-	e->kind = kind;
+	e->kind = prog;
 	e->arg = arg;
 	e->off = off;
 	e->len = len;
@@ -219,12 +206,8 @@ void fw_queues_send_done(struct fw *fw)
 	q->send_head = (q->send_head + 1) % FW_SENDQ_LEN;
 	q->send_count--;
 	q->send_running = 0;
-	if (e.kind == FW_SEND_RAW)
-		fw_raw_sent(fw, e.arg);
-	else if (e.kind == FW_SEND_UNET)
-		fw_unet_sent(fw, e.arg);
-	else
-		fw_nv_sent(fw, e.arg);
+	if (e.kind < FW_PROG_COUNT && fw_programs[e.kind]->sent)
+		fw_programs[e.kind]->sent(fw, e.arg);
 	fw_send_start_next(fw);
 }
 
@@ -257,7 +240,9 @@ static bool sendq_ok(const struct fw *fw, const char **what)
 		const struct fw_send_entry *e =
 			&q->sendq[(q->send_head + n) % FW_SENDQ_LEN];
 
-		FW_LOAD_CHECK(e->kind < FW_SEND_COUNT);
+		FW_LOAD_CHECK(e->kind < FW_PROG_COUNT);
+		/* a program that sends frames: the only ones that queue any */
+		FW_LOAD_CHECK(fw_programs[e->kind]->sent != NULL);
 		/* handed to the send engine as an SRAM range */
 		FW_LOAD_CHECK(fw_sram_range_ok(fw->chip, e->off, e->len));
 	}

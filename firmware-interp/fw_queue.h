@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Shared engine plumbing: the host DMA job queue, the send queue and the
- * receive dispatcher.  Programs (raw frames, NetVM) submit work tagged with
- * a job kind; completions come back through a table indexed by kind, so
- * firmware state holds no function pointers and can be saved and restored.
+ * The engine services shared by the programs (fw_queue.c): the host DMA
+ * job queue and the send queue.  (The receive dispatcher is fw_rx.c.)
+ * A job carries its kind (enum fw_job), whose row in fw_job_kinds[] names
+ * the program it belongs to; a send entry carries the program id (enum
+ * fw_prog_id).  Completions go to that program's job_done or sent hook,
+ * so firmware state holds no function pointers and can be saved and
+ * restored.
  */
 #ifndef NETVM_FW_QUEUE_H
 #define NETVM_FW_QUEUE_H
@@ -17,7 +20,8 @@ struct fw;
 #define FW_HDMA_DESCS		8	/* descriptors per job */
 #define FW_SENDQ_LEN		128	/* frames waiting for the send engine */
 
-/* Kinds of host DMA job; completion handlers in fw_queue.c's table. */
+/* Kinds of host DMA job; each belongs to one program (fw_job_kinds[]).
+ * Saved in the job queue: append only. */
 enum fw_job {
 	FW_JOB_NONE,
 	FW_JOB_RAW_TX,		/* raw payload host -> staging */
@@ -36,15 +40,11 @@ enum fw_job {
 	FW_JOB_COUNT
 };
 
-/* Kinds of frame handed to the send engine. */
-enum fw_send {
-	FW_SEND_RAW,		/* the raw program's staging buffer */
-	FW_SEND_NV,		/* a NetVM tx buffer */
-	FW_SEND_UNET,		/* a U-Net message in a tx buffer */
-	FW_SEND_COUNT
+struct fw_job_kind {
+	const char *name;
+	uint32_t prog;		/* enum fw_prog_id: whose job_done hook */
 };
-
-extern const char *const fw_job_names[FW_JOB_COUNT];
+extern const struct fw_job_kind fw_job_kinds[FW_JOB_COUNT];
 
 struct fw_hdma_job {
 	uint32_t kind;		/* enum fw_job; FW_JOB_NONE = slot free */
@@ -54,7 +54,7 @@ struct fw_hdma_job {
 };
 
 struct fw_send_entry {
-	uint32_t kind;		/* enum fw_send */
+	uint32_t kind;		/* enum fw_prog_id: whose sent hook */
 	uint32_t arg;
 	uint32_t off;
 	uint32_t len;
@@ -78,8 +78,9 @@ void fw_hdma_submit(struct fw *fw, int slot);
 void fw_hdma_cancel(struct fw *fw, int slot);	/* give back an unsubmitted slot */
 uint32_t fw_hdma_free_slots(struct fw *fw);
 
-/* Send: queue a frame already built in SRAM; false if the queue is full. */
-bool fw_send_submit(struct fw *fw, uint32_t kind, uint32_t arg, uint32_t off,
+/* Send: queue a frame already built in SRAM for program @prog (told by
+ * its sent hook with @arg); false if the queue is full. */
+bool fw_send_submit(struct fw *fw, uint32_t prog, uint32_t arg, uint32_t off,
 		    uint32_t len);
 uint32_t fw_sendq_room(struct fw *fw);
 
@@ -87,13 +88,5 @@ uint32_t fw_sendq_room(struct fw *fw);
 void fw_queues_hdma_done(struct fw *fw);
 void fw_queues_send_done(struct fw *fw);
 void fw_queues_reset(struct fw *fw);
-
-/* Job completion handlers (per program). */
-void fw_raw_tx_fetched(struct fw *fw, uint32_t arg, uint32_t status);
-void fw_raw_rx_delivered(struct fw *fw, uint32_t arg, uint32_t status);
-void fw_raw_sent(struct fw *fw, uint32_t arg);
-void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
-		    uint32_t status);
-void fw_nv_sent(struct fw *fw, uint32_t arg);
 
 #endif

@@ -56,7 +56,7 @@ static void tx_complete(struct fw *fw, uint8_t status)
 	fw_count(fw, status == NVM_RAW_OK ? FW_CNT_RAW_TX : FW_CNT_RAW_TX_ERR);
 	fw_post(fw, NVM_EV_RAW_TX, 0, fw->tx_idx, status);
 	fw->tx_next = (fw->tx_idx + 1) % fw->layout.raw_tx_len;
-	fw->tx_state = FW_TX_IDLE;
+	fw_raw_set_tx_state(fw, FW_TX_IDLE);
 }
 
 static uint8_t tx_check(struct fw *fw, const struct nvm_raw_desc *d)
@@ -75,7 +75,7 @@ static uint8_t tx_check(struct fw *fw, const struct nvm_raw_desc *d)
 	return NVM_RAW_OK;
 }
 
-bool fw_raw_tx_step(struct fw *fw)
+static bool raw_tx_step(struct fw *fw)
 {
 	struct fw_chip *c = fw->chip;
 	struct nvm_raw_desc d;
@@ -93,7 +93,7 @@ bool fw_raw_tx_step(struct fw *fw)
 	fw->tx_idx = fw->tx_next;
 	st = tx_check(fw, &d);
 	if (st != NVM_RAW_OK) {
-		fw_trace(fw, "raw_tx_refused", fw->tx_idx, st);
+		fw_tr_fw_raw_tx_refused(fw, fw->tx_idx, st);
 		tx_complete(fw, st);
 		return true;
 	}
@@ -109,14 +109,14 @@ bool fw_raw_tx_step(struct fw *fw)
 	h.len = fw_be16((uint16_t)d.len);
 	memcpy(c->sram + stage + d.route_len, &h, sizeof(h));
 	fw->tx_frame_len = d.route_len + sizeof(h) + d.len;
-	fw->tx_state = FW_TX_FETCH;
+	fw_raw_set_tx_state(fw, FW_TX_FETCH);
 	fw_hdma_add(fw, job, LANAI_DMA_E2L, d.len,
 		    stage + d.route_len + sizeof(h), d.host_addr);
 	fw_hdma_submit(fw, job);
 	return true;
 }
 
-void fw_raw_tx_fetched(struct fw *fw, uint32_t arg, uint32_t status)
+static void raw_tx_fetched(struct fw *fw, uint32_t arg, uint32_t status)
 {
 	(void)arg;
 	if (fw->tx_state != FW_TX_FETCH)
@@ -125,13 +125,13 @@ void fw_raw_tx_fetched(struct fw *fw, uint32_t arg, uint32_t status)
 		tx_complete(fw, NVM_RAW_ERR_DMA);
 		return;
 	}
-	fw->tx_state = FW_TX_SEND;
-	if (!fw_send_submit(fw, FW_SEND_RAW, fw->tx_idx, fw->layout.staging,
+	fw_raw_set_tx_state(fw, FW_TX_SEND);
+	if (!fw_send_submit(fw, FW_PROG_RAW, fw->tx_idx, fw->layout.staging,
 			    fw->tx_frame_len))
 		tx_complete(fw, NVM_RAW_ERR_LINK);
 }
 
-void fw_raw_sent(struct fw *fw, uint32_t arg)
+static void raw_sent(struct fw *fw, uint32_t arg)
 {
 	(void)arg;
 	if (fw->tx_state == FW_TX_SEND)
@@ -153,8 +153,8 @@ static void rx_complete(struct fw *fw, uint8_t status, uint32_t len)
 	fw->rx_next = (fw->rx_idx + 1) % fw->layout.raw_rx_len;
 }
 
-enum fw_rx_verdict fw_raw_rx(struct fw *fw, uint32_t data, uint32_t len,
-			     uint32_t src)
+static enum fw_rx_verdict raw_rx(struct fw *fw, uint32_t data, uint32_t len,
+				 uint32_t src)
 {
 	struct nvm_raw_desc d;
 	int job;
@@ -178,10 +178,45 @@ enum fw_rx_verdict fw_raw_rx(struct fw *fw, uint32_t data, uint32_t len,
 	return FW_RX_HOLD;
 }
 
-void fw_raw_rx_delivered(struct fw *fw, uint32_t arg, uint32_t status)
+static void raw_rx_delivered(struct fw *fw, uint32_t arg, uint32_t status)
 {
 	(void)arg;
 	rx_complete(fw, status == NVM_DMA_ST_DONE ? NVM_RAW_OK : NVM_RAW_ERR_DMA,
 		    fw->rx_len);
 	fw_rx_release(fw);
 }
+
+static void raw_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
+			 uint32_t status)
+{
+	if (kind == FW_JOB_RAW_TX)
+		raw_tx_fetched(fw, arg, status);
+	else
+		raw_rx_delivered(fw, arg, status);
+}
+
+/* The raw rings are scanned on every pass, so the two raw doorbells need
+ * no action beyond waking us. */
+static bool raw_doorbell(struct fw *fw, uint32_t ep, uint32_t off,
+			 uint32_t data)
+{
+	(void)fw;
+	(void)off;
+	return ep == 0 && (data == NVM_DB_RAW_TX || data == NVM_DB_RAW_RX);
+}
+
+static void raw_halt(struct fw *fw)
+{
+	fw_raw_set_tx_state(fw, FW_TX_IDLE);
+}
+
+const struct fw_program fw_prog_raw = {
+	.name = "raw",
+	.pkt_type = NVM_PKT_RAW,
+	.halt = raw_halt,
+	.doorbell = raw_doorbell,
+	.step = raw_tx_step,
+	.receive = raw_rx,
+	.job_done = raw_job_done,
+	.sent = raw_sent,
+};

@@ -58,36 +58,42 @@ static bool rx_frame_ok(struct fw *fw, uint32_t slot, struct nvm_pkt_hdr *h,
 	return true;
 }
 
+/* The program that receives packet type @type, or NULL. */
+static const struct fw_program *rx_program(uint8_t type)
+{
+	for (uint32_t p = 0; p < FW_PROG_COUNT; p++)
+		if (type != FW_PKT_NONE && fw_programs[p]->pkt_type == type &&
+		    fw_programs[p]->receive)
+			return fw_programs[p];
+	return NULL;
+}
+
 static enum fw_rx_verdict rx_dispatch(struct fw *fw, const struct nvm_pkt_hdr *h,
 				      uint32_t data, uint32_t len)
 {
-	uint32_t src = fw_be16(h->src_node);
+	const struct fw_program *prog = rx_program(h->type);
 
-	data += sizeof(*h);
-	len -= sizeof(*h);
-	switch (h->type) {
-	case NVM_PKT_RAW:
-		return fw_raw_rx(fw, data, len, src);
-	case NVM_PKT_NETVM:
-		return fw_nv_rx(fw, data, len, src);
-	case NVM_PKT_UNET:
-		return fw_unet_rx(fw, data, len, src);
-	default:
+	if (!prog) {
 		fw_count(fw, FW_CNT_RX_BAD_FRAME);
 		return FW_RX_RELEASE;
 	}
+	return prog->receive(fw, data + sizeof(*h), len - sizeof(*h),
+			     fw_be16(h->src_node));
 }
 
 /*
- * Frames that must not wait behind data: U-Net's overflow-control frames
- * (the "second network" that stops a sender).  They are taken at once, by
- * nothing but firmware state, whatever waits at the head of the ring.
+ * Frames that must not wait behind data, such as U-Net's overflow-control
+ * frames (the "second network" that stops a sender): the program's
+ * urgent hook says which.  They are taken at once, by nothing but
+ * firmware state, whatever waits at the head of the ring.
  */
 static bool rx_urgent(struct fw *fw, const struct nvm_pkt_hdr *h,
 		      uint32_t data, uint32_t len)
 {
-	return h->type == NVM_PKT_UNET &&
-	       fw_unet_is_ctl(fw, data + sizeof(*h), len - sizeof(*h));
+	const struct fw_program *prog = rx_program(h->type);
+
+	return prog && prog->urgent &&
+	       prog->urgent(fw, data + sizeof(*h), len - sizeof(*h));
 }
 
 /*
@@ -149,7 +155,7 @@ bool fw_rx_step(struct fw *fw)
 	fw_rx_release(fw);
 	return true;
 drop:
-	fw_trace(fw, "rx_drop", fw->rx_slot, len);
+	fw_tr_fw_rx_drop(fw, fw->rx_slot, len);
 	fw_rx_release(fw);
 	return true;
 }

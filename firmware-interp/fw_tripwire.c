@@ -68,7 +68,7 @@ static uint32_t tw_set(struct fw *fw, const struct nvm_cmd *c)
 	return NVM_ST_OK;
 }
 
-uint32_t fw_tw_kop(struct fw *fw, const struct nvm_cmd *c)
+static uint32_t tw_kop(struct fw *fw, const struct nvm_cmd *c)
 {
 	switch (c->op) {
 	case NVM_KOP_TRIP_SET:
@@ -79,7 +79,7 @@ uint32_t fw_tw_kop(struct fw *fw, const struct nvm_cmd *c)
 		unlink_entry(fw, c->arg[0]);
 		return NVM_ST_OK;
 	default:
-		return NVM_ST_BAD_CMD;
+		return FW_KOP_UNCLAIMED;
 	}
 }
 
@@ -111,7 +111,7 @@ void fw_tw_access(struct fw *fw, uint32_t access, uint32_t node,
 			continue;
 		t->hits++;
 		fw_count(fw, FW_CNT_TRIPWIRES);
-		fw_trace(fw, "tripwire", id, t->owner);
+		fw_tr_fw_tripwire(fw, id, t->owner);
 		fw_nv_notf_queue(fw, t->owner, NVM_NOTF_KIND_TRIP, id + 1,
 				 by_node, by_port, (uint16_t)access, 0);
 		if (t->flags & NVM_TW_ONCE)
@@ -147,3 +147,11 @@ bool fw_tw_state_ok(const struct fw *fw, const char **what)
 	}
 	return true;
 }
+
+/* Tripwires receive nothing and send nothing: they watch NetVM's
+ * accesses (fw_tw_access) and are set by kernel commands. */
+const struct fw_program fw_prog_tripwire = {
+	.name = "tripwire",
+	.pkt_type = FW_PKT_NONE,
+	.kernel_cmd = tw_kop,
+};

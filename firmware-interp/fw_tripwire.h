@@ -31,7 +31,6 @@ struct fw_tw {
 struct fw;
 struct nvm_cmd;
 
-uint32_t fw_tw_kop(struct fw *fw, const struct nvm_cmd *c);
 void fw_tw_clear_owner(struct fw *fw, uint32_t owner);
 /*
  * An access of kind @access (NVM_TW_READ / NVM_TW_WRITE, | NVM_TW_OUTGOING

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * U-Net message endpoints (fw_unet.c): state inside struct fw.
+ * U-Net message endpoints (fw_unet*.c): state inside struct fw.
  * docs/unet.md describes the protocol; include/netvm/unet_abi.h the layout.
  */
 #ifndef NETVM_FW_UNET_H
@@ -117,7 +117,15 @@ void fw_unet_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
 		      uint32_t status);
 void fw_unet_sent(struct fw *fw, uint32_t arg);
 
-/* shared by fw_unet.c and fw_unet_flow.c */
+/* shared by the U-Net files (fw_unet*.c) */
+uint32_t fw_unet_region(struct fw *fw, uint32_t port);
+struct nvm_unet_ctl fw_unet_read_ctl(struct fw *fw, uint32_t port);
+void fw_unet_seg_unlock(struct fw *fw, struct fw_unet_lk *lk, bool dirty);
+bool fw_unet_seg_lock(struct fw *fw, uint32_t port, uint32_t off, uint32_t len,
+		      struct fw_unet_lk *lk, uint64_t *miss);
+void fw_unet_seg_dma(struct fw *fw, uint32_t port, int slot, uint32_t dir,
+		     uint32_t len, uint32_t sram, uint32_t off,
+		     const struct fw_unet_lk *lk, uint32_t *k);
 void fw_unet_publish(struct fw *fw, uint32_t port);
 uint32_t fw_unet_frame_build(struct fw *fw, uint32_t port, uint32_t tb,
 			     const struct fw_unet_chan *ch, uint32_t len,
@@ -125,6 +133,31 @@ uint32_t fw_unet_frame_build(struct fw *fw, uint32_t port, uint32_t tb,
 			     uint32_t *frame_off);
 int fw_unet_find_channel(struct fw *fw, uint32_t src,
 			 const struct nvm_unet_hdr *h, uint32_t *port);
+
+/* fw_unet_tx.c: send */
+void fw_unet_send_done(struct fw *fw, uint32_t port, uint32_t st);
+uint32_t fw_unet_data_off(struct fw *fw, uint32_t tb);
+void fw_unet_transmit(struct fw *fw, uint32_t port, uint32_t tb,
+		      const struct nvm_unet_send_desc *d);
+void fw_unet_fetched(struct fw *fw, uint32_t port, uint32_t gen, uint32_t tb,
+		     uint32_t status);
+
+/* fw_unet_rx.c: receive */
+void fw_unet_delivered(struct fw *fw, uint32_t port, uint32_t gen,
+		       bool quiet, uint32_t status);
+
+/* fw_unet_divert.c: to the kernel's divert ring */
+void fw_unet_count_cause(struct fw *fw, struct fw_unet_ep *e, uint32_t cause);
+enum fw_rx_verdict fw_unet_divert(struct fw *fw, uint32_t port, int ch,
+				  uint32_t data, uint32_t mlen, uint32_t cause,
+				  uint32_t dsm);
+enum fw_rx_verdict fw_unet_to_kernel(struct fw *fw, uint32_t src,
+				     const struct nvm_unet_hdr *h,
+				     uint32_t data, uint32_t mlen);
+void fw_unet_diverted(struct fw *fw, uint32_t arg, uint32_t status);
+
+/* fw_unet_kernel.c: kernel commands */
+void fw_unet_kfetched(struct fw *fw, uint32_t tb, uint32_t status);
 
 /* fw_unet_flow.c: overflow control */
 bool fw_unet_ctl_step(struct fw *fw, uint32_t port);

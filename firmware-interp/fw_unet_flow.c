@@ -68,7 +68,7 @@ bool fw_unet_ctl_frame(struct fw *fw, uint32_t port,
 	if (!tb)
 		return false;
 	flen = fw_unet_frame_build(fw, port, tb, ch, 0, flags, n, &off);
-	if (!fw_send_submit(fw, FW_SEND_UNET, tb, off, flen)) {
+	if (!fw_send_submit(fw, FW_PROG_UNET, tb, off, flen)) {
 		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
 		return false;
 	}

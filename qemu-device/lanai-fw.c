@@ -92,16 +92,34 @@ static uint32_t chip_link_state(void *chip)
     return lanai_link_state(chip);
 }
 
-static void chip_trace(void *chip, const char *what, uint32_t a, uint32_t b)
-{
-    trace_lanai_fw(what, a, b);
-}
+/*
+ * The firmware's trace points (firmware-interp/fw_trace_events.h): one
+ * function per event, which casts the integers the firmware passed back
+ * to the event's field types, and a table of them by event id.
+ */
+#define LANAI_FW_TR2(n, t1, f1, t2, f2, fmt)                            \
+    static void fw_tr_handler_##n(uint64_t a, uint64_t b, uint64_t c) \
+    {                                                                   \
+        trace_lanai_##n((t1)(uintptr_t)a, (t2)(uintptr_t)b);            \
+    }
+#define LANAI_FW_TR3(n, t1, f1, t2, f2, t3, f3, fmt)                    \
+    static void fw_tr_handler_##n(uint64_t a, uint64_t b, uint64_t c) \
+    {                                                                   \
+        trace_lanai_##n((t1)(uintptr_t)a, (t2)(uintptr_t)b,             \
+                        (t3)(uintptr_t)c);                              \
+    }
+FW_TRACE_EVENTS(LANAI_FW_TR2, LANAI_FW_TR3)
 
-/* A peer's frame the firmware refused (docs/security.md). */
-static void chip_peer_err(void *chip, const char *what, uint32_t node,
-                          uint64_t a, uint32_t b)
+static const fw_tr_handler lanai_fw_tr[FW_TR_COUNT] = {
+    FW_TRACE_EVENTS(FW_TR_HANDLER_ROW, FW_TR_HANDLER_ROW)
+};
+
+static void chip_trace(void *chip, unsigned int id, uint64_t a, uint64_t b,
+                       uint64_t c)
 {
-    trace_lanai_fw_peer_err(what, node, a, b);
+    if (id < FW_TR_COUNT) {
+        lanai_fw_tr[id](a, b, c);
+    }
 }
 
 static const struct fw_chip_ops lanai_chip_ops = {
@@ -117,7 +135,6 @@ static const struct fw_chip_ops lanai_chip_ops = {
     .timer_arm = chip_timer_arm,
     .link_state = chip_link_state,
     .trace = chip_trace,
-    .peer_err = chip_peer_err,
 };
 
 void lanai_fw_init(LanaiState *s)

@@ -173,7 +173,7 @@ void lanai_hdma_start(LanaiState *s, uint32_t desc)
 {
     if (s->hdma_busy) {
         /* a firmware bug, not a guest's: keep going with the first chain */
-        trace_lanai_fw("hdma_busy", desc, s->hdma_desc);
+        trace_lanai_hdma_busy(desc, s->hdma_desc);
         return;
     }
     s->hdma_busy = true;

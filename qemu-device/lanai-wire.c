@@ -181,7 +181,7 @@ void lanai_send_bh(void *opaque)
 void lanai_send_start(LanaiState *s, uint32_t off, uint32_t len)
 {
     if (s->send_busy) {
-        trace_lanai_fw("send_busy", off, len);
+        trace_lanai_send_busy(off, len);
         return;
     }
     if (!lanai_send_range_ok(s, off, len)) {

@@ -67,6 +67,7 @@ struct sim_chip {
 	uint32_t frames_sent, frames_dropped, frames_duped, frames_reordered;
 	uint32_t frames_misaddressed;	/* NetVM frames for another node */
 	uint32_t state;
+	uint32_t traces[FW_TR_COUNT];	/* firmware trace points hit, per event */
 };
 
 void sim_init(struct sim_chip *s, uint16_t node, uint32_t sram_size);

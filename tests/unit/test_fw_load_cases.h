@@ -13,7 +13,8 @@ BAD(hdma_ndesc, fw->q.hdma[0].ndesc = FW_HDMA_DESCS + 1, "ndesc <= FW_HDMA_DESCS
 BAD(hdma_order, fw->q.hdma_order[5] = 0x10000, "hdma_order[i] < FW_HDMA_SLOTS")
 BAD(send_head, fw->q.send_head = FW_SENDQ_LEN, "q->send_head < FW_SENDQ_LEN")
 BAD(send_count, fw->q.send_count = FW_SENDQ_LEN + 1, "q->send_count <= FW_SENDQ_LEN")
-BAD(send_kind, (fw->q.send_count = 1, fw->q.sendq[fw->q.send_head].kind = FW_SEND_COUNT), "e->kind < FW_SEND_COUNT")
+BAD(send_kind, (fw->q.send_count = 1, fw->q.sendq[fw->q.send_head].kind = FW_PROG_COUNT), "e->kind < FW_PROG_COUNT")
+BAD(send_prog, (fw->q.send_count = 1, fw->q.sendq[fw->q.send_head].kind = FW_PROG_TRIPWIRE), "fw_programs[e->kind]->sent != NULL")
 BAD(send_off, (fw->q.send_count = 1, fw->q.sendq[fw->q.send_head].off = 0xfffff000u, fw->q.sendq[fw->q.send_head].len = 64), "fw_sram_range_ok")
 /* NetVM */
 BAD(nv_rr_ep, fw->nv.rr_ep = FW_NV_EPS, "nv->rr_ep < FW_NV_EPS")

@@ -798,6 +798,7 @@ START_TEST(test_phys_windows)
 	ck_assert_uint_eq(phys_cmd(NVM_OP_ATOMIC, 0, ro, 0, NVM_AT_INC),
 			  NVM_ST_PERM);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_PHYS_REFUSED], 9);
+	ck_assert_uint_eq(cb.traces[FW_TR_fw_phys_refused], 9);
 	/* closed: refused too */
 	sh_phys_win(&hb, 0, 0, 0, 0, 0);
 	finish(&hb, 0);
@@ -976,6 +977,7 @@ START_TEST(test_forged_response)
 	sim_run(&ca, &cb, 200);
 	ck_assert_uint_eq(op_state(&ha, PA), FW_OP_SENT);
 	ck_assert_uint_eq(ca.fw.counters[FW_CNT_STALE_RESPONSE], 1);
+	ck_assert_uint_eq(ca.traces[FW_TR_fw_stale_response], 1);
 	/* a READ_RESP for the write: its data would overwrite the source */
 	resp_forged(1, PB, NVM_NET_READ_RESP, 1, req, 0, junk, 200);
 	sim_run(&ca, &cb, 200);
@@ -1168,6 +1170,7 @@ START_TEST(test_flood_one_peer)
 			cb.fw.nv.pending[i].src_node == 2;
 	ck_assert_uint_eq(held, FW_NV_PEND_PEER);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_PEER_QUOTA], 64 - FW_NV_PEND_PEER);
+	ck_assert_uint_eq(cb.traces[FW_TR_fw_peer_quota], 64 - FW_NV_PEND_PEER);
 	/* A writes and reads B while node 2's requests sit there */
 	sh_fill(&ha, PA, SRC, 65536, 61);
 	sh_write(&ha, PA, 1, PB, SRC, DST + 3, 65536, KEY_B, 0, 0);

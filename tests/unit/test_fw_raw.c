@@ -313,7 +313,7 @@ START_TEST(test_name_tables)
 	for (int i = 0; i < FW_PEND_STATE_COUNT; i++)
 		ck_assert_ptr_nonnull(fw_pend_state_names[i]);
 	for (int i = 1; i < FW_JOB_COUNT; i++)
-		ck_assert_ptr_nonnull(fw_job_names[i]);
+		ck_assert_ptr_nonnull(fw_job_kinds[i].name);
 }
 END_TEST
 
