@@ -89,151 +89,206 @@ static char *ctl_inject(Port *p, const char *hex)
 			       p->pending ? "true" : "false");
 }
 
-static char *ctl_command(char *line, gboolean *quit)
+static char *ctl_usage(void)
 {
-	g_auto(GStrv) tok = NULL;
-	GString *s;
-	Port *p = NULL;
-	int n = 0;
+	return g_strdup("{\"ok\": false, \"error\": \"bad command (try help)\"}\n");
+}
+
+/* Split @line at blanks into a NULL-terminated vector; sets *n. */
+static GStrv ctl_tokens(char *line, int *n)
+{
+	GStrv tok;
 
 	g_strstrip(line);
 	tok = g_strsplit_set(line, " \t", -1);
+	*n = 0;
 	for (int i = 0; tok[i]; i++) {
 		if (*tok[i])
-			tok[n++] = tok[i];
+			tok[(*n)++] = tok[i];
 		else
 			g_free(tok[i]);
 	}
-	tok[n] = NULL;
+	tok[*n] = NULL;
+	return tok;
+}
+
+/* stats: every local switch and its ports */
+static char *ctl_stats_all(void)
+{
+	GString *s = g_string_new("{\"ok\": true, \"switches\": [");
+
+	for (int i = 0; i < fab_nsw; i++) {
+		gboolean first = TRUE;
+
+		if (!fab_sw[i].local)
+			continue;
+		g_string_append_printf(s, "%s{\"name\": \"%s\", \"ports\": [",
+				       s->str[s->len - 1] == '[' ? "" : ", ",
+				       fab_sw[i].name);
+		for (int j = 0; j < fab_sw[i].nports; j++) {
+			if (fab_sw[i].port[j].kind == PK_NONE)
+				continue;
+			if (!first)
+				g_string_append(s, ", ");
+			first = FALSE;
+			fab_port_json(s, &fab_sw[i].port[j]);
+		}
+		g_string_append(s, "]}");
+	}
+	g_string_append(s, "]}\n");
+	return g_string_free(s, FALSE);
+}
+
+/* stats PORT */
+static char *ctl_stats_port(Port *p)
+{
+	GString *s = g_string_new("{\"ok\": true, \"port\": ");
+
+	fab_port_json(s, p);
+	g_string_append(s, "}\n");
+	return g_string_free(s, FALSE);
+}
+
+/* One NAME=VALUE of "fault PORT ..." into @f (@setting is modified). */
+static gboolean ctl_fault_setting(char *setting, FabFaults *f)
+{
+	char *eq = strchr(setting, '=');
+
+	if (!eq)
+		return FALSE;
+	*eq++ = 0;
+	if (!strcmp(setting, "drop"))
+		return parse_rate(eq, &f->drop);
+	if (!strcmp(setting, "dup"))
+		return parse_rate(eq, &f->dup);
+	if (!strcmp(setting, "reorder"))
+		return parse_rate(eq, &f->reorder);
+	if (!strcmp(setting, "corrupt"))
+		return parse_rate(eq, &f->corrupt);
+	if (!strcmp(setting, "delay_ms")) {
+		char *end;
+		long v = strtol(eq, &end, 10);
+		gboolean ok = *eq && !*end && v >= 0 && v <= 60000;
+
+		f->delay_ms = ok ? (unsigned int)v : 0;
+		return ok;
+	}
+	return FALSE;
+}
+
+/* fault PORT clear | fault PORT NAME=VALUE... */
+static char *ctl_fault(Port *p, char **tok, int n)
+{
+	FabFaults f = p->faults;
+
+	if (n == 3 && !strcmp(tok[2], "clear")) {
+		memset(&f, 0, sizeof(f));
+	} else {
+		if (n < 3)
+			return ctl_usage();
+		for (int i = 2; i < n; i++)
+			if (!ctl_fault_setting(tok[i], &f))
+				return g_strdup("{\"ok\": false, \"error\": "
+						"\"bad fault setting\"}\n");
+	}
+	fab_faults_set(p, &f);
+	return g_strdup("{\"ok\": true}\n");
+}
+
+/* link PORT down|up */
+static char *ctl_link(Port *p, char **tok, int n)
+{
+	if (n != 3 || (strcmp(tok[2], "up") && strcmp(tok[2], "down")))
+		return ctl_usage();
+	fab_link_set(p, !strcmp(tok[2], "up"));
+	return g_strdup("{\"ok\": true}\n");
+}
+
+/* mapper [NODE|any] */
+static char *ctl_mapper(char **tok, int n)
+{
+	char *end = NULL;
+	long v = n == 2 ? strtol(tok[1], &end, 10) : 0;
+
+	if (n == 2 && !strcmp(tok[1], "any"))
+		fab_cfg.mapper_node = -1;
+	else if (n == 2 && *tok[1] && !*end && v >= 0 && v < 65535)
+		fab_cfg.mapper_node = (int)v;
+	else if (n != 1)
+		return ctl_usage();
+	return g_strdup_printf("{\"ok\": true, \"mapper\": %d}\n",
+			       fab_cfg.mapper_node);
+}
+
+/* capture start FILE | capture stop */
+static char *ctl_capture(char **tok, int n)
+{
+	g_autoptr(GError) err = NULL;
+
+	if (n == 2 && !strcmp(tok[1], "stop")) {
+		fab_capture_stop();
+		return g_strdup("{\"ok\": true}\n");
+	}
+	if (n != 3 || strcmp(tok[1], "start"))
+		return ctl_usage();
+	if (!fab_capture_start(tok[2], &err)) {
+		g_autofree char *e = g_strescape(err->message, NULL);
+
+		return g_strdup_printf("{\"ok\": false, \"error\": \"%s\"}\n", e);
+	}
+	return g_strdup("{\"ok\": true}\n");
+}
+
+static char *ctl_help(void)
+{
+	return g_strdup("{\"ok\": true, \"commands\": [\"stats [PORT]\", "
+			"\"fault PORT drop=R dup=R reorder=R corrupt=R delay_ms=N\", "
+			"\"fault PORT clear\", \"link PORT down|up\", "
+			"\"inject PORT HEX\", \"mapper [NODE|any]\", "
+			"\"capture start FILE\", \"capture stop\", \"quit\"]}\n");
+}
+
+/* Commands whose second word is a port (for stats, only when given). */
+static gboolean ctl_names_port(char **tok, int n)
+{
+	return !strcmp(tok[0], "fault") || !strcmp(tok[0], "link") ||
+	       !strcmp(tok[0], "inject") ||
+	       (!strcmp(tok[0], "stats") && n > 1);
+}
+
+/* One line from a control client: the reply (NULL for a blank line). */
+static char *ctl_command(char *line, gboolean *quit)
+{
+	g_auto(GStrv) tok = NULL;
+	Port *p = NULL;
+	int n;
+
+	tok = ctl_tokens(line, &n);
 	if (!n)
 		return NULL;
-	if ((!strcmp(tok[0], "fault") || !strcmp(tok[0], "link") ||
-	     !strcmp(tok[0], "inject") ||
-	     (!strcmp(tok[0], "stats") && n > 1)) &&
+	if (ctl_names_port(tok, n) &&
 	    (n < 2 || !(p = fab_find_port(tok[1])) || p->kind == PK_NONE))
 		return g_strdup("{\"ok\": false, \"error\": \"no such port\"}\n");
 
-	if (!strcmp(tok[0], "stats")) {
-		s = g_string_new("{\"ok\": true, ");
-		if (p) {
-			g_string_append(s, "\"port\": ");
-			fab_port_json(s, p);
-		} else {
-			g_string_append(s, "\"switches\": [");
-			for (int i = 0; i < fab_nsw; i++) {
-				gboolean first = TRUE;
-
-				if (!fab_sw[i].local)
-					continue;
-				g_string_append_printf(s, "%s{\"name\": \"%s\", \"ports\": [",
-						       s->str[s->len - 1] == '[' ? "" : ", ",
-						       fab_sw[i].name);
-				for (int j = 0; j < fab_sw[i].nports; j++) {
-					if (fab_sw[i].port[j].kind == PK_NONE)
-						continue;
-					if (!first)
-						g_string_append(s, ", ");
-					first = FALSE;
-					fab_port_json(s, &fab_sw[i].port[j]);
-				}
-				g_string_append(s, "]}");
-			}
-			g_string_append(s, "]");
-		}
-		g_string_append(s, "}\n");
-		return g_string_free(s, FALSE);
-	}
-	if (!strcmp(tok[0], "fault")) {
-		FabFaults f = p->faults;
-
-		if (n == 3 && !strcmp(tok[2], "clear")) {
-			memset(&f, 0, sizeof(f));
-		} else {
-			if (n < 3)
-				goto usage;
-			for (int i = 2; i < n; i++) {
-				char *eq = strchr(tok[i], '=');
-				gboolean ok = eq != NULL;
-
-				if (ok) {
-					*eq++ = 0;
-					if (!strcmp(tok[i], "drop"))
-						ok = parse_rate(eq, &f.drop);
-					else if (!strcmp(tok[i], "dup"))
-						ok = parse_rate(eq, &f.dup);
-					else if (!strcmp(tok[i], "reorder"))
-						ok = parse_rate(eq, &f.reorder);
-					else if (!strcmp(tok[i], "corrupt"))
-						ok = parse_rate(eq, &f.corrupt);
-					else if (!strcmp(tok[i], "delay_ms")) {
-						char *end;
-						long v = strtol(eq, &end, 10);
-
-						ok = *eq && !*end && v >= 0 && v <= 60000;
-						f.delay_ms = ok ? (unsigned)v : 0;
-					} else
-						ok = FALSE;
-				}
-				if (!ok)
-					return g_strdup("{\"ok\": false, \"error\": "
-							"\"bad fault setting\"}\n");
-			}
-		}
-		fab_faults_set(p, &f);
-		return g_strdup("{\"ok\": true}\n");
-	}
-	if (!strcmp(tok[0], "link")) {
-		if (n != 3 || (strcmp(tok[2], "up") && strcmp(tok[2], "down")))
-			goto usage;
-		fab_link_set(p, !strcmp(tok[2], "up"));
-		return g_strdup("{\"ok\": true}\n");
-	}
-	if (!strcmp(tok[0], "mapper")) {
-		char *end = NULL;
-		long v = n == 2 ? strtol(tok[1], &end, 10) : 0;
-
-		if (n == 2 && !strcmp(tok[1], "any"))
-			fab_cfg.mapper_node = -1;
-		else if (n == 2 && *tok[1] && !*end && v >= 0 && v < 65535)
-			fab_cfg.mapper_node = (int)v;
-		else if (n != 1)
-			goto usage;
-		return g_strdup_printf("{\"ok\": true, \"mapper\": %d}\n",
-				       fab_cfg.mapper_node);
-	}
-	if (!strcmp(tok[0], "inject")) {
-		if (n != 3)
-			goto usage;
-		return ctl_inject(p, tok[2]);
-	}
-	if (!strcmp(tok[0], "capture")) {
-		g_autoptr(GError) err = NULL;
-
-		if (n == 2 && !strcmp(tok[1], "stop")) {
-			fab_capture_stop();
-			return g_strdup("{\"ok\": true}\n");
-		}
-		if (n != 3 || strcmp(tok[1], "start"))
-			goto usage;
-		if (!fab_capture_start(tok[2], &err)) {
-			g_autofree char *e = g_strescape(err->message, NULL);
-
-			return g_strdup_printf("{\"ok\": false, \"error\": \"%s\"}\n", e);
-		}
-		return g_strdup("{\"ok\": true}\n");
-	}
+	if (!strcmp(tok[0], "stats"))
+		return p ? ctl_stats_port(p) : ctl_stats_all();
+	if (!strcmp(tok[0], "fault"))
+		return ctl_fault(p, tok, n);
+	if (!strcmp(tok[0], "link"))
+		return ctl_link(p, tok, n);
+	if (!strcmp(tok[0], "mapper"))
+		return ctl_mapper(tok, n);
+	if (!strcmp(tok[0], "inject"))
+		return n == 3 ? ctl_inject(p, tok[2]) : ctl_usage();
+	if (!strcmp(tok[0], "capture"))
+		return ctl_capture(tok, n);
 	if (!strcmp(tok[0], "quit")) {
 		*quit = TRUE;
 		return g_strdup("{\"ok\": true}\n");
 	}
 	if (!strcmp(tok[0], "help"))
-		return g_strdup("{\"ok\": true, \"commands\": [\"stats [PORT]\", "
-				"\"fault PORT drop=R dup=R reorder=R corrupt=R delay_ms=N\", "
-				"\"fault PORT clear\", \"link PORT down|up\", "
-				"\"inject PORT HEX\", \"mapper [NODE|any]\", "
-				"\"capture start FILE\", \"capture stop\", \"quit\"]}\n");
-usage:
-	return g_strdup("{\"ok\": false, \"error\": \"bad command (try help)\"}\n");
+		return ctl_help();
+	return ctl_usage();
 }
 
 static void ctl_close(Ctl *c)
@@ -315,143 +370,202 @@ static gboolean on_signal(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-int main(int argc, char **argv)
+/* The command line; strings are g_free()d by switch_opts_clear(). */
+typedef struct {
+	char *topology, *routes, *sockdir, *tcp, *only, *control, *capture;
+	gint ports, stall, maxframe, qframes, qbytes, mapper;
+	gint64 seed;
+} SwitchOpts;
+
+static void switch_opts_clear(SwitchOpts *o)
 {
-	g_autofree char *topology = NULL, *routes = NULL, *sockdir = NULL;
-	g_autofree char *tcp = NULL, *only = NULL, *control = NULL;
-	g_autofree char *capture = NULL;
-	gint ports = 0, stall = -1, maxframe = 0, qframes = 0, qbytes = 0;
-	gint mapper = -1;
-	gint64 seed = 1;
+	g_free(o->topology);
+	g_free(o->routes);
+	g_free(o->sockdir);
+	g_free(o->tcp);
+	g_free(o->only);
+	g_free(o->control);
+	g_free(o->capture);
+}
+
+static gboolean switch_opts_parse(SwitchOpts *o, int *argc, char ***argv)
+{
 	GOptionEntry entries[] = {
-		{ "ports", 'p', 0, G_OPTION_ARG_INT, &ports,
+		{ "ports", 'p', 0, G_OPTION_ARG_INT, &o->ports,
 		  "one switch with K ports (nodes 0..K-1 on ports 0..K-1)", "K" },
-		{ "topology", 't', 0, G_OPTION_ARG_FILENAME, &topology,
+		{ "topology", 't', 0, G_OPTION_ARG_FILENAME, &o->topology,
 		  "run the switches of a topology file", "FILE" },
-		{ "only", 0, 0, G_OPTION_ARG_STRING, &only,
+		{ "only", 0, 0, G_OPTION_ARG_STRING, &o->only,
 		  "run only these switches of the topology (others are other "
 		  "processes, linked over sockets)", "SW[,SW...]" },
-		{ "sock-dir", 'd', 0, G_OPTION_ARG_FILENAME, &sockdir,
+		{ "sock-dir", 'd', 0, G_OPTION_ARG_FILENAME, &o->sockdir,
 		  "directory of the unix sockets (nodeN.sock, control.sock)", "DIR" },
-		{ "tcp", 0, 0, G_OPTION_ARG_STRING, &tcp,
+		{ "tcp", 0, 0, G_OPTION_ARG_STRING, &o->tcp,
 		  "nodes listen on TCP HOST:BASE+id instead of unix sockets",
 		  "HOST:BASE" },
-		{ "control", 'c', 0, G_OPTION_ARG_FILENAME, &control,
+		{ "control", 'c', 0, G_OPTION_ARG_FILENAME, &o->control,
 		  "control socket (default DIR/control.sock)", "PATH" },
-		{ "seed", 's', 0, G_OPTION_ARG_INT64, &seed,
+		{ "seed", 's', 0, G_OPTION_ARG_INT64, &o->seed,
 		  "seed of the fault-injection PRNG (default 1)", "N" },
-		{ "capture", 0, 0, G_OPTION_ARG_FILENAME, &capture,
+		{ "capture", 0, 0, G_OPTION_ARG_FILENAME, &o->capture,
 		  "capture frames leaving every port to a pcap file", "FILE" },
-		{ "stall-timeout", 0, 0, G_OPTION_ARG_INT, &stall,
+		{ "stall-timeout", 0, 0, G_OPTION_ARG_INT, &o->stall,
 		  "ms without progress before a blocked output is flushed "
 		  "(default 5000, 0 = never)", "MS" },
-		{ "max-frame", 0, 0, G_OPTION_ARG_INT, &maxframe,
+		{ "max-frame", 0, 0, G_OPTION_ARG_INT, &o->maxframe,
 		  "largest frame accepted (default 65600)", "BYTES" },
-		{ "queue-frames", 0, 0, G_OPTION_ARG_INT, &qframes,
+		{ "queue-frames", 0, 0, G_OPTION_ARG_INT, &o->qframes,
 		  "output queue bound in frames (default 64)", "N" },
-		{ "queue-bytes", 0, 0, G_OPTION_ARG_INT, &qbytes,
+		{ "queue-bytes", 0, 0, G_OPTION_ARG_INT, &o->qbytes,
 		  "output queue bound in bytes (default 262144)", "N" },
-		{ "mapper", 0, 0, G_OPTION_ARG_INT, &mapper,
+		{ "mapper", 0, 0, G_OPTION_ARG_INT, &o->mapper,
 		  "only this node may send the mapper's SCOUT and ROUTES "
 		  "(default: any node)", "NODE" },
-		{ "routes", 0, 0, G_OPTION_ARG_FILENAME, &routes,
+		{ "routes", 0, 0, G_OPTION_ARG_FILENAME, &o->routes,
 		  "print the route table of a topology as JSON and exit", "FILE" },
 		{ NULL }
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new(
 		"- netvm fabric switch (Myrinet-like source routing)");
 	g_autoptr(GError) err = NULL;
-	Topo *t;
-	int nlisten = 0;
 
 	g_option_context_add_main_entries(ctx, entries, NULL);
-	if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+	if (!g_option_context_parse(ctx, argc, argv, &err)) {
 		g_printerr("netvm-switch: %s\n", err->message);
-		return 2;
+		return FALSE;
 	}
-	if (routes) {
-		g_autofree char *json = NULL;
+	return TRUE;
+}
 
-		t = topo_load(routes, &err);
-		if (!t) {
-			g_printerr("netvm-switch: %s\n", err->message);
-			return 1;
-		}
-		json = topo_routes_json(t, sockdir);
-		fputs(json, stdout);
-		topo_free(t);
-		return 0;
-	}
-	if ((ports > 0) == (topology != NULL)) {
-		g_printerr("netvm-switch: give either --ports K or --topology FILE\n");
-		return 2;
-	}
-	if (ports > TOPO_MAX_PORTS || ports < 0) {
-		g_printerr("netvm-switch: at most %d ports\n", TOPO_MAX_PORTS);
-		return 2;
-	}
-	if (stall >= 0)
-		fab_cfg.stall_timeout_ms = stall;
-	if (maxframe > 0)
-		fab_cfg.max_frame = maxframe;
-	if (fab_cfg.max_frame > 16 * 1024 * 1024)
-		fab_cfg.max_frame = 16 * 1024 * 1024;
-	if (qframes > 0)
-		fab_cfg.queue_frames = qframes;
-	if (qbytes > 0)
-		fab_cfg.queue_bytes = qbytes;
-	fab_cfg.seed = (uint64_t)seed;
-	fab_cfg.mapper_node = mapper < 0 ? -1 : mapper;
-	fab_cfg.sockdir = sockdir;
-	fab_cfg.tcp = tcp;
+/* --routes FILE: print the topology's route table; the exit status. */
+static int print_routes(const char *file, const char *sockdir)
+{
+	g_autoptr(GError) err = NULL;
+	g_autofree char *json = NULL;
+	Topo *t = topo_load(file, &err);
 
-	t = topology ? topo_load(topology, &err) : topo_single(ports);
 	if (!t) {
 		g_printerr("netvm-switch: %s\n", err->message);
 		return 1;
 	}
+	json = topo_routes_json(t, sockdir);
+	fputs(json, stdout);
+	topo_free(t);
+	return 0;
+}
+
+/* Check the options that shape the switch and set fab_cfg from them. */
+static gboolean switch_configure(const SwitchOpts *o)
+{
+	if ((o->ports > 0) == (o->topology != NULL)) {
+		g_printerr("netvm-switch: give either --ports K or --topology FILE\n");
+		return FALSE;
+	}
+	if (o->ports > TOPO_MAX_PORTS || o->ports < 0) {
+		g_printerr("netvm-switch: at most %d ports\n", TOPO_MAX_PORTS);
+		return FALSE;
+	}
+	if (o->stall >= 0)
+		fab_cfg.stall_timeout_ms = o->stall;
+	if (o->maxframe > 0)
+		fab_cfg.max_frame = o->maxframe;
+	if (fab_cfg.max_frame > 16 * 1024 * 1024)
+		fab_cfg.max_frame = 16 * 1024 * 1024;
+	if (o->qframes > 0)
+		fab_cfg.queue_frames = o->qframes;
+	if (o->qbytes > 0)
+		fab_cfg.queue_bytes = o->qbytes;
+	fab_cfg.seed = (uint64_t)o->seed;
+	fab_cfg.mapper_node = o->mapper < 0 ? -1 : o->mapper;
+	fab_cfg.sockdir = o->sockdir;
+	fab_cfg.tcp = o->tcp;
+	return TRUE;
+}
+
+/* Listen for control clients on unix socket @path. */
+static gboolean ctl_start(const char *path, GError **err)
+{
+	g_autofree char *addr = g_strdup_printf("unix:%s", path);
+
+	ctl_fd = fab_listen(addr, &ctl_path, err);
+	if (ctl_fd < 0)
+		return FALSE;
+	g_unix_fd_add(ctl_fd, G_IO_IN, on_ctl_accept, NULL);
+	return TRUE;
+}
+
+/* Build the switches, the control socket and the capture: all or none. */
+static gboolean switch_start(Topo *t, SwitchOpts *o, GError **err)
+{
+	if (!fab_build(t, o->only, err))
+		return FALSE;
+	if (!o->control && o->sockdir)
+		o->control = g_strdup_printf("%s/control.sock", o->sockdir);
+	if (o->control && !ctl_start(o->control, err))
+		return FALSE;
+	if (o->capture && !fab_capture_start(o->capture, err))
+		return FALSE;
+	return TRUE;
+}
+
+static int listening_ports(void)
+{
+	int n = 0;
+
+	for (int s = 0; s < fab_nsw; s++)
+		for (int i = 0; i < fab_sw[s].nports; i++)
+			n += fab_sw[s].port[i].lfd >= 0;
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	SwitchOpts o = { .stall = -1, .mapper = -1, .seed = 1 };
+	g_autoptr(GError) err = NULL;
+	int status = 1;
+	Topo *t;
+
+	if (!switch_opts_parse(&o, &argc, &argv)) {
+		status = 2;
+		goto out;
+	}
+	if (o.routes) {
+		status = print_routes(o.routes, o.sockdir);
+		goto out;
+	}
+	if (!switch_configure(&o)) {
+		status = 2;
+		goto out;
+	}
+	t = o.topology ? topo_load(o.topology, &err) : topo_single(o.ports);
+	if (!t) {
+		g_printerr("netvm-switch: %s\n", err->message);
+		goto out;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	loop = g_main_loop_new(NULL, FALSE);
-	if (sockdir && g_mkdir_with_parents(sockdir, 0700) < 0) {
-		g_printerr("netvm-switch: cannot create %s: %s\n", sockdir,
+	if (o.sockdir && g_mkdir_with_parents(o.sockdir, 0700) < 0) {
+		g_printerr("netvm-switch: cannot create %s: %s\n", o.sockdir,
 			   g_strerror(errno));
-		return 1;
+		goto out;
 	}
-	if (!fab_build(t, only, &err)) {
+	if (!switch_start(t, &o, &err)) {
 		g_printerr("netvm-switch: %s\n", err->message);
 		fab_shutdown();
-		return 1;
-	}
-	if (!control && sockdir)
-		control = g_strdup_printf("%s/control.sock", sockdir);
-	if (control) {
-		g_autofree char *addr = g_strdup_printf("unix:%s", control);
-
-		ctl_fd = fab_listen(addr, &ctl_path, &err);
-		if (ctl_fd < 0) {
-			g_printerr("netvm-switch: %s\n", err->message);
-			fab_shutdown();
-			return 1;
-		}
-		g_unix_fd_add(ctl_fd, G_IO_IN, on_ctl_accept, NULL);
-	}
-	if (capture && !fab_capture_start(capture, &err)) {
-		g_printerr("netvm-switch: %s\n", err->message);
-		fab_shutdown();
-		return 1;
+		goto out;
 	}
 	g_unix_signal_add(SIGINT, on_signal, NULL);
 	g_unix_signal_add(SIGTERM, on_signal, NULL);
-	for (int s = 0; s < fab_nsw; s++)
-		for (int i = 0; i < fab_sw[s].nports; i++)
-			nlisten += fab_sw[s].port[i].lfd >= 0;
 	printf("netvm-switch ready: %d switch(es), %d listening port(s), control %s\n",
-	       fab_nsw, nlisten, ctl_path ? ctl_path : "none");
+	       fab_nsw, listening_ports(), ctl_path ? ctl_path : "none");
 	fflush(stdout);
 	g_main_loop_run(loop);
 	fab_shutdown();
 	if (ctl_path)
 		unlink(ctl_path);
 	topo_free(t);
-	return 0;
+	status = 0;
+out:
+	switch_opts_clear(&o);
+	return status;
 }

@@ -222,7 +222,7 @@ static __poll_t netvm_poll(struct file *file, poll_table *wait)
 	return mask;
 }
 
-/* The endpoint's own memory only (netvm_ep.c). */
+/* The endpoint's own memory only (netvm_ep_mmap.c). */
 static int netvm_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct netvm_file *nf = file->private_data;

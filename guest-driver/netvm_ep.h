@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * netvm.ko: NetVM user endpoints, exports and the shadow page table
- * (netvm_ep.c).  docs/driver.md explains the design.
+ * (netvm_ep*.c; what only they share is in netvm_ep_priv.h).
+ * docs/driver.md explains the design.
  *
  * Locking, outermost first:
  *   netvm_eps.lock (mutex)    the endpoint table ep[]; an event worker
@@ -37,7 +38,6 @@
 
 struct netvm_dev;
 struct netvm_ep;
-struct seq_file;
 struct fasync_struct;
 
 #define NETVM_EP_MAX		NVM_EP_COUNT	/* ports; 0 = kernel */
@@ -180,11 +180,6 @@ long netvm_import_ioctl(struct netvm_dev *nd, void __user *u);
 extern struct device_attribute dev_attr_ep_counters;
 extern const char * const netvm_ep_counter_names[EPC_MAX];
 int netvm_ep_fasync(struct netvm_file *nf, int fd, struct file *file, int on);
-int netvm_ep_pt_show(struct seq_file *m, struct netvm_dev *nd);
-int netvm_ep_list_show(struct seq_file *m, struct netvm_dev *nd);
-ssize_t netvm_ep_counters_fmt(struct netvm_ep *ep, char *buf);
-ssize_t netvm_ep_exports_fmt(struct netvm_ep *ep, char *buf);
-long netvm_ep_ptbench(struct netvm_ep *ep, void __user *u);
 
 /* netvm_obs.c: per-endpoint sysfs directories and debugfs */
 void netvm_obs_module_init(void);

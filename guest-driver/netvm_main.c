@@ -187,10 +187,153 @@ static int netvm_check_identity(struct netvm_dev *nd)
 	return 0;
 }
 
+/* Enable the device and map its three BARs, checking their sizes. */
+static int netvm_map_bars(struct netvm_dev *nd)
+{
+	struct pci_dev *pdev = nd->pdev;
+	void __iomem * const *bars;
+	int ret;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	ret = pcim_iomap_regions(pdev, NETVM_BARS, NETVM_DRV_NAME);
+	if (ret) {
+		dev_err(&pdev->dev, "cannot map BARs: %d\n", ret);
+		return ret;
+	}
+	bars = pcim_iomap_table(pdev);
+	nd->regs = bars[LANAI_BAR_REGS];
+	nd->sram = bars[LANAI_BAR_SRAM];
+	nd->db = bars[LANAI_BAR_DOORBELL];
+	nd->sram_len = pci_resource_len(pdev, LANAI_BAR_SRAM);
+	if (pci_resource_len(pdev, LANAI_BAR_REGS) < LANAI_REGS_SIZE ||
+	    pci_resource_len(pdev, LANAI_BAR_DOORBELL) < LANAI_DOORBELL_PAGE) {
+		dev_err(&pdev->dev, "BARs too small\n");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+/* Our device and ABI, 64-bit DMA, bus master, and a halted, reset NIC. */
+static int netvm_prepare_hw(struct netvm_dev *nd)
+{
+	struct pci_dev *pdev = nd->pdev;
+	int ret;
+
+	ret = netvm_check_identity(nd);
+	if (ret)
+		return ret;
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret) {
+		dev_err(&pdev->dev, "no usable 64-bit DMA: %d\n", ret);
+		return ret;
+	}
+	pci_set_master(pdev);
+
+	/* Start from a halted, freshly reset NIC whatever ran before. */
+	netvm_wr(nd, LANAI_REG_CPUC, LANAI_CPUC_RESET);
+	netvm_hw_quiesce(nd);
+	return 0;
+}
+
+/*
+ * With IRQs set up: the event queue, the self-test (firmware halted),
+ * then the firmware, and what it tells about the NIC.
+ */
+static int netvm_start_nic(struct netvm_dev *nd)
+{
+	int ret;
+
+	ret = netvm_evq_init(nd);
+	if (ret)
+		return ret;
+	ret = netvm_selftest(nd);
+	if (ret)
+		return ret;
+	nd->selftest_passed = true;
+	ret = netvm_start_firmware(nd);
+	if (ret)
+		return ret;
+	nd->node_id = netvm_rd(nd, NVM_REG_NODE_ID);
+	nd->fw_version = netvm_rd(nd, NVM_REG_FW_VERSION);
+	nd->sram_size = netvm_rd(nd, NVM_REG_SRAM_SIZE);
+	WRITE_ONCE(nd->link, netvm_rd(nd, NVM_REG_LINK));
+	return 0;
+}
+
+/* With the firmware running: the services built on it, in order. */
+static int netvm_start_services(struct netvm_dev *nd)
+{
+	int ret;
+
+	netvm_unet_dev_init(nd);
+	ret = netvm_import_init(nd);
+	if (ret)
+		return ret;
+	ret = netvm_map_init(nd);
+	if (ret)
+		return ret;
+	ret = netvm_trip_init(nd);
+	if (ret)
+		return ret;
+	ret = netvm_raw_init(nd);
+	if (ret)
+		return ret;
+
+	/* NetVM: off (logged) when the firmware or SRAM cannot have it */
+	ret = netvm_nv_init(nd);
+	if (ret)
+		return ret;
+	return netvm_ep_init(nd);
+}
+
+/* Create /dev/netvmN and its sysfs and debugfs entries. */
+static int netvm_publish(struct netvm_dev *nd)
+{
+	struct pci_dev *pdev = nd->pdev;
+	int ret;
+
+	ret = cdev_device_add(&nd->cdev, &nd->dev);
+	if (ret) {
+		dev_err(&pdev->dev, "cannot add /dev/%s: %d\n",
+			dev_name(&nd->dev), ret);
+		return ret;
+	}
+	netvm_obs_add(nd);
+
+	dev_info(&pdev->dev,
+		 "%s: node %u, firmware %#x, %u KiB SRAM, link %s\n",
+		 dev_name(&nd->dev), nd->node_id, nd->fw_version,
+		 nd->sram_size / 1024,
+		 (nd->link & NVM_LINK_UP) ? "up" : "down");
+	return 0;
+}
+
+/*
+ * Everything from the IRQs to /dev/netvmN; on failure, undone (the
+ * character device's index stays reserved for the caller to release).
+ */
+static int netvm_bring_up(struct netvm_dev *nd)
+{
+	int ret;
+
+	ret = netvm_setup_irqs(nd);
+	if (ret)
+		return ret;
+	ret = netvm_start_nic(nd);
+	if (!ret)
+		ret = netvm_start_services(nd);
+	if (!ret)
+		ret = netvm_publish(nd);
+	if (ret)
+		netvm_teardown(nd);
+	return ret;
+}
+
 static int netvm_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct netvm_dev *nd;
-	void __iomem * const *bars;
 	int ret;
 
 	nd = kzalloc(sizeof(*nd), GFP_KERNEL);
@@ -202,40 +345,14 @@ static int netvm_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	init_completion(&nd->st_irq_done);
 	pci_set_drvdata(pdev, nd);
 
-	ret = pcim_enable_device(pdev);
-	if (ret)
-		goto err_free;
-	ret = pcim_iomap_regions(pdev, NETVM_BARS, NETVM_DRV_NAME);
+	ret = netvm_map_bars(nd);
+	if (!ret)
+		ret = netvm_prepare_hw(nd);
 	if (ret) {
-		dev_err(&pdev->dev, "cannot map BARs: %d\n", ret);
-		goto err_free;
+		pci_set_drvdata(pdev, NULL);
+		kfree(nd);
+		return ret;
 	}
-	bars = pcim_iomap_table(pdev);
-	nd->regs = bars[LANAI_BAR_REGS];
-	nd->sram = bars[LANAI_BAR_SRAM];
-	nd->db = bars[LANAI_BAR_DOORBELL];
-	nd->sram_len = pci_resource_len(pdev, LANAI_BAR_SRAM);
-	if (pci_resource_len(pdev, LANAI_BAR_REGS) < LANAI_REGS_SIZE ||
-	    pci_resource_len(pdev, LANAI_BAR_DOORBELL) < LANAI_DOORBELL_PAGE) {
-		dev_err(&pdev->dev, "BARs too small\n");
-		ret = -ENODEV;
-		goto err_free;
-	}
-
-	ret = netvm_check_identity(nd);
-	if (ret)
-		goto err_free;
-
-	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
-	if (ret) {
-		dev_err(&pdev->dev, "no usable 64-bit DMA: %d\n", ret);
-		goto err_free;
-	}
-	pci_set_master(pdev);
-
-	/* Start from a halted, freshly reset NIC whatever ran before. */
-	netvm_wr(nd, LANAI_REG_CPUC, LANAI_CPUC_RESET);
-	netvm_hw_quiesce(nd);
 
 	ret = netvm_chardev_add(nd);	/* reserves the index, not visible yet */
 	if (ret) {
@@ -243,75 +360,12 @@ static int netvm_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	}
 
-	ret = netvm_setup_irqs(nd);
-	if (ret)
-		goto err_put;
-
-	ret = netvm_evq_init(nd);
-	if (ret)
-		goto err_teardown;
-
-	ret = netvm_selftest(nd);
-	if (ret)
-		goto err_teardown;
-	nd->selftest_passed = true;
-
-	ret = netvm_start_firmware(nd);
-	if (ret)
-		goto err_teardown;
-
-	nd->node_id = netvm_rd(nd, NVM_REG_NODE_ID);
-	nd->fw_version = netvm_rd(nd, NVM_REG_FW_VERSION);
-	nd->sram_size = netvm_rd(nd, NVM_REG_SRAM_SIZE);
-	WRITE_ONCE(nd->link, netvm_rd(nd, NVM_REG_LINK));
-
-	netvm_unet_dev_init(nd);
-	ret = netvm_import_init(nd);
-	if (ret)
-		goto err_teardown;
-	ret = netvm_map_init(nd);
-	if (ret)
-		goto err_teardown;
-	ret = netvm_trip_init(nd);
-	if (ret)
-		goto err_teardown;
-	ret = netvm_raw_init(nd);
-	if (ret)
-		goto err_teardown;
-
-	/* NetVM: off (logged) when the firmware or SRAM cannot have it */
-	ret = netvm_nv_init(nd);
-	if (ret)
-		goto err_teardown;
-	ret = netvm_ep_init(nd);
-	if (ret)
-		goto err_teardown;
-
-	ret = cdev_device_add(&nd->cdev, &nd->dev);
+	ret = netvm_bring_up(nd);
 	if (ret) {
-		dev_err(&pdev->dev, "cannot add /dev/%s: %d\n",
-			dev_name(&nd->dev), ret);
-		goto err_teardown;
+		pci_clear_master(pdev);
+		pci_set_drvdata(pdev, NULL);
+		netvm_chardev_del(nd);	/* drops the last reference: frees nd */
 	}
-	netvm_obs_add(nd);
-
-	dev_info(&pdev->dev,
-		 "%s: node %u, firmware %#x, %u KiB SRAM, link %s\n",
-		 dev_name(&nd->dev), nd->node_id, nd->fw_version,
-		 nd->sram_size / 1024,
-		 (nd->link & NVM_LINK_UP) ? "up" : "down");
-	return 0;
-
-err_teardown:
-	netvm_teardown(nd);
-err_put:
-	pci_clear_master(pdev);
-	pci_set_drvdata(pdev, NULL);
-	netvm_chardev_del(nd);	/* drops the last reference: frees nd */
-	return ret;
-err_free:
-	pci_set_drvdata(pdev, NULL);
-	kfree(nd);
 	return ret;
 }
 

@@ -550,7 +550,7 @@ void netvm_nv_event(struct netvm_dev *nd, const struct nvm_event *ev)
 	struct netvm_nv *nv = &nd->nv;
 	u64 arg = le64_to_cpu((__force __le64)ev->arg);
 
-	/* counted here; netvm_ep.c serves them (a trace for debugging) */
+	/* counted here; netvm_ep_miss.c serves them (a trace for debugging) */
 	switch (ev->type) {
 	case NVM_EV_PAGE_MISS:
 		atomic64_inc(&nv->ev_page_miss);

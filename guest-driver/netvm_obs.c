@@ -11,6 +11,8 @@
  *       a test hook (write-only): "PORT" makes the NI keep its lock on
  *       the next page it locks for endpoint PORT (NVM_KOP_LOCK_HOLD),
  *       "release" lets go of it; the page's "lock" in pt shows it.
+ *   /sys/class/netvm/netvmN/ep_counters
+ *       the device's paging counters (in netvm_sysfs.c's group).
  *
  * Lifetime: an endpoint's kobject is deleted (kobject_del waits for
  * running show() calls) before the endpoint is freed, so show() never
@@ -25,10 +27,72 @@
 #include <linux/uaccess.h>
 
 #include "netvm_drv.h"
+#include "netvm_ep_priv.h"
 
 static struct dentry *netvm_debug_root;
 
 /* ---- /sys/class/netvm/netvmN/endpoints/<port>/ ---- */
+
+static u32 ep_status_word(struct netvm_ep *ep, size_t field)
+{
+	struct netvm_dev *nd = ep->nd;
+
+	return readl(nd->sram + nd->layout.ep_base + ep->port * NVM_EP_STRIDE +
+		     NVM_EP_STATUS + field);
+}
+
+/* Translations of @exp in the NIC now; pt_lock held. */
+static unsigned long ep_export_pages(struct netvm_export *exp)
+{
+	unsigned long i, n = 0;
+
+	for (i = 0; i < exp->npages; i++)
+		n += !!exp->ppn[i];
+	return n;
+}
+
+/*
+ * endpoints/<port>/counters: the endpoint's paging counters, then the
+ * firmware's view of its queue (struct nvm_ep_status in SRAM).
+ */
+static ssize_t netvm_ep_counters_fmt(struct netvm_ep *ep, char *buf)
+{
+	int len = 0, c;
+
+	for (c = 0; c < EPC_PER_EP; c++)
+		len += sysfs_emit_at(buf, len, "%s %lld\n",
+				     netvm_ep_counter_names[c],
+				     atomic64_read(&ep->cnt[c]));
+	if (READ_ONCE(ep->nd->dead))
+		return len;
+	len += sysfs_emit_at(buf, len,
+			     "consumed %u\ndone %u\nerrors %u\nnotf_queued %u\ncredit_stalls %u\n",
+			     ep_status_word(ep, offsetof(struct nvm_ep_status, consumed)),
+			     ep_status_word(ep, offsetof(struct nvm_ep_status, done)),
+			     ep_status_word(ep, offsetof(struct nvm_ep_status, errors)),
+			     ep_status_word(ep, offsetof(struct nvm_ep_status, notf_queued)),
+			     ep_status_word(ep, offsetof(struct nvm_ep_status, credit_stalls)));
+	return len;
+}
+
+/* endpoints/<port>/exports: "NAME START PAGES MAPPED rw|ro" per export. */
+static ssize_t netvm_ep_exports_fmt(struct netvm_ep *ep, char *buf)
+{
+	struct netvm_eps *eps = &ep->nd->eps;
+	struct netvm_export *exp;
+	int len = 0;
+
+	mutex_lock(&ep->lock);
+	mutex_lock(&eps->pt_lock);
+	list_for_each_entry(exp, &ep->exports, node)
+		len += sysfs_emit_at(buf, len, "%s %#lx %lu %lu %s\n",
+				     exp->name, exp->start, exp->npages,
+				     ep_export_pages(exp),
+				     exp->ro ? "ro" : "rw");
+	mutex_unlock(&eps->pt_lock);
+	mutex_unlock(&ep->lock);
+	return len;
+}
 
 struct netvm_ep_kobj {
 	struct kobject kobj;
@@ -113,6 +177,87 @@ void netvm_obs_ep_del(struct netvm_ep *ep)
 
 /* ---- /sys/kernel/debug/netvm/netvmN/ ---- */
 
+/* debugfs netvm/netvmN/endpoints: one line per open endpoint. */
+static int netvm_ep_list_show(struct seq_file *m, struct netvm_dev *nd)
+{
+	struct netvm_eps *eps = &nd->eps;
+	struct netvm_export *exp;
+	unsigned long pages;
+	u32 port, nexp;
+
+	mutex_lock(&eps->lock);
+	for (port = 0; port < NETVM_EP_MAX; port++) {
+		struct netvm_ep *ep = eps->ep[port];
+
+		if (!ep)
+			continue;
+		nexp = 0;
+		pages = 0;
+		mutex_lock(&ep->lock);
+		mutex_lock(&eps->pt_lock);
+		list_for_each_entry(exp, &ep->exports, node) {
+			nexp++;
+			pages += ep_export_pages(exp);
+		}
+		mutex_unlock(&eps->pt_lock);
+		mutex_unlock(&ep->lock);
+		seq_printf(m, "port %u pid %d exports %u mapped %lu done %u errors %u\n",
+			   port, ep->pid, nexp, pages,
+			   ep_status_word(ep, offsetof(struct nvm_ep_status, done)),
+			   ep_status_word(ep, offsetof(struct nvm_ep_status, errors)));
+	}
+	mutex_unlock(&eps->lock);
+	return 0;
+}
+
+/*
+ * debugfs netvm/netvmN/pt: every translation the driver has installed,
+ * with what the NIC holds for it (row, way, PMAP flags, dirty and lock
+ * bytes).  "way -1" would mean the PPN is missing from its row: a bug.
+ */
+static int netvm_ep_pt_show(struct seq_file *m, struct netvm_dev *nd)
+{
+	struct netvm_eps *eps = &nd->eps;
+	const struct nvm_sram_layout *l = &nd->layout;
+	unsigned long n = 0;
+	u32 ppn;
+
+	mutex_lock(&eps->pt_lock);
+	if (!eps->ready || READ_ONCE(nd->dead)) {
+		mutex_unlock(&eps->pt_lock);
+		seq_puts(m, "NetVM off\n");
+		return 0;
+	}
+	for (ppn = 0; ppn < eps->max_ppn; ppn++)
+		n += !!eps->owner[ppn];
+	seq_printf(m, "max_ppn %u pt_rows %u ways %u mapped %lu\n",
+		   eps->max_ppn, eps->pt_rows, NVM_PT_WAYS, n);
+	for (ppn = 0; ppn < eps->max_ppn; ppn++) {
+		struct netvm_export *exp = eps->owner[ppn];
+		unsigned long va;
+		void __iomem *r;
+		u32 row;
+		int w, way = -1;
+
+		if (!exp)
+			continue;
+		va = exp->start + eps->owner_idx[ppn] * PAGE_SIZE;
+		row = netvm_pt_ep_row(nd, exp->ep->port, va);
+		r = netvm_pt_row(nd, row);
+		for (w = 0; w < NVM_PT_WAYS; w++)
+			if (readl(r + w * 4) == ppn)
+				way = w;
+		seq_printf(m, "port %u va %#lx ppn %#x row %u way %d flags %#x hdirty %u ndirty %u lock %u\n",
+			   exp->ep->port, va, ppn, row, way,
+			   readb(nd->sram + l->pmap_flags + ppn),
+			   readb(nd->sram + l->pmap_hdirty + ppn),
+			   readb(nd->sram + l->pmap_ndirty + ppn),
+			   readb(nd->sram + l->pmap_lock + ppn));
+	}
+	mutex_unlock(&eps->pt_lock);
+	return 0;
+}
+
 static int pt_show(struct seq_file *m, void *v)
 {
 	return netvm_ep_pt_show(m, m->private);
@@ -166,6 +311,27 @@ static const struct file_operations lock_hold_fops = {
 	.open = simple_open,
 	.write = lock_hold_write,
 };
+
+/* ---- /sys/class/netvm/netvmN/ep_counters ---- */
+
+static ssize_t ep_counters_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct netvm_dev *nd = container_of(dev, struct netvm_dev, dev);
+	struct netvm_eps *eps = &nd->eps;
+	u32 open = 0, p;
+	int len, c;
+
+	for (p = 0; p < NETVM_EP_MAX; p++)
+		open += !!READ_ONCE(eps->ep[p]);
+	len = sysfs_emit(buf, "endpoints %u\n", open);
+	for (c = 0; c < EPC_MAX; c++)
+		len += sysfs_emit_at(buf, len, "%s %lld\n",
+				     netvm_ep_counter_names[c],
+				     atomic64_read(&eps->cnt[c]));
+	return len;
+}
+DEVICE_ATTR_RO(ep_counters);
 
 /* After cdev_device_add(): the class device exists. */
 void netvm_obs_add(struct netvm_dev *nd)

@@ -208,182 +208,231 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Runs argv and relays its stdio over sock.  Returns when done. */
-static void run_command(int sock, char **argv, const char *cwd)
+/* A running command, as the session process sees it. */
+struct command {
+	pid_t pid;
+	int in_fd, out_fd, err_fd;	/* our ends of its stdio; -1: closed */
+	int status, exited;
+	long long exit_time;		/* now_ms() when it exited */
+	char *pending;			/* stdin bytes not yet written to it */
+	size_t pending_len, pending_off;
+};
+
+/* In the forked child: become the command.  Never returns. */
+static void __attribute__((noreturn))
+exec_command(const int *in, const int *out, const int *err,
+	     char **argv, const char *cwd)
+{
+	sigset_t none;
+
+	setsid();
+	/* /init started us in the background, with SIGINT and SIGQUIT
+	 * ignored: give the command default dispositions. */
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	dup2(in[0], 0);
+	dup2(out[1], 1);
+	dup2(err[1], 2);
+	if (chdir(cwd) < 0) {
+		fprintf(stderr, "netvm-agent: chdir %s: %s\n", cwd,
+			strerror(errno));
+		_exit(127);
+	}
+	execvp(argv[0], argv);
+	fprintf(stderr, "netvm-agent: %s: %s\n", argv[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/* Fork argv with pipes for its stdio.  -1 after telling the host why. */
+static int start_command(int sock, char **argv, const char *cwd,
+			 struct command *c)
 {
 	int in[2], out[2], err[2];
-	pid_t pid;
-	char buf[16384];
-	char *pending = NULL;	/* stdin bytes not yet written to the child */
-	size_t pending_len = 0, pending_off = 0;
-	int in_fd, out_fd, err_fd, status = 0, exited = 0, sock_open = 1;
-	long long exit_time = 0;
 
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
 	    pipe2(err, O_CLOEXEC) < 0) {
 		send_fail(sock, "pipe: %s", strerror(errno));
 		send_status(sock, 127);
-		return;
+		return -1;
 	}
-	pid = fork();
-	if (pid < 0) {
+	c->pid = fork();
+	if (c->pid < 0) {
 		send_fail(sock, "fork: %s", strerror(errno));
 		send_status(sock, 127);
-		return;
+		return -1;
 	}
-	if (pid == 0) {
-		sigset_t none;
-
-		setsid();
-		/* /init started us in the background, with SIGINT and SIGQUIT
-		 * ignored: give the command default dispositions. */
-		for (int sig = 1; sig < NSIG; sig++)
-			signal(sig, SIG_DFL);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		dup2(err[1], 2);
-		if (chdir(cwd) < 0) {
-			fprintf(stderr, "netvm-agent: chdir %s: %s\n", cwd,
-				strerror(errno));
-			_exit(127);
-		}
-		execvp(argv[0], argv);
-		fprintf(stderr, "netvm-agent: %s: %s\n", argv[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
-	}
+	if (c->pid == 0)
+		exec_command(in, out, err, argv, cwd);
 	close(in[0]);
 	close(out[1]);
 	close(err[1]);
-	in_fd = in[1];
-	out_fd = out[0];
-	err_fd = err[0];
-	set_nonblock(in_fd);
+	c->in_fd = in[1];
+	c->out_fd = out[0];
+	c->err_fd = err[0];
+	set_nonblock(c->in_fd);
+	return 0;
+}
 
+/*
+ * How long the next poll() may wait, in ms; -1 when it is time to report
+ * the exit status.  Notices the command's exit.
+ */
+static int poll_timeout(struct command *c)
+{
+	long long left;
+
+	if (!c->exited && waitpid(c->pid, &c->status, WNOHANG) == c->pid) {
+		c->exited = 1;
+		c->exit_time = now_ms();
+	}
+	if (!c->exited)
+		return 50;	/* re-check waitpid */
+	/* Give background children holding our pipes a moment,
+	 * then report the exit status anyway. */
+	left = c->exit_time + 1000 - now_ms();
+	if ((c->out_fd < 0 && c->err_fd < 0) || left <= 0)
+		return -1;
+	return (int)left;
+}
+
+/* The descriptors one poll() watches, by what they are. */
+enum { W_SOCK, W_OUT, W_ERR, W_IN, W_MAX };
+
+struct watch {
+	struct pollfd pfd[W_MAX];
+	int at[W_MAX];		/* index into pfd[], -1: not watched */
+	int n;
+};
+
+static void watch_fd(struct watch *w, int what, int fd, short events)
+{
+	w->at[what] = -1;
+	if (fd < 0)
+		return;
+	w->at[what] = w->n;
+	w->pfd[w->n].fd = fd;
+	w->pfd[w->n++].events = events;
+}
+
+static int watch_ready(const struct watch *w, int what)
+{
+	return w->at[what] >= 0 && w->pfd[w->at[what]].revents;
+}
+
+/* Write what the command's stdin takes of the pending host bytes. */
+static void feed_stdin(struct command *c)
+{
+	ssize_t n = write(c->in_fd, c->pending + c->pending_off,
+			  c->pending_len - c->pending_off);
+
+	if (n > 0) {
+		c->pending_off += (size_t)n;
+	} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+		close(c->in_fd);	/* child closed its stdin */
+		c->in_fd = -1;
+	}
+	if (c->in_fd < 0 || c->pending_off == c->pending_len) {
+		free(c->pending);
+		c->pending = NULL;
+	}
+}
+
+/* One frame from the host while the command runs; -1: the host is gone. */
+static int host_frame(int sock, struct command *c)
+{
+	char type;
+	char *data;
+	uint32_t len;
+
+	if (recv_frame(sock, &type, &data, &len) < 0)
+		return -1;
+	switch (type) {
+	case 'i':
+		if (c->in_fd >= 0 && len > 0) {
+			c->pending = data;
+			c->pending_len = len;
+			c->pending_off = 0;
+			data = NULL;
+		}
+		break;
+	case 'I':
+		if (c->in_fd >= 0) {
+			close(c->in_fd);
+			c->in_fd = -1;
+		}
+		break;
+	case 'k':
+		if (len == 1 && !c->exited)
+			kill(-c->pid, (unsigned char)data[0]);
+		break;
+	default:
+		logmsg("unexpected frame '%c' during a command", type);
+		break;
+	}
+	free(data);
+	return 0;
+}
+
+/* Kill the command's process group if it still runs, and wait for it. */
+static void reap_command(struct command *c)
+{
+	if (!c->exited) {
+		kill(-c->pid, SIGKILL);
+		waitpid(c->pid, &c->status, 0);
+	}
+}
+
+/* Runs argv and relays its stdio over sock.  Returns when done. */
+static void run_command(int sock, char **argv, const char *cwd)
+{
+	struct command c = { .in_fd = -1, .out_fd = -1, .err_fd = -1 };
+	char buf[16384];
+
+	if (start_command(sock, argv, cwd, &c) < 0)
+		return;
 	for (;;) {
-		struct pollfd pfd[4];
-		int nfds = 0, i_sock = -1, i_out = -1, i_err = -1, i_in = -1;
-		int timeout = -1;
+		struct watch w = { .n = 0 };
+		int timeout = poll_timeout(&c);
 
-		if (!exited) {
-			pid_t w = waitpid(pid, &status, WNOHANG);
-
-			if (w == pid) {
-				exited = 1;
-				exit_time = now_ms();
-			}
-		}
-		if (exited) {
-			/* Give background children holding our pipes a moment,
-			 * then report the exit status anyway. */
-			long long left = exit_time + 1000 - now_ms();
-
-			if ((out_fd < 0 && err_fd < 0) || left <= 0)
-				break;
-			timeout = (int)left;
-		} else {
-			timeout = 50;	/* re-check waitpid */
-		}
-		if (sock_open && !pending) {
-			i_sock = nfds;
-			pfd[nfds].fd = sock;
-			pfd[nfds++].events = POLLIN;
-		}
-		if (out_fd >= 0) {
-			i_out = nfds;
-			pfd[nfds].fd = out_fd;
-			pfd[nfds++].events = POLLIN;
-		}
-		if (err_fd >= 0) {
-			i_err = nfds;
-			pfd[nfds].fd = err_fd;
-			pfd[nfds++].events = POLLIN;
-		}
-		if (pending && in_fd >= 0) {
-			i_in = nfds;
-			pfd[nfds].fd = in_fd;
-			pfd[nfds++].events = POLLOUT;
-		}
-		if (poll(pfd, (nfds_t)nfds, timeout) < 0) {
+		if (timeout < 0)
+			break;
+		/* the host's next frame waits until pending stdin is taken */
+		watch_fd(&w, W_SOCK, c.pending ? -1 : sock, POLLIN);
+		watch_fd(&w, W_OUT, c.out_fd, POLLIN);
+		watch_fd(&w, W_ERR, c.err_fd, POLLIN);
+		watch_fd(&w, W_IN, c.pending ? c.in_fd : -1, POLLOUT);
+		if (poll(w.pfd, (nfds_t)w.n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if (i_out >= 0 && pfd[i_out].revents &&
-		    forward(&out_fd, sock, 'o', buf, sizeof(buf)) < 0)
+		if (watch_ready(&w, W_OUT) &&
+		    forward(&c.out_fd, sock, 'o', buf, sizeof(buf)) < 0)
 			goto lost;
-		if (i_err >= 0 && pfd[i_err].revents &&
-		    forward(&err_fd, sock, 'r', buf, sizeof(buf)) < 0)
+		if (watch_ready(&w, W_ERR) &&
+		    forward(&c.err_fd, sock, 'r', buf, sizeof(buf)) < 0)
 			goto lost;
-		if (i_in >= 0 && pfd[i_in].revents) {
-			ssize_t n = write(in_fd, pending + pending_off,
-					  pending_len - pending_off);
-
-			if (n > 0) {
-				pending_off += (size_t)n;
-			} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-				close(in_fd);	/* child closed its stdin */
-				in_fd = -1;
-			}
-			if (in_fd < 0 || pending_off == pending_len) {
-				free(pending);
-				pending = NULL;
-			}
-		}
-		if (i_sock >= 0 && pfd[i_sock].revents) {
-			char type;
-			char *data;
-			uint32_t len;
-
-			if (recv_frame(sock, &type, &data, &len) < 0)
-				goto lost;
-			switch (type) {
-			case 'i':
-				if (in_fd >= 0 && len > 0) {
-					pending = data;
-					pending_len = len;
-					pending_off = 0;
-					data = NULL;
-				}
-				break;
-			case 'I':
-				if (in_fd >= 0) {
-					close(in_fd);
-					in_fd = -1;
-				}
-				break;
-			case 'k':
-				if (len == 1 && !exited)
-					kill(-pid, (unsigned char)data[0]);
-				break;
-			default:
-				logmsg("unexpected frame '%c' during a command", type);
-				break;
-			}
-			free(data);
-		}
+		if (watch_ready(&w, W_IN))
+			feed_stdin(&c);
+		if (watch_ready(&w, W_SOCK) && host_frame(sock, &c) < 0)
+			goto lost;
 	}
-	if (!exited) {	/* only reached on poll failure */
-		kill(-pid, SIGKILL);
-		waitpid(pid, &status, 0);
-	}
-	if (WIFSIGNALED(status))
-		send_status(sock, -WTERMSIG(status));
+	reap_command(&c);	/* it still runs only after a poll failure */
+	if (WIFSIGNALED(c.status))
+		send_status(sock, -WTERMSIG(c.status));
 	else
-		send_status(sock, WEXITSTATUS(status));
-	if (in_fd >= 0)
-		close(in_fd);
-	free(pending);
+		send_status(sock, WEXITSTATUS(c.status));
+	if (c.in_fd >= 0)
+		close(c.in_fd);
+	free(c.pending);
 	return;
 
 lost:
 	/* The host went away: nobody will read the output. */
-	if (!exited) {
-		kill(-pid, SIGKILL);
-		waitpid(pid, &status, 0);
-	}
-	free(pending);
+	reap_command(&c);
+	free(c.pending);
 }
 
 static void serve(int sock)
