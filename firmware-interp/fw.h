@@ -75,6 +75,10 @@ struct fw {
 	struct fw_unet unet;
 	/* Ethernet frames (fw_eth.c) */
 	struct fw_eth eth;
+	/* test hook NVM_KOP_LOCK_HOLD (fw_nv_pt.c), last so that it moves
+	 * nothing: armed for endpoint hold_port - 1, holding page
+	 * hold_ppn - 1; 0 = not */
+	uint32_t hold_port, hold_ppn;
 };
 #define FW_SAVED_OFFSET		offsetof(struct fw, state)
 #define FW_SAVED_SIZE		(sizeof(struct fw) - FW_SAVED_OFFSET)

@@ -225,6 +225,7 @@ int64_t fw_nv_pt_lock(struct fw *fw, uint32_t port, uint64_t va,
 void fw_nv_pt_unlock(struct fw *fw, uint32_t ppn, bool dirty);
 bool fw_nv_pt_key_ok(struct fw *fw, uint32_t ppn, uint64_t key);
 bool fw_nv_pt_read_only(struct fw *fw, uint32_t ppn);
+uint32_t fw_nv_pt_hold(struct fw *fw, uint32_t port, uint32_t on);
 
 /* fw_nv_tx.c: building and sending packets, the window */
 void fw_nv_sent(struct fw *fw, uint32_t arg);

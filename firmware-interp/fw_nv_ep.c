@@ -67,6 +67,8 @@ struct fw_nv_op *fw_nv_op_by_req(struct fw *fw, uint32_t req, uint32_t *ep,
 void fw_nv_boot(struct fw *fw)
 {
 	memset(&fw->nv, 0, sizeof(fw->nv));
+	fw->hold_port = 0;
+	fw->hold_ppn = 0;
 	/* the kernel's endpoint takes control commands from the start */
 	if (fw->layout.ep_count) {
 		fw->nv.ep[NVM_EP_KERNEL].open = 1;

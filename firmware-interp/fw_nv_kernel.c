@@ -181,6 +181,8 @@ uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 		memcpy(&k, c->inline_data, sizeof(k));
 		return fw_nv_phys_win_set(fw, &k);
 	}
+	case NVM_KOP_LOCK_HOLD:
+		return fw_nv_pt_hold(fw, c->dst_port, c->arg[0]);
 	case NVM_KOP_ROUTE:
 		if (c->dst_node >= FW_NV_NODES || c->arg[0] > NVM_ROUTE_MAX ||
 		    (c->arg[1] & ~NVM_ROUTE_F_NONE) ||

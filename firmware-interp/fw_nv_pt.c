@@ -11,7 +11,9 @@
  * the lock, then (after a full fence) checks the tag; the host clears the
  * tag, then (after a full fence) checks the lock, and puts the tag back if
  * the page was locked.  Either the NI sees the cleared tag and backs off,
- * or the host sees the lock and waits: never both proceed.
+ * or the host sees the lock and waits: never both proceed.  A test can
+ * make the NI keep one lock past its access (NVM_KOP_LOCK_HOLD) to show
+ * the host waiting.
  *
  * Every value read from SRAM is range-checked: the host can write any of
  * it, and a bad table must fail a lookup, never the emulator.
@@ -52,11 +54,39 @@ int64_t fw_nv_pt_lock(struct fw *fw, uint32_t port, uint64_t va, uint32_t hash)
 		sram[l->pmap_lock + ppn]++;
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		memcpy(&e, sram + l->pmap + ppn * sizeof(e), sizeof(e));
-		if (e.tag == tag && tag)
+		if (e.tag == tag && tag) {
+			if (fw->hold_port == port + 1 &&
+			    sram[l->pmap_lock + ppn] < 0xff) {
+				sram[l->pmap_lock + ppn]++;	/* the test hold */
+				fw->hold_port = 0;
+				fw->hold_ppn = ppn + 1;
+			}
 			return ppn;
+		}
 		sram[l->pmap_lock + ppn]--;
 	}
 	return -1;
+}
+
+/*
+ * NVM_KOP_LOCK_HOLD: arm the hold for @port (@on), or disarm it and give
+ * back the lock count it holds.  Only one hold at a time.
+ */
+uint32_t fw_nv_pt_hold(struct fw *fw, uint32_t port, uint32_t on)
+{
+	if (on > 1 || port >= FW_NV_EPS)
+		return NVM_ST_BAD_CMD;
+	if (on) {
+		if (fw->hold_ppn)
+			return NVM_ST_BAD_CMD;	/* release the one held first */
+		fw->hold_port = port + 1;
+		return NVM_ST_OK;
+	}
+	fw->hold_port = 0;
+	if (fw->hold_ppn)	/* unlock checks the PPN (saved state is data) */
+		fw_nv_pt_unlock(fw, fw->hold_ppn - 1, false);
+	fw->hold_ppn = 0;
+	return NVM_ST_OK;
 }
 
 void fw_nv_pt_unlock(struct fw *fw, uint32_t ppn, bool dirty)

@@ -7,6 +7,10 @@
  *   /sys/kernel/debug/netvm/netvmN/{pt,endpoints,fw_counters}
  *       the shadow page table as installed, the endpoints, and the
  *       firmware's counters;
+ *   /sys/kernel/debug/netvm/netvmN/lock_hold
+ *       a test hook (write-only): "PORT" makes the NI keep its lock on
+ *       the next page it locks for endpoint PORT (NVM_KOP_LOCK_HOLD),
+ *       "release" lets go of it; the page's "lock" in pt shows it.
  *   /sys/class/netvm/netvmN/ep_counters
  *       the device's paging counters (in netvm_sysfs.c's group).
  *
@@ -20,6 +24,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
+#include <linux/uaccess.h>
 
 #include "netvm_drv.h"
 #include "netvm_ep_priv.h"
@@ -280,6 +285,33 @@ static int fw_counters_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(fw_counters);
 
+static ssize_t lock_hold_write(struct file *f, const char __user *ubuf,
+			       size_t len, loff_t *pos)
+{
+	struct netvm_dev *nd = f->private_data;
+	u32 port = 0, on = 1;
+	char buf[16];
+	int ret;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = 0;
+	if (sysfs_streq(buf, "release"))
+		on = 0;
+	else if (kstrtou32(buf, 0, &port) || port > U16_MAX)
+		return -EINVAL;
+	ret = nv_kcmd(nd, NVM_KOP_LOCK_HOLD, 0, (u16)port, on, 0, NULL, 0);
+	return ret ? ret : len;
+}
+
+static const struct file_operations lock_hold_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = lock_hold_write,
+};
+
 /* ---- /sys/class/netvm/netvmN/ep_counters ---- */
 
 static ssize_t ep_counters_show(struct device *dev,
@@ -317,6 +349,8 @@ void netvm_obs_add(struct netvm_dev *nd)
 			    &endpoints_fops);
 	debugfs_create_file("fw_counters", 0400, eps->debugfs, nd,
 			    &fw_counters_fops);
+	debugfs_create_file("lock_hold", 0200, eps->debugfs, nd,
+			    &lock_hold_fops);
 }
 
 /* First thing at remove: waits for running readers. */

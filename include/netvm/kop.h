@@ -48,6 +48,12 @@ struct nvm_k_none {
 	 * NVM_ROUTE_MAX bytes); arg1 = NVM_ROUTE_F_* */		\
 	X(0x85, ROUTE, struct nvm_k_none)				\
 	X(0xa0, PHYS_WIN, struct nvm_k_phys_win)			\
+	/* a test hook (off unless asked for): arg0 = 1 arms it for	\
+	 * endpoint dst_port: the next page the NI locks for it keeps	\
+	 * one more lock count after the access, as if the NI were	\
+	 * still inside, until arg0 = 0 releases it (debugfs		\
+	 * lock_hold: the host's unmapPPN seen waiting) */		\
+	X(0xa1, LOCK_HOLD, struct nvm_k_none)				\
 	/* U-Net (fw_unet.c, fw_unet_flow.c; netvm/unet_abi.h) */	\
 	X(0x86, UNET_OPEN, struct nvm_k_unet_open)			\
 	/* dst_port = endpoint */					\

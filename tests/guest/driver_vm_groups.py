@@ -14,8 +14,12 @@ run-guest-tests.py (which passes its helpers in `g`):
                   node 1 while node 0 sends, then everything works.
   netvm-death     node 1's QEMU killed mid-stream: every pending and
                   later call on node 0 fails with EHOSTUNREACH in time.
+  netvm-unmap     the NIC kept inside a page (debugfs lock_hold): giving
+                  the page up (MADV_DONTNEED) waits for it; the writes
+                  before and after verified at node 1.
 
-The guest program is tests/guest/netvm_vm_test.c (netvm-vm-test).
+The guest programs are tests/guest/netvm_vm_test.c (netvm-vm-test) and
+tests/guest/netvm_unmap_test.c (netvm-unmap-test).
 """
 import json
 import os
@@ -384,3 +388,28 @@ def group_death(g):
          "node 0: the firmware failed the operations (error_completions %d)"
          % c.get("error_completions", 0), out)
     srv.wait(1)
+
+
+def group_unmap(g):
+    """netvm-unmap: the invalidation waits while the NI holds the page
+    (netvm-unmap-test; the NIC's lock kept by debugfs lock_hold)."""
+    g.sh(1, "rm -f /tmp/nvunmap.info")
+    srv = g.Background(1, ["netvm-unmap-test", "serve"], timeout=300)
+    rc, out, err = g.sh(1, "for i in $(seq 150); do test -f /tmp/nvunmap.info && break; sleep 0.2; done; "
+                        "cat /tmp/nvunmap.info")
+    info = kv(out)
+    if not g.T.ok(rc == 0 and "port" in info, "node 1: netvm-unmap-test exports \"target\": %s" % out.strip(),
+                  g.diag(rc, out, err) + ("" if "port" in info else "\n" + g.diag(*srv.wait(5)))):
+        return
+    crc, cout, cerr = g.nv("run", "0", "--", "netvm-unmap-test", "client", "1", info["port"], timeout=240)
+    src, sout, serr = srv.wait(240)
+    for who, text in (("node 0", cout), ("node 1", sout)):
+        for line in text.decode(errors="replace").splitlines():
+            if line.startswith("ok - "):
+                g.T.ok(True, "%s: %s" % (who, line[5:]))
+            elif line.startswith("not ok - "):
+                g.T.ok(False, "%s: %s" % (who, line[9:]))
+    g.T.ok(crc == 0, "node 0: netvm-unmap-test client exits 0", g.diag(crc, cout, cerr))
+    g.T.ok(src == 0, "node 1: netvm-unmap-test serve exits 0", g.diag(src, sout, serr))
+    rc, out, err = g.sh(0, "dmesg | grep -E 'WARNING|BUG|Oops|still locked' | head -n 5; echo end")
+    g.T.ok(rc == 0 and out.split() == ["end"], "node 0: no kernel warning", g.diag(rc, out, err))

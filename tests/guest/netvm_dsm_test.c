@@ -366,9 +366,16 @@ static void quiet_phase(void)
 	netvm_unet_dsm_stats(u, &d0);
 	if (!err)
 		err = send_small(1, K_QGO, 0, 0, 0, 16);
-	/* not waiting in recv: only an upcall could tell us */
+	/*
+	 * Not waiting in recv: only an upcall could tell us.  No sleep for a
+	 * wrong upcall to show: an upcall needs an event, and the NI (or the
+	 * kernel's emulation) counts a message's events before it handles
+	 * the next message.  The NI publishes both counts in one status
+	 * store, so they are checked here; the interrupting message below
+	 * is handled after all QUIET_N, and once it is received the event
+	 * count covers them all: exactly one event, its own, and one upcall.
+	 */
 	okq = !err && wait_received(st.received + QUIET_N);
-	usleep(200000);	/* room for a wrongly raised upcall to show */
 	netvm_unet_dsm_stats(u, &d1);
 	check(okq && upcalls == 0 && d1.events == d0.events &&
 	      d1.quiet == d0.quiet + QUIET_N,

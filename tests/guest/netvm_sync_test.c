@@ -402,13 +402,13 @@ static void handler(struct netvm *h, uint32_t notf, void *arg)
 	__atomic_add_fetch(&h_count[notf], 1, __ATOMIC_SEQ_CST);
 }
 
+/* The handler's calls of notf once there are at least want (30 s at most). */
 static int wait_count(uint32_t notf, int want)
 {
 	int i;
 
 	for (i = 0; i < 3000 && __atomic_load_n(&h_count[notf], __ATOMIC_SEQ_CST) < want; i++)
 		usleep(10000);
-	usleep(300000);		/* and no extra call after that */
 	return __atomic_load_n(&h_count[notf], __ATOMIC_SEQ_CST);
 }
 
@@ -448,12 +448,31 @@ static void phase_notf(int peer, int sender)
 		check(netvm_notf_test(nv, 31) == 3, "3 events of 31 pending before arming (%d)",
 		      netvm_notf_test(nv, 31));
 		check(netvm_notf_arm(nv, 31, handler, NULL) == 0, "arm 31");
+		/* armed last: the handler thread takes the armed numbers in
+		 * the order they were armed, 29 after 30 and 31 */
+		check(netvm_notf_arm(nv, 29, handler, NULL) == 0, "arm 29 (the marker)");
 	}
 	barrier();
 	if (!sender) {
-		c = wait_count(30, 25);
+		wait_count(30, 25);
+		wait_count(31, 3);
+	}
+	/*
+	 * "No extra call" without a sleep: once the receiver has seen the
+	 * calls it wants, one more notification, 29, comes after them.  The
+	 * handler thread calls 29 only after it has left 30's and 31's loops
+	 * (no event of theirs pending): a call too many would come first.
+	 */
+	barrier();
+	if (sender) {
+		err = netvm_writeFN(nv, seg[peer], W_HANDLER, &i, 4, 29);
+		check(!err, "the marker 29 sent (%s)", netvm_strerror(err));
+	} else {
+		c = wait_count(29, 1);
+		check(c == 1, "handler of the marker 29 called once (%d)", c);
+		c = __atomic_load_n(&h_count[30], __ATOMIC_SEQ_CST);
 		check(c == 25, "handler of 30 called exactly 25 times (%d)", c);
-		c = wait_count(31, 3);
+		c = __atomic_load_n(&h_count[31], __ATOMIC_SEQ_CST);
 		check(c == 3, "handler of 31 called for the 3 events pending at arm time (%d)", c);
 		check(netvm_notf_test(nv, 30) == 0, "all 25 acknowledged");
 		check(netvm_notf_disarm(nv, 30) == 0 && netvm_notf_disarm(nv, 30) == -ENOENT,
@@ -482,7 +501,8 @@ static void phase_notf(int peer, int sender)
 		err = netvm_notfq_remove(nv, &e);
 		check(err == -EAGAIN, "queue empty: -EAGAIN (%s, %u)", netvm_strerror(err),
 		      err ? 0 : e.notf);
-		check(netvm_notf_disarm(nv, 31) == 0, "disarm 31");
+		check(netvm_notf_disarm(nv, 31) == 0 && netvm_notf_disarm(nv, 29) == 0,
+		      "disarm 31 and 29");
 	}
 	barrier();
 }

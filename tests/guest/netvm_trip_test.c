@@ -27,12 +27,15 @@
  *   E  write        [36864 + 100, +64): cleared before the client starts
  *   F  write        [45056 + 100, +8): interrupts only for a sleeping owner
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "guest_tap.h"
@@ -180,6 +183,68 @@ static void wait_go(struct netvm *nv, uint32_t n)
 	netvm_notf_ack(nv, n);
 }
 
+/*
+ * The goes of F's sleeping rounds (8..10) come from a thread with its own
+ * endpoint (a handle is not shared between threads), each sent only once
+ * the server's main thread is seen asleep in poll(2) inside
+ * netvm_trip_wait -- so the hit that answers it finds the owner asleep.
+ */
+struct sleeper_go {
+	uint32_t cn, cp;	/* the client's "local" export */
+	pid_t tid;		/* the main thread, which sleeps */
+	uint32_t round;		/* the go it is about to sleep for */
+	int err;
+};
+
+/* Until /proc/self/task/TID/wchan names poll (WAIT_MS at most). */
+static int asleep_in_poll(pid_t tid)
+{
+	char path[64], w[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/wchan", (int)tid);
+	for (int i = 0; i < WAIT_MS; i++) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(w, 1, sizeof(w) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		w[n] = 0;
+		if (strstr(w, "poll"))
+			return 0;
+		usleep(1000);
+	}
+	return -ETIMEDOUT;
+}
+
+static void *sleeper_go_main(void *arg)
+{
+	struct sleeper_go *g = arg;
+	uint8_t word[8] = { 0 };
+	struct netvm *h = NULL;
+	int seg = -1, err = netvm_open(0, &h);
+
+	if (!err) {
+		err = netvm_register(h, NETVM_PORT_ANY, 0);
+		err = err < 0 ? err : 0;
+		if (!err) {
+			seg = netvm_import_wait(h, g->cn, g->cp, "local", WAIT_MS);
+			err = seg < 0 ? seg : 0;
+		}
+	}
+	for (uint32_t go = 8; go <= 10 && !err; go++) {
+		for (int i = 0; i < WAIT_MS &&
+		     __atomic_load_n(&g->round, __ATOMIC_ACQUIRE) != go; i++)
+			usleep(1000);
+		err = asleep_in_poll(g->tid);
+		if (!err)
+			err = netvm_writeFN(h, seg, 0, word, 8, go);
+	}
+	if (h)
+		netvm_close(h);
+	g->err = err;
+	return NULL;
+}
+
 static int serve(void)
 {
 	struct netvm_tripset a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 }, x = { 0 };
@@ -308,20 +373,32 @@ static int serve(void)
 	      n, ev1 - ev0);
 	while (netvm_trip_wait(nv, &fw, 0, &ev) == 0)
 		;
-	/* three rounds: the client waits 200 ms after each go, so the hit
-	 * normally finds us asleep (one that came sooner would rightly
-	 * raise no interrupt) */
-	for (uint32_t go = 8; go <= 10 && !err; go++) {
-		err = netvm_writeFN(nv, cseg, 0, tw, 8, go);
-		err = err ? err : netvm_trip_wait(nv, &fw, WAIT_MS, &ev);
+	/* three rounds, each go sent once we sleep (sleeper_go): each hit
+	 * finds us asleep and raises one interrupt */
+	{
+		struct sleeper_go g = { .cn = cn, .cp = cp,
+					.tid = (pid_t)syscall(SYS_gettid) };
+		pthread_t th;
+
+		err = -pthread_create(&th, NULL, sleeper_go_main, &g);
+		for (uint32_t go = 8; go <= 10 && !err; go++) {
+			__atomic_store_n(&g.round, go, __ATOMIC_RELEASE);
+			err = netvm_trip_wait(nv, &fw, WAIT_MS, &ev);
+		}
+		if (!pthread_join(th, NULL) && !err)
+			err = g.err;
 	}
 	ev2 = notify_events();
-	check(!err && ev2 > ev1,
-	      "hits of F while the owner sleeps in netvm_trip_wait wake it: %ld interrupt(s) in 3 rounds",
-	      ev2 - ev1);
+	check(!err && ev2 - ev1 == 3,
+	      "hits of F while the owner sleeps in netvm_trip_wait wake it: %ld interrupt(s) in 3 rounds (%s)",
+	      ev2 - ev1, netvm_strerror(err));
 
-	/* nothing late: every hit so far was expected and taken */
-	usleep(300000);
+	/* nothing late: every hit so far was expected and taken.  The
+	 * client's step 11 comes after all its accesses, on the same queue
+	 * as their hits: once it is here, a late hit would be too.  (Asked
+	 * for only now: arriving while we slept it would have counted.) */
+	send_go(nv, cseg, tw, 11);
+	step(nv, 11);
 	{
 		struct netvm_tripset *sets[] = { &b, &c, &d, &fw };
 		const char *names = "BCDF";
@@ -425,21 +502,23 @@ static int client(unsigned int node, unsigned int port)
 	err = err ? err : netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 6);
 	check(!err, "step 6: a write over cleared E (%s)", netvm_strerror(err));
 
-	/* 7: F_HITS writes into F when told; 8-10: one more each, 200 ms
-	 * after being told (the server sleeps by then) */
+	/* 7: F_HITS writes into F when told; 8-10: one more each when told
+	 * (the server sends these goes once it sleeps) */
 	for (uint32_t go = 7; go <= 10; go++) {
 		int r = netvm_notf_wait(nv, go, WAIT_MS);
 
 		if (r <= 0)
 			die("waiting for the server's go", r ? r : -EIO);
 		netvm_notf_ack(nv, go);
-		if (go > 7)
-			usleep(200000);
 		for (int i = 0; i < (go == 7 ? F_HITS : 1) && !err; i++)
 			err = netvm_writeF(nv, seg, F_OFF + (i % 8), buf, 1);
 		check(!err, "step %u: writes into F (%s)", go,
 		      netvm_strerror(err));
 	}
+	/* 11: after every access above (the server's "nothing late") */
+	wait_go(nv, 11);
+	err = netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 11);
+	check(!err, "step 11 (%s)", netvm_strerror(err));
 
 	/* our own accesses: an outgoing tripwire on the server's memory */
 	err = netvm_trip_set_remote(nv, seg, 40000, 16, NETVM_TRIP_WRITE, &o);

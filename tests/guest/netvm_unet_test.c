@@ -10,11 +10,12 @@
  *       V's to (NODE, PC, 0x3003), writes
  *       /tmp/unet.ready, then echoes every message on S (blocking
  *       receive) until "quit", answering "bye ok" if V received nothing;
- *       "pause:MMMM" makes it sleep MMMM ms (no echo).
+ *       "hold" makes it wait (no echo) until a NetVM notification
+ *       RESUME_NOTF into its export "resume" (port pn in unet.info).
  *       The client's endpoint C has a pageable segment (but when
  *       NETVM_UNET_EMULATE asks for kernel-emulated ones), so everything
  *       runs against the shadow page table; S, V and X keep pinned ones.
- *   netvm-unet-test client NODE PS PV
+ *   netvm-unet-test client NODE PS PV PN
  *       node 0: endpoints C and X; writes "pc P px P" to /tmp/unet.info,
  *       sets up channels, waits for /tmp/unet.go, then runs the checks and
  *       prints "ok - ..." / "not ok - ..." lines.
@@ -47,6 +48,7 @@
 #define SEG		(256u * 1024)
 #define BUFS		32
 #define BUFSZ		2048
+#define RESUME_NOTF	1	/* into the server's "resume": echo on */
 
 static void pattern(uint8_t *p, size_t n, unsigned int k)
 {
@@ -86,18 +88,28 @@ static int serve(struct netvm *nv, unsigned int peer)
 	struct netvm_unet *s, *v;
 	struct netvm_unet_stats st;
 	static uint8_t buf[NETVM_UNET_MSG_MAX];
+	static uint8_t resume[4096];
 	unsigned int pc, px, ch;
+	struct netvm *rn;
 	char text[128];
 	size_t len;
-	int cs, cv, err;
+	int cs, cv, err, pn;
 
 	if (netvm_unet_open(nv, SEG, BUFSZ, BUFS, &s) ||
 	    netvm_unet_open(nv, SEG, BUFSZ, BUFS, &v)) {
 		fprintf(stderr, "serve: cannot open endpoints\n");
 		return 1;
 	}
-	snprintf(text, sizeof(text), "ps %d pv %d\n", netvm_unet_port(s),
-		 netvm_unet_port(v));
+	/* a NetVM endpoint of its own for the client's "resume" */
+	err = netvm_open(0, &rn);
+	pn = err ? err : netvm_register(rn, NETVM_PORT_ANY, 0);
+	err = pn < 0 ? pn : netvm_export(rn, "resume", resume, sizeof(resume), 0, NULL);
+	if (err < 0) {
+		fprintf(stderr, "serve: resume endpoint: %s\n", netvm_strerror(err));
+		return 1;
+	}
+	snprintf(text, sizeof(text), "ps %d pv %d pn %d\n", netvm_unet_port(s),
+		 netvm_unet_port(v), pn);
 	write_file("/tmp/unet.info", text);
 	if (wait_file("/tmp/unet.peer", text, sizeof(text), 120) ||
 	    sscanf(text, "%u %u", &pc, &px) != 2) {
@@ -124,9 +136,15 @@ static int serve(struct netvm *nv, unsigned int peer)
 		}
 		if (len == 4 && !memcmp(buf, "quit", 4))
 			break;
-		if (len == 10 && !memcmp(buf, "pause:", 6)) {
-			buf[10] = 0;
-			usleep(1000 * atoi((char *)buf + 6));
+		if (len == 4 && !memcmp(buf, "hold", 4)) {
+			int r = netvm_notf_wait(rn, RESUME_NOTF, 120000);
+
+			if (r <= 0) {
+				fprintf(stderr, "serve: no resume: %s\n",
+					netvm_strerror(r ? r : -EIO));
+				return 1;
+			}
+			netvm_notf_ack(rn, RESUME_NOTF);
 			continue;
 		}
 		err = netvm_unet_send(s, cs, buf, len);
@@ -145,6 +163,7 @@ static int serve(struct netvm *nv, unsigned int peer)
 		err = netvm_unet_flush(s, 10000);
 	netvm_unet_close(v);
 	netvm_unet_close(s);
+	netvm_close(rn);
 	return err ? 1 : 0;
 }
 
@@ -244,6 +263,7 @@ static int wait_received(struct netvm_unet *u, uint32_t want)
 static void upcalls(struct netvm_unet *c, int cc)
 {
 	static uint8_t out[8][NETVM_UNET_MSG_MAX], in[NETVM_UNET_MSG_MAX];
+	struct netvm_unet_dsm_stats d0, d1;
 	struct netvm_unet_stats st;
 	struct sigaction sa;
 	int sig = SIGRTMIN + 1, bad = 0, in0, err, r;
@@ -277,17 +297,27 @@ static void upcalls(struct netvm_unet *c, int cc)
 	      "ping-pong by upcall: 10 messages of 1..4096 B received in the signal handler, byte-verified (%d upcalls)",
 	      (int)up_in);
 
-	/* one store turns them off: messages queue, no signal */
+	/*
+	 * One store turns them off: messages queue, no signal.  No sleep
+	 * for a wrong signal to show: a signal needs an event, and the NI
+	 * publishes a message's events (dsm_stats) in the same status
+	 * store as the message, so "no event" is exact once the 3 are
+	 * received.  (The kernel's emulation publishes them just after,
+	 * in the same locked step.)
+	 */
 	netvm_unet_upcalls(c, 0);
 	in0 = up_in;
 	netvm_unet_stats(c, &st);
+	netvm_unet_dsm_stats(c, &d0);
 	for (int i = 0; i < 3; i++) {
 		pattern(out[i], 500, 60 + i);
 		netvm_unet_send(c, cc, out[i], 500);
 	}
 	r = wait_received(c, st.received + 3);
-	usleep(100000);
-	check(r && up_in == in0, "upcalls off (one store, no system call): 3 messages queued, no signal");
+	netvm_unet_dsm_stats(c, &d1);
+	check(r && up_in == in0 && d1.events == d0.events,
+	      "upcalls off (one store, no system call): 3 messages queued, no event (%u), no signal",
+	      d1.events - d0.events);
 	up_drain = 0;
 	r = netvm_unet_upcalls(c, 1);
 	bad = 0;
@@ -298,23 +328,157 @@ static void upcalls(struct netvm_unet *c, int cc)
 	check(r == 1 && !bad && up_in == in0,
 	      "upcalls on again reports the 3 pending messages; drained in order, byte-verified");
 
-	/* almost full: threshold 4, the handler leaves the messages queued */
+	/*
+	 * Almost full: threshold 4, the handler leaves the messages queued.
+	 * Two events (non-empty, then 4 queued), each one signal: once the
+	 * 5 are received and both signals are in, a third would need a
+	 * third event, which the count shows there is not.
+	 */
 	err = netvm_unet_upcall_setup(c, sig, 4);
 	netvm_unet_stats(c, &st);
+	netvm_unet_dsm_stats(c, &d0);
 	for (int i = 0; i < 5; i++) {
 		pattern(out[i], 100 + i, 70 + i);
 		netvm_unet_send(c, cc, out[i], 100 + i);
 	}
-	r = wait_received(c, st.received + 5) && wait_for(&up_pri, 1);
-	usleep(100000);
+	r = wait_received(c, st.received + 5) && wait_for(&up_pri, 1) &&
+	    wait_for(&up_in, in0 + 1);
 	netvm_unet_upcalls(c, 0);
+	netvm_unet_dsm_stats(c, &d1);
 	bad = 0;
 	for (int i = 0; i < 5; i++) {
 		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 0);
 		bad += err || len != (size_t)(100 + i) || memcmp(in, out[i], len);
 	}
-	check(!err && r && up_in == in0 + 1 && up_pri == 1 && !bad,
-	      "5 messages with upcalls at 4: one upcall for non-empty (POLLIN), one at 4 queued (POLLPRI); all 5 in order");
+	check(!err && r && up_in == in0 + 1 && up_pri == 1 &&
+	      d1.events - d0.events == 2 && !bad,
+	      "5 messages with upcalls at 4: one upcall for non-empty (POLLIN), one at 4 queued (POLLPRI), %u events; all 5 in order",
+	      d1.events - d0.events);
+}
+
+/* ---- stopping ourselves: a child wakes us on what the NIC shows ---- */
+
+static unsigned int srv_node, srv_nport;	/* the server's "resume" */
+static int emu_eps;				/* kernel-emulated endpoints */
+
+/* The NIC's counter @name (sysfs fw_counters), or -1. */
+static long fw_counter(const char *name)
+{
+	FILE *f = fopen("/sys/class/netvm/netvm0/fw_counters", "r");
+	char key[64];
+	long v, got = -1;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", key, &v) == 2)
+		if (!strcmp(key, name))
+			got = v;
+	fclose(f);
+	return got;
+}
+
+/* What the NIC received for U-Net endpoints, and the HOLDs it sent. */
+struct nic_rx {
+	long rx, diverted, hold_tx;
+};
+
+static struct nic_rx nic_rx_now(void)
+{
+	struct nic_rx r = { fw_counter("unet_rx"), fw_counter("unet_diverted"),
+			    fw_counter("unet_hold_tx") };
+
+	return r;
+}
+
+enum wake {
+	WAKE_STOPPED,	/* as soon as we are seen stopped */
+	WAKE_ECHOED,	/* once n messages were delivered or diverted */
+	WAKE_HELD,	/* once the NIC told the sender to hold */
+};
+
+/* Until /proc/PID/stat says stopped (T); 60 s at most. */
+static int wait_stopped(pid_t pid)
+{
+	char path[64], st[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 60000; i++) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(st, 1, sizeof(st) - 1, f) : 0;
+		char *p;
+
+		if (f)
+			fclose(f);
+		st[n] = 0;
+		p = strrchr(st, ')');
+		if (p && p[1] == ' ' && p[2] == 'T')
+			return 0;
+		usleep(1000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* The server's "hold" ends: RESUME_NOTF into its "resume" export. */
+static int send_resume(void)
+{
+	uint8_t word[8] = { 0 };
+	struct netvm *h;
+	int seg, err = netvm_open(0, &h);
+
+	if (err)
+		return err;
+	err = netvm_register(h, NETVM_PORT_ANY, 0);
+	if (err >= 0) {
+		seg = netvm_import_wait(h, srv_node, srv_nport, "resume", 30000);
+		err = seg < 0 ? seg : netvm_writeFN(h, seg, 0, word, 8, RESUME_NOTF);
+	}
+	netvm_close(h);
+	return err < 0 ? err : 0;
+}
+
+/*
+ * The child of stop_until(): once the parent is seen stopped, it resumes
+ * the server's echo (if asked), waits for what the parent is stopped for
+ * (counted by the NIC from @base), and wakes it -- always, so that a
+ * failure cannot leave it stopped.  Exit status 0 if all was seen.
+ */
+static int waker(pid_t parent, struct nic_rx base, enum wake w, int n,
+		 int resume)
+{
+	int err = wait_stopped(parent), i;
+
+	if (!err && resume)
+		err = send_resume();
+	for (i = 0; !err && w != WAKE_STOPPED && i < 60000; i++) {
+		struct nic_rx now = nic_rx_now();
+
+		if (w == WAKE_HELD ? now.hold_tx > base.hold_tx :
+		    now.rx - base.rx + now.diverted - base.diverted >= n)
+			break;
+		usleep(1000);
+	}
+	if (!err && i == 60000)
+		err = -ETIMEDOUT;
+	if (err)
+		fprintf(stderr, "waker: %s\n", netvm_strerror(err));
+	kill(parent, SIGCONT);
+	return err ? 1 : 0;
+}
+
+/* Stop ourselves (SIGSTOP) until the waker sees what @w names. */
+static int stop_until(struct nic_rx base, enum wake w, int n, int resume)
+{
+	int status;
+	pid_t child = fork();
+
+	if (child < 0)
+		return -errno;
+	if (child == 0)
+		_exit(waker(getppid(), base, w, n, resume));
+	raise(SIGSTOP);
+	if (waitpid(child, &status, 0) < 0)
+		return -errno;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
 }
 
 /*
@@ -327,6 +491,7 @@ static void divert(struct netvm_unet *c, int cc, int n, size_t size,
 {
 	static uint8_t out[NETVM_UNET_MSG_MAX], in[NETVM_UNET_MSG_MAX];
 	struct netvm_unet_stats a, b;
+	struct nic_rx base = nic_rx_now();
 	int bad = 0, err = 0, k;
 	size_t len;
 
@@ -335,20 +500,10 @@ static void divert(struct netvm_unet *c, int cc, int n, size_t size,
 		pattern(out, size, 1000 + k);
 		err = netvm_unet_send(c, cc, out, size);
 	}
-	if (stop && !err) {
-		/* really not running: stopped until a child wakes us */
-		pid_t child = fork();
-
-		if (child == 0) {
-			sleep(3);
-			kill(getppid(), SIGCONT);
-			_exit(0);
-		}
-		if (child > 0) {
-			raise(SIGSTOP);
-			waitpid(child, NULL, 0);
-		}
-	}
+	/* really not running: stopped until the NIC has all the echoes
+	 * (the kernel's emulation has no such count: only the stop) */
+	if (stop && !err)
+		err = stop_until(base, emu_eps ? WAKE_STOPPED : WAKE_ECHOED, n, 0);
 	for (k = 0; k < 3000; k++) {
 		netvm_unet_stats(c, &b);
 		if (b.received + b.diverted - a.received - a.diverted >=
@@ -517,31 +672,24 @@ static void paged_out(struct netvm_unet *c, int cc)
 }
 
 /*
- * FUGU's "process not running": the server pauses, C sends 100 short
- * messages and stops itself; the echoes arrive while C is stopped.  With
- * the scheduler watch off they go direct (nothing is full); with it on
- * the NI diverts them (the owner is not running); in order either way.
+ * FUGU's "process not running": the server holds its echo, C sends 100
+ * short messages and stops itself; the echoes arrive while C is stopped.
+ * With the scheduler watch off they go direct (nothing is full); with it
+ * on the NI diverts them (the owner is not running); in order either way.
  */
 /*
- * The server pauses 500 ms; n messages of size (patterns k0..) go out and
- * we stop ourselves (SIGSTOP) until a child wakes us 3 s later, so their
- * echoes all arrive while we are stopped.
+ * The server holds ("hold"); n messages of size (patterns k0..) go out and
+ * we stop ourselves (SIGSTOP); a child, once it sees us stopped, lets the
+ * server echo and wakes us when the NIC shows what @w names.
  */
 static int burst_then_stop(struct netvm_unet *c, int cc, int n, size_t size,
-			   unsigned int k0)
+			   unsigned int k0, enum wake w)
 {
 	static uint8_t out[NETVM_UNET_MSG_MAX];
-	pid_t child = fork();
-	int err = 0;
+	struct nic_rx base = nic_rx_now();
+	int err;
 
-	if (child == 0) {
-		sleep(3);
-		kill(getppid(), SIGCONT);
-		_exit(0);
-	}
-	if (child < 0)
-		return -errno;
-	err = netvm_unet_send(c, cc, "pause:0500", 10);
+	err = netvm_unet_send(c, cc, "hold", 4);
 	for (int k = 0; k < n && !err; k++) {
 		pattern(out, size, k0 + k);
 		err = netvm_unet_send(c, cc, out, size);
@@ -549,8 +697,7 @@ static int burst_then_stop(struct netvm_unet *c, int cc, int n, size_t size,
 	if (!err)
 		err = netvm_unet_flush(c, 10000);
 	if (!err)
-		raise(SIGSTOP);
-	waitpid(child, NULL, 0);
+		err = stop_until(base, w, n, 1);
 	return err;
 }
 
@@ -562,7 +709,7 @@ static void stopped(struct netvm_unet *c, int cc, int watch)
 	err = netvm_unet_sched(c, watch);
 	netvm_unet_fugu_stats(c, &a);
 	if (!err)
-		err = burst_then_stop(c, cc, 100, 64, 3000);
+		err = burst_then_stop(c, cc, 100, 64, 3000, WAKE_ECHOED);
 	if (!err)
 		err = take_echoes(c, 100, 64, 3000, &bad);
 	netvm_unet_fugu_stats(c, &b);
@@ -610,7 +757,7 @@ static void runaway(struct netvm_unet *c, int cc)
 	netvm_unet_fugu_stats(c, &a);
 	netvm_unet_flow_stats(c, &fa);
 	if (!err)
-		err = burst_then_stop(c, cc, n, size, 4000);
+		err = burst_then_stop(c, cc, n, size, 4000, WAKE_HELD);
 	netvm_unet_sched(c, 0);
 	while (!err && got < n) {
 		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 30000);
@@ -637,7 +784,7 @@ static void runaway(struct netvm_unet *c, int cc)
 }
 
 static int client(struct netvm *nv, unsigned int node, unsigned int ps,
-		  unsigned int pv)
+		  unsigned int pv, unsigned int pn)
 {
 	static uint8_t out[NETVM_UNET_MSG_MAX], in[NETVM_UNET_MSG_MAX];
 	struct netvm_unet *c, *x;
@@ -649,6 +796,10 @@ static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 	int cc, xs, xv, err, e2;
 
 	int emu = !!getenv("NETVM_UNET_EMULATE");
+
+	srv_node = node;
+	srv_nport = pn;
+	emu_eps = emu;
 
 	if (netvm_unet_openx(nv, SEG, BUFSZ, BUFS,
 			     emu ? 0 : NETVM_UNET_OPEN_PAGEABLE, &c) ||
@@ -856,7 +1007,7 @@ int main(int argc, char **argv)
 	int err, rc;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: netvm-unet-test serve | client NODE PS PV\n");
+		fprintf(stderr, "usage: netvm-unet-test serve | client NODE PS PV PN\n");
 		return 2;
 	}
 	err = netvm_open(0, &nv);
@@ -869,10 +1020,11 @@ int main(int argc, char **argv)
 	else if (!strcmp(argv[1], "bench") && argc == 4)
 		rc = bench(nv, (unsigned int)atoi(argv[2]),
 			   (unsigned int)atoi(argv[3]));
-	else if (!strcmp(argv[1], "client") && argc == 5)
+	else if (!strcmp(argv[1], "client") && argc == 6)
 		rc = client(nv, (unsigned int)atoi(argv[2]),
 			    (unsigned int)atoi(argv[3]),
-			    (unsigned int)atoi(argv[4]));
+			    (unsigned int)atoi(argv[4]),
+			    (unsigned int)atoi(argv[5]));
 	else
 		rc = 2;
 	netvm_close(nv);

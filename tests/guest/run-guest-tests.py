@@ -3,7 +3,7 @@
 front door, checks real behaviour in the guests, always tears it down.
 
     tests/guest/run-guest-tests.py GROUP      (GROUP: skeleton | frontdoor | netvm-phys | netvm-user | netvm-lib
-                                               | netvm-vm | netvm-teardown: driver_vm_groups.py
+                                               | netvm-vm | netvm-teardown | netvm-death | netvm-unmap: driver_vm_groups.py
                                                | netvm-trip | netvm-trip4: trip_groups.py
                                                | unet | unet4 | unet-emu
                                                | unet-flow | unet-flow-emu: unet_flow_groups.py
@@ -607,13 +607,13 @@ def unet_pair(s, c, emulate=False):
     irq0 = [irqs(c), irqs(s)]
     srv = Background(s, ["netvm-unet-test", "serve", str(c)], timeout=400)
     rc, w = info(s)
-    if not T.ok(rc == 0 and len(w) == 4, "node %d: endpoints S and V open: %s" % (s, " ".join(w)),
+    if not T.ok(rc == 0 and len(w) == 6, "node %d: endpoints S and V open: %s" % (s, " ".join(w)),
                 diag(*srv.wait(5))):
         return
-    ps, pv = w[1], w[3]
+    ps, pv, pn = w[1], w[3], w[5]
     t0 = time.monotonic()
     env = ["-e", "NETVM_UNET_EMULATE=1"] if emulate else []
-    cli = Background(c, ["netvm-unet-test", "client", str(s), ps, pv], timeout=400, opts=env)
+    cli = Background(c, ["netvm-unet-test", "client", str(s), ps, pv, pn], timeout=400, opts=env)
     rc, w = info(c)
     if not T.ok(rc == 0 and len(w) == 2, "node %d: endpoints C and X open, channels set up: ports %s"
                 % (c, " ".join(w)), diag(*cli.wait(5))):
@@ -711,6 +711,7 @@ GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
           "netvm-vm": lambda: driver_vm_groups.group_vm(helpers()),
           "netvm-teardown": lambda: driver_vm_groups.group_teardown(helpers()),
           "netvm-death": lambda: driver_vm_groups.group_death(helpers()),
+          "netvm-unmap": lambda: driver_vm_groups.group_unmap(helpers()),
           "netvm-trip": lambda: trip_groups.group_trip(helpers()),
           "netvm-trip4": lambda: trip_groups.group_trip4(helpers()),
           "unet": group_unet, "unet4": group_unet4, "unet-emu": group_unet_emu,

@@ -220,6 +220,13 @@ MUTANTS = [
          kills=["guest-hardware"],
          why="the last byte of raw frames of 400, 800 .. 4000 bytes is flipped: the "
              "every-size sweep reports exactly \"10 bad\" (which contains \"0 bad\")"),
+    dict(name="drv-unmap-ignores-nic-lock",
+         file="guest-driver/netvm_ep_pt.c",
+         orig="\t\t\tif (!readb(nd->sram + l->pmap_lock + ppn))\n\t\t\t\tbreak;",
+         repl="\t\t\tif (1 || !readb(nd->sram + l->pmap_lock + ppn))\n\t\t\t\tbreak;",
+         kills=["guest-netvm-unmap"],
+         why="the page-table invalidation forgets to wait for the NIC: a page the NIC "
+             "is inside is unmapped (and freed) under it"),
     dict(name="drv-raw-hold-unbounded",
          file="guest-driver/netvm_raw.c",
          orig="\t\t\tschedule_delayed_work(&raw->rx_hold_work,",

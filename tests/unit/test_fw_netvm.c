@@ -1292,6 +1292,50 @@ START_TEST(test_route_none)
 }
 END_TEST
 
+/* NVM_KOP_LOCK_HOLD, the test hook: the next page the NI locks for the
+ * armed endpoint stays locked after the access until released, so the
+ * host's unmapPPN sees the lock; one hold at a time; bad arguments refused. */
+static uint32_t lock_hold(uint32_t port, uint32_t on)
+{
+	struct nvm_cmd k = { .op = NVM_KOP_LOCK_HOLD, .dst_port = port };
+	uint32_t errors = sh_shadow(&ha, NVM_EP_KERNEL).errors;
+
+	k.arg[0] = on;
+	sh_cmd(&ha, NVM_EP_KERNEL, &k);
+	finish(&ha, NVM_EP_KERNEL);
+	return sh_shadow(&ha, NVM_EP_KERNEL).errors - errors;
+}
+
+START_TEST(test_lock_hold)
+{
+	uint8_t *pmap_lock = ca.chip.sram + ca.fw.layout.pmap_lock;
+
+	ck_assert_uint_eq(lock_hold(PA, 1), 0);
+	sh_fill(&ha, PA, SRC, 4096, 5);
+	sh_write(&ha, PA, 1, PB, SRC, DST, 4096, KEY_B, 0, 0);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
+	ck_assert(sh_check(&hb, PB, DST, 4096, 5));
+	ck_assert_uint_ne(ca.fw.hold_ppn, 0);
+	ck_assert_uint_eq(pmap_lock[ca.fw.hold_ppn - 1], 1);
+	ck_assert(!sh_page_out(&ha, PA, SRC));	/* unmapPPN must wait */
+	ck_assert_uint_eq(lock_hold(PA, 1), 1);	/* one hold at a time */
+	ck_assert_uint_eq(lock_hold(PA, 0), 0);
+	ck_assert_uint_eq(ca.fw.hold_ppn, 0);
+	ck_assert(sh_page_out(&ha, PA, SRC));	/* let go: unmapped */
+	/* another write is not held (the hold was used up) */
+	sh_page_in(&ha, PA, SRC);
+	sh_write(&ha, PA, 1, PB, SRC, DST + 4096, 4096, KEY_B, 0, 0);
+	finish(&ha, PA);
+	ck_assert(sh_check(&hb, PB, DST + 4096, 4096, 5));
+	ck_assert(sh_page_out(&ha, PA, SRC));
+	/* refused: not 0 or 1, a port past the endpoints */
+	ck_assert_uint_eq(lock_hold(PA, 2), 1);
+	ck_assert_uint_eq(lock_hold(FW_NV_EPS, 1), 1);
+	ck_assert_uint_eq(ca.fw.hold_port, 0);
+}
+END_TEST
+
 /* Tripwires (netvm/tripwire.h): set by the kernel, fired on exact ranges. */
 static void tw_set(struct sim_host *h, uint32_t id, uint32_t flags,
 		   uint16_t node, uint16_t port, uint64_t va, uint32_t len,
@@ -1742,6 +1786,7 @@ static Suite *netvm_suite(void)
 	CASE(test_tx_share, setup, 120);
 	CASE(test_route_none, setup, 120);
 	CASE(test_route_gone_inflight, setup, 120);
+	CASE(test_lock_hold, setup, 120);
 	CASE(test_tripwires, setup, 120);
 	CASE(test_tripwire_table_full, setup, 300);
 	CASE(test_window_exhaustion, setup, 120);
