@@ -248,6 +248,7 @@ void fw_nv_arm_timer(struct fw *fw);
 void fw_nv_ack_timer(struct fw *fw);
 void fw_nv_peer_reset(struct fw *fw, uint32_t node, uint32_t epoch);
 bool fw_nv_peer_dead(struct fw *fw, uint32_t node);
+bool fw_nv_unreachable(struct fw *fw, uint32_t node);
 
 /* fw_nv_pt.c: the windows peers may reach by physical address */
 uint32_t fw_nv_phys_win_set(struct fw *fw, const struct nvm_k_phys_win *k);

@@ -92,8 +92,9 @@ void fw_nv_hdr_init(struct fw *fw, struct nvm_net_hdr *h, uint8_t op,
  * The route bytes to put in front of a frame to @node: none for a node the
  * mapper lost (FW_NV_NO_ROUTE is a mark, not a length: taken as one it
  * copied 255 bytes in front of a tx buffer, over its neighbour's frame).
- * NetVM sends nothing there; a U-Net message to it leaves without a route
- * and the switch drops it.
+ * Neither NetVM nor U-Net sends anything there (fw_nv_unreachable); the
+ * U-Net control frames that still go leave without a route and the
+ * switch drops them.
  */
 uint8_t fw_nv_route_len(const struct fw *fw, uint32_t node)
 {
@@ -329,6 +330,17 @@ static void release_peer(struct fw *fw, uint32_t node, bool bounced)
 bool fw_nv_peer_dead(struct fw *fw, uint32_t node)
 {
 	return node < FW_NV_NODES && fw->nv.peer[node].dead;
+}
+
+/*
+ * Nothing sent to @node can arrive: no such node, the mapper marked it
+ * gone (route NONE) or NetVM gave it up (dead until an ACK revives it).
+ */
+bool fw_nv_unreachable(struct fw *fw, uint32_t node)
+{
+	return node >= FW_NV_NODES ||
+	       fw->nv.route_len[node] == FW_NV_NO_ROUTE ||
+	       fw_nv_peer_dead(fw, node);
 }
 
 /*

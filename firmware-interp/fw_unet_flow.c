@@ -172,7 +172,7 @@ uint32_t fw_unet_kctl(struct fw *fw, const struct nvm_k_unet_kctl *k)
 	    k->reserved || k->reserved2)
 		return NVM_ST_BAD_CMD;
 	if (!fw_unet_ctl_frame(fw, k->src_port, &ch, f, k->count))
-		return NVM_ST_UNREACHABLE;	/* busy: the kernel tries again */
+		return NVM_ST_BUSY;	/* the kernel tries again */
 	return NVM_ST_OK;
 }
 

@@ -117,15 +117,17 @@ static uint32_t k_ksend(struct fw *fw, const struct nvm_k_unet_ksend *k)
 	    (k->hflags & ~(NVM_UNET_HF_NOINTR | NVM_UNET_HF_REPLY)) ||
 	    k->reply >= NVM_UNET_REPLY_SLOTS)
 		return NVM_ST_BAD_CMD;
+	if (fw_nv_unreachable(fw, k->node))
+		return NVM_ST_UNREACHABLE;	/* nothing sent, as for a NIC endpoint */
 	if (fw_sendq_room(fw) < 2)
-		return NVM_ST_UNREACHABLE;	/* busy: the kernel reports it */
+		return NVM_ST_BUSY;	/* the kernel tries again */
 	tb = fw_nv_txbuf_alloc(fw, FW_TB_WIRE);
 	if (!tb)
-		return NVM_ST_UNREACHABLE;
+		return NVM_ST_BUSY;
 	slot = fw_hdma_alloc(fw, FW_JOB_UNET_KFETCH, tb);
 	if (slot < 0) {
 		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
-		return NVM_ST_UNREACHABLE;
+		return NVM_ST_BUSY;
 	}
 	/* headers now (the route and tag are the kernel's), data by DMA */
 	fw->nv.txbuf_len[tb - 1] = fw_unet_frame_build(fw, k->src_port, tb, &ch,

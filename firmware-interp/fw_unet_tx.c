@@ -3,7 +3,10 @@
  * U-Net send.  Descriptors are taken in order; a small message is copied
  * out of the descriptor, a large one fetched from the segment by host
  * DMA; the NI stamps the channel's tag, destination and its own port, and
- * marks the descriptor SENT (or with the reason it was refused).
+ * marks the descriptor SENT (or with the reason it was refused).  A
+ * message to a node nothing can reach (fw_nv_unreachable) is refused with
+ * UNREACHABLE, before and again after its fetch, and never put on the
+ * wire: completing it SENT would tell the process it went.
  */
 #include <string.h>
 
@@ -159,6 +162,8 @@ static bool tx_step_ep(struct fw *fw, uint32_t port)
 		return false;	/* the process has not finished writing it */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	st = send_check(e, &d);
+	if (!st && fw_nv_unreachable(fw, e->ch[d.channel].node))
+		st = NVM_UNET_ST_UNREACHABLE;
 	if (st) {
 		fw_unet_send_done(fw, port, st);
 		return true;
@@ -240,9 +245,12 @@ void fw_unet_fetched(struct fw *fw, uint32_t port, uint32_t gen, uint32_t tb,
 		return;
 	}
 	e->tx_tb = 0;
-	if (status != NVM_DMA_ST_DONE) {
+	if (status != NVM_DMA_ST_DONE ||
+	    fw_nv_unreachable(fw, e->ch[e->tx_desc.channel].node)) {
+		/* the route went (or the peer died) during the fetch */
 		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
-		fw_unet_send_done(fw, port, NVM_UNET_ST_DMA);
+		fw_unet_send_done(fw, port, status != NVM_DMA_ST_DONE ?
+				  NVM_UNET_ST_DMA : NVM_UNET_ST_UNREACHABLE);
 		return;
 	}
 	/*

@@ -106,6 +106,8 @@ static int nv_status_errno(u8 status)
 		return -EINVAL;
 	case NVM_ST_PEER_RESET:
 		return -ECONNRESET;
+	case NVM_ST_BUSY:
+		return -EBUSY;
 	default:
 		return -EIO;
 	}

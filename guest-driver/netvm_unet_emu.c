@@ -117,7 +117,9 @@ static void emu_gather(struct netvm_unet *u, const struct nvm_unet_send_desc *d)
 /*
  * Send through the kernel endpoint and wait until the NI has fetched the
  * bytes (its cookie lands in ks), so SENT means reusable, as for a NIC
- * endpoint.
+ * endpoint.  A node with no route or given up is refused by the NI
+ * (NVM_ST_UNREACHABLE) and the send fails UNREACHABLE, as a NIC
+ * endpoint's does.
  */
 static u32 emu_ksend(struct netvm_unet *u, const struct nvm_k_unet_ksend *k)
 {
@@ -131,9 +133,11 @@ static u32 emu_ksend(struct netvm_unet *u, const struct nvm_k_unet_ksend *k)
 	 * waits in its queue, rather than fail the message.
 	 */
 	while ((ret = nv_kcmd(u->nd, NVM_KOP_UNET_KSEND, 0, 0, 0, 0, k,
-			      sizeof(*k))) == -EHOSTUNREACH &&
+			      sizeof(*k))) == -EBUSY &&
 	       time_before(jiffies, end) && !READ_ONCE(u->nd->dead))
 		usleep_range(50, 200);
+	if (ret == -EHOSTUNREACH)
+		return NVM_UNET_ST_UNREACHABLE;
 	if (ret)
 		return NVM_UNET_ST_DMA;
 	for (i = 0; i < EMU_KS_TRIES; i++) {

@@ -257,6 +257,8 @@ static int st_errno(uint8_t st)
 		return -EINVAL;
 	case NVM_UNET_ST_FAULT:
 		return -EFAULT;
+	case NVM_UNET_ST_UNREACHABLE:
+		return -EHOSTUNREACH;
 	default:
 		return -EIO;
 	}

@@ -175,7 +175,14 @@ enum nvm_status {
 	NVM_ST_PERM = 8,	/* physical addressing from a user endpoint, or
 				 * outside the receiver's registered windows */
 	NVM_ST_ABORTED = 9,	/* endpoint closed with the command in flight */
-	NVM_ST_COUNT		/* statuses a peer may report are below this */
+	NVM_ST_COUNT,		/* statuses a peer may report are below this */
+	/*
+	 * Local only, never from a peer: a kernel command the NI has no room
+	 * for now (U-Net's KSEND and KCTL: no transmit buffer or send-queue
+	 * slot); the kernel tries again.  Unlike UNREACHABLE, which says the
+	 * destination cannot be reached at all.
+	 */
+	NVM_ST_BUSY = 16,
 };
 
 /* ---- shadow page table and PMAP (SRAM; the host writes, NI reads) ------

@@ -133,6 +133,9 @@ enum nvm_unet_st {
 					 * reply number >= REPLY_SLOTS */
 	NVM_UNET_ST_FAULT = 7,		/* pageable segment: the kernel could
 					 * not map the data's page */
+	NVM_UNET_ST_UNREACHABLE = 8,	/* the channel's node has no route
+					 * (the mapper found it gone) or NetVM
+					 * gave it up: nothing was sent */
 };
 
 /* [off, off + len) inside a segment of seg_size bytes (no wrap). */
@@ -288,7 +291,7 @@ NVM_ABI_ASSERT(sizeof(struct nvm_unet_div_rec) <= NVM_UNET_DIV_SLOT,
  * virtual port is the source, as for KSEND) to the sender of one of its
  * channels: flags exactly one of NVM_UNET_HF_HOLD, _RELEASE, _DROPPED;
  * count only with DROPPED.  Busy (no transmit buffer): refused with
- * NVM_ST_UNREACHABLE, and the kernel tries again.
+ * NVM_ST_BUSY, and the kernel tries again.
  */
 struct nvm_k_unet_kctl {
 	uint16_t node;		/* the channel's remote node */
@@ -301,6 +304,12 @@ struct nvm_k_unet_kctl {
 	uint16_t reserved2;
 };
 
+/*
+ * NVM_KOP_UNET_KSEND: a message of a kernel-emulated endpoint.  Refused
+ * with NVM_ST_BUSY while the NI has no room (the kernel tries again) and
+ * with NVM_ST_UNREACHABLE when the node has no route or NetVM gave it up
+ * (the kernel completes the send NVM_UNET_ST_UNREACHABLE).
+ */
 struct nvm_k_unet_ksend {
 	uint64_t addr;		/* bus address of the message (kept until done) */
 	uint32_t len;

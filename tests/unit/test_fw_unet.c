@@ -231,11 +231,13 @@ START_TEST(small_and_large)
 END_TEST
 
 /*
- * A channel to a node the mapper lost (its route set to none): the
- * message leaves without route bytes, and nothing in front of its tx
- * buffer changes.  Before, the no-route mark (0xff) was taken as a route
- * length: 255 bytes were copied in front of the tx buffer, over the end
- * of the buffer before it (another frame) or what lies before them all.
+ * A frame to a node the mapper lost (its route set to none) leaves
+ * without route bytes, and nothing in front of its tx buffer changes.
+ * Before, the no-route mark (0xff) was taken as a route length: 255 bytes
+ * were copied in front of the tx buffer, over the end of the buffer
+ * before it (another frame) or what lies before them all.  A message is
+ * refused now (unreachable_refused); a control frame from a virtual port
+ * (KCTL) still goes, and is what builds a frame here.
  */
 START_TEST(route_none_no_overwrite)
 {
@@ -252,7 +254,17 @@ START_TEST(route_none_no_overwrite)
 	memcpy(saved, sram + first, area);
 	fill(msg, sizeof(msg), 3);
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, sizeof(msg), msg),
-			  NVM_UNET_ST_SENT);
+			  NVM_UNET_ST_UNREACHABLE);
+	{
+		struct nvm_k_unet_kctl k = {
+			.node = 1, .dst_port = PORT_B, .src_port = 20,
+			.flags = NVM_UNET_HF_HOLD, .tag = TAG,
+		};
+		uint32_t f0 = ca.frames_sent;
+
+		ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+		ck_assert_uint_eq(ca.frames_sent, f0 + 1);
+	}
 	/* before the first buffer, and the end of every buffer: the message
 	 * (headers and 64 bytes) is at the start of the one it used */
 	ck_assert_mem_eq(sram + first, saved, tail);
@@ -262,6 +274,66 @@ START_TEST(route_none_no_overwrite)
 		ck_assert_mem_eq(sram + first + end, saved + end, tail);
 	}
 	free(saved);
+}
+END_TEST
+
+/*
+ * A message to a node nothing can reach (the mapper marked it gone, or
+ * NetVM gave it up) completes UNREACHABLE, not SENT, and puts nothing on
+ * the wire; the endpoint goes on sending to the nodes it can reach.  The
+ * same for a kernel-emulated endpoint's KSEND (NVM_ST_UNREACHABLE, where
+ * a NI without room says NVM_ST_BUSY).
+ */
+START_TEST(unreachable_refused)
+{
+	uint8_t msg[2000];
+	uint32_t f0 = ca.frames_sent, errs;
+	struct nvm_k_unet_ksend k = {
+		.addr = SEG + 100, .len = 40, .tag = 0x99, .node = 7,
+		.dst_port = PORT_B, .src_port = 20,
+	};
+
+	fill(msg, sizeof(msg), 9);
+	memcpy(sim_host(&ca, SEG + 100), msg, sizeof(msg));
+	/* node 7 gone: channel 1 to it; node 1 stays good */
+	ck_assert_int_eq(kop_args(&ha, NVM_KOP_ROUTE, 7, 0, 0,
+				  NVM_ROUTE_F_NONE), 0);
+	ck_assert_int_eq(chan(&ha, PORT_A, 1, 7, PORT_B, TAG), 0);
+	ck_assert_uint_eq(send(1, NVM_UNET_F_INLINE, 0, 40, msg),
+			  NVM_UNET_ST_UNREACHABLE);
+	ck_assert_uint_eq(send(1, 0, 100, sizeof(msg), NULL),
+			  NVM_UNET_ST_UNREACHABLE);
+	ck_assert_uint_eq(ca.frames_sent, f0);
+	ck_assert_uint_eq(status(&ca, PORT_A).send_consumed, 2);
+	ck_assert_uint_eq(status(&ca, PORT_A).send_errors, 2);
+	errs = sh_shadow(&ha, NVM_EP_KERNEL).errors;
+	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 1);
+	ck_assert_uint_eq(sh_err(&ha, NVM_EP_KERNEL, errs).status,
+			  NVM_ST_UNREACHABLE);
+	ck_assert_uint_eq(ca.frames_sent, f0);
+	/* the next one, to the good node, goes: large and small */
+	ck_assert_uint_eq(send(0, 0, 100, sizeof(msg), NULL), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(rxd(0)->len, sizeof(msg));
+	ck_assert_uint_eq(rxd(0)->nbuf, 2);
+	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[0]), msg, BUF);
+	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[1]), msg + BUF,
+			 sizeof(msg) - BUF);
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, msg),
+			  NVM_UNET_ST_SENT);
+	ck_assert_mem_eq(rxd(1)->data, msg, 40);
+	/* a peer NetVM gave up is unreachable too, until it comes back */
+	ca.fw.nv.peer[1].dead = 1;
+	f0 = ca.frames_sent;
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, msg),
+			  NVM_UNET_ST_UNREACHABLE);
+	ck_assert_uint_eq(ca.frames_sent, f0);
+	ca.fw.nv.peer[1].dead = 0;
+	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 41, msg),
+			  NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 3);
+	ck_assert_uint_eq(rxd(2)->len, 41);
+	ck_assert_mem_eq(rxd(2)->data, msg, 41);
+	ck_assert_uint_eq(status(&ca, PORT_A).send_errors, 3);
 }
 END_TEST
 
@@ -1467,6 +1539,7 @@ static Suite *suite(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, small_and_large);
 	tcase_add_test(t, route_none_no_overwrite);
+	tcase_add_test(t, unreachable_refused);
 	tcase_add_test(t, bounds_checked);
 	tcase_add_test(t, demultiplexed_on_tag);
 	tcase_add_test(t, ring_full_and_no_buffer);
