@@ -24,6 +24,13 @@
  *       for /tmp/unet.go), then prints round trips by polling for several
  *       sizes and the echoed streaming bandwidth (16 in flight), and quits
  *       the server.  Figures only (bench_unet.py).
+ *   netvm-unet-test unreach GONE NODE PS
+ *       against "serve" on NODE (test_security.py isolation4): like bench
+ *       (writes "pc P px 0", waits for /tmp/unet.go); a message to node
+ *       GONE (no route, or NetVM gave it up) must end with exactly
+ *       -EHOSTUNREACH at the flush, then the same endpoint's 4 KiB
+ *       exchange with the server is echoed byte for byte; quits the
+ *       server and prints "ok - " / "not ok - " lines.
  */
 #include <errno.h>
 #include <poll.h>
@@ -1001,13 +1008,63 @@ static int bench(struct netvm *nv, unsigned int node, unsigned int ps)
 	return err ? 1 : 0;
 }
 
+/* The channel to GONE names port 1: nothing there is ever reached. */
+static int unreach(struct netvm *nv, unsigned int gone, unsigned int node,
+		   unsigned int ps)
+{
+	static uint8_t out[NETVM_UNET_MSG_MAX], in[NETVM_UNET_MSG_MAX];
+	struct netvm_unet *c;
+	char text[64];
+	size_t len = 0;
+	int cc, cg, err, flushed;
+
+	if (netvm_unet_open(nv, SEG, BUFSZ, BUFS, &c))
+		return 1;
+	cc = netvm_unet_channel(c, node, ps, T1);
+	cg = netvm_unet_channel(c, gone, 1, T2);
+	if (cc < 0 || cg < 0) {
+		fprintf(stderr, "unreach: channels: %s / %s\n",
+			netvm_strerror(cc), netvm_strerror(cg));
+		return 1;
+	}
+	snprintf(text, sizeof(text), "%d 0\n", netvm_unet_port(c));
+	write_file("/tmp/unet.info", text);
+	if (wait_file("/tmp/unet.go", text, sizeof(text), 120))
+		return 1;
+	pattern(out, 64, 5);
+	err = netvm_unet_send(c, cg, out, 64);
+	flushed = err ? err : netvm_unet_flush(c, 10000);
+	check(!err && flushed == -EHOSTUNREACH,
+	      "a message to node %u (unreachable) ends with EHOSTUNREACH "
+	      "(send %s, flush %s)", gone, netvm_strerror(err),
+	      netvm_strerror(flushed));
+	pattern(out, 4096, 6);
+	err = netvm_unet_send(c, cc, out, 4096);
+	if (!err)
+		err = netvm_unet_flush(c, 10000);
+	if (!err)
+		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 30000);
+	check(!err && len == 4096 && unet_pattern_ok(in, 4096, 6),
+	      "then the same endpoint's 4 KiB to node %u comes back echoed, "
+	      "byte for byte (%s, %zu B)", node, netvm_strerror(err), len);
+	err = netvm_unet_send(c, cc, "quit", 4);
+	if (!err)
+		err = netvm_unet_recv(c, in, sizeof(in), &len, NULL, 30000);
+	check(!err && len >= 6 && !memcmp(in, "bye ok", 6),
+	      "the server quits: nothing reached its victim endpoint (%s)",
+	      netvm_strerror(err));
+	netvm_unet_close(c);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct netvm *nv;
 	int err, rc;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: netvm-unet-test serve | client NODE PS PV PN\n");
+		fprintf(stderr, "usage: netvm-unet-test serve | client NODE PS PV PN"
+			" | bench NODE PS | unreach GONE NODE PS\n");
 		return 2;
 	}
 	err = netvm_open(0, &nv);
@@ -1020,6 +1077,10 @@ int main(int argc, char **argv)
 	else if (!strcmp(argv[1], "bench") && argc == 4)
 		rc = bench(nv, (unsigned int)atoi(argv[2]),
 			   (unsigned int)atoi(argv[3]));
+	else if (!strcmp(argv[1], "unreach") && argc == 5)
+		rc = unreach(nv, (unsigned int)atoi(argv[2]),
+			     (unsigned int)atoi(argv[3]),
+			     (unsigned int)atoi(argv[4]));
 	else if (!strcmp(argv[1], "client") && argc == 6)
 		rc = client(nv, (unsigned int)atoi(argv[2]),
 			    (unsigned int)atoi(argv[3]),

@@ -27,7 +27,11 @@ wire with ./netvm inject, as if a node had sent them.
                                           while node 0 floods it: node 0's
                                           traffic with nodes 1 and 2 goes on,
                                           the calls to node 3 end with
-                                          EHOSTUNREACH
+                                          EHOSTUNREACH; then a U-Net
+                                          message from node 0 to node 3
+                                          ends with EHOSTUNREACH and the
+                                          same endpoint's exchange with
+                                          node 1 is echoed, byte-checked
 
 After each attack the victim's window (a seeded region) is checked byte
 for byte and every QEMU must still be alive.  TAP output; the cluster is
@@ -42,8 +46,8 @@ import sys
 import threading
 import time
 
-from guestlib import (REPO, ClusterShell, Tap, cluster_processes, diag, run_parallel, sysfs_counters,
-                      tap_cluster_main)
+from guestlib import (REPO, ClusterShell, Tap, await_file, cluster_processes, diag, run_parallel,
+                      sysfs_counters, tap_cluster_main)
 
 KiB = 1024
 RAW, NETVM = 1, 2               # include/netvm/packet.h
@@ -459,6 +463,48 @@ def unreachable_peer():
         t.join()
 
 
+def unet_unreachable(gone=3, srv=1):
+    """After unreachable_peer node 0's NetVM has given node 3 up (dead
+    until an ACK revives it): a U-Net message from node 0 to node 3 must
+    end with exactly EHOSTUNREACH (not complete as sent, as before), and
+    the same endpoint's 4 KiB exchange with node 1 (netvm-unet-test serve,
+    echoing) must come back byte for byte (docs/security.md)."""
+    res = {}
+
+    def run(key, node, cmd):
+        res[key] = sh(node, cmd, timeout=300)
+    sh(0, "rm -f /tmp/unet.*")
+    sh(srv, "rm -f /tmp/unet.*")
+    ts = threading.Thread(target=run, args=("s", srv, "netvm-unet-test serve 0"))
+    ts.start()
+    rc, out, err = sh(srv, await_file("/tmp/unet.info"))
+    w = out.split()
+    if not T.ok(rc == 0 and len(w) == 6, "node %d: U-Net echo server up: %s" % (srv, out.strip()),
+                diag(rc, out, err)):
+        ts.join()
+        return
+    tc = threading.Thread(target=run, args=("c", 0, "netvm-unet-test unreach %d %d %s" % (gone, srv, w[1])))
+    tc.start()
+    rc, out, err = sh(0, await_file("/tmp/unet.info"))
+    pc = out.split()
+    rc2, out2, err2 = sh(srv, "echo '%s 0' > /tmp/unet.peer.tmp && mv /tmp/unet.peer.tmp /tmp/unet.peer; %s"
+                         % (pc[0] if pc else "0", await_file("/tmp/unet.ready")))
+    T.ok(rc == 0 and len(pc) == 2 and rc2 == 0 and out2.strip() == "ready",
+         "node 0's endpoint (port %s) and node %d's channels set up" % (pc[:1], srv),
+         diag(rc, out, err) + "\n" + diag(rc2, out2, err2))
+    sh(0, "echo go > /tmp/unet.go")
+    tc.join()
+    ts.join()
+    rc, out, err = res["c"]
+    lines = [l for l in out.splitlines() if l.startswith(("ok - ", "not ok - "))]
+    for line in lines:
+        T.ok(line.startswith("ok - "), "node 0: " + line.split(" - ", 1)[1], diag(rc, out, err))
+    T.ok(rc == 0 and len(lines) == 3, "node 0: netvm-unet-test unreach exits 0 with its 3 checks",
+         diag(rc, out, err))
+    src, sout, serr = res["s"]
+    T.ok(src == 0, "node %d: the U-Net echo server exits 0" % srv, diag(src, sout, serr))
+
+
 def header_define(path, name):
     """The value of NAME (#define NAME V or an enum's NAME = V,) in
     include/netvm/PATH: the ABI's one source."""
@@ -588,6 +634,7 @@ def group_restart2():
 def group_isolation4():
     mapper_lie()
     unreachable_peer()
+    unet_unreachable()
 
 
 GROUPS = {"b2b": (group_b2b, 2), "switch4": (group_switch4, 4), "isolation4": (group_isolation4, 4),
