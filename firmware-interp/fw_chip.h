@@ -75,6 +75,10 @@ struct fw_chip_ops {
 	 * virtual time; 0 cancels.  The LANai's IT0/IT1/IT2. */
 	void (*timer_arm)(void *chip, unsigned int which, uint64_t delay_ns);
 
+	/* The virtual time in ns that timer_arm counts in (it stops while
+	 * the VM is stopped and is carried across save/restore). */
+	uint64_t (*now_ns)(void *chip);
+
 	/* Link state (NVM_LINK_*). */
 	uint32_t (*link_state)(void *chip);
 

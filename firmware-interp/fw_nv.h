@@ -183,6 +183,10 @@ struct fw_nv {
 	uint8_t route[FW_NV_NODES][NVM_ROUTE_MAX];	/* source routes */
 	uint8_t route_len[FW_NV_NODES];	/* FW_NV_NO_ROUTE: none */
 	uint32_t timer_armed, ack_timer_armed;
+	/* when IT0 was last armed, and time past the last whole tick: a
+	 * tick counts the time that passed, not one per timer callback */
+	uint64_t tick_armed_ns;
+	uint64_t tick_rem_ns;
 	uint32_t giveup_ticks;			/* a peer silent this long is dead */
 	uint32_t rr_ep;				/* round-robin over endpoints */
 	struct fw_nv_ep ep[FW_NV_EPS];

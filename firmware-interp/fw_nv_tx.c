@@ -351,7 +351,7 @@ bool fw_nv_unreachable(struct fw *fw, uint32_t node)
  * give-up (idle_ticks) watches it, and a slow peer that makes progress
  * keeps its operations.
  */
-static void age_ops(struct fw *fw)
+static void age_ops(struct fw *fw, uint32_t ticks)
 {
 	for (uint32_t ep = 0; ep < FW_NV_EPS; ep++) {
 		struct fw_nv_ep *e = &fw->nv.ep[ep];
@@ -370,7 +370,8 @@ static void age_ops(struct fw *fw)
 				op->age = 0;
 				continue;
 			}
-			if (++op->age < fw->nv.giveup_ticks)
+			op->age += ticks;
+			if (op->age < fw->nv.giveup_ticks)
 				continue;
 			fw_tr_fw_op_timeout(fw, op->cmd.dst_node,
 					    fw_nv_req_id(ep, i, op->cmd.seq));
@@ -379,18 +380,49 @@ static void age_ops(struct fw *fw)
 	}
 }
 
+/*
+ * How many ticks this timer callback stands for.  The callback comes at
+ * least FW_NV_TICK_NS after the timer was armed, and later when the host
+ * is loaded (QEMU's main loop runs late): counting one tick per callback
+ * made the 6 s give-up take 10 s and more on a busy host, past the
+ * driver's own deadline.  So the time that passed is counted, carried
+ * over in tick_rem_ns below a whole tick, and capped at the give-up.
+ */
+static uint32_t ticks_passed(struct fw *fw)
+{
+	uint64_t now = fw->chip->ops->now_ns(fw->chip->opaque);
+	uint64_t dt = now > fw->nv.tick_armed_ns ?
+		      now - fw->nv.tick_armed_ns : 0;
+	uint64_t ticks;
+
+	if (fw->nv.tick_rem_ns >= FW_NV_TICK_NS)	/* loaded state */
+		fw->nv.tick_rem_ns = 0;
+	dt += fw->nv.tick_rem_ns;
+	ticks = dt / FW_NV_TICK_NS;
+	fw->nv.tick_rem_ns = dt % FW_NV_TICK_NS;
+	if (ticks < 1)
+		ticks = 1;
+	if (ticks > fw->nv.giveup_ticks)
+		ticks = fw->nv.giveup_ticks;
+	return (uint32_t)ticks;
+}
+
 void fw_nv_tick(struct fw *fw)
 {
+	uint32_t ticks;
+
 	fw->nv.timer_armed = 0;
 	if (!fw->nv.giveup_ticks)	/* state from before CONFIG set it */
 		fw->nv.giveup_ticks = FW_NV_GIVEUP_TICKS;
+	ticks = ticks_passed(fw);
 	for (uint32_t n = 0; n < FW_NV_NODES; n++) {
 		struct fw_nv_peer *p = &fw->nv.peer[n];
 
 		if (p->una == p->next_seq)
 			continue;
-		p->idle_ticks++;
-		if (++p->since_send >= p->rto) {
+		p->idle_ticks += ticks;
+		p->since_send += ticks;
+		if (p->since_send >= p->rto) {
 			retransmit(fw, n);
 			p->since_send = 0;
 			if (p->rto < FW_NV_RTO_MAX_TICKS)
@@ -405,7 +437,7 @@ void fw_nv_tick(struct fw *fw)
 			release_peer(fw, n, false);
 		}
 	}
-	age_ops(fw);
+	age_ops(fw, ticks);
 }
 
 void fw_nv_arm_timer(struct fw *fw)
@@ -421,6 +453,7 @@ void fw_nv_arm_timer(struct fw *fw)
 		need = fw->nv.ep[ep].open && fw->nv.ep[ep].inflight;
 	if (need && !fw->nv.timer_armed) {
 		fw->nv.timer_armed = 1;
+		fw->nv.tick_armed_ns = fw->chip->ops->now_ns(fw->chip->opaque);
 		fw->chip->ops->timer_arm(fw->chip->opaque, 0, FW_NV_TICK_NS);
 	}
 	if (ack && !fw->nv.ack_timer_armed) {

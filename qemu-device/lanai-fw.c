@@ -87,6 +87,11 @@ static void chip_timer_arm(void *chip, unsigned int which, uint64_t delay_ns)
     lanai_timer_arm(chip, which, delay_ns);
 }
 
+static uint64_t chip_now_ns(void *chip)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
 static uint32_t chip_link_state(void *chip)
 {
     return lanai_link_state(chip);
@@ -133,6 +138,7 @@ static const struct fw_chip_ops lanai_chip_ops = {
     .isr_clear = chip_isr_clear,
     .set_state = chip_set_state,
     .timer_arm = chip_timer_arm,
+    .now_ns = chip_now_ns,
     .link_state = chip_link_state,
     .trace = chip_trace,
 };

@@ -89,6 +89,11 @@ static void c_timer_arm(void *chip, unsigned int which, uint64_t delay_ns)
 		s->timer_at[which] = delay_ns ? s->now_ns + delay_ns : 0;
 }
 
+static uint64_t c_now_ns(void *chip)
+{
+	return ((struct sim_chip *)chip)->now_ns;
+}
+
 static sim_idle_fn sim_idle;
 static void *sim_idle_ctx;
 
@@ -141,6 +146,7 @@ static const struct fw_chip_ops sim_ops = {
 	.isr_clear = c_isr_clear,
 	.set_state = c_set_state,
 	.timer_arm = c_timer_arm,
+	.now_ns = c_now_ns,
 	.link_state = c_link_state,
 	.trace = c_trace,
 };
@@ -461,8 +467,10 @@ static bool fire_timer(struct sim_chip **chips)
 		return false;
 	/* simulated time moves for both chips alike */
 	for (int i = 0; i < 2; i++)
-		if (chips[i] && chips[i]->now_ns < best->timer_at[which])
-			chips[i]->now_ns = best->timer_at[which];
+		if (chips[i] &&
+		    chips[i]->now_ns < best->timer_at[which] + best->timer_late_ns)
+			chips[i]->now_ns = best->timer_at[which] +
+					   best->timer_late_ns;
 	best->timer_at[which] = 0;
 	best->isr |= which == 0 ? LANAI_ISR_TIME0 :
 		     which == 1 ? LANAI_ISR_TIME1 : LANAI_ISR_TIME2;

@@ -36,6 +36,8 @@ struct sim_chip {
 	uint8_t *host;			/* SIM_HOST_SIZE bytes */
 	uint32_t isr;
 	uint32_t link;
+	/* each timer of this chip fires this late (a loaded host) */
+	uint64_t timer_late_ns;
 	/* engines */
 	bool hdma_pending;
 	uint32_t hdma_desc;

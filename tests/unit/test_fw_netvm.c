@@ -1112,6 +1112,28 @@ START_TEST(test_giveup_settable)
 END_TEST
 
 /*
+ * On a loaded host every timer callback comes late (here each 2 ms tick
+ * 3 ms late): the give-up still comes after the give-up time, not after
+ * that many callbacks (which took 15 s here, and 10 s and more in guests
+ * on a busy host, past the driver's own deadline).
+ */
+START_TEST(test_giveup_late_timers)
+{
+	uint64_t t;
+
+	ca.timer_late_ns = 3000000;
+	cb.rx_enabled = false;
+	sh_write(&ha, PA, 1, PB, SRC, DST, 4096, KEY_B, 0, 0);
+	sh_read(&ha, PA, 1, PB, SRC + 8192, DST, 4096, KEY_B);
+	t = done_after(&ha, PA);
+	ck_assert_msg(t >= 5900 && t <= 6500, "gave up after %llu ms",
+		      (unsigned long long)t);
+	for (uint32_t i = 0; i < ha.issued[PA]; i++)
+		ck_assert_uint_eq(sh_err(&ha, PA, i).status, NVM_ST_UNREACHABLE);
+}
+END_TEST
+
+/*
  * A hostile peer acknowledges A's requests but never answers them: the
  * window is clear, so nothing would ever time out.  Each operation gives
  * up after the give-up time waiting for its answer.
@@ -1781,6 +1803,7 @@ static Suite *netvm_suite(void)
 	CASE(test_forged_requests, setup, 120);
 	CASE(test_peer_silent, setup, 120);
 	CASE(test_giveup_settable, short_giveup_setup, 120);
+	CASE(test_giveup_late_timers, setup, 120);
 	CASE(test_peer_never_answers, setup, 120);
 	CASE(test_flood_one_peer, setup, 120);
 	CASE(test_tx_share, setup, 120);

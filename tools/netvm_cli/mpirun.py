@@ -1,16 +1,20 @@
 """./netvm mpirun: an MPI job across a cluster's nodes (docs/packages.md).
 
-    ./netvm mpirun [--mpi openmpi|mpich] [-n N] [-x NAME=VALUE] -- PROGRAM [ARG...]
+    ./netvm mpirun [--mpi openmpi|mpich] [-n N] [-x NAME=VALUE] [--net IFACE] -- PROGRAM [ARG...]
 
 Makes the package disk usable on every node (netvm-pkgs), then runs
 Debian's mpirun (mpirun.openmpi or mpirun.mpich) on node 0 with the nodes'
 data addresses as hosts.  The launcher starts the ranks on the other
 nodes through their guest agents (netvm-rsh, images/agent/netvm-rsh.c):
-no ssh.  MPI traffic stays on the data network (TCP); every node gets
+no ssh.  MPI traffic stays on the data network (TCP), or with --net goes
+over another interface every node has (nvm0, the Ethernet interface over
+the NIC: docs/ethernet.md) while the launch stays on the data network;
+every node gets
 ceil(N / nodes) slots, filled in node order.  Output streams back; the exit
 status is mpirun's.
 """
 import argparse
+import re
 import threading
 
 from . import agent
@@ -28,6 +32,9 @@ def add_mpirun_args(sp):
     sp.add_argument("-n", "--np", type=int, metavar="N", help="number of ranks (default: one a node)")
     sp.add_argument("-x", "--env", action="append", default=[], metavar="NAME=VALUE",
                     help="environment for every rank (repeatable)")
+    sp.add_argument("--net", metavar="IFACE", default=None,
+                    help="the ranks' TCP traffic over IFACE (e.g. nvm0, addressed by you on every "
+                         "node) instead of the data NIC; the launch stays on the data network")
     sp.add_argument("--timeout", type=int, default=None, metavar="S", help="give up after S seconds")
     sp.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARG...]",
                     help="program to run")
@@ -61,14 +68,15 @@ def prepare(c, nodes):
     return iface
 
 
-def command(mpi, np, hosts, iface, env, argv):
-    """mpirun's command line on node 0."""
+def command(mpi, np, hosts, iface, env, argv, net=None):
+    """mpirun's command line on node 0; NET: the interface for the ranks'
+    traffic (default: the data network)."""
     slots = -(-np // len(hosts))
     hostlist = ",".join("%s:%d" % (h, slots) for h in hosts)
     if mpi == "openmpi":
         cmd = ["mpirun.openmpi", "--allow-run-as-root", "-n", str(np), "--host", hostlist,
                "--mca", "plm_rsh_agent", RSH,
-               "--mca", "oob_tcp_if_include", DATA_NET, "--mca", "btl_tcp_if_include", DATA_NET,
+               "--mca", "oob_tcp_if_include", DATA_NET, "--mca", "btl_tcp_if_include", net or DATA_NET,
                "--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp"]
         for e in env:
             name, _, value = e.partition("=")
@@ -78,7 +86,7 @@ def command(mpi, np, hosts, iface, env, argv):
         # written by netvm-pkgs); UCX on TCP over the data NIC
         cmd = ["mpirun.mpich", "-n", str(np), "-hosts", hostlist,
                "-launcher", "rsh", "-launcher-exec", RSH,
-               "-genv", "UCX_NET_DEVICES", iface, "-genv", "UCX_TLS", "tcp,self,sm"]
+               "-genv", "UCX_NET_DEVICES", net or iface, "-genv", "UCX_TLS", "tcp,self,sm"]
         for e in env:
             name, _, value = e.partition("=")
             cmd += ["-genv", name, value]
@@ -102,9 +110,11 @@ def cmd_mpirun(c, a):
     for node in nodes:
         if not c.pid_alive(node):
             raise NetvmError("node %d is not running (./netvm status)" % node["id"])
+    if a.net is not None and not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", a.net):
+        raise NetvmError("mpirun: --net wants an interface name, got %r" % a.net)
     iface = prepare(c, nodes)
     hosts = [DATA_IP % (nd["id"] + 1) for nd in nodes]
-    return c.run(0, command(a.mpi, np, hosts, iface, a.env, argv), timeout=a.timeout)
+    return c.run(0, command(a.mpi, np, hosts, iface, a.env, argv, a.net), timeout=a.timeout)
 
 
 COMMANDS = [
