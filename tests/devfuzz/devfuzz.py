@@ -8,8 +8,8 @@ Out of process, after QEMU's generic-fuzz: one QEMU runs many sequences
 (a system_reset between them) and is restarted every RESTART sequences,
 so a crash's reproducer is the sequences that QEMU ran (at most RESTART).
 Coverage is what the device says it did: the distinct trace points it hit
-(lanai_* trace events, the firmware's lanai_fw 'what' names, event types,
-error paths), read from QEMU's trace log.  A sequence that hits a point
+(lanai_* trace events, the firmware's typed lanai_fw_* events and its state
+transitions, event types, error paths), read from QEMU's trace log.  A sequence that hits a point
 no earlier one hit joins the in-memory corpus and is mutated further.
 
   devfuzz.py --qemu PATH [--seconds N] [--seed S] [--corpus DIR]
@@ -266,8 +266,15 @@ class Qemu:
             if not m:
                 continue
             name, rest = m.group(1), m.group(2)
-            if name == "lanai_fw":
-                pts.add("fw:" + rest.split(" ")[0])
+            if name in ("lanai_fw_state", "lanai_fw_op_state", "lanai_fw_pend_state"):
+                # a state machine's transition ("raw_tx: fetch -> send";
+                # a request id first for ops and pending entries)
+                what = rest if name == "lanai_fw_state" else \
+                    name[len("lanai_fw_"):] + ": " + rest.split(": ", 1)[-1]
+                pts.add("fw:" + what)
+            elif name.startswith("lanai_fw_"):
+                # the firmware's typed trace points (fw_trace_events.h)
+                pts.add("fw:" + name[len("lanai_fw_"):])
             elif name == "lanai_event":
                 pts.add("event:type" + rest.split(" ")[1])
             elif name in ("lanai_reg_write", "lanai_reg_read"):
