@@ -50,6 +50,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent_io.h"
+
 #define AGENT_VERSION "1"
 #define MAX_FRAME (1u << 20)
 #define MAX_ARGS 4096
@@ -65,58 +67,6 @@ static void logmsg(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-
-		if (n == 0)
-			return -1;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int send_frame(int sock, char type, const void *data, uint32_t len)
-{
-	unsigned char hdr[5];
-
-	hdr[0] = (unsigned char)type;
-	hdr[1] = (unsigned char)(len >> 24);
-	hdr[2] = (unsigned char)(len >> 16);
-	hdr[3] = (unsigned char)(len >> 8);
-	hdr[4] = (unsigned char)len;
-	if (write_all(sock, hdr, sizeof(hdr)) < 0)
-		return -1;
-	return len ? write_all(sock, data, len) : 0;
 }
 
 /*

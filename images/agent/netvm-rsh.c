@@ -27,60 +27,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "agent_io.h"
+
 #define MAX_FRAME (1u << 20)
 
-static int write_all(int fd, const void *buf, size_t len)
+/* a frame no longer than the agent takes */
+static int send_rsh_frame(int sock, char type, const void *data, size_t len)
 {
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-
-		if (n == 0)
-			return -1;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int send_frame(int sock, char type, const void *data, size_t len)
-{
-	unsigned char hdr[5];
-
 	if (len > MAX_FRAME)
 		return -1;
-	hdr[0] = (unsigned char)type;
-	hdr[1] = (unsigned char)(len >> 24);
-	hdr[2] = (unsigned char)(len >> 16);
-	hdr[3] = (unsigned char)(len >> 8);
-	hdr[4] = (unsigned char)len;
-	if (write_all(sock, hdr, sizeof(hdr)) < 0)
-		return -1;
-	return len ? write_all(sock, data, len) : 0;
+	return send_frame(sock, type, data, (uint32_t)len);
 }
 
 static int connect_host(const char *host, const char *port)
@@ -158,8 +114,8 @@ static int relay(int sock, int stdin_open)
 
 			if (r < 0 && errno == EINTR)
 				continue;
-			if (r > 0 ? send_frame(sock, 'i', buf, (size_t)r) < 0 :
-				    send_frame(sock, 'I', NULL, 0) < 0)
+			if (r > 0 ? send_rsh_frame(sock, 'i', buf, (size_t)r) < 0 :
+				    send_rsh_frame(sock, 'I', NULL, 0) < 0)
 				goto lost;
 			if (r <= 0)
 				stdin_open = 0;
@@ -238,9 +194,9 @@ int main(int argc, char **argv)
 	sock = connect_host(argv[optind], port);
 	if (sock < 0)
 		return 255;
-	if (send_frame(sock, 'a', "sh", 2) < 0 || send_frame(sock, 'a', "-c", 2) < 0 ||
-	    send_frame(sock, 'a', cmd, strlen(cmd)) < 0 || send_frame(sock, 'x', NULL, 0) < 0 ||
-	    (no_stdin && send_frame(sock, 'I', NULL, 0) < 0)) {
+	if (send_rsh_frame(sock, 'a', "sh", 2) < 0 || send_rsh_frame(sock, 'a', "-c", 2) < 0 ||
+	    send_rsh_frame(sock, 'a', cmd, strlen(cmd)) < 0 || send_rsh_frame(sock, 'x', NULL, 0) < 0 ||
+	    (no_stdin && send_rsh_frame(sock, 'I', NULL, 0) < 0)) {
 		fprintf(stderr, "netvm-rsh: sending the command failed: %s\n", strerror(errno));
 		return 255;
 	}
