@@ -29,10 +29,20 @@ has: busybox's ip, ping, ping6, arping, httpd, wget and sha256sum.
           carrier on, node 3 answers;
         - faults on every switch port (drop, dup, reorder, corrupt 2 %):
           8 MiB over TCP arrive intact (sha256), nvm0's rx_errors count
-          no corrupt frame (the NIC's CRC drops them first).
+          no corrupt frame (the NIC's CRC drops them first);
+        - Debian's software over nvm0 (eth_apps.py): ssh (dropbear) copies
+          from node 0 to each other node and back from node 3, sha256
+          checked; ping to the broadcast address answered by all three;
+          iperf3 TCP and UDP both ways between nodes 0 and 3; an MPI ring
+          and allreduce (mpi_check.py) on the 4 nodes with Open MPI and
+          with MPICH through ./netvm mpirun --net nvm0, every rank's result
+          and transport settings exact, nvm0's counters carrying it.
 """
 import json
 import re
+
+import eth_apps
+from guestlib import run_parallel
 
 NET = "10.16.0."
 MTU_MAX = 4210
@@ -309,3 +319,19 @@ def group_eth4(g):
     g.T.ok(after["rx_errors"] == before["rx_errors"],
            "node 0: no corrupt frame reached the driver (rx_errors unchanged)",
            "before %s\nafter %s" % (before, after))
+
+    # Debian's software over nvm0 through the switch (eth_apps.py)
+    res = run_parallel(lambda n: g.sh(n, "netvm-pkgs", timeout=300), dict((n, (n,)) for n in nodes))
+    for n in nodes:
+        g.T.ok(res[n][0] == 0, "node %d: netvm-pkgs (the package disk, dropbear started)" % n,
+               g.diag(*res[n]))
+    eth_apps.ssh_keys(g, nodes)
+    for dst in (1, 2, 3):
+        eth_apps.ssh_copy(g, 0, dst)
+    eth_apps.ssh_copy(g, 3, 0)
+    eth_apps.ping_broadcast(g, 0, [1, 2, 3])
+    for udp in (False, True):
+        eth_apps.iperf3(g, 3, 0, udp)
+        eth_apps.iperf3(g, 0, 3, udp)
+    for impl in ("openmpi", "mpich"):
+        eth_apps.mpi(g, nodes, impl)

@@ -16,16 +16,20 @@ MPI over nvm0"), on 2 VMs back to back.
   - ./netvm mpirun --net nvm0: an mpi4py ring, every message checked by its
     receiver; nvm0's packet and byte counters grew by at least the
     messages, the data NIC's bytes by less than them
-  - iperf3 over nvm0 both ways: client and server exit 0, exactly 10 MiB
-    sent
+  - eth_apps.py: ssh (Debian's dropbear and dbclient, keys made in the
+    guests) copies 4 MiB each way, sha256 checked, a stranger's key and an
+    unknown host key refused; ping to the broadcast address answered;
+    iperf3 TCP and UDP both ways (exactly 10 MiB sent; UDP's received and
+    lost datagrams add up); Debian's ethtool -i / -S of nvm0
 
 TAP output; the cluster 't-guest-eth-rdma' is always torn down.
 Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT.
 """
-import json
 import re
 import sys
+import types
 
+import eth_apps
 from guestlib import Tap, diag, run_netvm, run_parallel, tap_cluster_main
 
 T = Tap()
@@ -213,33 +217,20 @@ def mpi():
             T.note("node %d: nvm0 %s; %s %s" % (n, d[0], data, d[1]))
 
 
-def iperf3():
-    for srv, cli in ((1, 0), (0, 1)):
-        res = {}
-
-        def server():
-            res["s"] = nv("run", srv, "--", "iperf3", "-s", "-1", "-J", timeout=300)
-
-        def client():
-            if wait_guest(srv, tcp_listening(5201)):
-                res["c"] = nv("run", cli, "--", "iperf3", "-c", ip(srv), "-n", "10M", "-J",
-                              timeout=300)
-            else:
-                res["c"] = (-1, "", "iperf3 -s never listened on port 5201")
-        run_parallel(lambda f: f(), {"s": (server,), "c": (client,)})
-        rc, out, err = res["c"]
-        try:
-            end = json.loads(out)["end"]
-            sent, received = end["sum_sent"]["bytes"], end["sum_received"]["bytes"]
-            rate = end["sum_received"]["bits_per_second"]
-        except (ValueError, KeyError, TypeError):
-            sent = received = rate = None
-        T.ok(rc == 0 and res["s"][0] == 0 and sent == 10 << 20 and isinstance(received, int) and
-             0 < received <= sent,
-             "iperf3 over nvm0, node %d -> node %d: both exit 0, 10 MiB sent (received %s)"
-             % (cli, srv, received), diag(rc, out[-2000:], err) + "\n" + diag(*res["s"], tail=2000))
-        if rate:
-            T.note("iperf3 node %d -> node %d over nvm0: %.1f Mbit/s" % (cli, srv, rate / 1e6))
+def apps():
+    """ssh, broadcast ping, iperf3 TCP and UDP both ways, Debian's ethtool
+    (eth_apps.py, shared with guest-eth4)."""
+    g = types.SimpleNamespace(T=T, sh=sh, nv=nv, diag=diag)
+    eth_apps.ssh_keys(g, (0, 1))
+    eth_apps.ssh_copy(g, 0, 1)
+    eth_apps.ssh_copy(g, 1, 0)
+    eth_apps.ssh_refused(g, 0, 1)
+    eth_apps.ping_broadcast(g, 0, [1])
+    for udp in (False, True):
+        eth_apps.iperf3(g, 1, 0, udp)
+        eth_apps.iperf3(g, 0, 1, udp)
+    for n in (0, 1):
+        eth_apps.ethtool(g, n)
 
 
 def main():
@@ -249,7 +240,7 @@ def main():
         if gids:
             verbs(gids)
         mpi()
-        iperf3()
+        apps()
     return tap_cluster_main(T, CLUSTER, 2, body)
 
 
