@@ -238,6 +238,9 @@ class TestArguments(StateDirCase):
         self.refused("--tests: no test 'nope' (tests: write_lat notf_spin notf_wait notf_handler "
                      "read_lat write_bw read_bw atomic_lat cswap_lat unet_lat unet_bw tcp_lat "
                      "tcp_bw unet_stop)", "bench", "--tests", "write_lat,nope")
+        for extra in (["--kernel"], ["--sizes", "8"], ["--tests", "tcp_lat"], ["--csv"]):
+            self.refused("--eth has its own sizes and tests and prints a table: not with --kernel, "
+                         "--sizes, --tests or --csv", "bench", "--eth", *extra)
 
     @mock.patch.object(Cluster, "up", autospec=True)
     def test_demo_and_bench_use_their_own_cluster(self, up):

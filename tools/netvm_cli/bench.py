@@ -166,17 +166,16 @@ def print_table(rows, s):
                   fmt(s["tcp_bw_4KiB_MBps"]), fmt(s["bw_4KiB_unet_over_tcp"], "%.2fx")))
 
 
-def plot(rows, out_dir):
-    """latency.png and bandwidth.png with gnuplot; returns their paths."""
+def plot(rows, out_dir, charts=(("latency", LAT_SERIES), ("bandwidth", BW_SERIES))):
+    """latency.png and bandwidth.png with gnuplot (or CHARTS: (name, series)
+    pairs, a latency chart first); returns their paths."""
     gnuplot = shutil.which("gnuplot")
     if not gnuplot:
         raise NetvmError("gnuplot is missing (Debian package gnuplot-nox: ./netvm deps)")
     made = []
-    for name, series, col, ylabel, title in (
-            ("latency", LAT_SERIES, "median_us", "latency (us, log)",
-             "Round trip / latency vs message size (2 VMs, TCG)"),
-            ("bandwidth", BW_SERIES, "mbps", "bandwidth (MB/s, log)",
-             "Bandwidth vs message size (2 VMs, TCG)")):
+    for (name, series), (col, ylabel, title) in zip(charts, (
+            ("median_us", "latency (us, log)", "Round trip / latency vs message size (2 VMs, TCG)"),
+            ("mbps", "bandwidth (MB/s, log)", "Bandwidth vs message size (2 VMs, TCG)"))):
         plots = []
         for idx, (test, label) in enumerate(series, 1):
             pts = sorted((r["size"], r[col], r["p99_us"]) for r in rows
@@ -189,9 +188,9 @@ def plot(rows, out_dir):
                 for p in pts:
                     f.write("%d %g %s\n" % (p[0], p[1], "%g" % p[2] if p[2] is not None else "NaN"))
             plots.append("'%s' using 1:2 with linespoints lw 2 lc %d title '%s (median)'"
-                         % (dat, idx, label) if name == "latency" else
+                         % (dat, idx, label) if col == "median_us" else
                          "'%s' using 1:2 with linespoints lw 2 lc %d title '%s'" % (dat, idx, label))
-            if name == "latency":
+            if col == "median_us":
                 plots.append("'%s' using 1:3 with lines dt 2 lc %d title 'p99'" % (dat, idx))
         if not plots:
             continue
@@ -359,11 +358,18 @@ def cmd_bench(a, c):
     if a.iterations < 1 or a.rounds < 1:
         raise NetvmError("--iterations and --rounds must be at least 1")
     check_args(a.sizes, a.tests)
+    if a.eth and (a.kernel or a.sizes or a.tests or a.csv):
+        raise NetvmError("--eth has its own sizes and tests and prints a table: not with --kernel, "
+                         "--sizes, --tests or --csv")
     c = Cluster(cluster_name(getattr(a, "cluster", None) or "bench"))
     if not a.no_build:
         buildmod.build()
     c.up(2, "tcg", DEFAULT_MEM, DEFAULT_TIMEOUT)
     try:
+        if a.eth:
+            from . import bench_eth
+            return bench_eth.run(c, a.iterations, os.path.abspath(a.out) if a.out else BENCH_DIR,
+                                 not a.no_plot, a.rounds)
         if not a.kernel:
             return run(c, a.iterations, a.sizes, a.tests, a.csv, not a.no_plot,
                        os.path.abspath(a.out) if a.out else BENCH_DIR, a.rounds)
@@ -403,6 +409,10 @@ def add_bench_args(sp):
     sp.add_argument("--kernel", action="store_true",
                     help="instead: the kernel NetVM benchmark (netvm-ktest writeP/readP by "
                     "physical address)")
+    sp.add_argument("--eth", action="store_true",
+                    help="instead: nvm0 (Ethernet over the NIC) against the virtio-net data "
+                    "network: TCP round trips and streams, iperf3, perftest over soft RoCE "
+                    "(docs/bench.md)")
     sp.set_defaults(func=cmd_bench)
 
 
