@@ -14,8 +14,9 @@ port picked per cluster (cluster.json "data_net"); the TCP baseline of
 ./netvm bench runs over it.
 With a switch (-n 3 or more, or --topology; tools/netvm_cli/fabric.py):
   fabric.topo, routes.json, switch.log, control.sock, nodeI.sock
-QEMU runs with the state dir as its working directory, so the socket paths
-are short relative names whatever the checkout's path.
+QEMU runs with the state dir as its working directory, so most socket paths
+are short relative names whatever the checkout's path; the NIC link's are
+absolute (link_socket: QEMU opens it after it has left that directory).
 """
 import fcntl
 import json
@@ -46,6 +47,8 @@ AGENT_GUEST_PORT = 7777
 # 16 single-vCPU TCG guests are what 2 host cores carry idle (docs/cluster.md);
 # past that each node's share of the CPU makes boots and tests crawl.
 MAX_NODES = 16
+# struct sockaddr_un's sun_path holds 108 bytes, its terminating NUL included
+SUN_PATH_MAX = 107
 BACK_TO_BACK_MAX = 2
 # The data network (TCP baseline): one multicast group on 127.0.0.1, a UDP
 # port per cluster so that clusters side by side do not hear each other.
@@ -203,9 +206,11 @@ class Cluster:
         the very same device set, so that its saved state loads."""
         if (self.state or {}).get("fabric"):
             # the switch listens; QEMU reconnects if it restarts
-            link = "server=off,addr.type=unix,addr.path=node%d.sock,reconnect-ms=500" % i
+            link = "server=off,addr.type=unix,addr.path=%s,reconnect-ms=500" % \
+                self.link_socket("node%d.sock" % i)
         else:
-            link = "server=%s,addr.type=unix,addr.path=link0.sock" % ("on" if i == 0 else "off")
+            link = "server=%s,addr.type=unix,addr.path=%s" % (
+                "on" if i == 0 else "off", self.link_socket("link0.sock"))
         data, data_arg = self.data_nic(-1 if template else i)
         ident = "netvm.template=1" if template else "netvm.node=%d%s" % (i, data_arg)
         auth, inject = self.link_auth(i, n)
@@ -235,6 +240,21 @@ class Cluster:
                "-pidfile", "node%d.pid" % i, "-daemonize"]
         # the Debian packages, read-only (docs/packages.md)
         return cmd + data + pkgdisk.drive_args() + list(extra)
+
+    def link_socket(self, name):
+        """The absolute path of the NIC link's unix socket in the state dir.
+        Never relative: -daemonize makes QEMU chdir("/") at the end of its
+        start, and the stream netdev connects (or listens) from a thread of
+        its own that may not have run by then.  A relative path was then
+        looked up in /: the connect failed, and so did every reconnect, and
+        the node's link stayed down for good (docs/cluster.md, "Fast boot":
+        nodes started at once lost that race)."""
+        path = self.path(name)
+        if len(path.encode()) > SUN_PATH_MAX:
+            raise NetvmError("socket path %s is %d bytes, more than a unix socket's %d: "
+                             "use a shorter --cluster name or checkout path"
+                             % (path, len(path.encode()), SUN_PATH_MAX))
+        return path
 
     def ram_backend(self, mem, template):
         """Guest RAM in the boot template's RAM file (fastboot.py, QEMU's
