@@ -352,13 +352,9 @@ class Cluster:
             fabric.switch_binary()
         if accel == "kvm" and not os.access("/dev/kvm", os.R_OK | os.W_OK):
             raise NetvmError("--accel kvm: /dev/kvm is not usable here; use --accel tcg")
-        # extra QEMU arguments may change the device set: boot those cold.
-        # Clusters through the switch boot cold too for now: started from
-        # the template, one node's NIC link stayed down for minutes in two
-        # of five CI-like runs (guest-dsm4, guest-netvm-trip4), cause not
-        # found yet (docs/cluster.md, Fast boot).
+        # extra QEMU arguments may change the device set: boot those cold
         template = None
-        if not extra and not use_switch and not os.environ.get("NETVM_COLD_BOOT"):
+        if not extra and not os.environ.get("NETVM_COLD_BOOT"):
             template = fastboot.ensure_template(Cluster, accel, mem, timeout)
         self.lock()
         try:
@@ -399,7 +395,7 @@ class Cluster:
                 finally:
                     for s in consoles:
                         s.close()
-                if n == 2 and not use_switch:
+                if n > 1:
                     self.wait_links(timeout)
                 if use_switch:
                     mapper.install_routes(self)
@@ -451,26 +447,31 @@ class Cluster:
             time.sleep(0.25)
 
     def wait_links(self, timeout):
-        """Until both NICs of a back-to-back pair see their link up.  A
-        node whose agent answers is not yet one that NetVM can use: from
-        the boot template a node answers within a second, and the link
-        (node 1 connecting to node 0's socket) can come up after that.  A
-        node without netvm.ko (no sysfs entry) is not waited for.  Not for
-        clusters through the switch: there a node's link state did not
-        come up before the mapper ran in one CI run (guest-dsm4), which is
-        not understood yet."""
+        """Until every node's NIC sees its link up (so that the mapper finds
+        every node).  A node whose agent answers is not yet one that NetVM
+        can use: from the boot template a node answers within a second,
+        and its link (to the switch, or node 1 connecting to node 0's
+        socket) can come up after that.  A node without netvm.ko (no sysfs
+        entry) is not waited for.  All nodes at once, as wait_ready."""
         deadline = time.monotonic() + timeout
         pending = list(self.state["nodes"])
         while pending:
-            for node in list(pending):
+            states = {}
+
+            def link_state(nd):
                 try:
-                    _, out, _ = agent.capture(node["port"], [
+                    _, out, _ = agent.capture(nd["port"], [
                         "sh", "-c", "cat /sys/class/netvm/netvm0/link_state 2>/dev/null || echo none"],
                         timeout=10)
                 except agent.AgentError:
-                    continue
-                if out.decode().strip() in ("up", "none"):
-                    pending.remove(node)
+                    return
+                states[nd["id"]] = out.decode().strip()
+            reads = [threading.Thread(target=link_state, args=(nd,)) for nd in pending]
+            for th in reads:
+                th.start()
+            for th in reads:
+                th.join()
+            pending = [nd for nd in pending if states.get(nd["id"]) not in ("up", "none")]
             if not pending:
                 return
             if time.monotonic() > deadline:
