@@ -256,10 +256,14 @@ def up(c, n, accel, mem, timeout, uris):
                 node = {"id": i, "pid": 0, "port": port, "uri": where[i], "domain": c.vm_name(i)}
                 c.state["nodes"].append(node)
                 c.save()
+                td = Timer()
                 virsh(where[i], "define", xml_path)
                 node["defined"] = True
                 c.save()
+                ts = Timer()
                 virsh(where[i], "start", c.vm_name(i))
+                say("node %d: domain %s on %s defined in %s, started in %s"
+                    % (i, c.vm_name(i), where[i], "%.1f s" % (td.secs - ts.secs), ts))
                 node["pid"] = find_pid(c, i) or 0
                 if not node["pid"]:
                     raise NetvmError("node %d: domain %s started but its QEMU is not on this host"
