@@ -638,6 +638,11 @@ class TestLibvirt(StateDirCase):
                                                      (uri, "undefine", d), (uri, "domstate", d)])
         self.assertFalse(os.path.exists(c.dir))
 
+    def test_save_refused(self):
+        self.make_cluster("x", two_nodes(libvirt={"uris": ["qemu:///system"]}))
+        self.refused("save: cluster 'x' runs as libvirt domains; save them with libvirt (virsh save) "
+                     "or ./netvm down", "--cluster", "x", "save")
+
     def test_down_fails_while_a_domain_stays(self):
         nodes = [{"id": 0, "pid": 0, "port": 1, "uri": "qemu:///system", "domain": "netvm-x-node0",
                   "defined": True}]
