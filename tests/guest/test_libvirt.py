@@ -7,6 +7,7 @@
   - virsh list shows both domains running; ./netvm status names them
   - NetVM between the domains: writeP and readP of several sizes both
     ways (netvm-ktest, as guest-netvm-phys), every byte verified
+  - ./netvm reload-driver in both domains, then writeP verified again
   - ./netvm console 0 is virsh console: a command typed there runs in node 0
   - ./netvm logs 0: the serial log libvirt keeps has node 0's boot
   - down: no domain left defined, no QEMU, no state dir
@@ -133,6 +134,26 @@ def check_netvm():
                  "fill: " + diag(*r0) + "\nread: " + diag(*r1) + "\ncheck: " + diag(*r2))
 
 
+def check_reload_driver():
+    """./netvm reload-driver reaches the domains' agents like any node's;
+    NetVM works again after it (new window, writeP verified both ways)."""
+    rc, out, err = nv("reload-driver", timeout=300)
+    T.ok(rc == 0, "reload-driver succeeds on both domains", diag(rc, out, err))
+    pa = {}
+    for n in (0, 1):
+        rc, out, err = nv("run", n, "--", "cat", "/sys/class/netvm/netvm0/ktest_pa")
+        ok = rc == 0 and out.strip().startswith("0x")
+        T.ok(ok, "node %d: NetVM on after the reload" % n, diag(rc, out, err))
+        if not ok:
+            return
+        pa[n] = int(out.strip(), 16)
+    for src, dst in ((0, 1), (1, 0)):
+        r1 = ktest(src, "write", dst, hex(pa[dst] + 4001), 77, 9000, 31 + src)
+        r2 = ktest(dst, "check", 4001, 9000, 31 + src)
+        T.ok(r1[0] == 0 and r2[0] == 0, "after the reload: writeP 9000 B node %d -> node %d verified"
+             % (src, dst), "write: " + diag(*r1) + "\ncheck: " + diag(*r2))
+
+
 def check_console():
     """./netvm console 0 on a terminal (virsh console wants one): a line
     typed there runs in node 0's shell; Ctrl-] leaves."""
@@ -184,6 +205,7 @@ def check_logs():
 def body():
     check_domains()
     check_netvm()
+    check_reload_driver()
     check_console()
     check_logs()
 
