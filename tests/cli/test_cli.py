@@ -529,7 +529,7 @@ class TestTopology(StateDirCase):
     def test_link_socket_path_limit(self):
         c = self.make_cluster("x", two_nodes(fabric={"pid": 1, "routes": {}}))
         c.dir = "/" + "d" * (cluster.SUN_PATH_MAX - len("/node2.sock") - 1)
-        self.assertEqual(len(c.link_socket("node2.sock")), cluster.SUN_PATH_MAX)
+        self.assertEqual(len(c.abs_socket("node2.sock")), cluster.SUN_PATH_MAX)
         c.dir += "d"
         with self.assertRaisesRegex(NetvmError, r"^socket path /d+/node2\.sock is 108 bytes, more than "
                                     r"a unix socket's 107: use a shorter --cluster name or checkout path$"):

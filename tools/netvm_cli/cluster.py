@@ -16,7 +16,7 @@ With a switch (-n 3 or more, or --topology; tools/netvm_cli/fabric.py):
   fabric.topo, routes.json, switch.log, control.sock, nodeI.sock
 QEMU runs with the state dir as its working directory, so most socket paths
 are short relative names whatever the checkout's path; the NIC link's are
-absolute (link_socket: QEMU opens it after it has left that directory).
+absolute (abs_socket: QEMU opens it after it has left that directory).
 """
 import fcntl
 import json
@@ -209,10 +209,10 @@ class Cluster:
         if (self.state or {}).get("fabric"):
             # the switch listens; QEMU reconnects if it restarts
             link = "server=off,addr.type=unix,addr.path=%s,reconnect-ms=500" % \
-                self.link_socket("node%d.sock" % i)
+                self.abs_socket("node%d.sock" % i)
         else:
             link = "server=%s,addr.type=unix,addr.path=%s" % (
-                "on" if i == 0 else "off", self.link_socket("link0.sock"))
+                "on" if i == 0 else "off", self.abs_socket("link0.sock"))
         data, data_arg = self.data_nic(-1 if template else i)
         ident = "netvm.template=1" if template else "netvm.node=%d%s" % (i, data_arg)
         auth, inject = self.link_auth(i, n)
@@ -243,11 +243,13 @@ class Cluster:
         # the Debian packages, read-only (docs/packages.md)
         return cmd + data + pkgdisk.drive_args() + list(extra)
 
-    def link_socket(self, name):
-        """The absolute path of the NIC link's unix socket in the state dir.
-        Never relative: -daemonize makes QEMU chdir("/") at the end of its
-        start, and the stream netdev connects (or listens) from a thread of
-        its own that may not have run by then.  A relative path was then
+    def abs_socket(self, name):
+        """The absolute path of a unix socket in the state dir, for a QEMU
+        that does not run there (libvirt's) or may have left it by the time
+        it opens the socket: the NIC link's.  -daemonize makes QEMU
+        chdir("/") at the end of its start, and the stream netdev connects
+        (or listens) from a thread of its own that may not have run by
+        then.  A relative path was then
         looked up in /: the connect failed, and so did every reconnect, and
         the node's link stayed down for good (docs/cluster.md, "Fast boot":
         nodes started at once lost that race)."""
