@@ -8,7 +8,7 @@ PKGS_BUILD="build-essential pkg-config ninja-build ccache dpkg-dev xz-utils zstd
 PKGS_QEMU="libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libattr1-dev libcap-ng-dev zlib1g-dev python3-venv"
 PKGS_BACKPORTS="meson python3-pycotap"
 PKGS_GUEST="busybox-static seabios qemu-system-data kmod squashfs-tools"
-PKGS_TEST="check tshark clang libclang-rt-14-dev"
+PKGS_TEST="check tshark clang libclang-rt-14-dev libfabric-dev"	# libfabric-dev: the netvm provider (docs/libfabric.md)
 PKGS_BENCH="gnuplot-nox"	# ./netvm bench draws its PNG plots with it
 
 want_missing() {
