@@ -15,6 +15,8 @@ under Debian's unmodified libfabric tools, on 2 VMs.
   - 1 B and 4096 B alone (-S), checked
   - software loop-back: server and client on one node, checked, and the
     NIC's U-Net counters did not move
+  - FI_EP_RDM from ofi_rxd stacked on it (FI_PROVIDER-style "netvm;ofi_rxd"):
+    fi_pingpong -e rdm -c, its whole sweep up to 1 MiB, checked, over U-Net
 
 TAP output; the cluster 't-guest-fi' is always torn down.
 Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT.
@@ -107,9 +109,9 @@ def check_info():
              diag(rc, out, err))
 
 
-def pingpong(server, client, target, args):
+def pingpong(server, client, target, args, prov="netvm", ep="dgram"):
     """fi_pingpong on server and client -> (server result, client result)."""
-    cmd = ["fi_pingpong", "-p", "netvm", "-e", "dgram", "-c"] + args
+    cmd = ["fi_pingpong", "-p", prov, "-e", ep, "-c"] + args
     res = {}
 
     def srv():
@@ -124,10 +126,13 @@ def pingpong(server, client, target, args):
     return res["s"], res["c"]
 
 
-def check_both(s, c, want_rows, what):
+def check_both(s, c, want_rows, what, quiet=True):
+    """quiet: nothing on stderr but what is expected (ofi_rxd warns of each
+    send it must retry, so not for it)."""
     for res, who in ((s, "server"), (c, "client")):
         rc, out, err = res
-        T.ok(rc == 0 and rows(out) == want_rows and "error" not in (out + err).lower(),
+        T.ok(rc == 0 and rows(out) == want_rows and
+             (not quiet or "error" not in (out + err).lower()),
              "%s: %s exits 0, sizes %s, every iteration acknowledged, data checked"
              % (what, who, ", ".join(r[0] for r in want_rows)), diag(rc, out, err))
 
@@ -167,12 +172,27 @@ def check_loopback():
          "loop-back: the NIC's U-Net counters did not move", str((before, after)))
 
 
+def check_rdm_over_rxd():
+    """FI_EP_RDM from libfabric's ofi_rxd stacked on the provider: its whole
+    sweep (up to 1 MiB, segmented into U-Net messages), data checked."""
+    before = {n: counters(n) for n in (0, 1)}
+    s, c = pingpong(1, 0, PEER_IP, ["-I", "5"], prov="netvm;ofi_rxd", ep="rdm")
+    want = [(size, "5", "5") for size in ("64", "256", "1k", "4k", "64k", "1m")]
+    check_both(s, c, want, "fi_pingpong -p 'netvm;ofi_rxd' -e rdm -c -I 5", quiet=False)
+    after = {n: counters(n) for n in (0, 1)}
+    # 5 x 1 MiB each way alone is 1280 messages of 4 KiB at least
+    T.ok(None not in before.values() and None not in after.values() and
+         all(after[n]["unet_tx"] - before[n]["unet_tx"] >= 1280 for n in (0, 1)),
+         "rxd's packets went over U-Net (at least 1280 messages each way)", str((before, after)))
+
+
 def main():
     def body():
         check_setup()
         check_info()
         check_two_nodes()
         check_loopback()
+        check_rdm_over_rxd()
     return tap_cluster_main(T, CLUSTER, 2, body)
 
 
