@@ -15,6 +15,9 @@ under Debian's unmodified libfabric tools, on 2 VMs.
   - 1 B and 4096 B alone (-S), checked
   - software loop-back: server and client on one node, checked, and the
     NIC's U-Net counters did not move
+  - fi-netvm-test (tests/guest/fi_netvm_test.c), the provider against the
+    API: on one node (AV, bad addresses, sizes, FI_ETRUNC, sread, cancel)
+    and FI_SOURCE across the nodes (a server learns its client)
   - FI_EP_RDM from ofi_rxd stacked on it (FI_PROVIDER-style "netvm;ofi_rxd"):
     fi_pingpong -e rdm -c, its whole sweep up to 1 MiB, checked, over U-Net
 
@@ -172,6 +175,43 @@ def check_loopback():
          "loop-back: the NIC's U-Net counters did not move", str((before, after)))
 
 
+FI_TEST = "/netvm/build/meson/guest-lib/fi_netvm/fi-netvm-test"
+
+
+def tap_lines(out):
+    return [l for l in out.splitlines() if l.startswith(("ok - ", "not ok - "))]
+
+
+def check_api():
+    """fi-netvm-test (tests/guest/fi_netvm_test.c): the API on one node's
+    loop-back, then FI_SOURCE across the nodes."""
+    rc, out, err = nv("run", 0, "--", FI_TEST, "local", timeout=300)
+    lines = tap_lines(out)
+    T.ok(rc == 0 and len(lines) == 22 and all(l.startswith("ok") for l in lines),
+         "fi-netvm-test local: AV table and map, bad addresses, getname, 1..4096 B checked "
+         "with readfrom, FI_ETRUNC, FI_EMSGSIZE, sread, fi_cancel (%d checks)" % len(lines),
+         diag(rc, out, err))
+    res = {}
+
+    def srv():
+        res["s"] = sh(1, "rm -f /tmp/fi.addr; exec %s server" % FI_TEST, timeout=300)
+
+    def cli():
+        rc, addr, err = sh(1, "i=0; while [ ! -s /tmp/fi.addr ]; do i=$((i+1)); "
+                              "[ $i -lt 1200 ] || exit 1; sleep 0.1; done; cat /tmp/fi.addr")
+        if rc == 0 and re.fullmatch(r"netvm:1:\d+", addr):
+            res["c"] = nv("run", 0, "--", FI_TEST, "client", addr, timeout=300)
+        else:
+            res["c"] = (-1, addr, "the server wrote no address: " + err)
+    run_parallel(lambda f: f(), {"s": (srv,), "c": (cli,)})
+    for k, who, n in (("s", "server (node 1)", 7), ("c", "client (node 0)", 7)):
+        rc, out, err = res[k]
+        lines = tap_lines(out)
+        T.ok(rc == 0 and len(lines) == n and all(l.startswith("ok") for l in lines),
+             "fi-netvm-test %s: a sender not in the AV is FI_ADDR_NOTAVAIL, once inserted "
+             "readfrom names it; 1..4096 B each way checked" % who, diag(rc, out, err))
+
+
 def check_rdm_over_rxd():
     """FI_EP_RDM from libfabric's ofi_rxd stacked on the provider: its whole
     sweep (up to 1 MiB, segmented into U-Net messages), data checked."""
@@ -192,6 +232,7 @@ def main():
         check_info()
         check_two_nodes()
         check_loopback()
+        check_api()
         check_rdm_over_rxd()
     return tap_cluster_main(T, CLUSTER, 2, body)
 
