@@ -252,10 +252,20 @@ static bool take_one_locked(struct fnv_ep *ep)
 
 void fnv_ep_progress_locked(struct fnv_ep *ep)
 {
+	size_t keep = 1;
+
 	if (!ep->enabled)
 		return;
-	/* only while the queue can take the completion (FI_RM_ENABLED) */
-	while (ep->rx_n && (!ep->rx_cq || fnv_cq_room_locked(ep->rx_cq, 1)) &&
+	/*
+	 * Only while the queue can take the completion (FI_RM_ENABLED).  A
+	 * queue shared with the sends keeps a quarter of itself (up to 16)
+	 * for them: filled with receives, it would refuse the very sends
+	 * (acknowledgements, answers) that the reader of those receives
+	 * makes next.  The messages wait in U-Net meanwhile.
+	 */
+	if (ep->rx_cq && ep->rx_cq == ep->tx_cq)
+		keep += ep->rx_cq->size / 4 < 16 ? ep->rx_cq->size / 4 : 16;
+	while (ep->rx_n && (!ep->rx_cq || fnv_cq_room_locked(ep->rx_cq, keep)) &&
 	       take_one_locked(ep))
 		;
 }
