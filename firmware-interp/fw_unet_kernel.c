@@ -21,7 +21,7 @@ static uint32_t k_open(struct fw *fw, const struct nvm_k_unet_open *k)
 
 	if (!fw->layout.ep_count || k->port == NVM_EP_KERNEL ||
 	    k->port >= FW_UNET_EPS || fw->nv.ep[k->port].open ||
-	    fw->unet.ep[k->port].open || !pow2(k->rxq_len) ||
+	    fw_unet_open_port(fw, k->port) || !pow2(k->rxq_len) ||
 	    k->rxq_len < NVM_UNET_RXQ_MIN || k->rxq_len > NVM_UNET_RXQ_MAX ||
 	    !pow2(k->buf_size) || k->buf_size < NVM_UNET_BUF_MIN ||
 	    k->buf_size > NVM_UNET_BUF_MAX || !k->seg_size ||
@@ -45,7 +45,7 @@ static uint32_t k_open(struct fw *fw, const struct nvm_k_unet_open *k)
 	e->rxq_len = k->rxq_len;
 	e->pageable = !!(k->flags & NVM_UNET_KO_PAGEABLE);
 	memset(fw->chip->sram + fw_unet_region(fw, k->port), 0, NVM_EP_STRIDE);
-	e->open = 1;
+	fw_unet_ep_set_state(fw, k->port, FW_UNET_EP_DIRECT);
 	fw_unet_publish(fw, k->port);
 	return NVM_ST_OK;
 }
@@ -60,8 +60,9 @@ static uint32_t k_close(struct fw *fw, uint32_t port)
 	e = &fw->unet.ep[port];
 	/* a fetch still running keeps its tx buffer and its pages:
 	 * fw_unet_fetched() frees them */
-	e->open = 0;
-	e->tx_wait = 0;
+	fw_unet_ep_set_state(fw, port, FW_UNET_EP_CLOSED);
+	if (e->tx_state != FW_UNET_TX_READY)
+		fw_unet_tx_set_state(fw, port, FW_UNET_TX_READY);
 	memset(e->ch, 0, sizeof(e->ch));
 	return NVM_ST_OK;
 }
@@ -86,7 +87,7 @@ static uint32_t k_chan(struct fw *fw, const struct nvm_k_unet_chan *k)
 		for (uint32_t c = 0; c < NVM_UNET_CHANNELS; c++) {
 			const struct fw_unet_chan *o = &fw->unet.ep[p].ch[c];
 
-			if (fw->unet.ep[p].open && o->open &&
+			if (fw_unet_open_port(fw, p) && o->open &&
 			    o->node == k->node && o->tag == k->tag)
 				return NVM_ST_BAD_CMD;
 		}
@@ -217,9 +218,12 @@ uint32_t fw_unet_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 		if (!fw_unet_open_port(fw, c->dst_port) ||
 		    fw->unet.ep[c->dst_port].div_out)
 			return NVM_ST_BAD_CMD;
-		fw->unet.ep[c->dst_port].divert = 0;
-		fw_unet_publish(fw, c->dst_port);
+		/* the senders may go on, then the messages go direct */
 		fw_unet_release(fw, c->dst_port, false);
+		if (fw->unet.ep[c->dst_port].state != FW_UNET_EP_DIRECT)
+			fw_unet_ep_set_state(fw, c->dst_port,
+					     FW_UNET_EP_DIRECT);
+		fw_unet_publish(fw, c->dst_port);
 		return NVM_ST_OK;
 	case NVM_KOP_UNET_HOLD:
 		if (!fw_unet_open_port(fw, c->dst_port))
@@ -249,11 +253,11 @@ void fw_unet_restart(struct fw *fw, uint32_t port, uint64_t page)
 	if (!fw_unet_open_port(fw, port))
 		return;
 	e = &fw->unet.ep[port];
-	if (!e->tx_wait)
+	if (e->tx_state != FW_UNET_TX_PAGE_WAIT)
 		return;
 	if (page && page != (e->tx_miss & ~(uint64_t)(NVM_PAGE_SIZE - 1)))
 		return;
-	e->tx_wait = 0;
-	e->tx_retry = !!page;
+	fw_unet_tx_set_state(fw, port, page ? FW_UNET_TX_RETRY :
+			     FW_UNET_TX_READY);
 }
 

@@ -1073,16 +1073,21 @@ START_TEST(pageable_segment)
 	hb.auto_fault = 0;
 	ck_assert_uint_eq(send_p(&sent_p, 0, 2000), NVM_UNET_ST_PENDING);
 	ck_assert_uint_eq(status(&cb, PORT_P).tx_misses, 1);
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_P].tx_state, FW_UNET_TX_PAGE_WAIT);
 	ev = sim_last_event(&cb, NVM_EV_PAGE_MISS);
 	ck_assert_uint_eq(ev->arg, PVA);
 	/* ... not for another page's restart ... */
 	restart(PVA + NVM_PAGE_SIZE);
 	ck_assert_uint_eq(status(&cb, PORT_P).send_consumed, 0);
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_P].tx_state, FW_UNET_TX_PAGE_WAIT);
 	/* ... and goes once its own page is mapped */
 	ck_assert(sh_page_in(&hb, PORT_P, PVA));
 	restart(PVA);
 	ck_assert_uint_eq(status(&cb, PORT_P).send_consumed, 1);
 	ck_assert_uint_eq(status(&cb, PORT_P).send_errors, 0);
+	/* page_wait -> retry -> ready */
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_P].tx_state, FW_UNET_TX_READY);
+	ck_assert_uint_eq(cb.traces[FW_TR_fw_unet_tx_state], 3);
 	d = (struct nvm_unet_rx_desc *)sim_host(&ca, AREA);
 	ck_assert_uint_eq(d->channel, 1);
 	ck_assert_uint_eq(d->len, 2000);
@@ -1100,6 +1105,8 @@ START_TEST(pageable_segment)
 		offsetof(struct nvm_unet_send_desc, status)],
 		NVM_UNET_ST_FAULT);
 	ck_assert_uint_eq(status(&cb, PORT_P).tx_misses, 2);
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_P].tx_state, FW_UNET_TX_READY);
+	ck_assert_uint_eq(cb.traces[FW_TR_fw_unet_tx_state], 6);
 }
 END_TEST
 
@@ -1200,8 +1207,11 @@ START_TEST(hold_then_release)
 	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), 0);
 	ck_assert_uint_eq(status(&cb, PORT_B).hold_on, 0);
 	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, 9), 1);
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_B].state, FW_UNET_EP_DIRECT);
 	fill_and_divert();
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_B].state, FW_UNET_EP_DIVERT);
 	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), 0);
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_B].state, FW_UNET_EP_HELD);
 	ck_assert_uint_eq(status(&cb, PORT_B).hold_on, 1);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_HOLD_TX], 1);
 	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[0].hold_left,
@@ -1232,6 +1242,9 @@ START_TEST(hold_then_release)
 	}
 	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_DIRECT, PORT_B), 0);
 	settle();	/* nothing holds: time may pass again */
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_B].state, FW_UNET_EP_DIRECT);
+	/* traced: direct, divert, held, divert (the hold ends), direct */
+	ck_assert_uint_eq(cb.traces[FW_TR_fw_unet_ep_state], 5);
 	ck_assert_uint_eq(status(&cb, PORT_B).hold_off, 1);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RELEASE_TX], 1);
 	ck_assert_uint_eq(*st, NVM_UNET_ST_SENT);
