@@ -21,6 +21,7 @@
 #define NVM_FW_SAVED_NV_RR_EP		5588	/* nv.rr_ep, uint32 */
 #define NVM_FW_SAVED_PEER1_WQ_HEAD	320988	/* nv.peer[1].wq_head, uint32 */
 #define NVM_FW_SAVED_TW_HEAD0		544360	/* tw.head[0], uint16 */
+#define NVM_FW_SAVED_UNET_EP1_STATE	547112	/* unet.ep[1].state, uint32 */
 #define NVM_FW_SAVED_UNET_DIV_SLOTS	557608	/* unet.div_slots, uint32 */
 
 #endif

@@ -1897,6 +1897,7 @@ static void test_migration_corrupt_fw_tables(void)
         { NVM_FW_SAVED_NV_RR_EP, 4, 0x10000 },
         { NVM_FW_SAVED_PEER1_WQ_HEAD, 4, 0x10000 },
         { NVM_FW_SAVED_TW_HEAD0, 2, 0xffff },
+        { NVM_FW_SAVED_UNET_EP1_STATE, 4, 0x10000 },  /* no such state */
         { NVM_FW_SAVED_UNET_DIV_SLOTS, 4, 0x10000 },
     };
 
