@@ -4,9 +4,9 @@
  * transitions each machine has.  Every transition goes through a
  * set_state function, which checks it against the machine's table and
  * emits a typed trace event naming both states (fw_state, fw_op_state,
- * fw_pend_state, fw_unet_ep_state, fw_unet_tx_state); a transition the table lacks is traced as
- * fw_bad_transition and still made, so that tracing never changes what
- * the firmware does.  The unit tests' chip fails on fw_bad_transition.
+ * fw_pend_state, fw_unet_ep_state, fw_unet_tx_state); a transition the
+ * table lacks is traced as fw_bad_transition and still made, so that
+ * tracing never changes what the firmware does.  The unit tests' chip fails on fw_bad_transition.
  */
 #include "fw.h"
 

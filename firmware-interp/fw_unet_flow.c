@@ -84,6 +84,7 @@ bool fw_unet_ctl_step(struct fw *fw, uint32_t port)
 {
 	struct fw_unet_ep *e = &fw->unet.ep[port];
 	uint32_t c, bit;
+	bool held;
 
 	if (!fw_unet_open_port(fw, port) || !(e->ctl_due | e->drop_due))
 		return false;
@@ -99,7 +100,8 @@ bool fw_unet_ctl_step(struct fw *fw, uint32_t port)
 	}
 	c = (uint32_t)__builtin_ctz(e->ctl_due);
 	bit = 1u << c;
-	if (!ctl_send(fw, port, c, e->state == FW_UNET_EP_HELD ? NVM_UNET_HF_HOLD :
+	held = e->state == FW_UNET_EP_HELD;
+	if (!ctl_send(fw, port, c, held ? NVM_UNET_HF_HOLD :
 		      NVM_UNET_HF_RELEASE, 0))
 		return false;
 	e->ctl_due &= ~bit;
@@ -280,7 +282,8 @@ void fw_unet_tick(struct fw *fw)
 			fw_count(fw, FW_CNT_UNET_HOLD_EXPIRED);
 			changed = true;
 		}
-		if (e->state == FW_UNET_EP_HELD && ++e->hold_since >= FW_UNET_REFRESH_TICKS) {
+		if (e->state == FW_UNET_EP_HELD &&
+		    ++e->hold_since >= FW_UNET_REFRESH_TICKS) {
 			e->hold_since = 0;
 			e->ctl_due = open_channels(e);
 		}
