@@ -131,7 +131,9 @@ class Cluster:
     def pid_alive(self, node):
         """True if node's QEMU runs (the pid is ours, not recycled, not a zombie)."""
         info = proc_running(node["pid"]) if node.get("pid") else None
-        return bool(info) and self.vm_name(node["id"]).encode() in info[1]
+        name = self.vm_name(node["id"]).encode()
+        # libvirt names its QEMU with -name guest=NAME,debug-threads=on
+        return bool(info) and any(a == name or a.startswith(b"guest=" + name + b",") for a in info[1])
 
     def kill_all(self, nodes, grace=5.0):
         alive = [n for n in nodes if self.pid_alive(n)]
