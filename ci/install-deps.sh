@@ -8,7 +8,7 @@ PKGS_BUILD="build-essential pkg-config ninja-build ccache dpkg-dev xz-utils zstd
 PKGS_QEMU="libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libattr1-dev libcap-ng-dev zlib1g-dev python3-venv"
 PKGS_BACKPORTS="meson python3-pycotap"
 PKGS_GUEST="busybox-static seabios qemu-system-data kmod squashfs-tools"
-PKGS_TEST="check tshark clang libclang-rt-14-dev iproute2"	# iproute2: guest-multihost's namespaces
+PKGS_TEST="check tshark clang libclang-rt-14-dev iproute2 libfabric-dev"	# iproute2: guest-multihost's namespaces; libfabric-dev: the netvm provider (docs/libfabric.md)
 PKGS_BENCH="gnuplot-nox"	# ./netvm bench draws its PNG plots with it
 PKGS_LIBVIRT="libvirt-daemon-system libvirt-clients"	# ./netvm up --libvirt, guest-libvirt
 

@@ -493,8 +493,9 @@ class TestTopology(StateDirCase):
         c = self.make_cluster("x", two_nodes())
         for i in (0, 1):
             cmd, text = self.qemu_cmd(c, i, 2)
-            self.assertIn("stream,id=link0,server=%s,addr.type=unix,addr.path=link0.sock"
-                          % ("on" if i == 0 else "off"), cmd)
+            # absolute: QEMU leaves its working directory while it connects
+            self.assertIn("stream,id=link0,server=%s,addr.type=unix,addr.path=%s"
+                          % ("on" if i == 0 else "off", c.path("link0.sock")), cmd)
             self.assertIn("lanai,id=nic,netdev=link0,node-id=%d,sram-size=8388608,peer-node=%d"
                           % (i, 1 - i), cmd)
             self.assertIn("pipe,id=inject,path=node%d.inject" % i, cmd)
@@ -512,7 +513,9 @@ class TestTopology(StateDirCase):
     def test_switched_link(self):
         c = self.make_cluster("x", two_nodes(fabric={"pid": 1, "routes": {}}))
         cmd, text = self.qemu_cmd(c, 2, 3)
-        self.assertIn("stream,id=link0,server=off,addr.type=unix,addr.path=node2.sock,reconnect-ms=500", cmd)
+        self.assertIn("stream,id=link0,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500"
+                      % c.path("node2.sock"), cmd)
+        self.assertTrue(os.path.isabs(c.path("node2.sock")))
         self.assertIn("lanai,id=nic,netdev=link0,node-id=2,sram-size=8388608", cmd)
         self.assertNotIn("peer-node", text)
         self.assertNotIn("inject", text)      # the switch checks and injects
@@ -520,7 +523,17 @@ class TestTopology(StateDirCase):
         # two nodes through the switch (--topology): no peer-node either
         cmd, text = self.qemu_cmd(c, 0, 2)
         self.assertIn("lanai,id=nic,netdev=link0,node-id=0,sram-size=8388608", cmd)
-        self.assertIn("stream,id=link0,server=off,addr.type=unix,addr.path=node0.sock,reconnect-ms=500", cmd)
+        self.assertIn("stream,id=link0,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500"
+                      % c.path("node0.sock"), cmd)
+
+    def test_link_socket_path_limit(self):
+        c = self.make_cluster("x", two_nodes(fabric={"pid": 1, "routes": {}}))
+        c.dir = "/" + "d" * (cluster.SUN_PATH_MAX - len("/node2.sock") - 1)
+        self.assertEqual(len(c.abs_socket("node2.sock")), cluster.SUN_PATH_MAX)
+        c.dir += "d"
+        with self.assertRaisesRegex(NetvmError, r"^socket path /d+/node2\.sock is 108 bytes, more than "
+                                    r"a unix socket's 107: use a shorter --cluster name or checkout path$"):
+            self.qemu_cmd(c, 2, 3)
 
     def test_template_ram(self):
         c = self.make_cluster("x", two_nodes(template_ram="/t.ram"))

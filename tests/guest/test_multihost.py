@@ -119,8 +119,8 @@ class Hosts:
         for i in range(3):
             port = clustermod.free_port()
             cmd = c.qemu_cmd(i, 3, port, "tcg", MEM, [])
-            k = cmd.index("stream,id=link0,server=off,addr.type=unix,addr.path=node%d.sock,"
-                          "reconnect-ms=500" % i)
+            k = cmd.index("stream,id=link0,server=off,addr.type=unix,addr.path=%s,"
+                          "reconnect-ms=500" % c.path("node%d.sock" % i))
             cmd[k] = ("stream,id=link0,server=off,addr.type=inet,addr.host=127.0.0.1,addr.port=%d,"
                       "reconnect-ms=500" % (NODE_BASE + i))
             r = subprocess.run(in_ns(HOST_OF[i], cmd), cwd=c.dir, stdin=subprocess.DEVNULL,

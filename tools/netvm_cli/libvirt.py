@@ -42,8 +42,6 @@ VIRSH = "virsh"
 # give them the first free slots before it creates libvirt's own devices,
 # which libvirt has placed there (slots 2, 3, ...).
 PCI_SLOTS = {"ctl": 0x10, "data": 0x11, "nic": 0x12}
-# A unix socket's path must fit sun_path (108 bytes with its NUL).
-SUN_PATH_MAX = 107
 
 
 def parse_uris(text):
@@ -84,22 +82,12 @@ def virsh(uri, *args, check=True, timeout=120):
     return r.returncode, out
 
 
-def abspath_in(c, fn):
-    """An absolute path in the cluster's state dir: libvirt starts QEMU in
-    its own working directory, not ours."""
-    p = c.path(fn)
-    if len(p.encode()) > SUN_PATH_MAX:
-        raise NetvmError("socket path %s is longer than %d bytes: a shorter checkout path or "
-                         "cluster name" % (p, SUN_PATH_MAX))
-    return p
-
-
 def passthrough_args(c, i, n, port):
     """What libvirt's XML cannot say, as QEMU arguments (<qemu:commandline>):
     the same options as Cluster.qemu_cmd gives a node of a cluster started
     without the switch, with absolute paths."""
     args = ["-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
-            "-qmp", "unix:%s,server=on,wait=off" % abspath_in(c, "node%d.qmp" % i),
+            "-qmp", "unix:%s,server=on,wait=off" % c.abs_socket("node%d.qmp" % i),
             # control plane: the guest agent, reached through a host port
             "-netdev", "user,id=ctl,restrict=on,hostfwd=tcp:127.0.0.1:%d-:%d" % (port, AGENT_GUEST_PORT),
             "-device", "virtio-net-pci,netdev=ctl,romfile=,addr=%#x" % PCI_SLOTS["ctl"]]
@@ -112,7 +100,7 @@ def passthrough_args(c, i, n, port):
         inject = ["-chardev", "pipe,id=inject,path=%s" % c.path("node%d.inject" % i),
                   "-object", "filter-redirector,id=injf,netdev=link0,queue=tx,indev=inject"]
     link = "server=%s,addr.type=unix,addr.path=%s" % ("on" if i == 0 else "off",
-                                                      abspath_in(c, "link0.sock"))
+                                                      c.abs_socket("link0.sock"))
     return args + data + [
         "-device", "lanai,id=nic,netdev=link0,node-id=%d,sram-size=8388608%s,addr=%#x"
         % (i, auth, PCI_SLOTS["nic"]),
