@@ -326,7 +326,7 @@ MUTANTS = [
          why="node -1 is taken as the last node"),
     dict(name="cli-pid-recycled",
          file="tools/netvm_cli/cluster.py",
-         orig='return bool(info) and self.vm_name(node["id"]).encode() in info[1]',
+         orig='return bool(info) and any(a == name or a.startswith(b"guest=" + name + b",") for a in info[1])',
          repl="return bool(info)",
          kills=["cli-statefile"],
          why="any process with a node's old pid passes for that node (down would kill it)"),
