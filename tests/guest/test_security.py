@@ -397,9 +397,9 @@ def unreachable_peer():
     death).  Node 0's give-up is 15 s here so that the other transfers
     finish well before it.  (With the share switched off this still
     passed: the flood did not take every buffer here; unit tx_share is
-    what shows the share.)  (Not
-    ./netvm link 3 down: the switch holds what is sent to a port whose
-    link is down, and that back-pressure stops all of node 0's sending.)"""
+    what shows the share.)  (The kill, not ./netvm link 3 down: a dead
+    node is what the give-up is for; a port that does not take frames is
+    fabric-stuckdestination's.)"""
     rc, out, err = sh(0, "rmmod netvm && insmod /netvm/guest-driver/netvm.ko nv_giveup_ms=15000 && "
                       "cat /sys/module/netvm/parameters/nv_giveup_ms")
     rcm, outm, errm = nv("map", timeout=300)
