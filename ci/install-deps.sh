@@ -8,8 +8,9 @@ PKGS_BUILD="build-essential pkg-config ninja-build ccache dpkg-dev xz-utils zstd
 PKGS_QEMU="libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libattr1-dev libcap-ng-dev zlib1g-dev python3-venv"
 PKGS_BACKPORTS="meson python3-pycotap"
 PKGS_GUEST="busybox-static seabios qemu-system-data kmod squashfs-tools"
-PKGS_TEST="check tshark clang libclang-rt-14-dev"
+PKGS_TEST="check tshark clang libclang-rt-14-dev iproute2 libfabric-dev"	# iproute2: guest-multihost's namespaces; libfabric-dev: the netvm provider (docs/libfabric.md)
 PKGS_BENCH="gnuplot-nox"	# ./netvm bench draws its PNG plots with it
+PKGS_LIBVIRT="libvirt-daemon-system libvirt-clients"	# ./netvm up --libvirt, guest-libvirt
 
 want_missing() {
 	for p in "$@"; do
@@ -26,7 +27,7 @@ need_sources=0
 [ "$want_src" = "$(cat "$SRC" 2>/dev/null || true)" ] || need_sources=1
 
 ABI_HDR=""
-missing="$(want_missing $PKGS_BUILD $PKGS_QEMU $PKGS_GUEST $PKGS_TEST $PKGS_BENCH | tr '\n' ' ')"
+missing="$(want_missing $PKGS_BUILD $PKGS_QEMU $PKGS_GUEST $PKGS_TEST $PKGS_BENCH $PKGS_LIBVIRT | tr '\n' ' ')"
 meson_ok=0
 if command -v meson >/dev/null 2>&1; then
 	v="$(meson --version)"

@@ -207,7 +207,8 @@ static bool unet_ep_ok(const struct fw_unet_ep *e, const char **what)
 	/* delivery divides by both */
 	FW_LOAD_CHECK(!e->open || (e->buf_size && e->rxq_len));
 	for (uint32_t c = 0; c < NVM_UNET_CHANNELS; c++)
-		FW_LOAD_CHECK(e->ch[c].node < FW_NV_NODES);
+		FW_LOAD_CHECK(e->ch[c].node < FW_NV_NODES ||
+			      nvm_unet_is_any(e->ch[c].node, e->ch[c].rport));
 	return true;
 }
 

@@ -150,7 +150,8 @@ void fw_unet_delivered(struct fw *fw, uint32_t port, uint32_t gen,
 void fw_unet_count_cause(struct fw *fw, struct fw_unet_ep *e, uint32_t cause);
 enum fw_rx_verdict fw_unet_divert(struct fw *fw, uint32_t port, int ch,
 				  uint32_t data, uint32_t mlen, uint32_t cause,
-				  uint32_t dsm);
+				  uint32_t dsm, uint32_t from);
+/* ^ from: the sender, node | port << 16 */
 enum fw_rx_verdict fw_unet_to_kernel(struct fw *fw, uint32_t src,
 				     const struct nvm_unet_hdr *h,
 				     uint32_t data, uint32_t mlen);

@@ -130,7 +130,7 @@ enum fw_rx_verdict fw_unet_to_kernel(struct fw *fw, uint32_t src,
 
 enum fw_rx_verdict fw_unet_divert(struct fw *fw, uint32_t port, int ch,
 				  uint32_t data, uint32_t mlen, uint32_t cause,
-				  uint32_t dsm)
+				  uint32_t dsm, uint32_t from)
 {
 	struct fw_unet *u = &fw->unet;
 	struct fw_unet_ep *e = &u->ep[port];
@@ -157,6 +157,8 @@ enum fw_rx_verdict fw_unet_divert(struct fw *fw, uint32_t port, int ch,
 	r.msgno = e->msgs++;
 	r.seq = u->div_prod + 1;
 	r.dsm = dsm;	/* the reply table is not looked at: order first */
+	r.src_node = (uint16_t)from;
+	r.src_port = (uint16_t)(from >> 16);
 	rec = u->div_base + (uint64_t)(u->div_prod % u->div_slots) *
 	      NVM_UNET_DIV_SLOT;
 	memcpy(fw->chip->sram + fw_scratch_off(fw, slot), &r, 32);

@@ -34,8 +34,9 @@ static uint32_t open_channels(const struct fw_unet_ep *e)
 	uint32_t m = 0;
 
 	for (uint32_t c = 0; c < NVM_UNET_CHANNELS; c++)
-		if (e->ch[c].open)
-			m |= 1u << c;
+		if (e->ch[c].open &&
+		    !nvm_unet_is_any(e->ch[c].node, e->ch[c].rport))
+			m |= 1u << c;	/* any-source: no one sender to tell */
 	return m;
 }
 

@@ -66,6 +66,25 @@ static uint32_t k_close(struct fw *fw, uint32_t port)
 	return NVM_ST_OK;
 }
 
+/* An any-source channel: its tag is unique among the endpoint's. */
+static uint32_t any_chan(struct fw *fw, const struct nvm_k_unet_chan *k,
+			 struct fw_unet_chan *ch)
+{
+	const struct fw_unet_ep *e = &fw->unet.ep[k->port];
+
+	if (ch->open)
+		return NVM_ST_BAD_CMD;
+	for (uint32_t c = 0; c < NVM_UNET_CHANNELS; c++)
+		if (e->ch[c].open && e->ch[c].tag == k->tag &&
+		    nvm_unet_is_any(e->ch[c].node, e->ch[c].rport))
+			return NVM_ST_BAD_CMD;
+	ch->node = NVM_UNET_ANY;
+	ch->rport = NVM_UNET_ANY;
+	ch->tag = k->tag;
+	ch->open = 1;
+	return NVM_ST_OK;
+}
+
 static uint32_t k_chan(struct fw *fw, const struct nvm_k_unet_chan *k)
 {
 	struct fw_unet_chan *ch;
@@ -77,6 +96,8 @@ static uint32_t k_chan(struct fw *fw, const struct nvm_k_unet_chan *k)
 		memset(ch, 0, sizeof(*ch));
 		return NVM_ST_OK;
 	}
+	if (nvm_unet_is_any(k->node, k->rport))
+		return any_chan(fw, k, ch);
 	if (ch->open || k->node >= FW_NV_NODES ||
 	    k->rport >= NVM_UNET_VPORT_MAX ||
 	    k->rport == NVM_EP_KERNEL)

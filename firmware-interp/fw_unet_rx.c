@@ -35,6 +35,28 @@ int fw_unet_find_channel(struct fw *fw, uint32_t src,
 }
 
 /*
+ * The endpoint's any-source channel for @h's tag (docs/unet.md), asked
+ * only when no channel with a named source takes the message.
+ */
+static int find_any(struct fw *fw, const struct nvm_unet_hdr *h,
+		    uint32_t *port)
+{
+	uint32_t p = fw_be16(h->dst_port);
+	const struct fw_unet_ep *e;
+
+	if (p >= FW_UNET_EPS || !fw->unet.ep[p].open)
+		return -1;
+	e = &fw->unet.ep[p];
+	for (int c = 0; c < NVM_UNET_CHANNELS; c++)
+		if (e->ch[c].open && e->ch[c].tag == fw_be32(h->tag) &&
+		    nvm_unet_is_any(e->ch[c].node, e->ch[c].rport)) {
+			*port = p;
+			return c;
+		}
+	return -1;
+}
+
+/*
  * The reply table (DSM extensions): where a reply with number @num on
  * channel @ch goes.  Only looks; reply_commit() disarms the entry once the
  * message is surely taken (a job slot may still be missing).
@@ -121,6 +143,7 @@ static bool rx_lock(struct fw *fw, uint32_t port,
 struct rx_msg {
 	struct nvm_unet_hdr h;
 	uint32_t port, data, mlen;	/* data: the message, after h */
+	uint32_t src;			/* the sender's node (the link's) */
 	int ch;
 	uint32_t dsm;			/* the DSM flags a divert record keeps */
 	struct nvm_unet_ctl ctl;
@@ -134,8 +157,10 @@ struct rx_msg {
 static enum fw_rx_verdict rx_divert(struct fw *fw, const struct rx_msg *m,
 				    uint32_t cause)
 {
+	uint32_t from = m->src | (uint32_t)fw_be16(m->h.src_port) << 16;
+
 	return fw_unet_divert(fw, m->port, m->ch, m->data, m->mlen, cause,
-			      m->dsm);
+			      m->dsm, from);
 }
 
 /*
@@ -179,6 +204,8 @@ static bool rx_place(struct fw *fw, struct rx_msg *m)
 	memset(head, 0, sizeof(*head));
 	head->channel = (uint16_t)m->ch;
 	head->len = m->mlen;
+	head->src_node = (uint16_t)m->src;
+	head->src_port = fw_be16(m->h.src_port);
 	m->num = fw_be16(m->h.reply);
 	m->fate = reply_lookup(fw, m->port, m->ch, m->h.flags, m->num, m->mlen,
 			       &m->hit_off);
@@ -226,7 +253,8 @@ static void rx_chain(struct fw *fw, const struct rx_msg *m, int slot)
 
 	memcpy(fw->chip->sram + scr, head, 32);
 	memcpy(fw->chip->sram + scr + 32, &seq, 4);
-	memcpy(fw->chip->sram + scr + 36, &head->reply, 4);
+	/* reply number and sender: one piece (unet_abi.h asserts it) */
+	memcpy(fw->chip->sram + scr + 36, &head->reply, 8);
 	if (head->flags & NVM_UNET_F_HIT)
 		fw_unet_seg_dma(fw, m->port, slot, LANAI_DMA_L2E, m->mlen,
 				m->data, m->hit_off, &fw->unet.rx_lk, &k);
@@ -245,9 +273,8 @@ static void rx_chain(struct fw *fw, const struct rx_msg *m, int slot)
 	} else {
 		fw_hdma_add(fw, slot, LANAI_DMA_L2E, 32, scr, entry);
 	}
-	if (head->flags & NVM_UNET_F_REPLY)
-		fw_hdma_add(fw, slot, LANAI_DMA_L2E, 4, scr + 36,
-			    entry + offsetof(struct nvm_unet_rx_desc, reply));
+	fw_hdma_add(fw, slot, LANAI_DMA_L2E, 8, scr + 36,
+		    entry + offsetof(struct nvm_unet_rx_desc, reply));
 	fw_hdma_add(fw, slot, LANAI_DMA_L2E, 4, scr + 32,
 		    entry + offsetof(struct nvm_unet_rx_desc, seq));
 	fw_hdma_submit(fw, slot);
@@ -311,7 +338,10 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 		return FW_RX_RELEASE;
 	if (m.h.flags & NVM_UNET_HF_CTL)
 		return fw_unet_ctl_rx(fw, src, &m.h, len);
+	m.src = src;
 	m.ch = fw_unet_find_channel(fw, src, &m.h, &m.port);
+	if (m.ch < 0)
+		m.ch = find_any(fw, &m.h, &m.port);
 	dport = fw_be16(m.h.dst_port);
 	if (m.ch < 0 && dport >= NVM_UNET_VPORT_MIN && dport < NVM_UNET_VPORT_MAX)
 		return fw_unet_to_kernel(fw, src, &m.h, m.data, m.mlen);

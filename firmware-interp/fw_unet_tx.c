@@ -37,9 +37,12 @@ void fw_unet_send_done(struct fw *fw, uint32_t port, uint32_t st)
 static uint32_t send_check(const struct fw_unet_ep *e,
 			   const struct nvm_unet_send_desc *d)
 {
+	/* an any-source channel only receives */
 	return nvm_unet_send_check(d, e->seg_size,
 				   d->channel < NVM_UNET_CHANNELS &&
-				   e->ch[d->channel].open);
+				   e->ch[d->channel].open &&
+				   !nvm_unet_is_any(e->ch[d->channel].node,
+						    e->ch[d->channel].rport));
 }
 
 /* What the receiving NI must know of a send descriptor's flags. */

@@ -73,6 +73,8 @@ struct unet_frec {
 	u16 reserved;
 	u32 len;
 	u32 dsm;	/* the DSM flags and reply number (docs/dsm.md) */
+	u32 src;	/* the sender: node | port << 16 */
+	u32 reserved2[3];
 };
 
 static struct netvm_unet *unet_lookup(struct netvm_dev *nd, u32 port);
@@ -100,11 +102,11 @@ static int fifo_io(struct netvm_unet *u, void *buf, u32 n, u64 at, bool wr)
  * endpoint the return value asks its caller (its NI) to.
  */
 bool netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
-			 u32 dsm, const void *data, u32 len)
+			 u32 dsm, u32 src, const void *data, u32 len)
 {
 	struct unet_frec h = {
 		.msgno = msgno, .channel = (u16)channel, .len = len,
-		.dsm = dsm,
+		.dsm = dsm, .src = src,
 	};
 	u32 need = sizeof(h) + ALIGN(len, 16);
 	bool hold = false;
@@ -217,7 +219,9 @@ static void unet_div_work(struct work_struct *w)
 				netvm_unet_emu_deliver(u, r);
 			} else {
 				netvm_unet_fifo_put(u, r->msgno, r->channel,
-						    r->dsm, r->data, r->len);
+						    r->dsm, r->src_node |
+						    (u32)r->src_port << 16,
+						    r->data, r->len);
 				__set_bit(r->port, ports);
 				wake_up_interruptible(&nd->eps.wq[r->port]);
 			}
@@ -619,6 +623,7 @@ static int unet_channel(struct netvm_unet *u, void __user *uarg, bool open)
 	struct netvm_unet_chan req;
 	struct nvm_k_unet_chan kc;
 	struct netvm_unet_chan_rec *rec;
+	bool any;
 	u32 i, c;
 	int ret;
 
@@ -643,8 +648,18 @@ static int unet_channel(struct netvm_unet *u, void __user *uarg, bool open)
 			WRITE_ONCE(u->ch[c].open, false);
 		goto out;
 	}
-	if (req.node >= NVM_UNET_NODES || !req.port ||
-	    req.port >= NVM_UNET_VPORT_MAX || req.channel) {
+	any = nvm_unet_is_any(req.node, req.port);
+	if (any && u->emulated) {
+		/* the driver's NI matches named channels only */
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
+	if (!any && (req.node >= NVM_UNET_NODES || !req.port ||
+		     req.port >= NVM_UNET_VPORT_MAX || req.channel)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (any && req.channel) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -665,7 +680,9 @@ static int unet_channel(struct netvm_unet *u, void __user *uarg, bool open)
 	} else {
 		ret = nv_kcmd(u->nd, NVM_KOP_UNET_CHAN, 0, 0, 0, 0, &kc,
 			      sizeof(kc));
-		if (!ret && unet_tag_taken(u->nd, req.node, req.tag)) {
+		/* any-source tags are per endpoint: the firmware checks */
+		if (!ret && !any &&
+		    unet_tag_taken(u->nd, req.node, req.tag)) {
 			/* an emulated endpoint has it: undo */
 			kc.open = 0;
 			nv_kcmd(u->nd, NVM_KOP_UNET_CHAN, 0, 0, 0, 0, &kc,
@@ -712,7 +729,7 @@ static int unet_drecv(struct netvm_unet *u, void __user *uarg)
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	if ((req.flags & ~NETVM_UNET_PEEK) || req.reserved)
+	if (req.flags & ~NETVM_UNET_PEEK)
 		return -EINVAL;
 	mutex_lock(&u->dlock);
 	req.buffered = u->dcount;
@@ -728,6 +745,7 @@ static int unet_drecv(struct netvm_unet *u, void __user *uarg)
 	req.len = h.len;
 	req.channel = h.channel;
 	req.dsm = h.dsm;
+	req.src = h.src;
 	ret = -EAGAIN;
 	if ((req.flags & NETVM_UNET_PEEK) || h.msgno != req.want)
 		goto out;

@@ -139,7 +139,7 @@ void netvm_unet_dev_init(struct netvm_dev *nd);
 /* netvm_unet.c, for netvm_unet_emu.c and netvm_unet_sched.c */
 void __iomem *netvm_unet_region(struct netvm_unet *u);	/* its SRAM region */
 bool netvm_unet_fifo_put(struct netvm_unet *u, u32 msgno, u32 channel,
-			 u32 dsm, const void *data, u32 len);
+			 u32 dsm, u32 src, const void *data, u32 len);
 
 /* netvm_unet_sched.c: FUGU's "process not running" */
 int netvm_unet_sched(struct netvm_unet *u, u32 __user *uarg);

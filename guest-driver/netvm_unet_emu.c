@@ -548,6 +548,8 @@ static bool emu_direct(struct netvm_unet *u, int ch,
 	d->nbuf = nbuf;
 	d->flags = r->dsm & (NVM_UNET_F_NOINTR | NVM_UNET_F_REPLY);
 	d->reply = r->dsm & NVM_UNET_F_REPLY ? r->dsm >> 16 : 0;
+	d->src_node = r->src_node;
+	d->src_port = r->src_port;
 	if (fate == NVM_UNET_REPLY_HIT) {
 		d->flags |= NVM_UNET_F_HIT;
 		d->buf[0] = hit_off;
@@ -596,8 +598,9 @@ void netvm_unet_emu_deliver(struct netvm_unet *u,
 		u->est.diverted++;
 		u->est.divert_mode = 1;
 		if (netvm_unet_fifo_put(u, u->est.msgs++, ch,
-					r->dsm & ~NVM_UNET_F_HIT, r->data,
-					r->len))
+					r->dsm & ~NVM_UNET_F_HIT,
+					r->src_node | (u32)r->src_port << 16,
+					r->data, r->len))
 			emu_hold(u);	/* past the high-water mark */
 	}
 	emu_publish(u);

@@ -41,6 +41,8 @@ struct netvm_unet {
 	uint32_t rx_cons;
 	uint32_t free_prod;
 	uint32_t msgno;			/* the next message, in arrival order */
+	uint32_t from;			/* sender of the last one taken:
+					 * node | port << 16 */
 	uint32_t div_done;		/* diverted ones taken */
 	uint32_t div_lost;		/* ... dropped by the driver's bound */
 	uint32_t peer_dropped;		/* receivers' DROPPED notices reported */
@@ -448,6 +450,7 @@ static int take_diverted(struct netvm_unet *u, void *buf, size_t cap,
 	m->flags = (r.dsm & NVM_UNET_F_NOINTR ? NETVM_UNET_NOINTR : 0) |
 		   (r.dsm & NVM_UNET_F_REPLY ? NETVM_UNET_REPLY : 0);
 	m->reply = r.dsm & NVM_UNET_F_REPLY ? r.dsm >> 16 : 0;
+	u->from = r.src;
 	u->div_done++;
 	u->msgno = next + 1;
 	return 0;
@@ -480,6 +483,7 @@ static int take(struct netvm_unet *u, void *buf, size_t cap,
 	if (n > cap && (copy_hit || !(fl & NVM_UNET_F_HIT)))
 		return -EMSGSIZE;
 	m->channel = d->channel;
+	u->from = d->src_node | (uint32_t)d->src_port << 16;
 	m->flags = (fl & NVM_UNET_F_NOINTR ? NETVM_UNET_NOINTR : 0) |
 		   (fl & NVM_UNET_F_REPLY ? NETVM_UNET_REPLY : 0) |
 		   (fl & NVM_UNET_F_HIT ? NETVM_UNET_HIT : 0);
@@ -563,6 +567,38 @@ NETVM_PUBLIC int netvm_unet_recv(struct netvm_unet *u, void *buf, size_t cap,
 	if (!err && channel)
 		*channel = m.channel;
 	return err;
+}
+
+NETVM_PUBLIC int netvm_unet_arm(struct netvm_unet *u)
+{
+	if (!u)
+		return -EINVAL;
+	/* as recv_common: arm, then look, so nothing falls in between */
+	ctl(u)->arm = u->rx_cons + 1 ? u->rx_cons + 1 : 1;
+	__sync_synchronize();
+	return rdesc(u, u->rx_cons)->seq == u->rx_cons + 1 ||
+	       status(u)->diverted != u->div_done + u->div_lost;
+}
+
+NETVM_PUBLIC int netvm_unet_recvfrom(struct netvm_unet *u, void *buf,
+				     size_t cap, size_t *len,
+				     unsigned int *channel, unsigned int *node,
+				     unsigned int *port, int timeout_ms)
+{
+	struct netvm_unet_msg m;
+	int err = recv_common(u, buf, cap, &m, 1, timeout_ms);
+
+	if ((!err || err == -EMSGSIZE) && len)
+		*len = m.len;
+	if (err)
+		return err;
+	if (channel)
+		*channel = m.channel;
+	if (node)
+		*node = u->from & 0xffff;
+	if (port)
+		*port = u->from >> 16;
+	return 0;
 }
 
 NETVM_PUBLIC int netvm_unet_recvmsg(struct netvm_unet *u, void *buf,

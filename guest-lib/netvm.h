@@ -463,6 +463,23 @@ int netvm_unet_flush(struct netvm_unet *u, int timeout_ms);
  */
 int netvm_unet_recv(struct netvm_unet *u, void *buf, size_t cap, size_t *len,
 		    unsigned int *channel, int timeout_ms);
+/*
+ * netvm_unet_recv, and who sent it: the node (as the link vouched for it)
+ * and the port (stamped by its NI) (NETVM_0.7).  With an any-source
+ * channel (netvm_unet_channel(u, NETVM_UNET_ANY, NETVM_UNET_ANY, tag):
+ * every message to this endpoint with that tag, whoever sent it; it only
+ * receives) a server learns its peers' addresses this way.
+ */
+#define NETVM_UNET_ANY	NVM_UNET_ANY
+/*
+ * For callers that poll(2) netvm_unet_fd() beside other descriptors: arm
+ * the one wakeup for the next message, then look.  1: a message is there
+ * already (do not sleep); 0: POLLIN comes when one is (NETVM_0.7).
+ */
+int netvm_unet_arm(struct netvm_unet *u);
+int netvm_unet_recvfrom(struct netvm_unet *u, void *buf, size_t cap,
+			size_t *len, unsigned int *channel, unsigned int *node,
+			unsigned int *port, int timeout_ms);
 int netvm_unet_stats(struct netvm_unet *u, struct netvm_unet_stats *st);
 
 /*

@@ -391,10 +391,15 @@ struct nvm_unet_rx_desc {
 		uint32_t buf[NVM_UNET_RX_BUFS];	/* segment offsets */
 	};
 	uint32_t reply;		/* F_REPLY: the reply number */
-	uint32_t reserved2[2];
+	uint16_t src_node;	/* the sender: its node, as the link vouched */
+	uint16_t src_port;	/* ... and port, stamped by its NI */
+	uint32_t reserved2;
 	uint32_t seq;
 };
 NVM_ABI_ASSERT(sizeof(struct nvm_unet_rx_desc) == 128, "unet rx desc");
+NVM_ABI_ASSERT(offsetof(struct nvm_unet_rx_desc, src_node) ==
+	       offsetof(struct nvm_unet_rx_desc, reply) + 4,
+	       "reply and the sender are written as one 8-byte piece");
 
 /* ---- on the wire: struct nvm_pkt_hdr (type NVM_PKT_UNET), this, data -- */
 struct nvm_unet_hdr {
@@ -452,11 +457,28 @@ struct nvm_k_unet_chan {
 	uint32_t port;		/* local endpoint */
 	uint32_t channel;	/* 0 .. NVM_UNET_CHANNELS - 1 */
 	uint32_t open;		/* 1 = set up, 0 = tear down */
-	uint32_t node;		/* remote node */
-	uint32_t rport;		/* remote endpoint */
+	uint32_t node;		/* remote node, or NVM_UNET_ANY */
+	uint32_t rport;		/* remote endpoint, or NVM_UNET_ANY */
 	uint32_t tag;		/* unique per (node, tag) on this NIC */
 	uint32_t reserved[2];
 };
+
+/*
+ * An any-source channel: node and port both NVM_UNET_ANY.  It takes every
+ * message to its endpoint carrying its tag that no channel of the
+ * endpoint with a named source takes, whoever sent it; the receive
+ * descriptor (src_node, src_port) and the divert record say who did, so a
+ * server learns its peers' addresses from the fabric.  It only receives:
+ * a send on it is refused NVM_UNET_ST_BAD_CHANNEL, and it has no
+ * overflow control (there is no one sender to hold).  The tag is unique
+ * per endpoint among its any-source channels.  NIC endpoints only.
+ */
+#define NVM_UNET_ANY		0xffffu
+
+static inline int nvm_unet_is_any(uint32_t node, uint32_t rport)
+{
+	return node == NVM_UNET_ANY && rport == NVM_UNET_ANY;
+}
 
 /* ---- ioctls on /dev/netvmN ------------------------------------------- */
 
@@ -521,7 +543,7 @@ struct netvm_unet_drecv {
 	uint32_t buffered;	/* out: messages buffered in the driver */
 	uint32_t overflow;	/* out: dropped by overflow control so far */
 	uint32_t dsm;		/* out: as nvm_unet_div_rec.dsm (DSM flags) */
-	uint32_t reserved;
+	uint32_t src;		/* out: the sender, node | port << 16 */
 };
 
 #define NETVM_IOC_UNET_OPEN	_IOWR(NETVM_IOC_MAGIC, 0x30, struct netvm_unet_open)

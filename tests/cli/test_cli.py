@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import unittest
+import xml.etree.ElementTree as ET
 import zlib
 from contextlib import redirect_stderr, redirect_stdout
 from unittest import mock
@@ -31,7 +32,7 @@ sys.dont_write_bytecode = True   # leave no __pycache__ in tools/
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tools"))
 
-from netvm_cli import build, cli, cluster, clustercmd, fabric, inject, snapshot, testing  # noqa: E402
+from netvm_cli import build, cli, cluster, clustercmd, fabric, inject, libvirt, snapshot, testing  # noqa: E402
 from netvm_cli.cluster import Cluster  # noqa: E402
 from netvm_cli.command import Command  # noqa: E402
 from netvm_cli.common import MESON_BUILD, NetvmError  # noqa: E402
@@ -109,7 +110,7 @@ class TestWiring(StateDirCase):
     def test_every_module_command_is_wired(self):
         declared = sorted(c.name for m in cli.MODULES for c in m.COMMANDS)
         self.assertEqual(declared, sorted(cli.HELP_ORDER))
-        self.assertEqual(len(declared), 21)
+        self.assertEqual(len(declared), 22)
 
     def test_order_must_match_declarations(self):
         a, b = self.fake("one", "two"), self.fake("three")
@@ -492,8 +493,9 @@ class TestTopology(StateDirCase):
         c = self.make_cluster("x", two_nodes())
         for i in (0, 1):
             cmd, text = self.qemu_cmd(c, i, 2)
-            self.assertIn("stream,id=link0,server=%s,addr.type=unix,addr.path=link0.sock"
-                          % ("on" if i == 0 else "off"), cmd)
+            # absolute: QEMU leaves its working directory while it connects
+            self.assertIn("stream,id=link0,server=%s,addr.type=unix,addr.path=%s"
+                          % ("on" if i == 0 else "off", c.path("link0.sock")), cmd)
             self.assertIn("lanai,id=nic,netdev=link0,node-id=%d,sram-size=8388608,peer-node=%d"
                           % (i, 1 - i), cmd)
             self.assertIn("pipe,id=inject,path=node%d.inject" % i, cmd)
@@ -511,7 +513,9 @@ class TestTopology(StateDirCase):
     def test_switched_link(self):
         c = self.make_cluster("x", two_nodes(fabric={"pid": 1, "routes": {}}))
         cmd, text = self.qemu_cmd(c, 2, 3)
-        self.assertIn("stream,id=link0,server=off,addr.type=unix,addr.path=node2.sock,reconnect-ms=500", cmd)
+        self.assertIn("stream,id=link0,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500"
+                      % c.path("node2.sock"), cmd)
+        self.assertTrue(os.path.isabs(c.path("node2.sock")))
         self.assertIn("lanai,id=nic,netdev=link0,node-id=2,sram-size=8388608", cmd)
         self.assertNotIn("peer-node", text)
         self.assertNotIn("inject", text)      # the switch checks and injects
@@ -519,7 +523,17 @@ class TestTopology(StateDirCase):
         # two nodes through the switch (--topology): no peer-node either
         cmd, text = self.qemu_cmd(c, 0, 2)
         self.assertIn("lanai,id=nic,netdev=link0,node-id=0,sram-size=8388608", cmd)
-        self.assertIn("stream,id=link0,server=off,addr.type=unix,addr.path=node0.sock,reconnect-ms=500", cmd)
+        self.assertIn("stream,id=link0,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500"
+                      % c.path("node0.sock"), cmd)
+
+    def test_link_socket_path_limit(self):
+        c = self.make_cluster("x", two_nodes(fabric={"pid": 1, "routes": {}}))
+        c.dir = "/" + "d" * (cluster.SUN_PATH_MAX - len("/node2.sock") - 1)
+        self.assertEqual(len(c.abs_socket("node2.sock")), cluster.SUN_PATH_MAX)
+        c.dir += "d"
+        with self.assertRaisesRegex(NetvmError, r"^socket path /d+/node2\.sock is 108 bytes, more than "
+                                    r"a unix socket's 107: use a shorter --cluster name or checkout path$"):
+            self.qemu_cmd(c, 2, 3)
 
     def test_template_ram(self):
         c = self.make_cluster("x", two_nodes(template_ram="/t.ram"))
@@ -529,6 +543,127 @@ class TestTopology(StateDirCase):
         self.assertIn("memory-backend-file,id=ram,size=256M,mem-path=/t.ram,share=on", tmpl)
         self.assertIn("netvm.node=0", node)
         self.assertIn("netvm.template=1", tmpl)
+
+
+class TestLibvirt(StateDirCase):
+    """Clusters as libvirt domains (libvirt.py): --libvirt's checks, the
+    nodes spread over the URIs, each node's domain XML against the QEMU
+    command line ./netvm up gives it, and the commands that go through
+    virsh for such a cluster (virsh replaced by a recorder)."""
+
+    def test_uri_checks(self):
+        self.refused("--libvirt wants URI[,URI...], e.g. qemu:///system", "up", "--libvirt", "qemu:///system,")
+        self.refused("--libvirt xen:///system: not a libvirt QEMU URI (qemu:///system, qemu:///session)",
+                     "up", "--libvirt", "xen:///system")
+        self.refused("--libvirt qemu+ssh://h/system: a remote host; only this host's URIs (qemu:///system, "
+                     "qemu:///session) for now: docs/cluster.md, \"libvirt and several hosts\"",
+                     "up", "--libvirt", "qemu:///system,qemu+ssh://h/system")
+        self.refused("--libvirt: 1 or 2 nodes for now (-n 3): clusters through netvm-switch are not "
+                     "started as libvirt domains yet", "up", "-n", "3", "--libvirt", "qemu:///system")
+        self.refused("--libvirt takes neither --topology nor --qemu-arg",
+                     "up", "--libvirt", "qemu:///system", "--qemu-arg=-S")
+        self.assertFalse(os.path.exists(self.clusters))
+
+    def test_round_robin(self):
+        self.assertEqual(libvirt.spread(5, ["a", "b"]), ["a", "b", "a", "b", "a"])
+        self.assertEqual(libvirt.spread(2, ["a", "b", "c"]), ["a", "b"])
+        self.assertEqual(libvirt.parse_uris("qemu:///system, qemu:///session"),
+                         ["qemu:///system", "qemu:///session"])
+
+    def domain(self, c, i, n):
+        return ET.fromstring(libvirt.domain_xml(c, i, n, 4000 + i, "tcg", 256))
+
+    def test_domain_has_the_nodes_devices(self):
+        c = self.make_cluster("x", two_nodes(data_net={"group": "239.77.0.1", "port": 5555}))
+        ns = {"q": libvirt.QEMU_NS}
+        for i in (0, 1):
+            dom = self.domain(c, i, 2)
+            self.assertEqual(dom.findtext("name"), "netvm-x-node%d" % i)
+            self.assertEqual(dom.findtext("devices/emulator"), cluster.qemu_binary())
+            self.assertEqual(dom.find("memory").attrib, {"unit": "MiB"})
+            self.assertEqual(dom.findtext("memory"), "256")
+            self.assertEqual(dom.findtext("os/cmdline"),
+                             "console=ttyS0 quiet panic=-1 netvm.node=%d netvm.data=10.77.0.%d" % (i, i + 1))
+            self.assertEqual(dom.find("devices/filesystem/source").get("dir"), cluster.REPO)
+            self.assertIsNotNone(dom.find("devices/filesystem/readonly"))
+            self.assertEqual(dom.find("seclabel").attrib, {"type": "static", "model": "dac", "relabel": "no"})
+            self.assertEqual(dom.find("devices/serial/log").get("file"), c.path("node%d.serial.log" % i))
+            args = [a.get("value") for a in dom.findall("q:commandline/q:arg", ns)]
+            # every device ./netvm up gives node i that libvirt's XML does not
+            # express is passed through, with a fixed PCI slot
+            cmd = c.qemu_cmd(i, 2, 4000 + i, "tcg", 256, [])
+            devices = [cmd[k + 1] for k, a in enumerate(cmd) if a == "-device"]
+            passed = [args[k + 1] for k, a in enumerate(args) if a == "-device"]
+            expressed = ("virtio-9p-pci,", "virtio-blk-pci,")
+            self.assertEqual(sorted(re.sub(r",addr=0x1[0-9a-f]$", "", d) for d in passed),
+                             sorted(d for d in devices if not d.startswith(expressed)))
+            self.assertIn("stream,id=link0,server=%s,addr.type=unix,addr.path=%s"
+                          % ("on" if i == 0 else "off", c.path("link0.sock")), args)
+            self.assertIn("pipe,id=inject,path=%s" % c.path("node%d.inject" % i), args)
+            self.assertIn("user,id=ctl,restrict=on,hostfwd=tcp:127.0.0.1:%d-:7777" % (4000 + i), args)
+            self.assertIn("unix:%s,server=on,wait=off" % c.path("node%d.qmp" % i), args)
+            self.assertNotIn("-daemonize", args)
+
+    def test_single_node_domain_has_no_peer(self):
+        c = self.make_cluster("x", two_nodes(nodes=[]))
+        args = [a.get("value") for a in self.domain(c, 0, 1).iter("{%s}arg" % libvirt.QEMU_NS)]
+        self.assertIn("lanai,id=nic,netdev=link0,node-id=0,sram-size=8388608,addr=0x12", args)
+        self.assertNotIn("-chardev", args)
+
+    def test_libvirt_xml_writes_each_node(self):
+        out = os.path.join(self.tmp, "xml")
+        rc, text, err = netvm("--cluster", "x", "libvirt-xml", "--out", out)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(sorted(os.listdir(out)), ["netvm-x-node0.xml", "netvm-x-node1.xml"])
+        self.assertEqual(ET.parse(os.path.join(out, "netvm-x-node1.xml")).findtext("name"), "netvm-x-node1")
+        self.assertFalse(os.path.exists(self.clusters))       # no cluster state made
+
+    def test_pid_alive_under_libvirt_name(self):
+        p = subprocess.Popen(["sh", "-c", "echo up; read x", "-name", "guest=netvm-x-node1,debug-threads=on"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.addCleanup(lambda: (p.poll() is None and p.kill(), p.wait(), p.stdout.close()))
+        self.assertEqual(p.stdout.readline(), b"up\n")
+        self.assertTrue(Cluster("x").pid_alive({"id": 1, "pid": p.pid}))
+        self.assertFalse(Cluster("x").pid_alive({"id": 0, "pid": p.pid}))
+        self.assertFalse(Cluster("netvm").pid_alive({"id": 1, "pid": p.pid}))
+
+    def test_down_undefines_every_domain(self):
+        nodes = [{"id": i, "pid": 0, "port": 1, "uri": u, "domain": "netvm-x-node%d" % i, "defined": True}
+                 for i, u in enumerate(("qemu:///system", "qemu:///session"))]
+        c = self.make_cluster("x", two_nodes(nodes=nodes, libvirt={"uris": ["qemu:///system"]}))
+        calls = []
+        gone = set()
+
+        def virsh(uri, *args, check=True, timeout=120):
+            calls.append((uri,) + args)
+            if args[0] == "undefine":
+                gone.add(args[1])
+            if args[0] == "domstate":
+                return (1, "error: failed to get domain") if args[1] in gone else (0, "running")
+            return 0, ""
+        with mock.patch.object(libvirt, "virsh", virsh):
+            rc, out, err = netvm("--cluster", "x", "down")
+        self.assertEqual((rc, err), (0, ""))
+        self.assertRegex(out, r"^netvm: cluster 'x' down \(2 libvirt domains stopped and undefined in \d+\.\d s\)\n$")
+        for i, uri in enumerate(("qemu:///system", "qemu:///session")):
+            d = "netvm-x-node%d" % i
+            self.assertEqual(calls[4 * i:4 * i + 4], [(uri, "domstate", d), (uri, "destroy", d),
+                                                     (uri, "undefine", d), (uri, "domstate", d)])
+        self.assertFalse(os.path.exists(c.dir))
+
+    def test_save_refused(self):
+        self.make_cluster("x", two_nodes(libvirt={"uris": ["qemu:///system"]}))
+        self.refused("save: cluster 'x' runs as libvirt domains; save them with libvirt (virsh save) "
+                     "or ./netvm down", "--cluster", "x", "save")
+
+    def test_down_fails_while_a_domain_stays(self):
+        nodes = [{"id": 0, "pid": 0, "port": 1, "uri": "qemu:///system", "domain": "netvm-x-node0",
+                  "defined": True}]
+        c = self.make_cluster("x", two_nodes(nodes=nodes, libvirt={"uris": ["qemu:///system"]}))
+        with mock.patch.object(libvirt, "virsh", lambda uri, *a, **kw: (0, "shut off")):
+            self.refused("could not remove libvirt domain(s) netvm-x-node0 on qemu:///system",
+                         "--cluster", "x", "down")
+        self.assertTrue(os.path.exists(c.state_file))
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@ netvm-switch, mapped and routed), timed from the command's start to its
 return, then ./netvm down.  Nodes start from the boot template
 (docs/cluster.md, "Fast boot"); a first `up -n 1` builds it if it is
 missing and its time is reported apart.  Prints a table with the cost per
-node (the least-squares slope of time over N) and the host's load average
-before each run; fails only if a boot fails.  Every run is reported.
+node (the least-squares slope of time over N), the host's load average
+before each run and how the nodes were routed (the mapper, its static
+fallback, or back to back); fails only if a boot fails.  Every run is reported.
 
     tests/guest/bench_boot.py [--cold] [N...]     (default: 2 4 8 16)
 --cold: boot every node from scratch (NETVM_COLD_BOOT=1), the old way.
@@ -33,6 +34,18 @@ def nv(*args, env=None):
 def load():
     with open("/proc/loadavg") as f:
         return f.read().split()[0]
+
+
+def routing(out):
+    """How up left the nodes' routes: 'up returned' is the time to a
+    cluster mapped and routed only when the mapper did it."""
+    if "routes installed on every node" in out:
+        return "mapper"
+    if "installing static routes instead" in out:
+        return "static (the mapper failed)"
+    if "back to back" in out:
+        return "back to back"
+    return "unknown"
 
 
 def slope(rows):
@@ -77,14 +90,15 @@ def main():
             print(r.stdout, file=sys.stderr)
             print("boot-bench: up -n %d failed" % n, file=sys.stderr)
             return 1
-        rows.append((n, dt, last[-1].split("ready after ")[1].split(" ")[0] if last else "-", ld))
-        print("N=%d: all ready in %.1f s (load %s)" % (n, dt, ld), flush=True)
+        rows.append((n, dt, last[-1].split("ready after ")[1].split(" ")[0] if last else "-", ld,
+                     routing(r.stdout)))
+        print("N=%d: all ready in %.1f s (load %s, %s)" % (n, dt, ld, rows[-1][4]), flush=True)
     print("\nboot to all-ready (./netvm up, %s, %s, %d host cores)" % (
         ACCEL, "cold boot" if cold else "from the boot template", os.cpu_count()))
-    print("%-4s %-18s %-22s %-10s %s" % ("N", "up returned (s)", "last node ready (s)", "s/node",
-                                         "load before"))
-    for n, dt, last, ld in rows:
-        print("%-4d %-18.1f %-22s %-10.2f %s" % (n, dt, last, dt / n, ld))
+    print("%-4s %-18s %-22s %-10s %-12s %s" % ("N", "up returned (s)", "last node ready (s)",
+                                               "s/node", "load before", "routes"))
+    for n, dt, last, ld, how in rows:
+        print("%-4d %-18.1f %-22s %-10.2f %-12s %s" % (n, dt, last, dt / n, ld, how))
     print("cost per node (least-squares slope over N): %.2f s" % slope(rows))
     return 0
 

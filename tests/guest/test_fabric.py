@@ -4,6 +4,7 @@
     tests/guest/test_fabric.py switch   one 4-port switch: all-to-all writeP/readP,
                                         capture read by tshark, faults on every port
                                         during a stress run, a link down mid-transfer,
+                                        the switch restarted (every node reconnects),
                                         a VM killed
     tests/guest/test_fabric.py tree     fabric/topologies/tree4.topo (two leaves,
                                         two spines, 3-byte routes): all-to-all;
@@ -242,6 +243,9 @@ def group_switch():
     T.ok(rc == 0 and rc2 == 0, "writeP of 256 KiB across the outage completed in %.1f s, every byte "
          "verified" % dt, diag(rc, out, err) + "\n" + diag(rc2, out2, err2))
 
+    # --- the switch restarted: every node's QEMU reconnects by itself
+    switch_restart(pa, nodes)
+
     # --- one VM killed: operations towards it fail in bounded time, the others work
     st = cluster_state()
     victim = st["nodes"][3]["pid"]
@@ -259,6 +263,63 @@ def group_switch():
          "readP 1 <- 3 fails with EHOSTUNREACH (%.1f s)" % dt, diag(rc, out, err))
     three = [0, 1, 2]
     all_to_all(pa, three, size=16 * KiB, tag="after the kill: ")
+
+
+def gone(pid):
+    """pid has exited (a zombie counts: its reaper is not this process)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def link_states(nodes, want, secs):
+    """Polls the nodes' link_state at once until every one reads want, at
+    most secs; returns the nodes that did not."""
+    t0 = time.monotonic()
+    left = list(nodes)
+    while left and time.monotonic() - t0 < secs:
+        res = parallel({n: (n, "cat /sys/class/netvm/netvm0/link_state") for n in left})
+        left = [n for n in left if res[n][0] != 0 or res[n][1].strip() != want]
+    return left
+
+
+def switch_restart(pa, nodes):
+    """Stops netvm-switch and starts it again with the same command line in
+    the state dir: every node's link comes back (QEMU's reconnect-ms), and
+    the all-to-all transfers verify.  With a relative socket path QEMU,
+    which -daemonize moved to /, looked for /nodeI.sock and no node ever
+    came back (docs/cluster.md, "Why the link sockets are absolute")."""
+    st = cluster_state()
+    old = st["fabric"]["pid"]
+    with open("/proc/%d/cmdline" % old, "rb") as f:
+        argv = [a.decode() for a in f.read().split(b"\0") if a]
+    log = os.path.join(state_dir(), "switch.log")
+    os.kill(old, signal.SIGTERM)
+    while not gone(old):
+        time.sleep(0.05)
+    left = link_states(nodes, "down", 60)
+    T.ok(not left, "switch stopped: every node's link is down (still up: %s)" % (left or "none"))
+    # started by a shell that exits at once, as ./netvm up starts it: init
+    # reaps it, and ./netvm down (which waits for that) stops it
+    r = subprocess.run(["sh", "-c", 'setsid "$@" </dev/null >>switch.log 2>&1 & echo $!', "sh"] + argv,
+                       cwd=state_dir(), stdout=subprocess.PIPE, text=True, check=True)
+    pid = int(r.stdout.strip())
+    st["fabric"]["pid"] = pid
+    with open(os.path.join(state_dir(), "cluster.json"), "w") as f:
+        json.dump(st, f)
+    # bounded waits on observable state: the switch's second ready line,
+    # then every node's link_state (a node that never reconnects fails here)
+    t0 = time.monotonic()
+    while open(log, errors="replace").read().count("netvm-switch ready:") < 2 and \
+            not gone(pid) and time.monotonic() - t0 < 30:
+        time.sleep(0.05)
+    left = link_states(nodes, "up", 120)
+    T.ok(not gone(pid) and not left, "switch restarted: every node's link is up again "
+         "(%.1f s; still down: %s)" % (time.monotonic() - t0, left or "none"),
+         open(log, errors="replace").read()[-2000:])
+    all_to_all(pa, nodes, size=16 * KiB, tag="after the switch restart: ")
 
 
 def group_tree():

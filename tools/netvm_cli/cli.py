@@ -12,6 +12,7 @@ from . import clustercmd
 from . import demo
 from . import fabric
 from . import inject
+from . import libvirt
 from . import mapper
 from . import mpirun
 from . import snapshot
@@ -21,11 +22,11 @@ from .command import CLUSTER_HELP
 from .common import NetvmError
 
 # the modules that declare commands
-MODULES = (build, clustercmd, fabric, inject, mapper, mpirun, snapshot, demo, bench, testing)
+MODULES = (build, clustercmd, libvirt, fabric, inject, mapper, mpirun, snapshot, demo, bench, testing)
 
 # the order ./netvm --help lists them in: every declared command, once
 HELP_ORDER = ("deps", "build", "up", "run", "console", "status", "fault", "link", "inject", "map",
-              "capture", "mpirun", "reload-driver", "down", "save", "restore", "logs", "demo", "bench",
+              "capture", "mpirun", "reload-driver", "down", "libvirt-xml", "save", "restore", "logs", "demo", "bench",
               "fuzz", "test")
 
 EPILOG = """first steps:

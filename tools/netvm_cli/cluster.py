@@ -14,8 +14,9 @@ port picked per cluster (cluster.json "data_net"); the TCP baseline of
 ./netvm bench runs over it.
 With a switch (-n 3 or more, or --topology; tools/netvm_cli/fabric.py):
   fabric.topo, routes.json, switch.log, control.sock, nodeI.sock
-QEMU runs with the state dir as its working directory, so the socket paths
-are short relative names whatever the checkout's path.
+QEMU runs with the state dir as its working directory, so most socket paths
+are short relative names whatever the checkout's path; the NIC link's are
+absolute (abs_socket: QEMU opens it after it has left that directory).
 """
 import fcntl
 import json
@@ -46,6 +47,8 @@ AGENT_GUEST_PORT = 7777
 # 16 single-vCPU TCG guests are what 2 host cores carry idle (docs/cluster.md);
 # past that each node's share of the CPU makes boots and tests crawl.
 MAX_NODES = 16
+# struct sockaddr_un's sun_path holds 108 bytes, its terminating NUL included
+SUN_PATH_MAX = 107
 BACK_TO_BACK_MAX = 2
 # The data network (TCP baseline): one multicast group on 127.0.0.1, a UDP
 # port per cluster so that clusters side by side do not hear each other.
@@ -131,7 +134,9 @@ class Cluster:
     def pid_alive(self, node):
         """True if node's QEMU runs (the pid is ours, not recycled, not a zombie)."""
         info = proc_running(node["pid"]) if node.get("pid") else None
-        return bool(info) and self.vm_name(node["id"]).encode() in info[1]
+        name = self.vm_name(node["id"]).encode()
+        # libvirt names its QEMU with -name guest=NAME,debug-threads=on
+        return bool(info) and any(a == name or a.startswith(b"guest=" + name + b",") for a in info[1])
 
     def kill_all(self, nodes, grace=5.0):
         alive = [n for n in nodes if self.pid_alive(n)]
@@ -203,9 +208,11 @@ class Cluster:
         the very same device set, so that its saved state loads."""
         if (self.state or {}).get("fabric"):
             # the switch listens; QEMU reconnects if it restarts
-            link = "server=off,addr.type=unix,addr.path=node%d.sock,reconnect-ms=500" % i
+            link = "server=off,addr.type=unix,addr.path=%s,reconnect-ms=500" % \
+                self.abs_socket("node%d.sock" % i)
         else:
-            link = "server=%s,addr.type=unix,addr.path=link0.sock" % ("on" if i == 0 else "off")
+            link = "server=%s,addr.type=unix,addr.path=%s" % (
+                "on" if i == 0 else "off", self.abs_socket("link0.sock"))
         data, data_arg = self.data_nic(-1 if template else i)
         ident = "netvm.template=1" if template else "netvm.node=%d%s" % (i, data_arg)
         auth, inject = self.link_auth(i, n)
@@ -235,6 +242,23 @@ class Cluster:
                "-pidfile", "node%d.pid" % i, "-daemonize"]
         # the Debian packages, read-only (docs/packages.md)
         return cmd + data + pkgdisk.drive_args() + list(extra)
+
+    def abs_socket(self, name):
+        """The absolute path of a unix socket in the state dir, for a QEMU
+        that does not run there (libvirt's) or may have left it by the time
+        it opens the socket: the NIC link's.  -daemonize makes QEMU
+        chdir("/") at the end of its start, and the stream netdev connects
+        (or listens) from a thread of its own that may not have run by
+        then.  A relative path was then
+        looked up in /: the connect failed, and so did every reconnect, and
+        the node's link stayed down for good (docs/cluster.md, "Fast boot":
+        nodes started at once lost that race)."""
+        path = self.path(name)
+        if len(path.encode()) > SUN_PATH_MAX:
+            raise NetvmError("socket path %s is %d bytes, more than a unix socket's %d: "
+                             "use a shorter --cluster name or checkout path"
+                             % (path, len(path.encode()), SUN_PATH_MAX))
+        return path
 
     def ram_backend(self, mem, template):
         """Guest RAM in the boot template's RAM file (fastboot.py, QEMU's
@@ -332,13 +356,9 @@ class Cluster:
             fabric.switch_binary()
         if accel == "kvm" and not os.access("/dev/kvm", os.R_OK | os.W_OK):
             raise NetvmError("--accel kvm: /dev/kvm is not usable here; use --accel tcg")
-        # extra QEMU arguments may change the device set: boot those cold.
-        # Clusters through the switch boot cold too for now: started from
-        # the template, one node's NIC link stayed down for minutes in two
-        # of five CI-like runs (guest-dsm4, guest-netvm-trip4), cause not
-        # found yet (docs/cluster.md, Fast boot).
+        # extra QEMU arguments may change the device set: boot those cold
         template = None
-        if not extra and not use_switch and not os.environ.get("NETVM_COLD_BOOT"):
+        if not extra and not os.environ.get("NETVM_COLD_BOOT"):
             template = fastboot.ensure_template(Cluster, accel, mem, timeout)
         self.lock()
         try:
@@ -379,7 +399,7 @@ class Cluster:
                 finally:
                     for s in consoles:
                         s.close()
-                if n == 2 and not use_switch:
+                if n > 1:
                     self.wait_links(timeout)
                 if use_switch:
                     mapper.install_routes(self)
@@ -431,26 +451,31 @@ class Cluster:
             time.sleep(0.25)
 
     def wait_links(self, timeout):
-        """Until both NICs of a back-to-back pair see their link up.  A
-        node whose agent answers is not yet one that NetVM can use: from
-        the boot template a node answers within a second, and the link
-        (node 1 connecting to node 0's socket) can come up after that.  A
-        node without netvm.ko (no sysfs entry) is not waited for.  Not for
-        clusters through the switch: there a node's link state did not
-        come up before the mapper ran in one CI run (guest-dsm4), which is
-        not understood yet."""
+        """Until every node's NIC sees its link up (so that the mapper finds
+        every node).  A node whose agent answers is not yet one that NetVM
+        can use: from the boot template a node answers within a second,
+        and its link (to the switch, or node 1 connecting to node 0's
+        socket) can come up after that.  A node without netvm.ko (no sysfs
+        entry) is not waited for.  All nodes at once, as wait_ready."""
         deadline = time.monotonic() + timeout
         pending = list(self.state["nodes"])
         while pending:
-            for node in list(pending):
+            states = {}
+
+            def link_state(nd):
                 try:
-                    _, out, _ = agent.capture(node["port"], [
+                    _, out, _ = agent.capture(nd["port"], [
                         "sh", "-c", "cat /sys/class/netvm/netvm0/link_state 2>/dev/null || echo none"],
                         timeout=10)
                 except agent.AgentError:
-                    continue
-                if out.decode().strip() in ("up", "none"):
-                    pending.remove(node)
+                    return
+                states[nd["id"]] = out.decode().strip()
+            reads = [threading.Thread(target=link_state, args=(nd,)) for nd in pending]
+            for th in reads:
+                th.start()
+            for th in reads:
+                th.join()
+            pending = [nd for nd in pending if states.get(nd["id"]) not in ("up", "none")]
             if not pending:
                 return
             if time.monotonic() > deadline:

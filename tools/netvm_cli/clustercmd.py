@@ -1,8 +1,10 @@
 """The commands on one cluster and its nodes: up, run, console, status,
-reload-driver, down, logs (the Cluster they drive: cluster.py)."""
+reload-driver, down, logs (the Cluster they drive: cluster.py; a cluster
+started with up --libvirt: libvirt.py for up, status, console and down)."""
 import argparse
 
 from . import build as buildmod
+from . import libvirt
 from .cluster import BACK_TO_BACK_MAX, MAX_NODES
 from .command import Command
 from .common import DEFAULT_MEM, DEFAULT_TIMEOUT, NetvmError, say
@@ -25,8 +27,24 @@ def add_up_args(sp):
     sp.add_argument("--qemu-arg", action="append", default=[], metavar="ARG",
                     help="extra QEMU argument for every node (repeatable), e.g. --qemu-arg=-trace "
                     "--qemu-arg='lanai_*'")
-    sp.set_defaults(func=lambda a, c: c.up(a.nodes, a.accel, a.mem, a.timeout, a.qemu_arg,
-                                           topology=a.topology, routes=a.routes))
+    sp.add_argument("--libvirt", metavar="URI[,URI...]",
+                    help="start the nodes as libvirt domains, spread over these URIs round robin "
+                    "(this host's: qemu:///system, qemu:///session; 1 or 2 nodes, cold boot)")
+    sp.set_defaults(func=up)
+
+
+def up(a, c):
+    if a.libvirt is None:
+        return c.up(a.nodes, a.accel, a.mem, a.timeout, a.qemu_arg, topology=a.topology, routes=a.routes)
+    if a.topology or a.qemu_arg:
+        raise NetvmError("--libvirt takes neither --topology nor --qemu-arg")
+    return libvirt.up(c, a.nodes, a.accel, a.mem, a.timeout, a.libvirt)
+
+
+def by_engine(plain, through_libvirt):
+    """A handler that drives a libvirt cluster through libvirt.py and any
+    other through Cluster."""
+    return lambda a, c: through_libvirt(a, c) if libvirt.is_libvirt(c) else plain(a, c)
 
 
 def run_argv(argv, env):
@@ -55,7 +73,7 @@ def add_run_args(sp):
 
 def add_console_args(sp):
     sp.add_argument("node", metavar="NODE")
-    sp.set_defaults(func=lambda a, c: c.console(a.node))
+    sp.set_defaults(func=by_engine(lambda a, c: c.console(a.node), lambda a, c: libvirt.console(c, a.node)))
 
 
 def add_logs_args(sp):
@@ -78,10 +96,11 @@ COMMANDS = [
     Command("console", "interactive serial console of a node (Ctrl-] to leave)",
             add_console_args),
     Command("status", "per node: pid, alive, ready, link state, routes; the switch's per-port counters",
-            lambda sp: sp.set_defaults(func=lambda a, c: c.status())),
+            lambda sp: sp.set_defaults(func=by_engine(lambda a, c: c.status(), lambda a, c: libvirt.status(c)))),
     Command("reload-driver", "rebuild netvm.ko and reload it in every running node (no reboot)",
             lambda sp: sp.set_defaults(func=reload_driver)),
-    Command("down", "stop the cluster: kill its VMs, remove its sockets and state dir",
-            lambda sp: sp.set_defaults(func=lambda a, c: c.down())),
+    Command("down", "stop the cluster: kill its VMs (undefine its libvirt domains), remove its sockets "
+            "and state dir",
+            lambda sp: sp.set_defaults(func=by_engine(lambda a, c: c.down(), lambda a, c: libvirt.down(c)))),
     Command("logs", "print a node's serial console log", add_logs_args),
 ]

@@ -78,6 +78,10 @@ def _guest_sh(node, script, timeout=60):
 
 def save(c, order, drain):
     st = c.require_up()
+    if st.get("libvirt"):
+        # restore starts the nodes as our own QEMU processes, not as domains
+        raise NetvmError("save: cluster '%s' runs as libvirt domains; save them with libvirt "
+                         "(virsh save) or ./netvm down" % c.name)
     nodes = {nd["id"]: nd for nd in st["nodes"]}
     order = order or sorted(nodes)
     if sorted(order) != sorted(nodes):

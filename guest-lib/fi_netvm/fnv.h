@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The netvm libfabric provider (docs/libfabric.md): datagram endpoints
+ * (FI_EP_DGRAM, FI_MSG) over U-Net, written against libfabric's public
+ * headers only.  What the files share: the objects and the calls between
+ * them.  One domain lock serialises every entry point (FI_THREAD_SAFE);
+ * functions named *_locked expect it held.
+ */
+#ifndef FNV_H
+#define FNV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include "netvm.h"
+
+#define FNV_NAME		"netvm"
+#define FNV_VERSION		FI_VERSION(0, 1)
+#define FNV_API			FI_VERSION(1, 17)
+#define FNV_MSG_MAX		NETVM_UNET_MSG_MAX	/* one U-Net message */
+#define FNV_IOV_MAX		4
+#define FNV_TX_SIZE		64	/* U-Net's send queue */
+#define FNV_RX_SIZE		256	/* posted receives per endpoint */
+#define FNV_CQ_SIZE		1024	/* default completion queue entries */
+#define FNV_CQ_EPS		16	/* endpoints one CQ can progress */
+#define FNV_DOMAINS		4	/* /dev/netvm0 .. 3 */
+
+/*
+ * Every netvm endpoint's any-source channel carries this tag plus its
+ * port; a sender's channel to (node, port) carries the same, so the tag
+ * names the receiving endpoint and the NI names the sender.
+ */
+#define FNV_TAG(port)		(0x4e564600u | (port))	/* "NVF" + port */
+
+/* The address of an endpoint (fi_getname, fi_av_insert): 8 bytes. */
+#define FNV_ADDR_MAGIC		0x4e56u		/* "NV": a netvm address */
+struct fnv_addr {
+	uint16_t magic;
+	uint16_t node;
+	uint16_t port;
+	uint16_t nic;		/* the device index: loop-back's namespace */
+};
+
+extern struct fi_provider fnv_prov;
+
+/* ---- fnv_info.c: what the provider offers, and matching hints ---- */
+int fnv_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints,
+		struct fi_info **info);
+bool fnv_parse_addr(const char *s, struct fnv_addr *a);
+
+/* ---- fnv_fabric.c: fabric, domain, event queue, memory regions ---- */
+struct fnv_fabric {
+	struct fid_fabric fab;
+};
+
+struct fnv_domain {
+	struct fid_domain dom;
+	pthread_mutex_t lock;
+	struct netvm *nv;
+	int index;		/* /dev/netvm<index> */
+	uint16_t node;
+	int refs;		/* objects opened on it */
+};
+int fnv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fab,
+		    void *context);
+int fnv_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
+	       uint64_t offset, uint64_t requested_key, uint64_t flags,
+	       struct fid_mr **mr, void *context);
+
+/* ---- fnv_av.c: address vectors (table and map) ---- */
+struct fnv_av {
+	struct fid_av av;
+	struct fnv_domain *dom;
+	enum fi_av_type type;
+	size_t count, cap;
+	struct fnv_addr *addr;	/* table: by index; map: as inserted */
+	bool *used;
+	int refs;		/* endpoints bound */
+};
+int fnv_av_open(struct fid_domain *d, struct fi_av_attr *attr,
+		struct fid_av **av, void *context);
+int fnv_av_resolve(const struct fnv_av *av, fi_addr_t fa,
+		   struct fnv_addr *out);
+fi_addr_t fnv_av_reverse(const struct fnv_av *av, uint16_t node,
+			 uint16_t port);
+
+/* ---- fnv_cq.c: completion queues ---- */
+struct fnv_cqe {
+	void *ctx;
+	uint64_t flags;
+	size_t len;
+	void *buf;
+	fi_addr_t src;
+	int err;		/* positive FI_E* */
+	size_t olen;		/* bytes cut off (FI_ETRUNC) */
+};
+
+struct fnv_ep;
+struct fnv_cq {
+	struct fid_cq cq;
+	struct fnv_domain *dom;
+	enum fi_cq_format format;
+	enum fi_wait_obj wait;
+	size_t size, head, n;
+	struct fnv_cqe *ring;
+	struct fnv_ep *eps[FNV_CQ_EPS];	/* bound: progressed by reads */
+	int refs;
+};
+int fnv_cq_open(struct fid_domain *d, struct fi_cq_attr *attr,
+		struct fid_cq **cq, void *context);
+bool fnv_cq_room_locked(const struct fnv_cq *cq, size_t n);
+void fnv_cq_push_locked(struct fnv_cq *cq, const struct fnv_cqe *e);
+int fnv_cq_attach_locked(struct fnv_cq *cq, struct fnv_ep *ep);
+void fnv_cq_detach_locked(struct fnv_cq *cq, struct fnv_ep *ep);
+
+/* ---- fnv_wire.c: U-Net below an endpoint, loop-back beside it ---- */
+#define FNV_CHANS		(NVM_UNET_CHANNELS - 1)	/* one is any-source */
+struct fnv_chan {
+	int id;			/* U-Net channel, -1: none */
+	uint16_t node, port;
+	uint64_t used;		/* last use, for replacement */
+};
+
+struct fnv_wire {
+	struct netvm_unet *u;
+	uint16_t node, port, nic;
+	int any;		/* the any-source channel */
+	int lo_fd;		/* loop-back datagram socket */
+	struct fnv_chan ch[FNV_CHANS];
+	uint64_t clock;
+	bool lo_first;		/* alternate the two sources */
+	uint64_t lo_dropped;	/* loop-back sends nobody took */
+	uint8_t big[FNV_MSG_MAX];	/* a message larger than its buffer */
+};
+int fnv_wire_open(struct fnv_wire *w, struct fnv_domain *dom);
+void fnv_wire_close(struct fnv_wire *w);
+int fnv_wire_send(struct fnv_wire *w, const struct fnv_addr *to,
+		  const void *buf, size_t len);
+/* The next message into buf (cap bytes): its length (it may be more than
+ * cap: then cap bytes were kept), -FI_EAGAIN if none. */
+ssize_t fnv_wire_recv(struct fnv_wire *w, void *buf, size_t cap,
+		      uint16_t *node, uint16_t *port);
+/* Arm the wakeups and give the descriptors to sleep on: 1 if a message
+ * is there already. */
+int fnv_wire_arm(struct fnv_wire *w, int fds[2]);
+
+/* ---- fnv_ep.c, fnv_msg.c: endpoints and their data path ---- */
+struct fnv_rx {
+	void *ctx;
+	struct iovec iov[FNV_IOV_MAX];
+	size_t iov_count;
+	uint64_t flags;		/* FI_COMPLETION */
+};
+
+struct fnv_ep {
+	struct fid_ep ep;
+	struct fnv_domain *dom;
+	struct fnv_av *av;
+	struct fnv_cq *tx_cq, *rx_cq;
+	bool tx_selective, rx_selective;	/* FI_SELECTIVE_COMPLETION */
+	uint64_t tx_op_flags, rx_op_flags;
+	bool enabled;
+	struct fnv_wire w;
+	struct fnv_rx rx[FNV_RX_SIZE];
+	size_t rx_head, rx_n;
+	uint8_t bounce[FNV_MSG_MAX];
+};
+int fnv_ep_open(struct fid_domain *d, struct fi_info *info,
+		struct fid_ep **ep, void *context);
+extern struct fi_ops_msg fnv_msg_ops;
+void fnv_ep_progress_locked(struct fnv_ep *ep);
+
+/*
+ * ---- fnv_none.c: the calls the provider does not offer ----
+ * An endpoint has no RMA, tagged, atomic or collective operations (their
+ * tables are NULL, as the capabilities say: docs/libfabric.md).
+ */
+int fnv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int fnv_no_control(struct fid *fid, int command, void *arg);
+int fnv_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		    void **ops, void *context);
+
+/* errno (negative) to a libfabric error (positive), for completions */
+int fnv_errno_to_fi(int err);
+
+#endif

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fabric, its domains (one per /dev/netvmN), a quiet event queue
+ * (datagram endpoints have no connection events) and memory regions,
+ * which messages do not need: fi_mr_reg records nothing and pins nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fnv.h"
+
+/* ---- memory regions ---- */
+
+struct fnv_mr {
+	struct fid_mr mr;
+	struct fnv_domain *dom;
+};
+
+static int mr_close(struct fid *fid)
+{
+	struct fnv_mr *m = (struct fnv_mr *)fid;
+
+	pthread_mutex_lock(&m->dom->lock);
+	m->dom->refs--;
+	pthread_mutex_unlock(&m->dom->lock);
+	free(m);
+	return 0;
+}
+
+static struct fi_ops mr_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = mr_close,
+	.bind = fnv_no_bind,
+	.control = fnv_no_control,
+	.ops_open = fnv_no_ops_open,
+};
+
+int fnv_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
+	       uint64_t offset, uint64_t requested_key, uint64_t flags,
+	       struct fid_mr **mr, void *context)
+{
+	struct fnv_domain *d = (struct fnv_domain *)fid;
+	static uint64_t next_key = 1;
+	struct fnv_mr *m;
+
+	(void)buf; (void)len; (void)access; (void)offset;
+	if (flags || fid->fclass != FI_CLASS_DOMAIN)
+		return -FI_EINVAL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -FI_ENOMEM;
+	m->mr.fid.fclass = FI_CLASS_MR;
+	m->mr.fid.context = context;
+	m->mr.fid.ops = &mr_fi_ops;
+	m->mr.mem_desc = NULL;	/* sends and receives copy */
+	m->dom = d;
+	pthread_mutex_lock(&d->lock);
+	m->mr.key = requested_key ? requested_key : next_key++;
+	d->refs++;
+	pthread_mutex_unlock(&d->lock);
+	*mr = &m->mr;
+	return 0;
+}
+
+static int mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+		   uint64_t access, uint64_t offset, uint64_t requested_key,
+		   uint64_t flags, struct fid_mr **mr, void *context)
+{
+	if (count != 1)
+		return -FI_EINVAL;
+	return fnv_mr_reg(fid, iov[0].iov_base, iov[0].iov_len, access,
+			  offset, requested_key, flags, mr, context);
+}
+
+static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+		      uint64_t flags, struct fid_mr **mr)
+{
+	return mr_regv(fid, attr->mr_iov, attr->iov_count, attr->access,
+		       attr->offset, attr->requested_key, flags, mr,
+		       attr->context);
+}
+
+static struct fi_ops_mr dom_mr_ops = {
+	.size = sizeof(struct fi_ops_mr),
+	.reg = fnv_mr_reg,
+	.regv = mr_regv,
+	.regattr = mr_regattr,
+};
+
+/* ---- domain ---- */
+
+static int dom_close(struct fid *fid)
+{
+	struct fnv_domain *d = (struct fnv_domain *)fid;
+
+	if (d->refs)
+		return -FI_EBUSY;
+	netvm_close(d->nv);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+	return 0;
+}
+
+static struct fi_ops dom_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = dom_close,
+	.bind = fnv_no_bind,
+	.control = fnv_no_control,
+	.ops_open = fnv_no_ops_open,
+};
+
+static struct fi_ops_domain dom_ops = {
+	.size = sizeof(struct fi_ops_domain),
+	.av_open = fnv_av_open,
+	.cq_open = fnv_cq_open,
+	.endpoint = fnv_ep_open,
+};
+
+static int dom_open(struct fid_fabric *fab, struct fi_info *info,
+		    struct fid_domain **dom, void *context)
+{
+	struct netvm_info ni;
+	struct fnv_domain *d;
+	int index, err;
+
+	(void)fab;
+	if (!info || !info->domain_attr || !info->domain_attr->name ||
+	    sscanf(info->domain_attr->name, "netvm%d", &index) != 1 ||
+	    index < 0 || index >= FNV_DOMAINS)
+		return -FI_EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -FI_ENOMEM;
+	err = netvm_open(index, &d->nv);
+	if (!err)
+		err = netvm_info(d->nv, &ni);
+	if (err) {
+		FI_WARN(&fnv_prov, FI_LOG_DOMAIN, "/dev/netvm%d: %d\n", index,
+			err);
+		netvm_close(d->nv);
+		free(d);
+		return -FI_ENODEV;
+	}
+	pthread_mutex_init(&d->lock, NULL);
+	d->index = index;
+	d->node = (uint16_t)ni.node_id;
+	d->dom.fid.fclass = FI_CLASS_DOMAIN;
+	d->dom.fid.context = context;
+	d->dom.fid.ops = &dom_fi_ops;
+	d->dom.ops = &dom_ops;
+	d->dom.mr = &dom_mr_ops;
+	*dom = &d->dom;
+	return 0;
+}
+
+/* ---- event queue: nothing ever happens on it ---- */
+
+struct fnv_eq {
+	struct fid_eq eq;
+};
+
+static int eq_close(struct fid *fid)
+{
+	free(fid);
+	return 0;
+}
+
+static ssize_t eq_read(struct fid_eq *eq, uint32_t *event, void *buf,
+		       size_t len, uint64_t flags)
+{
+	(void)eq; (void)event; (void)buf; (void)len; (void)flags;
+	return -FI_EAGAIN;
+}
+
+static ssize_t eq_readerr(struct fid_eq *eq, struct fi_eq_err_entry *buf,
+			  uint64_t flags)
+{
+	(void)eq; (void)buf; (void)flags;
+	return -FI_EAGAIN;
+}
+
+static ssize_t eq_sread(struct fid_eq *eq, uint32_t *event, void *buf,
+			size_t len, int timeout, uint64_t flags)
+{
+	(void)eq; (void)event; (void)buf; (void)len; (void)timeout;
+	(void)flags;
+	return -FI_EAGAIN;	/* no event will come: do not sleep */
+}
+
+static ssize_t eq_write(struct fid_eq *eq, uint32_t event, const void *buf,
+			size_t len, uint64_t flags)
+{
+	(void)eq; (void)event; (void)buf; (void)len; (void)flags;
+	return -FI_ENOSYS;
+}
+
+static const char *eq_strerror(struct fid_eq *eq, int prov_errno,
+			       const void *err_data, char *buf, size_t len)
+{
+	(void)eq; (void)err_data;
+	if (!buf || !len)
+		return fi_strerror(prov_errno);
+	snprintf(buf, len, "%s", fi_strerror(prov_errno));
+	return buf;
+}
+
+static struct fi_ops eq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = eq_close,
+	.bind = fnv_no_bind,
+	.control = fnv_no_control,
+	.ops_open = fnv_no_ops_open,
+};
+
+static struct fi_ops_eq eq_ops = {
+	.size = sizeof(struct fi_ops_eq),
+	.read = eq_read,
+	.readerr = eq_readerr,
+	.write = eq_write,
+	.sread = eq_sread,
+	.strerror = eq_strerror,
+};
+
+static int eq_open(struct fid_fabric *fab, struct fi_eq_attr *attr,
+		   struct fid_eq **eq, void *context)
+{
+	struct fnv_eq *e;
+
+	(void)fab;
+	if (attr && (attr->wait_obj == FI_WAIT_FD ||
+		     attr->wait_obj == FI_WAIT_SET))
+		return -FI_ENOSYS;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -FI_ENOMEM;
+	e->eq.fid.fclass = FI_CLASS_EQ;
+	e->eq.fid.context = context;
+	e->eq.fid.ops = &eq_fi_ops;
+	e->eq.ops = &eq_ops;
+	*eq = &e->eq;
+	return 0;
+}
+
+/* ---- fabric ---- */
+
+static int fab_close(struct fid *fid)
+{
+	free(fid);
+	return 0;
+}
+
+static struct fi_ops fab_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fab_close,
+	.bind = fnv_no_bind,
+	.control = fnv_no_control,
+	.ops_open = fnv_no_ops_open,
+};
+
+static struct fi_ops_fabric fab_ops = {
+	.size = sizeof(struct fi_ops_fabric),
+	.domain = dom_open,
+	.eq_open = eq_open,
+};
+
+int fnv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fab,
+		    void *context)
+{
+	struct fnv_fabric *f;
+
+	if (attr && attr->name && strcmp(attr->name, FNV_NAME))
+		return -FI_EINVAL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -FI_ENOMEM;
+	f->fab.fid.fclass = FI_CLASS_FABRIC;
+	f->fab.fid.context = context;
+	f->fab.fid.ops = &fab_fi_ops;
+	f->fab.ops = &fab_ops;
+	f->fab.api_version = FNV_API;
+	*fab = &f->fab;
+	return 0;
+}

@@ -1,0 +1,241 @@
+#!/usr/bin/python3
+"""Guest test group fi: the netvm libfabric provider (docs/libfabric.md)
+under Debian's unmodified libfabric tools, on 2 VMs.
+
+  - netvm-pkgs puts the provider into libfabric's provider directory
+  - fi_info -p netvm: its own entry (netvm0, FI_EP_DGRAM) and libfabric's
+    ofi_rxd stacked on it (FI_EP_RDM); -t FI_EP_DGRAM -v lists exactly the
+    capabilities the provider claims; FI_EP_MSG is refused (FI_ENODATA,
+    61); RDM, FI_RMA, FI_TAGGED and FI_ATOMIC come only from libfabric's
+    ofi_rxd stacked on it
+  - fi_pingpong -e dgram -c (data checks on) between the nodes: both sides
+    exit 0, every size of its sweep (64 B .. 4 KiB, the largest U-Net
+    message) done with all iterations acknowledged, and U-Net carried it
+    (the NICs' U-Net counters moved by exactly that much, nothing dropped)
+  - 1 B and 4096 B alone (-S), checked
+  - software loop-back: server and client on one node, checked, and the
+    NIC's U-Net counters did not move
+  - fi-netvm-test (tests/guest/fi_netvm_test.c), the provider against the
+    API: on one node (AV, bad addresses, sizes, FI_ETRUNC, sread, cancel)
+    and FI_SOURCE across the nodes (a server learns its client)
+  - FI_EP_RDM from ofi_rxd stacked on it (FI_PROVIDER-style "netvm;ofi_rxd"):
+    fi_pingpong -e rdm -c, its whole sweep up to 1 MiB, checked, over U-Net
+
+TAP output; the cluster 't-guest-fi' is always torn down.
+Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT.
+"""
+import re
+import sys
+
+from guestlib import Tap, diag, run_netvm, run_parallel, tap_cluster_main
+
+T = Tap()
+CLUSTER = "t-guest-fi"
+PEER_IP = "10.77.0.2"       # node 1 on the data network (cluster.py DATA_IP)
+OOB_PORT = 47592            # fi_pingpong's control port
+ITERS = 200
+CAPS = "[ FI_MSG, FI_RECV, FI_SEND, FI_LOCAL_COMM, FI_REMOTE_COMM, FI_SOURCE ]"
+COUNTERS = ("unet_tx", "unet_rx", "unet_no_channel", "unet_dropped", "unet_diverted")
+
+
+def nv(*args, timeout=300):
+    return run_netvm(CLUSTER, args, timeout)
+
+
+def sh(node, script, timeout=300):
+    return nv("run", node, "--", "sh", "-c", script, timeout=timeout)
+
+
+def wait_listening(node, port):
+    """Until a TCP socket listens on port in node (/proc/net/tcp*: state 0A)."""
+    script = ("i=0; while ! grep -qi ':%04X [0-9A-F:]* 0A ' /proc/net/tcp /proc/net/tcp6; do "
+              "i=$((i+1)); [ $i -lt 1200 ] || exit 1; sleep 0.1; done" % port)
+    return sh(node, script, timeout=180)[0] == 0
+
+
+def counters(node):
+    rc, out, _ = sh(node, "cat /sys/class/netvm/netvm0/fw_counters")
+    got = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 2 and f[0] in COUNTERS and f[1].isdigit():
+            got[f[0]] = int(f[1])
+    return got if rc == 0 and len(got) == len(COUNTERS) else None
+
+
+def rows(out):
+    """fi_pingpong's result rows: [(size, sent, acked)]."""
+    return [(m.group(1), m.group(2), m.group(3)) for m in
+            re.finditer(r"^(\S+)\s+(\S+)\s+=(\S+)\s+\S+\s+\S+s\s", out, re.M)]
+
+
+def check_setup():
+    res = run_parallel(lambda node: nv("run", node, "--", "netvm-pkgs"), {0: (0,), 1: (1,)})
+    for node in (0, 1):
+        T.ok(res[node][0] == 0, "node %d: netvm-pkgs" % node, diag(*res[node]))
+    rc, out, err = sh(0, "readlink /usr/lib/x86_64-linux-gnu/libfabric/libnetvm-fi.so")
+    T.ok(rc == 0 and out.strip() == "/netvm/build/meson/guest-lib/fi_netvm/libnetvm-fi.so",
+         "the provider is in libfabric's provider directory", diag(rc, out, err))
+
+
+def check_info():
+    rc, out, err = nv("run", 0, "--", "fi_info", "-p", "netvm")
+    # the provider's own entry, and libfabric's ofi_rxd stacked on it
+    want = ("provider: netvm;ofi_rxd\n    fabric: netvm\n    domain: netvm0\n"
+            "    version: 117.0\n    type: FI_EP_RDM\n    protocol: FI_PROTO_RXD\n"
+            "provider: netvm\n    fabric: netvm\n    domain: netvm0\n    version: 0.1\n"
+            "    type: FI_EP_DGRAM\n    protocol: FI_PROTO_UNSPEC\n")
+    T.ok(rc == 0 and out == want,
+         "fi_info -p netvm: its own entry (netvm0, FI_EP_DGRAM) and ofi_rxd's RDM on it",
+         diag(rc, out, err))
+    rc, out, err = nv("run", 0, "--", "fi_info", "-p", "netvm", "-t", "FI_EP_DGRAM", "-v")
+    fields = {}
+    for line in out.splitlines():
+        k, _, v = line.strip().partition(": ")
+        fields.setdefault(k, v)
+    T.ok(rc == 0 and fields.get("caps") == CAPS and fields.get("max_msg_size") == "4096" and
+         fields.get("inject_size") == "4096" and fields.get("threading") == "FI_THREAD_SAFE" and
+         fields.get("mr_mode") == "[  ]" and fields.get("data_progress") == "FI_PROGRESS_MANUAL",
+         "fi_info -p netvm -t FI_EP_DGRAM -v: the claimed capabilities exactly, 4096 B messages, no "
+         "registration needed", diag(rc, out, err))
+    rc, out, err = nv("run", 0, "--", "fi_info", "-p", "netvm", "-t", "FI_EP_MSG")
+    T.ok(rc == 61 and "fi_getinfo: -61" in out + err,
+         "fi_info -p netvm -t FI_EP_MSG: refused, FI_ENODATA", diag(rc, out, err))
+    # RDM, RMA, tags, atomics: not the provider's own; libfabric offers
+    # them by stacking its ofi_rxd on it (emulated), and only so
+    for what in (("-t", "FI_EP_RDM"), ("-c", "FI_RMA"), ("-c", "FI_TAGGED"), ("-c", "FI_ATOMIC")):
+        rc, out, err = nv("run", 0, "--", "fi_info", "-p", "netvm", *what)
+        provs = re.findall(r"^provider: (.*)$", out, re.M)
+        T.ok(rc == 0 and provs and set(provs) == {"netvm;ofi_rxd"} and
+             "protocol: FI_PROTO_RXD" in out,
+             "fi_info -p netvm %s %s: only ofi_rxd stacked on netvm offers it" % what,
+             diag(rc, out, err))
+
+
+def pingpong(server, client, target, args, prov="netvm", ep="dgram"):
+    """fi_pingpong on server and client -> (server result, client result)."""
+    cmd = ["fi_pingpong", "-p", prov, "-e", ep, "-c"] + args
+    res = {}
+
+    def srv():
+        res["s"] = nv("run", server, "--", *cmd, timeout=600)
+
+    def cli():
+        if wait_listening(server, OOB_PORT):
+            res["c"] = nv("run", client, "--", *(cmd + [target]), timeout=600)
+        else:
+            res["c"] = (-1, "", "the server never listened on port %d" % OOB_PORT)
+    run_parallel(lambda f: f(), {"s": (srv,), "c": (cli,)})
+    return res["s"], res["c"]
+
+
+def check_both(s, c, want_rows, what, quiet=True):
+    """quiet: nothing on stderr but what is expected (ofi_rxd warns of each
+    send it must retry, so not for it)."""
+    for res, who in ((s, "server"), (c, "client")):
+        rc, out, err = res
+        T.ok(rc == 0 and rows(out) == want_rows and
+             (not quiet or "error" not in (out + err).lower()),
+             "%s: %s exits 0, sizes %s, every iteration acknowledged, data checked"
+             % (what, who, ", ".join(r[0] for r in want_rows)), diag(rc, out, err))
+
+
+def check_two_nodes():
+    before = {n: counters(n) for n in (0, 1)}
+    s, c = pingpong(1, 0, PEER_IP, ["-I", str(ITERS)])
+    n = str(ITERS)
+    want = [(size, n, n) for size in ("64", "256", "1k", "4k")]
+    check_both(s, c, want, "fi_pingpong -e dgram -c -I %d, node 0 to node 1" % ITERS)
+    after = {n: counters(n) for n in (0, 1)}
+    if None in before.values() or None in after.values():
+        T.ok(False, "the NICs' U-Net counters could be read", str((before, after)))
+        return
+    d = {n: {k: after[n][k] - before[n][k] for k in COUNTERS} for n in (0, 1)}
+    # each way, one message per iteration and size, and fi_pingpong's one
+    # exchange before the sweep
+    msgs = 4 * ITERS + 1
+    T.ok(d[0]["unet_tx"] == msgs and d[1]["unet_rx"] == msgs and
+         d[1]["unet_tx"] == msgs and d[0]["unet_rx"] == msgs and
+         all(d[k][c] == 0 for k in (0, 1)
+             for c in ("unet_no_channel", "unet_dropped", "unet_diverted")),
+         "U-Net carried it: exactly %d messages each way, every one received, none dropped "
+         "(%s)" % (msgs, d), str(d))
+    for size in ("1", "4096"):
+        s, c = pingpong(1, 0, PEER_IP, ["-I", "50", "-S", size])
+        label = "4k" if size == "4096" else size
+        check_both(s, c, [(label, "50", "50")], "fi_pingpong -S %s" % size)
+
+
+def check_loopback():
+    before = counters(0)
+    s, c = pingpong(0, 0, "127.0.0.1", ["-I", "50", "-S", "1024"])
+    check_both(s, c, [("1k", "50", "50")], "software loop-back, both on node 0")
+    after = counters(0)
+    T.ok(before is not None and before == after,
+         "loop-back: the NIC's U-Net counters did not move", str((before, after)))
+
+
+FI_TEST = "/netvm/build/meson/guest-lib/fi_netvm/fi-netvm-test"
+
+
+def tap_lines(out):
+    return [l for l in out.splitlines() if l.startswith(("ok - ", "not ok - "))]
+
+
+def check_api():
+    """fi-netvm-test (tests/guest/fi_netvm_test.c): the API on one node's
+    loop-back, then FI_SOURCE across the nodes."""
+    rc, out, err = nv("run", 0, "--", FI_TEST, "local", timeout=300)
+    lines = tap_lines(out)
+    T.ok(rc == 0 and len(lines) == 22 and all(l.startswith("ok") for l in lines),
+         "fi-netvm-test local: AV table and map, bad addresses, getname, 1..4096 B checked "
+         "with readfrom, FI_ETRUNC, FI_EMSGSIZE, sread, fi_cancel (%d checks)" % len(lines),
+         diag(rc, out, err))
+    res = {}
+
+    def srv():
+        res["s"] = sh(1, "rm -f /tmp/fi.addr; exec %s server" % FI_TEST, timeout=300)
+
+    def cli():
+        rc, addr, err = sh(1, "i=0; while [ ! -s /tmp/fi.addr ]; do i=$((i+1)); "
+                              "[ $i -lt 1200 ] || exit 1; sleep 0.1; done; cat /tmp/fi.addr")
+        if rc == 0 and re.fullmatch(r"netvm:1:\d+", addr):
+            res["c"] = nv("run", 0, "--", FI_TEST, "client", addr, timeout=300)
+        else:
+            res["c"] = (-1, addr, "the server wrote no address: " + err)
+    run_parallel(lambda f: f(), {"s": (srv,), "c": (cli,)})
+    for k, who, n in (("s", "server (node 1)", 7), ("c", "client (node 0)", 7)):
+        rc, out, err = res[k]
+        lines = tap_lines(out)
+        T.ok(rc == 0 and len(lines) == n and all(l.startswith("ok") for l in lines),
+             "fi-netvm-test %s: a sender not in the AV is FI_ADDR_NOTAVAIL, once inserted "
+             "readfrom names it; 1..4096 B each way checked" % who, diag(rc, out, err))
+
+
+def check_rdm_over_rxd():
+    """FI_EP_RDM from libfabric's ofi_rxd stacked on the provider: its whole
+    sweep (up to 1 MiB, segmented into U-Net messages), data checked."""
+    before = {n: counters(n) for n in (0, 1)}
+    s, c = pingpong(1, 0, PEER_IP, ["-I", "5"], prov="netvm;ofi_rxd", ep="rdm")
+    want = [(size, "5", "5") for size in ("64", "256", "1k", "4k", "64k", "1m")]
+    check_both(s, c, want, "fi_pingpong -p 'netvm;ofi_rxd' -e rdm -c -I 5", quiet=False)
+    after = {n: counters(n) for n in (0, 1)}
+    # 5 x 1 MiB each way alone is 1280 messages of 4 KiB at least
+    T.ok(None not in before.values() and None not in after.values() and
+         all(after[n]["unet_tx"] - before[n]["unet_tx"] >= 1280 for n in (0, 1)),
+         "rxd's packets went over U-Net (at least 1280 messages each way)", str((before, after)))
+
+
+def main():
+    def body():
+        check_setup()
+        check_info()
+        check_two_nodes()
+        check_loopback()
+        check_api()
+        check_rdm_over_rxd()
+    return tap_cluster_main(T, CLUSTER, 2, body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

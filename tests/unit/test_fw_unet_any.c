@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * U-Net any-source channels (docs/unet.md, "Any-source channels"): two
+ * firmware instances back to back; B's endpoint takes a tag from anyone
+ * and each receive descriptor (or divert record) names the sender.  Every
+ * delivered byte and every reported address is checked.
+ */
+#include <check.h>
+#include <string.h>
+
+#include "sim_host.h"
+#include "fw_load.h"
+
+#define PORT_A	2
+#define PORT_A2	6
+#define PORT_B	3
+#define TAG_ANY	0x4f464903
+#define RXQ_LEN	16
+#define BUF	1024
+#define SEG_SZ	(64u * 1024)
+#define AREA	(SIM_HOST_BASE + (14u << 20))	/* rxq, then the segment */
+#define SEG	(AREA + RXQ_LEN * sizeof(struct nvm_unet_rx_desc))
+#define DIV	(SIM_HOST_BASE + (12u << 20))	/* B's divert ring */
+#define ANY_CH	4				/* B's any-source channel */
+
+static struct sim_chip ca, cb;
+static struct sim_host ha, hb;
+static uint32_t sent[FW_UNET_EPS];	/* send descriptors issued on A */
+
+static void settle(void)
+{
+	sim_settle(&ca, &cb);
+}
+
+static int kop(struct sim_host *h, uint8_t op, const void *arg, size_t len)
+{
+	struct nvm_cmd c = { .op = op };
+	uint32_t before = sh_shadow(h, NVM_EP_KERNEL).errors;
+
+	memcpy(c.inline_data, arg, len);
+	sh_cmd(h, NVM_EP_KERNEL, &c);
+	settle();
+	return sh_shadow(h, NVM_EP_KERNEL).errors != before;
+}
+
+/* Both endpoints of a chip share its area: only B's receive side is read. */
+static int open_ep(struct sim_host *h, uint32_t port)
+{
+	struct nvm_k_unet_open k = {
+		.seg = SEG, .rxq = AREA, .seg_size = SEG_SZ, .buf_size = BUF,
+		.rxq_len = RXQ_LEN, .port = port,
+	};
+
+	return kop(h, NVM_KOP_UNET_OPEN, &k, sizeof(k));
+}
+
+static int chan(struct sim_host *h, uint32_t port, uint32_t ch, uint32_t node,
+		uint32_t rport, uint32_t tag, uint32_t open)
+{
+	struct nvm_k_unet_chan k = {
+		.port = port, .channel = ch, .open = open, .node = node,
+		.rport = rport, .tag = tag,
+	};
+
+	return kop(h, NVM_KOP_UNET_CHAN, &k, sizeof(k));
+}
+
+static uint8_t *region(struct sim_chip *c, uint32_t port)
+{
+	return c->chip.sram + c->fw.layout.ep_base + port * NVM_EP_STRIDE;
+}
+
+static struct nvm_unet_status status(struct sim_chip *c, uint32_t port)
+{
+	struct nvm_unet_status st;
+
+	memcpy(&st, region(c, port) + NVM_UNET_STATUS, sizeof(st));
+	return st;
+}
+
+static struct nvm_unet_ctl *ctl(struct sim_chip *c, uint32_t port)
+{
+	return (struct nvm_unet_ctl *)(region(c, port) + NVM_UNET_CTL);
+}
+
+static void push_free(struct sim_chip *c, uint32_t port, uint32_t off)
+{
+	struct nvm_unet_ctl *k = ctl(c, port);
+	uint32_t *q = (uint32_t *)(region(c, port) + NVM_UNET_FREEQ);
+
+	q[k->free_prod % NVM_UNET_FREEQ_LEN] = off;
+	k->free_prod++;
+}
+
+/* Post a send on @port of chip @c (@data: inline, else segment offset 0). */
+static uint8_t send_on(struct sim_chip *c, uint32_t port, uint16_t ch,
+		       const void *data, uint32_t len)
+{
+	struct nvm_unet_send_desc d = { .channel = ch, .len = len };
+	uint8_t *slot = region(c, port) + NVM_UNET_SENDQ +
+			(sent[port] % NVM_UNET_SENDQ_LEN) * sizeof(d);
+
+	if (len <= NVM_UNET_INLINE_MAX) {
+		d.flags = NVM_UNET_F_INLINE;
+		memcpy(d.data, data, len);
+	} else {
+		memcpy(sim_host(c, SEG), data, len);
+	}
+	d.seq = ++sent[port];
+	memcpy(slot, &d, sizeof(d));
+	sim_doorbell(c, port * LANAI_DOORBELL_PAGE, sent[port]);
+	settle();
+	return slot[offsetof(struct nvm_unet_send_desc, status)];
+}
+
+static struct nvm_unet_rx_desc *rxd(uint32_t n)
+{
+	return (struct nvm_unet_rx_desc *)sim_host(&cb, AREA + (n % RXQ_LEN) *
+					     sizeof(struct nvm_unet_rx_desc));
+}
+
+static void fill(uint8_t *p, uint32_t n, uint32_t seed)
+{
+	for (uint32_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed + i * 7 + (i >> 8));
+}
+
+/* Message @n arrived whole on @ch from (@node, @port). */
+static void check_rx(uint32_t n, uint32_t ch, uint32_t node, uint32_t port,
+		     const uint8_t *msg, uint32_t len)
+{
+	struct nvm_unet_rx_desc *d = rxd(n);
+
+	ck_assert_uint_eq(d->seq, n + 1);
+	ck_assert_uint_eq(d->channel, ch);
+	ck_assert_uint_eq(d->src_node, node);
+	ck_assert_uint_eq(d->src_port, port);
+	ck_assert_uint_eq(d->len, len);
+	if (len <= NVM_UNET_INLINE_MAX) {
+		ck_assert_mem_eq(d->data, msg, len);
+		return;
+	}
+	ck_assert_uint_eq(d->nbuf, (len + BUF - 1) / BUF);
+	for (uint32_t b = 0; b < d->nbuf; b++) {
+		uint32_t k = len - b * BUF;
+
+		ck_assert_mem_eq(sim_host(&cb, SEG + d->buf[b]), msg + b * BUF,
+				 k < BUF ? k : BUF);
+		push_free(&cb, PORT_B, d->buf[b]);
+	}
+}
+
+static void setup(void)
+{
+	sim_init(&ca, 0, LANAI_SRAM_DEFAULT);
+	sim_init(&cb, 1, LANAI_SRAM_DEFAULT);
+	sim_connect(&ca, &cb);
+	sim_boot(&ca);
+	sim_boot(&cb);
+	sh_pair(&ha, &hb);
+	sh_init(&ha, &ca, 0xa0a0a0a0);
+	sh_init(&hb, &cb, 0xb0b0b0b0);
+	sh_area(&ha, SIM_HOST_BASE + (10u << 20), 6u << 20);
+	sh_area(&hb, SIM_HOST_BASE + (10u << 20), 6u << 20);
+	settle();
+	memset(sent, 0, sizeof(sent));
+	memset(sim_host(&cb, AREA), 0, SEG - AREA + SEG_SZ);
+	ck_assert_int_eq(open_ep(&ha, PORT_A), 0);
+	ck_assert_int_eq(open_ep(&ha, PORT_A2), 0);
+	ck_assert_int_eq(open_ep(&hb, PORT_B), 0);
+	ck_assert_int_eq(chan(&hb, PORT_B, ANY_CH, NVM_UNET_ANY, NVM_UNET_ANY,
+			      TAG_ANY, 1), 0);
+	for (uint32_t i = 0; i < 8; i++)
+		push_free(&cb, PORT_B, SEG_SZ - (i + 1) * BUF);
+}
+
+static void teardown(void)
+{
+	const char *what = NULL;
+
+	/* an any-source channel is state that loads (fw_load.c) */
+	ck_assert_msg(fw_state_ok(&ca.fw, &what), "node 0: %s", what);
+	ck_assert_msg(fw_state_ok(&cb.fw, &what), "node 1: %s", what);
+	ck_assert_uint_eq(sh_dma_violations(&ha), 0);
+	ck_assert_uint_eq(sh_dma_violations(&hb), 0);
+	sim_free(&ca);
+	sim_free(&cb);
+}
+
+/* Two senders, one after the other, reach the one channel; each is named. */
+START_TEST(learns_each_sender)
+{
+	uint8_t m[NVM_UNET_MSG_MAX];
+	uint32_t lens[] = { 1, 96, 97, 4096 };
+	uint32_t n = 0;
+
+	ck_assert_int_eq(chan(&ha, PORT_A, 0, 1, PORT_B, TAG_ANY, 1), 0);
+	for (uint32_t i = 0; i < 4; i++, n++) {
+		fill(m, lens[i], n);
+		ck_assert_uint_eq(send_on(&ca, PORT_A, 0, m, lens[i]),
+				  NVM_UNET_ST_SENT);
+		check_rx(n, ANY_CH, 0, PORT_A, m, lens[i]);
+	}
+	/* a tag names one channel per remote node on A: the first goes */
+	ck_assert_int_eq(chan(&ha, PORT_A2, 0, 1, PORT_B, TAG_ANY, 1), 1);
+	ck_assert_int_eq(chan(&ha, PORT_A, 0, 0, 0, 0, 0), 0);
+	ck_assert_int_eq(chan(&ha, PORT_A2, 3, 1, PORT_B, TAG_ANY, 1), 0);
+	fill(m, 200, n);
+	ck_assert_uint_eq(send_on(&ca, PORT_A2, 3, m, 200), NVM_UNET_ST_SENT);
+	check_rx(n++, ANY_CH, 0, PORT_A2, m, 200);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, n);
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_NO_CHANNEL], 0);
+}
+END_TEST
+
+/*
+ * The sender is what the sending NI and the link put in the headers,
+ * never what the message says: a payload shaped like an address, or a
+ * descriptor's reserved words, change nothing.
+ */
+START_TEST(sender_is_not_the_claim)
+{
+	struct nvm_unet_send_desc d = { .channel = 0, .len = 8,
+					.flags = NVM_UNET_F_INLINE };
+	uint8_t claim[8] = { 5, 0, 9, 0, 5, 0, 9, 0 };
+	uint8_t *slot = region(&ca, PORT_A) + NVM_UNET_SENDQ;
+
+	ck_assert_int_eq(chan(&ha, PORT_A, 0, 1, PORT_B, TAG_ANY, 1), 0);
+	memcpy(d.data, claim, 8);
+	d.reserved = 0x0905;
+	d.reserved2[0] = d.reserved2[1] = d.reserved2[2] = 0x00090005;
+	d.seq = ++sent[PORT_A];
+	memcpy(slot, &d, sizeof(d));
+	sim_doorbell(&ca, PORT_A * LANAI_DOORBELL_PAGE, sent[PORT_A]);
+	settle();
+	ck_assert_uint_eq(slot[offsetof(struct nvm_unet_send_desc, status)],
+			  NVM_UNET_ST_SENT);
+	check_rx(0, ANY_CH, 0, PORT_A, claim, 8);
+}
+END_TEST
+
+/*
+ * The node reported is the packet header's src_node, the one field the
+ * link authenticates (docs/security.md): a frame the link delivers as
+ * node 7's is node 7's, whatever the U-Net header's port says beside it.
+ */
+START_TEST(sender_node_from_link_header)
+{
+	uint8_t f[128], m[24];
+	struct nvm_pkt_hdr ph = {
+		.type = NVM_PKT_UNET, .version = NVM_PKT_VERSION,
+		.src_node = fw_be16(7), .dst_node = fw_be16(1),
+		.len = fw_be16(sizeof(struct nvm_unet_hdr) + sizeof(m)),
+	};
+	struct nvm_unet_hdr uh = {
+		.dst_port = fw_be16(PORT_B), .src_port = fw_be16(11),
+		.tag = fw_be32(TAG_ANY), .len = fw_be32(sizeof(m)),
+	};
+
+	fill(m, sizeof(m), 99);
+	memcpy(f, &ph, sizeof(ph));
+	memcpy(f + sizeof(ph), &uh, sizeof(uh));
+	memcpy(f + sizeof(ph) + sizeof(uh), m, sizeof(m));
+	sim_inject(&cb, f, sizeof(ph) + sizeof(uh) + sizeof(m));
+	settle();
+	check_rx(0, ANY_CH, 7, 11, m, sizeof(m));
+	/* another tag is nobody's */
+	uh.tag = fw_be32(TAG_ANY + 1);
+	memcpy(f + sizeof(ph), &uh, sizeof(uh));
+	sim_inject(&cb, f, sizeof(ph) + sizeof(uh) + sizeof(m));
+	settle();
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_NO_CHANNEL], 1);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 1);
+}
+END_TEST
+
+/* A channel naming the sender takes its messages before the any-source one. */
+START_TEST(named_channel_first)
+{
+	uint8_t m[40];
+
+	ck_assert_int_eq(chan(&hb, PORT_B, 1, 0, PORT_A, TAG_ANY, 1), 0);
+	ck_assert_int_eq(chan(&ha, PORT_A, 0, 1, PORT_B, TAG_ANY, 1), 0);
+	fill(m, sizeof(m), 3);
+	ck_assert_uint_eq(send_on(&ca, PORT_A, 0, m, sizeof(m)),
+			  NVM_UNET_ST_SENT);
+	check_rx(0, 1, 0, PORT_A, m, sizeof(m));
+	/* closed, the any-source channel takes them again */
+	ck_assert_int_eq(chan(&hb, PORT_B, 1, 0, 0, 0, 0), 0);
+	ck_assert_uint_eq(send_on(&ca, PORT_A, 0, m, sizeof(m)),
+			  NVM_UNET_ST_SENT);
+	check_rx(1, ANY_CH, 0, PORT_A, m, sizeof(m));
+}
+END_TEST
+
+/* It only receives; its tag is unique per endpoint; half-any is refused. */
+START_TEST(any_rules)
+{
+	uint8_t m[8] = "nobody!";
+
+	ck_assert_uint_eq(send_on(&cb, PORT_B, ANY_CH, m, 8),
+			  NVM_UNET_ST_BAD_CHANNEL);
+	ck_assert_uint_eq(status(&cb, PORT_B).send_errors, 1);
+	ck_assert_int_eq(chan(&hb, PORT_B, 5, NVM_UNET_ANY, NVM_UNET_ANY,
+			      TAG_ANY, 1), 1);
+	ck_assert_int_eq(chan(&hb, PORT_B, 5, NVM_UNET_ANY, NVM_UNET_ANY,
+			      TAG_ANY + 1, 1), 0);
+	ck_assert_int_eq(chan(&hb, PORT_B, 6, NVM_UNET_ANY, 2, TAG_ANY + 2, 1),
+			 1);
+	ck_assert_int_eq(chan(&hb, PORT_B, 6, 0, NVM_UNET_ANY, TAG_ANY + 2, 1),
+			 1);
+	/* another endpoint may take the same tag from anyone */
+	ck_assert_int_eq(open_ep(&hb, PORT_B + 1), 0);
+	ck_assert_int_eq(chan(&hb, PORT_B + 1, 0, NVM_UNET_ANY, NVM_UNET_ANY,
+			      TAG_ANY, 1), 0);
+}
+END_TEST
+
+/* NVM_KOP_UNET_DIVERT_CFG: the kernel's divert ring of @slots at @at. */
+static int divert_ring(struct sim_host *h, uint64_t at, uint16_t slots)
+{
+	struct nvm_cmd c = { .op = NVM_KOP_UNET_DIVERT_CFG, .dst_node = slots };
+	uint32_t before = sh_shadow(h, NVM_EP_KERNEL).errors;
+
+	c.arg[0] = (uint32_t)at;
+	c.arg[1] = (uint32_t)(at >> 32);
+	sh_cmd(h, NVM_EP_KERNEL, &c);
+	settle();
+	return sh_shadow(h, NVM_EP_KERNEL).errors != before;
+}
+
+/* A diverted message names its sender in the divert record. */
+START_TEST(diverted_names_sender)
+{
+	uint8_t m[40];
+
+	ck_assert_int_eq(divert_ring(&hb, DIV, 8), 0);
+	ck_assert_int_eq(chan(&ha, PORT_A2, 0, 1, PORT_B, TAG_ANY, 1), 0);
+	ctl(&cb, PORT_B)->desched = 1;	/* the owner is not running */
+	fill(m, sizeof(m), 5);
+	ck_assert_uint_eq(send_on(&ca, PORT_A2, 0, m, sizeof(m)),
+			  NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 1);
+	{
+		struct nvm_unet_div_rec *r =
+			(struct nvm_unet_div_rec *)sim_host(&cb, DIV);
+
+		ck_assert_uint_eq(r->seq, 1);
+		ck_assert_uint_eq(r->port, PORT_B);
+		ck_assert_uint_eq(r->channel, ANY_CH);
+		ck_assert_uint_eq(r->src_node, 0);
+		ck_assert_uint_eq(r->src_port, PORT_A2);
+		ck_assert_uint_eq(r->len, sizeof(m));
+		ck_assert_mem_eq(r->data, m, sizeof(m));
+	}
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("firmware-unet-any");
+	TCase *t = tcase_create("any-source");
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, learns_each_sender);
+	tcase_add_test(t, sender_is_not_the_claim);
+	tcase_add_test(t, sender_node_from_link_header);
+	tcase_add_test(t, named_channel_first);
+	tcase_add_test(t, any_rules);
+	tcase_add_test(t, diverted_names_sender);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *r = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? 1 : 0;
+}

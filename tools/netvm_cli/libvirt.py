@@ -1,0 +1,358 @@
+"""Clusters as libvirt domains (docs/cluster.md, "libvirt and several hosts").
+
+    ./netvm libvirt-xml [-n N] [--accel A] [--mem MB] [--out DIR]
+    ./netvm up --libvirt URI[,URI...]     (then run, status, console, logs, down)
+
+Each node is a persistent libvirt domain named netvm-CLUSTER-nodeI that runs
+our QEMU build (<emulator>) with the very devices ./netvm up gives its own
+QEMU processes (Cluster.qemu_cmd): what libvirt's domain XML expresses is
+said in it (kernel, initramfs and command line, memory, the serial console
+and its log, the 9p share, the package disk); what it cannot say is passed
+through libvirt's <qemu:commandline>: the lanai device and its link, the
+host's injection FIFO, the control NIC (a user-mode netdev restricted to a
+host port forward) and the data NIC (a dgram netdev on a loopback multicast
+group), our QEMU's firmware paths, QEMU's own log and a second QMP monitor
+for ./netvm status.
+
+libvirt is driven through virsh (Debian's libvirt-clients).  Nodes are
+spread over the URIs round robin, node 0 started first (back to back it
+listens for node 1).  The nodes boot cold (the boot template's restore goes
+through QMP and -incoming, which libvirt owns).  Only URIs of this host
+(no host part: qemu:///system, qemu:///session): the agent ports, the
+sockets and the share are this host's.
+"""
+import os
+import subprocess
+import time
+import urllib.parse
+import xml.etree.ElementTree as ET
+
+from . import pkgdisk
+from .build import require_built
+from .cluster import (AGENT_GUEST_PORT, BACK_TO_BACK_MAX, DATA_GROUP, MAX_NODES, check_memory,
+                      free_port, free_udp_port)
+from .command import Command
+from .common import (BUILD, DEFAULT_MEM, INITRAMFS, REPO, VMLINUZ, NetvmError, Timer,
+                     qemu_binary, rel, say)
+
+QEMU_NS = "http://libvirt.org/schemas/domain/qemu/1.0"
+ET.register_namespace("qemu", QEMU_NS)
+VIRSH = "virsh"
+# PCI slots of the devices passed through <qemu:commandline>: QEMU would
+# give them the first free slots before it creates libvirt's own devices,
+# which libvirt has placed there (slots 2, 3, ...).
+PCI_SLOTS = {"ctl": 0x10, "data": 0x11, "nic": 0x12}
+
+
+def parse_uris(text):
+    """--libvirt's URI[,URI...] -> list; each must be a libvirt QEMU URI
+    of this host (docs/cluster.md says why)."""
+    uris = [u.strip() for u in (text or "").split(",")]
+    if not text or not all(uris):
+        raise NetvmError("--libvirt wants URI[,URI...], e.g. qemu:///system")
+    for u in uris:
+        p = urllib.parse.urlsplit(u)
+        if not p.scheme.startswith("qemu"):
+            raise NetvmError("--libvirt %s: not a libvirt QEMU URI (qemu:///system, qemu:///session)" % u)
+        if p.netloc:
+            raise NetvmError("--libvirt %s: a remote host; only this host's URIs (qemu:///system, "
+                             "qemu:///session) for now: docs/cluster.md, \"libvirt and several hosts\"" % u)
+    return uris
+
+
+def spread(n, uris):
+    """The URI of each of n nodes: round robin, node 0 on the first."""
+    return [uris[i % len(uris)] for i in range(n)]
+
+
+def virsh(uri, *args, check=True, timeout=120):
+    """virsh -c URI ARGS -> (rc, output); a failure raises NetvmError with
+    virsh's own message unless check is False."""
+    cmd = [VIRSH, "-q", "-c", uri] + list(args)
+    try:
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    except FileNotFoundError:
+        raise NetvmError("virsh not found: install libvirt-clients (sh ci/install-deps.sh)")
+    except subprocess.TimeoutExpired:
+        raise NetvmError("virsh -c %s %s: no answer within %d s" % (uri, " ".join(args), timeout))
+    out = r.stdout.strip()
+    if check and r.returncode != 0:
+        raise NetvmError("virsh -c %s %s: %s" % (uri, args[0], out.replace("\n", " ")))
+    return r.returncode, out
+
+
+def passthrough_args(c, i, n, port):
+    """What libvirt's XML cannot say, as QEMU arguments (<qemu:commandline>):
+    the same options as Cluster.qemu_cmd gives a node of a cluster started
+    without the switch, with absolute paths."""
+    args = ["-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
+            "-qmp", "unix:%s,server=on,wait=off" % c.abs_socket("node%d.qmp" % i),
+            # control plane: the guest agent, reached through a host port
+            "-netdev", "user,id=ctl,restrict=on,hostfwd=tcp:127.0.0.1:%d-:%d" % (port, AGENT_GUEST_PORT),
+            "-device", "virtio-net-pci,netdev=ctl,romfile=,addr=%#x" % PCI_SLOTS["ctl"]]
+    data, _ = c.data_nic(i)
+    if data:
+        data[-1] += ",addr=%#x" % PCI_SLOTS["data"]
+    auth, inject = "", []
+    if n == 2:   # Cluster.link_auth's, with the FIFO's absolute path (up makes it)
+        auth = ",peer-node=%d" % (1 - i)
+        inject = ["-chardev", "pipe,id=inject,path=%s" % c.path("node%d.inject" % i),
+                  "-object", "filter-redirector,id=injf,netdev=link0,queue=tx,indev=inject"]
+    link = "server=%s,addr.type=unix,addr.path=%s" % ("on" if i == 0 else "off",
+                                                      c.abs_socket("link0.sock"))
+    return args + data + [
+        "-device", "lanai,id=nic,netdev=link0,node-id=%d,sram-size=8388608%s,addr=%#x"
+        % (i, auth, PCI_SLOTS["nic"]),
+        "-netdev", "stream,id=link0," + link] + inject + [
+        "-d", "guest_errors", "-D", c.path("node%d.qemu.log" % i)]
+
+
+def sub(parent, tag, text=None, **attrs):
+    e = ET.SubElement(parent, tag, {k.rstrip("_"): str(v) for k, v in attrs.items()})
+    if text is not None:
+        e.text = str(text)
+    return e
+
+
+def domain_xml(c, i, n, port, accel, mem):
+    """libvirt's domain XML for node i of n (c.state set as by up)."""
+    _, data_arg = c.data_nic(i)
+    dom = ET.Element("domain", {"type": "kvm" if accel == "kvm" else "qemu"})
+    sub(dom, "name", c.vm_name(i))
+    sub(dom, "memory", mem, unit="MiB")
+    sub(dom, "vcpu", 1)
+    os_ = sub(dom, "os")
+    sub(os_, "type", "hvm", arch="x86_64", machine="pc")
+    sub(os_, "kernel", VMLINUZ)
+    sub(os_, "initrd", INITRAMFS)
+    sub(os_, "cmdline", "console=ttyS0 quiet panic=-1 netvm.node=%d%s" % (i, data_arg))
+    sub(sub(dom, "features"), "acpi")
+    sub(dom, "clock", offset="utc")
+    # -no-reboot: a guest that panics or reboots stops, as with ./netvm up
+    for ev in ("on_poweroff", "on_reboot", "on_crash"):
+        sub(dom, ev, "destroy")
+    dev = sub(dom, "devices")
+    sub(dev, "emulator", qemu_binary())
+    # the repository, read-only, at /netvm in the guest (squash:
+    # security_model=none, as ./netvm up's)
+    fs = sub(dev, "filesystem", type="mount", accessmode="squash")
+    sub(fs, "driver", type="path")
+    sub(fs, "source", dir=REPO)
+    sub(fs, "target", dir="netvm")
+    sub(fs, "readonly")
+    if os.path.exists(pkgdisk.PKGDISK):   # the Debian packages (docs/packages.md)
+        disk = sub(dev, "disk", type="file", device="disk")
+        sub(disk, "driver", name="qemu", type="raw")
+        sub(disk, "source", file=pkgdisk.PKGDISK)
+        sub(disk, "target", dev="vda", bus="virtio")
+        sub(disk, "readonly")
+        sub(disk, "serial", pkgdisk.SERIAL)
+    # the serial console: virsh console, and its log for ./netvm logs
+    ser = sub(dev, "serial", type="pty")
+    sub(ser, "log", file=c.path("node%d.serial.log" % i), append="off")
+    sub(ser, "target", port=0)
+    sub(sub(dev, "console", type="pty"), "target", type="serial", port=0)
+    sub(dev, "controller", type="usb", model="none")
+    sub(dev, "memballoon", model="none")
+    # QEMU runs as the user who runs ./netvm, and nothing is relabelled:
+    # libvirt's DAC driver would otherwise run it as libvirt-qemu (which
+    # cannot write its sockets and logs in our state dir) and chown our
+    # kernel, initramfs and package disk (docs/cluster.md, "libvirt and
+    # several hosts")
+    sec = sub(dom, "seclabel", type="static", model="dac", relabel="no")
+    sub(sec, "label", "+%d:+%d" % (os.getuid(), os.getgid()))
+    cl = sub(dom, "{%s}commandline" % QEMU_NS)
+    for a in passthrough_args(c, i, n, port):
+        sub(cl, "{%s}arg" % QEMU_NS, value=a)
+    ET.indent(dom)
+    return ET.tostring(dom, encoding="unicode") + "\n"
+
+
+def new_state(c, n, accel, mem, uris):
+    return {"name": c.name, "n": n, "accel": accel, "mem": mem, "started": time.time(),
+            "nodes": [], "routes_mode": "map",
+            "data_net": {"group": DATA_GROUP, "port": free_udp_port()},
+            "libvirt": {"uris": uris}}
+
+
+def check_args(n, accel, mem):
+    if not 1 <= n <= BACK_TO_BACK_MAX:
+        raise NetvmError("--libvirt: 1 or %d nodes for now (-n %d): clusters through netvm-switch "
+                         "are not started as libvirt domains yet" % (BACK_TO_BACK_MAX, n))
+    if n > MAX_NODES:
+        raise AssertionError
+    check_memory(n, mem)
+
+
+def find_pid(c, i):
+    """The pid of node i's QEMU, which libvirt started: the process whose
+    command line names the domain (-name guest=netvm-CLUSTER-nodeI,...)
+    and carries this checkout's state dir; None if there is none."""
+    tag = ("guest=%s," % c.vm_name(i)).encode()
+    mine = c.dir.encode()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if tag in cmd and mine in cmd:
+            return int(pid)
+    return None
+
+
+def is_libvirt(c):
+    return bool((c.load() or {}).get("libvirt"))
+
+
+def up(c, n, accel, mem, timeout, uris):
+    """./netvm up --libvirt: define and start every node as a domain, wait
+    for their agents (and, back to back, the link)."""
+    check_args(n, accel, mem)
+    uris = parse_uris(uris)
+    require_built()
+    where = spread(n, uris)
+    for u in dict.fromkeys(uris):
+        virsh(u, "uri")   # the daemon answers
+    for i in range(n):
+        rc, _ = virsh(where[i], "domstate", c.vm_name(i), check=False)
+        if rc == 0:
+            raise NetvmError("libvirt domain %s already exists on %s (another checkout's cluster "
+                             "'%s'?): ./netvm down, or virsh -c %s undefine %s"
+                             % (c.vm_name(i), where[i], c.name, where[i], c.vm_name(i)))
+    c.lock()
+    try:
+        if c.clean_stale():
+            raise NetvmError("cluster '%s' is already up (%d nodes): ./netvm down first, or "
+                             "pick another --cluster" % (c.name, len(c.state["nodes"])))
+        os.makedirs(c.dir)
+        c.state = new_state(c, n, accel, mem, uris)
+        c.save()
+        t = Timer()
+        say("starting %d node%s as libvirt domains (cluster '%s', %s, %d MiB each, on %s, cold boot)"
+            % (n, "s" if n > 1 else "", c.name, accel, mem, ", ".join(dict.fromkeys(uris))))
+        try:
+            for i in range(n):
+                port = free_port()
+                xml_path = c.path("node%d.xml" % i)
+                c.link_auth(i, n)      # makes nodeI.inject
+                with open(xml_path, "w") as f:
+                    f.write(domain_xml(c, i, n, port, accel, mem))
+                node = {"id": i, "pid": 0, "port": port, "uri": where[i], "domain": c.vm_name(i)}
+                c.state["nodes"].append(node)
+                c.save()
+                td = Timer()
+                virsh(where[i], "define", xml_path)
+                node["defined"] = True
+                c.save()
+                ts = Timer()
+                virsh(where[i], "start", c.vm_name(i))
+                say("node %d: domain %s on %s defined in %s, started in %s"
+                    % (i, c.vm_name(i), where[i], "%.1f s" % (td.secs - ts.secs), ts))
+                node["pid"] = find_pid(c, i) or 0
+                if not node["pid"]:
+                    raise NetvmError("node %d: domain %s started but its QEMU is not on this host"
+                                     % (i, c.vm_name(i)))
+                c.save()
+            c.wait_ready(timeout, progress=True)
+            if n == 2:
+                c.wait_links(timeout)
+        except BaseException:
+            remove_domains(c)
+            c.remove_dir(keep_logs=True)
+            raise
+        say("cluster '%s' up as libvirt domains: %d node%s ready in %s" % (
+            c.name, n, "s" if n > 1 else "", t))
+    finally:
+        c.unlock()
+
+
+def remove_domains(c):
+    """Stops and undefines every domain of the cluster; -> the names of
+    those still defined afterwards."""
+    left = []
+    for node in c.state.get("nodes", []):
+        if not node.get("defined"):
+            continue
+        uri, dom = node["uri"], node["domain"]
+        rc, state = virsh(uri, "domstate", dom, check=False)
+        if rc != 0:
+            continue                      # already gone
+        if state != "shut off":
+            virsh(uri, "destroy", dom, check=False)
+        virsh(uri, "undefine", dom, check=False)
+        if virsh(uri, "domstate", dom, check=False)[0] == 0:
+            left.append("%s on %s" % (dom, uri))
+    return left
+
+
+def down(c):
+    c.lock()
+    try:
+        st = c.load()
+        t = Timer()
+        left = remove_domains(c)
+        if left:
+            raise NetvmError("could not remove libvirt domain(s) %s" % ", ".join(left))
+        c.remove_dir()
+        say("cluster '%s' down (%d libvirt domain%s stopped and undefined in %s)" % (
+            c.name, len(st["nodes"]), "" if len(st["nodes"]) == 1 else "s", t))
+    finally:
+        c.unlock()
+
+
+def status(c):
+    st = c.load()
+    print("libvirt domains:")
+    for node in st["nodes"]:
+        rc, state = virsh(node["uri"], "domstate", node["domain"], check=False)
+        print("  node %d: %s on %s: %s" % (node["id"], node["domain"], node["uri"],
+                                         state if rc == 0 else "NOT DEFINED"))
+    return c.status()
+
+
+def console(c, n):
+    """virsh console of node n (Ctrl-] leaves, as with ./netvm console)."""
+    node = c.node(n)
+    print("netvm: node %d console (virsh console %s); press Ctrl-] to leave" % (
+        node["id"], node["domain"]), flush=True)
+    return subprocess.call([VIRSH, "-c", node["uri"], "console", "--force", node["domain"]])
+
+
+def write_xml(c, n, accel, mem, out):
+    """./netvm libvirt-xml: each node's domain XML into OUT (no cluster is
+    started; the agent ports and data network port are picked now and are
+    free at this moment only)."""
+    check_args(n, accel, mem)
+    out = out or os.path.join(BUILD, "libvirt-xml", c.name)
+    os.makedirs(out, exist_ok=True)
+    saved = c.state
+    c.state = new_state(c, n, accel, mem, ["qemu:///system"])
+    try:
+        for i in range(n):
+            p = os.path.join(out, "%s.xml" % c.vm_name(i))
+            with open(p, "w") as f:
+                f.write(domain_xml(c, i, n, free_port(), accel, mem))
+            say("wrote %s" % rel(p))
+    finally:
+        c.state = saved
+
+
+def add_xml_args(sp):
+    sp.add_argument("-n", "--nodes", type=int, default=2, help="number of nodes (1 or 2; default 2)")
+    sp.add_argument("--accel", choices=("tcg", "kvm"), default="tcg", help="QEMU accelerator (default tcg)")
+    sp.add_argument("--mem", type=int, default=DEFAULT_MEM, metavar="MB",
+                    help="guest RAM (default %d)" % DEFAULT_MEM)
+    sp.add_argument("--out", metavar="DIR",
+                    help="directory for netvm-CLUSTER-nodeI.xml (default build/libvirt-xml/CLUSTER)")
+    sp.set_defaults(func=lambda a, c: write_xml(c, a.nodes, a.accel, a.mem, a.out))
+
+
+COMMANDS = [
+    Command("libvirt-xml", "write each node's libvirt domain XML (what up --libvirt defines)",
+            add_xml_args),
+]
+
