@@ -233,6 +233,7 @@ uint32_t fw_nv_pt_hold(struct fw *fw, uint32_t port, uint32_t on);
 
 /* fw_nv_tx.c: building and sending packets, the window */
 void fw_nv_sent(struct fw *fw, uint32_t arg);
+/* a buffer in no peer's share: U-Net's control frames and divert path */
 uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners);
 uint32_t fw_nv_txbuf_alloc_for(struct fw *fw, uint32_t owners, uint32_t node);
 uint32_t fw_nv_txbuf_off(struct fw *fw, uint32_t tb);

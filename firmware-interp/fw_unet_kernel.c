@@ -137,13 +137,14 @@ static uint32_t k_ksend(struct fw *fw, const struct nvm_k_unet_ksend *k)
 	    k->src_port < NVM_UNET_VPORT_MIN ||
 	    k->src_port >= NVM_UNET_VPORT_MAX ||
 	    (k->hflags & ~(NVM_UNET_HF_NOINTR | NVM_UNET_HF_REPLY)) ||
-	    k->reply >= NVM_UNET_REPLY_SLOTS)
+	    k->reply >= NVM_UNET_REPLY_SLOTS ||
+	    (k->cookie & NVM_UNET_KS_UNREACHABLE))
 		return NVM_ST_BAD_CMD;
 	if (fw_nv_unreachable(fw, k->node))
 		return NVM_ST_UNREACHABLE;	/* nothing sent, as for a NIC endpoint */
 	if (fw_sendq_room(fw) < 2)
 		return NVM_ST_BUSY;	/* the kernel tries again */
-	tb = fw_nv_txbuf_alloc(fw, FW_TB_WIRE);
+	tb = fw_nv_txbuf_alloc_for(fw, FW_TB_WIRE, k->node);	/* its share */
 	if (!tb)
 		return NVM_ST_BUSY;
 	slot = fw_hdma_alloc(fw, FW_JOB_UNET_KFETCH, tb);
@@ -163,24 +164,40 @@ static uint32_t k_ksend(struct fw *fw, const struct nvm_k_unet_ksend *k)
 	return NVM_ST_OK;
 }
 
+/*
+ * A KSEND's bytes are here.  Its node may have become unreachable since
+ * the command was accepted (the route removed, NetVM gave it up): then it
+ * is not sent (it would leave without route bytes) and the kernel is told
+ * so with the cookie marked NVM_UNET_KS_UNREACHABLE, as a NIC endpoint's
+ * message is checked again after its fetch.
+ */
 void fw_unet_kfetched(struct fw *fw, uint32_t tb, uint32_t status)
 {
 	struct nvm_pkt_hdr ph;
 	uint32_t base = fw_nv_txbuf_off(fw, tb);
 	uint32_t flen = fw->nv.txbuf_len[tb - 1];
+	uint32_t done = fw->unet.ks_cookie[tb - 1];
+	bool gone;
 	uint8_t rl;
 
+	/* the header as the NI built it; a guest may have rewritten it in
+	 * SRAM since, so the node is bounded where it is used */
+	memcpy(&ph, fw->chip->sram + base + NVM_ROUTE_MAX, sizeof(ph));
+	gone = status == NVM_DMA_ST_DONE &&
+	       fw_nv_unreachable(fw, fw_be16(ph.dst_node));
+	if (gone)
+		done |= NVM_UNET_KS_UNREACHABLE;
 	/* the bytes are here: the kernel may reuse its buffer */
 	if (fw->unet.ks_done[tb - 1])
-		fw_nv_host_write(fw, fw->unet.ks_done[tb - 1],
-				 &fw->unet.ks_cookie[tb - 1], 4);
+		fw_nv_host_write(fw, fw->unet.ks_done[tb - 1], &done, 4);
 	fw->unet.ks_done[tb - 1] = 0;
-	memcpy(&ph, fw->chip->sram + base + NVM_ROUTE_MAX, sizeof(ph));
 	rl = fw_nv_route_len(fw, fw_be16(ph.dst_node));
-	if (status != NVM_DMA_ST_DONE ||
+	if (status != NVM_DMA_ST_DONE || gone ||
 	    !fw_send_submit(fw, FW_PROG_UNET, tb, base + NVM_ROUTE_MAX - rl,
 			    flen)) {
 		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
+		if (gone)
+			fw_count(fw, FW_CNT_UNET_TX_BAD);
 		return;
 	}
 	fw_count(fw, FW_CNT_UNET_TX);

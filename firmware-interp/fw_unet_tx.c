@@ -177,7 +177,9 @@ static bool tx_step_ep(struct fw *fw, uint32_t port)
 		return false;	/* the receiver holds us (overflow control) */
 	if (fw_sendq_room(fw) < 2)
 		return false;	/* keep one for NetVM's ACKs */
-	tb = fw_nv_txbuf_alloc(fw, FW_TB_WIRE);
+	/* within the peer's share, as NetVM's: frames to one node that stop
+	 * moving (its link stalled) leave buffers for the others' traffic */
+	tb = fw_nv_txbuf_alloc_for(fw, FW_TB_WIRE, e->ch[d.channel].node);
 	if (!tb)
 		return false;
 	if (d.flags & NVM_UNET_F_INLINE) {

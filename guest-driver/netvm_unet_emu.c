@@ -147,7 +147,8 @@ static void emu_gather(struct netvm_unet *u, const struct nvm_unet_send_desc *d)
  * Send through the kernel endpoint and wait until the NI has fetched the
  * bytes (its cookie lands in ks), so SENT means reusable, as for a NIC
  * endpoint.  A node with no route or given up is refused by the NI
- * (NVM_ST_UNREACHABLE) and the send fails UNREACHABLE, as a NIC
+ * (NVM_ST_UNREACHABLE), or after the fetch (the cookie comes back marked
+ * NVM_UNET_KS_UNREACHABLE), and the send fails UNREACHABLE, as a NIC
  * endpoint's does.
  */
 static u32 emu_ksend(struct netvm_unet *u, const struct nvm_k_unet_ksend *k)
@@ -170,8 +171,13 @@ static u32 emu_ksend(struct netvm_unet *u, const struct nvm_k_unet_ksend *k)
 	if (ret)
 		return NVM_UNET_ST_DMA;
 	for (i = 0; i < EMU_KS_TRIES; i++) {
-		if (READ_ONCE(*done) == k->cookie)
+		u32 got = READ_ONCE(*done);
+
+		if (got == k->cookie)
 			return NVM_UNET_ST_SENT;
+		/* fetched, but its node became unreachable meanwhile */
+		if (got == (k->cookie | NVM_UNET_KS_UNREACHABLE))
+			return NVM_UNET_ST_UNREACHABLE;
 		usleep_range(20, 50);
 	}
 	return NVM_UNET_ST_DMA;
@@ -463,7 +469,8 @@ static void emu_kick_locked(struct netvm_unet *u)
 			k.dst_port = (u16)u->ch[d.channel].port;
 			k.src_port = (u16)u->port;
 			k.done_addr = u->ks_dma + EMU_KS_DONE;
-			k.cookie = u->est.send_consumed + 1;
+			k.cookie = (u->est.send_consumed + 1) &
+				   ~NVM_UNET_KS_UNREACHABLE;
 			k.hflags = (d.flags & NVM_UNET_F_NOINTR ?
 				    NVM_UNET_HF_NOINTR : 0) |
 				   (d.flags & NVM_UNET_F_REPLY ?

@@ -107,6 +107,8 @@ def parts_of(m):
         parts = ["driver"]
     elif f.startswith("guest-lib/"):
         parts = ["meson"] + (["image"] if guest else [])
+    elif f.startswith("fabric/"):
+        parts = ["meson"]       # netvm-switch, run from build/meson
     return parts
 
 
