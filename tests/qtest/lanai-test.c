@@ -1903,7 +1903,7 @@ static void test_migration_corrupt_fw_tables(void)
         { NVM_FW_SAVED_NV_RR_EP, 4, 0x10000, "failed" },
         { NVM_FW_SAVED_PEER1_WQ_HEAD, 4, 0x10000, "failed" },
         { NVM_FW_SAVED_TW_HEAD0, 2, 0xffff, "failed" },
-        { NVM_FW_SAVED_UNET_EP1_STATE, 4, 0x10000, "failed" },  /* no such state */
+        { NVM_FW_SAVED_UNET_EP1_STATE, 4, 0x10000, "failed" }, /* no state */
         { NVM_FW_SAVED_UNET_DIV_SLOTS, 4, 0x10000, "failed" },
         { NVM_FW_SAVED_NV_TXBUF_PEER0, 1, 0xff, "failed" },
         { NVM_FW_SAVED_ETH_TX_NEXT, 4, 0x10000, "failed" },
