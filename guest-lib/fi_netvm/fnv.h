@@ -57,6 +57,8 @@ struct fnv_addr {
 };
 
 extern struct fi_provider fnv_prov;
+/* every fid's tostr (fi_tostr FI_TYPE_FID): "netvm CLASS: ADDRESS" */
+int fnv_tostr(const struct fid *fid, char *buf, size_t len);
 
 /* ---- fnv_info.c: what the provider offers, and matching hints ---- */
 int fnv_getinfo(uint32_t version, const char *node, const char *service,
@@ -194,7 +196,6 @@ int fnv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int fnv_no_control(struct fid *fid, int command, void *arg);
 int fnv_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		    void **ops, void *context);
-int fnv_no_tostr(const struct fid *fid, char *buf, size_t len);
 int fnv_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		   void *ops, void *context);
 int fnv_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,

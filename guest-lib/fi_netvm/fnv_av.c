@@ -241,7 +241,7 @@ static struct fi_ops av_fi_ops = {
 	.bind = fnv_no_bind,
 	.control = fnv_no_control,
 	.ops_open = fnv_no_ops_open,
-	.tostr = fnv_no_tostr,
+	.tostr = fnv_tostr,
 	.ops_set = fnv_no_ops_set,
 };
 

@@ -229,7 +229,7 @@ static struct fi_ops ep_fi_ops = {
 	.bind = ep_bind,
 	.control = ep_control,
 	.ops_open = fnv_no_ops_open,
-	.tostr = fnv_no_tostr,
+	.tostr = fnv_tostr,
 	.ops_set = fnv_no_ops_set,
 };
 

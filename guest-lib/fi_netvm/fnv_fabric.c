@@ -34,7 +34,7 @@ static struct fi_ops mr_fi_ops = {
 	.bind = fnv_no_bind,
 	.control = fnv_no_control,
 	.ops_open = fnv_no_ops_open,
-	.tostr = fnv_no_tostr,
+	.tostr = fnv_tostr,
 	.ops_set = fnv_no_ops_set,
 };
 
@@ -110,7 +110,7 @@ static struct fi_ops dom_fi_ops = {
 	.bind = fnv_no_bind,
 	.control = fnv_no_control,
 	.ops_open = fnv_no_ops_open,
-	.tostr = fnv_no_tostr,
+	.tostr = fnv_tostr,
 	.ops_set = fnv_no_ops_set,
 };
 
@@ -232,7 +232,7 @@ static struct fi_ops eq_fi_ops = {
 	.bind = fnv_no_bind,
 	.control = fnv_no_control,
 	.ops_open = fnv_no_ops_open,
-	.tostr = fnv_no_tostr,
+	.tostr = fnv_tostr,
 	.ops_set = fnv_no_ops_set,
 };
 
@@ -279,7 +279,7 @@ static struct fi_ops fab_fi_ops = {
 	.bind = fnv_no_bind,
 	.control = fnv_no_control,
 	.ops_open = fnv_no_ops_open,
-	.tostr = fnv_no_tostr,
+	.tostr = fnv_tostr,
 	.ops_set = fnv_no_ops_set,
 };
 

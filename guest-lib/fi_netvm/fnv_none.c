@@ -30,12 +30,6 @@ int fnv_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 	return -FI_ENOSYS;
 }
 
-int fnv_no_tostr(const struct fid *fid, char *buf, size_t len)
-{
-	(void)fid; (void)buf; (void)len;
-	return -FI_ENOSYS;
-}
-
 int fnv_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		   void *ops, void *context)
 {

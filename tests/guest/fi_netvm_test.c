@@ -25,6 +25,7 @@
  *   fi-netvm-test client ADDR (node 0)
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,13 @@ static void iovecs(struct side *a, struct side *b, fi_addr_t to_b, fi_addr_t fro
 		sv[i].iov_base = out;
 		sv[i].iov_len = 1;
 	}
+	/* lengths whose sum wraps a size_t to 1: too large, not a 1-byte send */
+	sv[0].iov_len = SIZE_MAX;
+	sv[1].iov_len = 2;
+	check(fi_sendv(a->ep, sv, NULL, 2, to_b, NULL) == -FI_EMSGSIZE,
+	      "fi_sendv of pieces whose lengths overflow: -FI_EMSGSIZE");
+	sv[0].iov_len = 1;
+	sv[1].iov_len = 1;
 	check(fi_sendv(a->ep, sv, NULL, 5, to_b, NULL) == -FI_EINVAL &&
 	      fi_recvv(b->ep, sv, NULL, 5, FI_ADDR_UNSPEC, NULL) == -FI_EINVAL,
 	      "fi_sendv and fi_recvv of 5 pieces: -FI_EINVAL (4 at most)");
@@ -371,7 +379,6 @@ static void refused(struct side *a, struct fid_av *av, fi_addr_t to)
 	REFUSED("fi_injectdata", fi_injectdata(ep, buf, 8, 5, to));
 	REFUSED("fi_open_ops", fi_open_ops(&ep->fid, "netvm", 0, &ops, &ctx));
 	REFUSED("fi_set_ops", fi_set_ops(&ep->fid, "netvm", 0, &ops, &ctx));
-	REFUSED("fid tostr", ep->fid.ops->tostr(&ep->fid, str, sizeof(str)));
 	REFUSED("fi_control FI_GETWAIT", fi_control(&a->cq->fid, FI_GETWAIT, &ops));
 	/* domain: scalable and shared contexts, counters, poll sets */
 	REFUSED("fi_scalable_ep", fi_scalable_ep(dom, info, &other, &ctx));
@@ -385,6 +392,10 @@ static void refused(struct side *a, struct fid_av *av, fi_addr_t to)
 	REFUSED("fi_wait_open", fi_wait_open(fab, &waita, &wait));
 	REFUSED("fi_trywait", fi_trywait(fab, fids, 1));
 	REFUSED("fi_domain2 FI_PEER", fi_domain2(fab, info, &d2, FI_PEER, &ctx));
+	/* tostr is offered: what libfabric's fi_tostr prints for a fid */
+	snprintf(str, sizeof(str), "netvm endpoint: %p\n", (void *)&ep->fid);
+	check(strstr(fi_tostr(&ep->fid, FI_TYPE_FID), str) != NULL,
+	      "fi_tostr FI_TYPE_FID: the provider's own line (%s)", fi_tostr(&ep->fid, FI_TYPE_FID));
 	check(fi_endpoint2(dom, info, &other, 0, &ctx) == 0 && fi_close(&other->fid) == 0,
 	      "fi_endpoint2 without flags: fi_endpoint's endpoint");
 }
