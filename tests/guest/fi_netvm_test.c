@@ -15,7 +15,7 @@
  *       (FI_SELECTIVE_COMPLETION with and without FI_COMPLETION); every
  *       operation the provider does not offer, called through libfabric's
  *       inline wrappers, answering exactly -FI_ENOSYS (no NULL table or
- *       member: no crash); fi_mr_reg; the event queue.
+ *       member: no crash); fi_tostr of a fid; fi_mr_reg; the event queue.
  *   fi-netvm-test server      (node 1)
  *       writes its address to /tmp/fi.addr; takes 3 messages (sread):
  *       the first from a sender not in its AV (FI_ADDR_NOTAVAIL), whose
