@@ -415,9 +415,9 @@ static gboolean switch_opts_parse(SwitchOpts *o, int *argc, char ***argv)
 		{ "max-frame", 0, 0, G_OPTION_ARG_INT, &o->maxframe,
 		  "largest frame accepted (default 65600)", "BYTES" },
 		{ "queue-frames", 0, 0, G_OPTION_ARG_INT, &o->qframes,
-		  "output queue bound in frames (default 64)", "N" },
+		  "per-output queue bound in frames (default 512)", "N" },
 		{ "queue-bytes", 0, 0, G_OPTION_ARG_INT, &o->qbytes,
-		  "output queue bound in bytes (default 262144)", "N" },
+		  "per-output queue bound in bytes (default 2097152)", "N" },
 		{ "mapper", 0, 0, G_OPTION_ARG_INT, &o->mapper,
 		  "only this node may send the mapper's SCOUT and ROUTES "
 		  "(default: any node)", "NODE" },

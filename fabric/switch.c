@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * netvm-switch data path: a crossbar per switch, source routing on the
- * leading route byte, bounded per-output queues with back-pressure onto the
- * inputs that feed a blocked output, fault injection on frames leaving a
+ * leading route byte, bounded per-output queues (a full one towards a node
+ * drops, so a node that stops reading costs only its own frames; a full
+ * in-process link holds back the inputs that feed it), fault injection on frames leaving a
  * port, pcap capture.  Everything runs on one glib main loop; event
  * handlers only mark ports as needing work and a work list does the
  * forwarding, so there is no recursion between ports.
@@ -28,8 +29,8 @@
 
 FabConfig fab_cfg = {
 	.max_frame = 65536 + 64,
-	.queue_frames = 64,
-	.queue_bytes = 256 * 1024,
+	.queue_frames = 512,
+	.queue_bytes = 2 * 1024 * 1024,
 	.stall_timeout_ms = 5000,
 	.seed = 1,
 	.mapper_node = -1,
@@ -372,8 +373,9 @@ static gboolean answer_probe(Port *in, Frame *f)
 	return TRUE;
 }
 
-/* Forward an input frame.  FALSE: the output is full, the caller keeps the
- * frame as its pending frame and stops reading (we are on the waiters). */
+/* Forward an input frame.  FALSE: the output is an internal link and full,
+ * the caller keeps the frame as its pending frame and stops reading (we are
+ * on the waiters).  A full node or socket output drops the frame. */
 static gboolean route(Port *in, Frame *f)
 {
 	Switch *sw = in->sw;
@@ -420,7 +422,16 @@ static gboolean route(Port *in, Frame *f)
 		}
 		o->stalled = FALSE;
 	}
+	if (!q_has_room(o) && o->kind != PK_INTERNAL) {
+		/* A node that does not read (its QEMU stopped, its socket
+		 * full, its link down) costs only the frames sent to it:
+		 * holding this one would stop @in for every destination. */
+		o->c.drop_queue_full++;
+		g_free(f);
+		return TRUE;
+	}
 	if (!q_has_room(o)) {
+		/* an in-process link between switches: back-pressure, lossless */
 		if (!(o->waiters & (1u << in->idx)))
 			in->c.bp_stalls++;
 		o->waiters |= 1u << in->idx;

@@ -18,7 +18,7 @@
 	X(corrupt_injected) X(bp_stalls) X(stall_timeouts) \
 	X(refused) X(connects) X(disconnects) \
 	X(map_probes) X(drop_bad_probe) X(drop_bad_src) X(injected) \
-	X(drop_not_mapper)
+	X(drop_not_mapper) X(drop_queue_full)
 
 typedef struct {
 #define FAB_C_FIELD(n) uint64_t n;

@@ -20,7 +20,13 @@ SAVED_AT(q.hdma_head, NVM_FW_SAVED_HDMA_HEAD);
 SAVED_AT(nv.rr_ep, NVM_FW_SAVED_NV_RR_EP);
 SAVED_AT(nv.peer[1].wq_head, NVM_FW_SAVED_PEER1_WQ_HEAD);
 SAVED_AT(tw.head[0], NVM_FW_SAVED_TW_HEAD0);
+SAVED_AT(unet.ep[1].state, NVM_FW_SAVED_UNET_EP1_STATE);
 SAVED_AT(unet.div_slots, NVM_FW_SAVED_UNET_DIV_SLOTS);
+SAVED_AT(nv.txbuf_peer[0], NVM_FW_SAVED_NV_TXBUF_PEER0);
+SAVED_AT(nv.tick_armed_ns, NVM_FW_SAVED_NV_TICK_ARMED);
+SAVED_AT(nv.tick_rem_ns, NVM_FW_SAVED_NV_TICK_REM);
+SAVED_AT(eth.tx_next, NVM_FW_SAVED_ETH_TX_NEXT);
+SAVED_AT(eth.tb_state[0], NVM_FW_SAVED_ETH_TB_STATE0);
 
 bool fw_state_ok(const struct fw *fw, const char **what)
 {

@@ -233,6 +233,7 @@ uint32_t fw_nv_pt_hold(struct fw *fw, uint32_t port, uint32_t on);
 
 /* fw_nv_tx.c: building and sending packets, the window */
 void fw_nv_sent(struct fw *fw, uint32_t arg);
+/* a buffer in no peer's share: U-Net's control frames and divert path */
 uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners);
 uint32_t fw_nv_txbuf_alloc_for(struct fw *fw, uint32_t owners, uint32_t node);
 uint32_t fw_nv_txbuf_off(struct fw *fw, uint32_t tb);
@@ -243,7 +244,6 @@ void fw_nv_hdr_init(struct fw *fw, struct nvm_net_hdr *h, uint8_t op,
 bool fw_nv_send_seq(struct fw *fw, uint32_t node, uint32_t tb,
 		    uint32_t data_len);
 void fw_nv_txbuf_put(struct fw *fw, uint32_t tb, uint32_t owner);
-bool fw_nv_pend_step(struct fw *fw);
 void fw_nv_fail_peer_ops(struct fw *fw, uint32_t node, uint32_t status);
 void fw_nv_send_ack(struct fw *fw, uint32_t node);
 void fw_nv_acked(struct fw *fw, uint32_t node, uint32_t ack);
@@ -260,14 +260,22 @@ bool fw_nv_phys_ok(struct fw *fw, uint32_t node, uint64_t addr, uint32_t len,
 		   uint32_t access);
 
 /* fw_nv_rx.c: incoming NetVM packets */
-void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
-		    uint32_t status);
 void fw_nv_hdr_swap(struct nvm_net_hdr *h);
 enum fw_rx_verdict fw_nv_rx(struct fw *fw, uint32_t data, uint32_t len,
 			    uint32_t src);
 void fw_nv_entry_complete(struct fw *fw, uint32_t node, uint32_t seq);
-void fw_nv_retry_pending(struct fw *fw, uint32_t port, uint64_t page);
 int fw_nv_pend_alloc(struct fw *fw);
+bool fw_nv_req_port_ok(struct fw *fw, const struct nvm_net_hdr *h);
+uint32_t fw_nv_req_page_check(const struct nvm_net_hdr *h, uint32_t len);
+int64_t fw_nv_req_target(struct fw *fw, uint32_t src,
+			 const struct nvm_net_hdr *h, uint32_t len,
+			 uint32_t access, uint32_t *ppn, uint32_t *status);
+
+/* fw_nv_serve.c: the pending table served, NetVM's job completions */
+bool fw_nv_pend_step(struct fw *fw);
+void fw_nv_job_done(struct fw *fw, uint32_t kind, uint32_t arg,
+		    uint32_t status);
+void fw_nv_retry_pending(struct fw *fw, uint32_t port, uint64_t page);
 bool fw_nv_bounce_done(struct fw *fw, uint32_t node, uint32_t seq,
 		       uint32_t status);
 

@@ -2,7 +2,8 @@
 /*
  * NetVM's row in the program table: how the scheduler reaches the NetVM
  * files (endpoints fw_nv_ep.c, transmit and window fw_nv_tx.c, receive
- * fw_nv_rx.c, kernel commands fw_nv_kernel.c).
+ * fw_nv_rx.c, serving peers' requests and job completions fw_nv_serve.c,
+ * kernel commands fw_nv_kernel.c).
  */
 #include "fw.h"
 

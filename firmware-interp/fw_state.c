@@ -4,9 +4,9 @@
  * transitions each machine has.  Every transition goes through a
  * set_state function, which checks it against the machine's table and
  * emits a typed trace event naming both states (fw_state, fw_op_state,
- * fw_pend_state); a transition the table lacks is traced as
- * fw_bad_transition and still made, so that tracing never changes what
- * the firmware does.  The unit tests' chip fails on fw_bad_transition.
+ * fw_pend_state, fw_unet_ep_state, fw_unet_tx_state); a transition the
+ * table lacks is traced as fw_bad_transition and still made, so that
+ * tracing never changes what the firmware does.  The unit tests' chip fails on fw_bad_transition.
  */
 #include "fw.h"
 
@@ -89,6 +89,36 @@ static const uint32_t pend_state_next[FW_PEND_STATE_COUNT] = {
 	[FW_PEND_BOUNCED] = TO(FW_PEND_RESPOND) | TO(FW_PEND_FREE),
 };
 
+const char *const fw_unet_ep_state_names[FW_UNET_EP_STATE_COUNT] = {
+	[FW_UNET_EP_CLOSED] = "closed",
+	[FW_UNET_EP_DIRECT] = "direct",
+	[FW_UNET_EP_DIVERT] = "divert",
+	[FW_UNET_EP_HELD] = "held",
+};
+
+/* A hold ends (back to DIVERT) before DIRECT or closing takes effect. */
+static const uint32_t unet_ep_state_next[FW_UNET_EP_STATE_COUNT] = {
+	[FW_UNET_EP_CLOSED] = TO(FW_UNET_EP_DIRECT),
+	[FW_UNET_EP_DIRECT] = TO(FW_UNET_EP_DIVERT) | TO(FW_UNET_EP_CLOSED),
+	[FW_UNET_EP_DIVERT] = TO(FW_UNET_EP_HELD) | TO(FW_UNET_EP_DIRECT) |
+			      TO(FW_UNET_EP_CLOSED),
+	[FW_UNET_EP_HELD] = TO(FW_UNET_EP_DIVERT),
+};
+
+const char *const fw_unet_tx_state_names[FW_UNET_TX_STATE_COUNT] = {
+	[FW_UNET_TX_READY] = "ready",
+	[FW_UNET_TX_PAGE_WAIT] = "page_wait",
+	[FW_UNET_TX_RETRY] = "retry",
+};
+
+/* RESTART for page 0 (the kernel lost events) retries uncounted: READY;
+ * closing drops a wait or a retry. */
+static const uint32_t unet_tx_state_next[FW_UNET_TX_STATE_COUNT] = {
+	[FW_UNET_TX_READY] = TO(FW_UNET_TX_PAGE_WAIT),
+	[FW_UNET_TX_PAGE_WAIT] = TO(FW_UNET_TX_RETRY) | TO(FW_UNET_TX_READY),
+	[FW_UNET_TX_RETRY] = TO(FW_UNET_TX_READY),
+};
+
 struct fw_machine {
 	const char *name;
 	uint32_t count;
@@ -102,9 +132,13 @@ static const struct fw_machine machines[] = {
 	{ "nv_op", FW_OP_STATE_COUNT, fw_op_state_names, op_state_next },
 	{ "nv_pend", FW_PEND_STATE_COUNT, fw_pend_state_names,
 	  pend_state_next },
+	{ "unet_ep", FW_UNET_EP_STATE_COUNT, fw_unet_ep_state_names,
+	  unet_ep_state_next },
+	{ "unet_tx", FW_UNET_TX_STATE_COUNT, fw_unet_tx_state_names,
+	  unet_tx_state_next },
 };
 
-enum { M_FW, M_TX, M_OP, M_PEND };
+enum { M_FW, M_TX, M_OP, M_PEND, M_UNET_EP, M_UNET_TX };
 
 static const char *state_name(const struct fw_machine *m, uint32_t st)
 {
@@ -167,4 +201,28 @@ void fw_nv_pend_set_state(struct fw *fw, struct fw_nv_pending *pd,
 				    state_name(m, pd->state),
 				    state_name(m, to));
 	pd->state = to;
+}
+
+void fw_unet_ep_set_state(struct fw *fw, uint32_t port,
+			  enum fw_unet_ep_state to)
+{
+	const struct fw_machine *m = &machines[M_UNET_EP];
+	struct fw_unet_ep *e = &fw->unet.ep[port];
+
+	if (transition_ok(fw, m, e->state, to))
+		fw_tr_fw_unet_ep_state(fw, port, state_name(m, e->state),
+				       state_name(m, to));
+	e->state = to;
+}
+
+void fw_unet_tx_set_state(struct fw *fw, uint32_t port,
+			  enum fw_unet_tx_state to)
+{
+	const struct fw_machine *m = &machines[M_UNET_TX];
+	struct fw_unet_ep *e = &fw->unet.ep[port];
+
+	if (transition_ok(fw, m, e->tx_state, to))
+		fw_tr_fw_unet_tx_state(fw, port, state_name(m, e->tx_state),
+				       state_name(m, to));
+	e->tx_state = to;
 }

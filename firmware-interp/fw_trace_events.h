@@ -27,6 +27,10 @@
 	   const char *, to, "req 0x%x: %s -> %s")			\
 	X3(fw_pend_state, uint32_t, entry, const char *, from,		\
 	   const char *, to, "entry %u: %s -> %s")			\
+	X3(fw_unet_ep_state, uint32_t, port, const char *, from,	\
+	   const char *, to, "port %u: %s -> %s")			\
+	X3(fw_unet_tx_state, uint32_t, port, const char *, from,	\
+	   const char *, to, "port %u: %s -> %s")			\
 	X3(fw_bad_transition, const char *, machine, const char *, from, \
 	   const char *, to, "%s: %s -> %s is not a transition of the machine") \
 	/* the scheduler and services */				\

@@ -44,7 +44,7 @@ void fw_unet_publish(struct fw *fw, uint32_t port)
 		.msgs = e->msgs,
 		.diverted = e->diverted,
 		.dropped = e->dropped,
-		.divert_mode = e->divert,
+		.divert_mode = fw_unet_diverting(e),
 		.quiet = e->quiet,
 		.reply_hits = e->reply_hits,
 		.reply_misses = e->reply_misses,
@@ -75,7 +75,14 @@ struct nvm_unet_ctl fw_unet_read_ctl(struct fw *fw, uint32_t port)
 
 bool fw_unet_open_port(struct fw *fw, uint32_t port)
 {
-	return port < FW_UNET_EPS && fw->unet.ep[port].open;
+	return port < FW_UNET_EPS &&
+	       fw->unet.ep[port].state != FW_UNET_EP_CLOSED;
+}
+
+/* Every message goes to the divert ring (order), held or not. */
+bool fw_unet_diverting(const struct fw_unet_ep *e)
+{
+	return e->state == FW_UNET_EP_DIVERT || e->state == FW_UNET_EP_HELD;
 }
 
 /* The count may run at most a queue ahead of what was taken. */
@@ -196,6 +203,12 @@ static bool lk_ok(const struct fw_unet_lk *lk)
 
 static bool unet_ep_ok(const struct fw_unet_ep *e, const char **what)
 {
+	/* the machines' name tables are indexed by them */
+	FW_LOAD_CHECK(e->state < FW_UNET_EP_STATE_COUNT);
+	FW_LOAD_CHECK(e->tx_state < FW_UNET_TX_STATE_COUNT);
+	/* closing ends a wait for a page (nobody would restart it) */
+	FW_LOAD_CHECK(e->state != FW_UNET_EP_CLOSED ||
+		      e->tx_state == FW_UNET_TX_READY);
 	FW_LOAD_CHECK(e->tx_tb <= FW_NV_TXBUFS);
 	/* a send being fetched: fw_unet_transmit() indexes ch[] with its channel and
 	 * sends len bytes from its tx buffer (send_check at intake; the
@@ -205,7 +218,8 @@ static bool unet_ep_ok(const struct fw_unet_ep *e, const char **what)
 		       e->tx_desc.len <= NVM_UNET_MSG_MAX));
 	FW_LOAD_CHECK(lk_ok(&e->tx_lk));
 	/* delivery divides by both */
-	FW_LOAD_CHECK(!e->open || (e->buf_size && e->rxq_len));
+	FW_LOAD_CHECK(e->state == FW_UNET_EP_CLOSED ||
+		      (e->buf_size && e->rxq_len));
 	for (uint32_t c = 0; c < NVM_UNET_CHANNELS; c++)
 		FW_LOAD_CHECK(e->ch[c].node < FW_NV_NODES ||
 			      nvm_unet_is_any(e->ch[c].node, e->ch[c].rport));

@@ -46,15 +46,48 @@ struct fw_unet_chan {
 	uint32_t hold_left;	/* ticks until the receiver's hold runs out */
 };
 
+/*
+ * An endpoint's life and its receive path, one machine (transitions in
+ * fw_state.c, made by fw_unet_ep_set_state): open, it delivers straight
+ * into the process's ring (DIRECT) until one message has to go to the
+ * kernel's divert ring; from then on every message does, to keep them in
+ * order (DIVERT), until the kernel has handed them all on and says
+ * NVM_KOP_UNET_DIRECT.  While diverting, the kernel may also ask the
+ * senders to hold (HELD, overflow control: fw_unet_flow.c); DIRECT or
+ * closing releases them first.
+ */
+enum fw_unet_ep_state {
+	FW_UNET_EP_CLOSED,
+	FW_UNET_EP_DIRECT,
+	FW_UNET_EP_DIVERT,
+	FW_UNET_EP_HELD,
+	FW_UNET_EP_STATE_COUNT
+};
+extern const char *const fw_unet_ep_state_names[FW_UNET_EP_STATE_COUNT];
+
+/*
+ * The send path's machine, orthogonal to the one above: a send from a
+ * pageable segment that misses a page waits for the kernel's RESTART
+ * (PAGE_WAIT), then tries once more (RETRY); a second miss fails it.
+ * A send being fetched is marked by tx_tb, not by this state: its DMA
+ * may outlive the endpoint.
+ */
+enum fw_unet_tx_state {
+	FW_UNET_TX_READY,
+	FW_UNET_TX_PAGE_WAIT,
+	FW_UNET_TX_RETRY,
+	FW_UNET_TX_STATE_COUNT
+};
+extern const char *const fw_unet_tx_state_names[FW_UNET_TX_STATE_COUNT];
+
 struct fw_unet_ep {
-	uint32_t open;
+	uint32_t state;			/* enum fw_unet_ep_state */
 	uint32_t gen;			/* bumped at open: stale jobs are ignored */
 	uint64_t seg, rxq;		/* bus addresses (pinned by the driver);
 					 * pageable: seg is the user address */
 	uint32_t pageable;		/* NVM_UNET_KO_PAGEABLE */
-	uint32_t tx_wait;		/* a send waits for a page (restart) */
-	uint32_t tx_retry;		/* ... the kernel answered: one retry */
-	uint64_t tx_miss;		/* ... the address it waits for */
+	uint32_t tx_state;		/* enum fw_unet_tx_state */
+	uint64_t tx_miss;		/* PAGE_WAIT: the address it waits for */
 	struct fw_unet_lk tx_lk;	/* pages the fetch holds */
 	uint32_t rx_not_resident, rx_not_running, tx_misses;
 	uint32_t seg_size, buf_size, rxq_len;
@@ -68,7 +101,6 @@ struct fw_unet_ep {
 	uint32_t rx_ring_full, rx_no_buf, div_order;	/* not direct, by cause */
 	uint32_t armed_done;		/* the arm value last woken for */
 	uint32_t msgs;			/* messages accepted: next msgno */
-	uint32_t divert;		/* 1: divert everything (order) */
 	uint32_t div_out;		/* its records not yet handed on */
 	uint32_t diverted, dropped;
 	/* DSM extensions (docs/dsm.md) */
@@ -77,8 +109,7 @@ struct fw_unet_ep {
 	uint32_t events;		/* receive events raised */
 	uint32_t edge_owed;		/* a NOINTR message took the non-empty
 					 * edge: the next interrupting one raises it */
-	/* overflow control, receiving side: 1 while the senders must hold */
-	uint32_t hold;
+	/* overflow control, receiving side (the senders hold while HELD) */
 	uint32_t hold_since;		/* ticks since the last refresh */
 	uint32_t ctl_due;		/* channels owed a HOLD/RELEASE frame */
 	uint32_t drop_due;		/* channels owed a DROPPED frame */
@@ -106,6 +137,11 @@ struct fw_unet {
 };
 
 bool fw_unet_open_port(struct fw *fw, uint32_t port);
+void fw_unet_ep_set_state(struct fw *fw, uint32_t port,
+			  enum fw_unet_ep_state to);
+void fw_unet_tx_set_state(struct fw *fw, uint32_t port,
+			  enum fw_unet_tx_state to);
+bool fw_unet_diverting(const struct fw_unet_ep *e);
 void fw_unet_doorbell(struct fw *fw, uint32_t port, uint32_t off,
 		      uint32_t data);
 bool fw_unet_tx_step(struct fw *fw);

@@ -170,7 +170,8 @@ enum fw_rx_verdict fw_unet_divert(struct fw *fw, uint32_t port, int ch,
 	 * direct message must know this one exists (it waits for it), and
 	 * DIRECT must be refused while it is on its way.
 	 */
-	e->divert = 1;
+	if (e->state == FW_UNET_EP_DIRECT)
+		fw_unet_ep_set_state(fw, port, FW_UNET_EP_DIVERT);
 	e->div_out++;
 	e->diverted++;
 	fw_unet_count_cause(fw, e, cause);
@@ -193,7 +194,8 @@ void fw_unet_diverted(struct fw *fw, uint32_t arg, uint32_t status)
 		/* seq not written: the slot is used again, the message lost */
 		if (cause != 0xff && e->div_out)
 			e->div_out--;
-		if (cause != 0xff && e->open && (e->gen & 0xfff) == gen) {
+		if (cause != 0xff && fw_unet_open_port(fw, port) &&
+		    (e->gen & 0xfff) == gen) {
 			e->dropped++;
 			fw_unet_publish(fw, port);
 		}

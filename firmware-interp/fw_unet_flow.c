@@ -85,8 +85,9 @@ bool fw_unet_ctl_step(struct fw *fw, uint32_t port)
 {
 	struct fw_unet_ep *e = &fw->unet.ep[port];
 	uint32_t c, bit;
+	bool held;
 
-	if (!e->open || !(e->ctl_due | e->drop_due))
+	if (!fw_unet_open_port(fw, port) || !(e->ctl_due | e->drop_due))
 		return false;
 	if (e->drop_due) {
 		c = (uint32_t)__builtin_ctz(e->drop_due);
@@ -100,7 +101,8 @@ bool fw_unet_ctl_step(struct fw *fw, uint32_t port)
 	}
 	c = (uint32_t)__builtin_ctz(e->ctl_due);
 	bit = 1u << c;
-	if (!ctl_send(fw, port, c, e->hold ? NVM_UNET_HF_HOLD :
+	held = e->state == FW_UNET_EP_HELD;
+	if (!ctl_send(fw, port, c, held ? NVM_UNET_HF_HOLD :
 		      NVM_UNET_HF_RELEASE, 0))
 		return false;
 	e->ctl_due &= ~bit;
@@ -112,23 +114,26 @@ void fw_unet_hold(struct fw *fw, uint32_t port)
 {
 	struct fw_unet_ep *e = &fw->unet.ep[port];
 
-	if (e->hold || !e->divert)
+	if (e->state != FW_UNET_EP_DIVERT)
 		return;
-	e->hold = 1;
+	fw_unet_ep_set_state(fw, port, FW_UNET_EP_HELD);
 	e->hold_on++;
 	e->hold_since = 0;
 	e->ctl_due = open_channels(e);
 	fw_unet_publish(fw, port);
 }
 
-/* Back to direct delivery, or closing: the senders may go on. */
+/*
+ * Before going back to direct delivery, or closing: the senders may go
+ * on.  The endpoint still diverts (its caller changes that).
+ */
 void fw_unet_release(struct fw *fw, uint32_t port, bool closing)
 {
 	struct fw_unet_ep *e = &fw->unet.ep[port];
 
-	if (!e->hold)
+	if (e->state != FW_UNET_EP_HELD)
 		return;
-	e->hold = 0;
+	fw_unet_ep_set_state(fw, port, FW_UNET_EP_DIVERT);
 	e->hold_off++;
 	e->ctl_due = open_channels(e);
 	fw_unet_publish(fw, port);
@@ -269,7 +274,7 @@ void fw_unet_tick(struct fw *fw)
 		struct fw_unet_ep *e = &fw->unet.ep[p];
 		bool changed = false;
 
-		if (!e->open)
+		if (!fw_unet_open_port(fw, p))
 			continue;
 		for (uint32_t c = 0; c < NVM_UNET_CHANNELS; c++) {
 			if (!e->ch[c].hold_left || --e->ch[c].hold_left)
@@ -278,7 +283,8 @@ void fw_unet_tick(struct fw *fw)
 			fw_count(fw, FW_CNT_UNET_HOLD_EXPIRED);
 			changed = true;
 		}
-		if (e->hold && ++e->hold_since >= FW_UNET_REFRESH_TICKS) {
+		if (e->state == FW_UNET_EP_HELD &&
+		    ++e->hold_since >= FW_UNET_REFRESH_TICKS) {
 			e->hold_since = 0;
 			e->ctl_due = open_channels(e);
 		}
@@ -295,9 +301,9 @@ void fw_unet_arm_timer(struct fw *fw)
 	for (uint32_t p = 0; p < FW_UNET_EPS && !need; p++) {
 		const struct fw_unet_ep *e = &fw->unet.ep[p];
 
-		if (!e->open)
+		if (!fw_unet_open_port(fw, p))
 			continue;
-		need = e->hold;
+		need = e->state == FW_UNET_EP_HELD;
 		for (uint32_t c = 0; c < NVM_UNET_CHANNELS && !need; c++)
 			need = e->ch[c].hold_left;
 	}

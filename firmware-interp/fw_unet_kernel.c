@@ -21,7 +21,7 @@ static uint32_t k_open(struct fw *fw, const struct nvm_k_unet_open *k)
 
 	if (!fw->layout.ep_count || k->port == NVM_EP_KERNEL ||
 	    k->port >= FW_UNET_EPS || fw->nv.ep[k->port].open ||
-	    fw->unet.ep[k->port].open || !pow2(k->rxq_len) ||
+	    fw_unet_open_port(fw, k->port) || !pow2(k->rxq_len) ||
 	    k->rxq_len < NVM_UNET_RXQ_MIN || k->rxq_len > NVM_UNET_RXQ_MAX ||
 	    !pow2(k->buf_size) || k->buf_size < NVM_UNET_BUF_MIN ||
 	    k->buf_size > NVM_UNET_BUF_MAX || !k->seg_size ||
@@ -45,7 +45,7 @@ static uint32_t k_open(struct fw *fw, const struct nvm_k_unet_open *k)
 	e->rxq_len = k->rxq_len;
 	e->pageable = !!(k->flags & NVM_UNET_KO_PAGEABLE);
 	memset(fw->chip->sram + fw_unet_region(fw, k->port), 0, NVM_EP_STRIDE);
-	e->open = 1;
+	fw_unet_ep_set_state(fw, k->port, FW_UNET_EP_DIRECT);
 	fw_unet_publish(fw, k->port);
 	return NVM_ST_OK;
 }
@@ -60,8 +60,9 @@ static uint32_t k_close(struct fw *fw, uint32_t port)
 	e = &fw->unet.ep[port];
 	/* a fetch still running keeps its tx buffer and its pages:
 	 * fw_unet_fetched() frees them */
-	e->open = 0;
-	e->tx_wait = 0;
+	fw_unet_ep_set_state(fw, port, FW_UNET_EP_CLOSED);
+	if (e->tx_state != FW_UNET_TX_READY)
+		fw_unet_tx_set_state(fw, port, FW_UNET_TX_READY);
 	memset(e->ch, 0, sizeof(e->ch));
 	return NVM_ST_OK;
 }
@@ -107,7 +108,7 @@ static uint32_t k_chan(struct fw *fw, const struct nvm_k_unet_chan *k)
 		for (uint32_t c = 0; c < NVM_UNET_CHANNELS; c++) {
 			const struct fw_unet_chan *o = &fw->unet.ep[p].ch[c];
 
-			if (fw->unet.ep[p].open && o->open &&
+			if (fw_unet_open_port(fw, p) && o->open &&
 			    o->node == k->node && o->tag == k->tag)
 				return NVM_ST_BAD_CMD;
 		}
@@ -136,13 +137,14 @@ static uint32_t k_ksend(struct fw *fw, const struct nvm_k_unet_ksend *k)
 	    k->src_port < NVM_UNET_VPORT_MIN ||
 	    k->src_port >= NVM_UNET_VPORT_MAX ||
 	    (k->hflags & ~(NVM_UNET_HF_NOINTR | NVM_UNET_HF_REPLY)) ||
-	    k->reply >= NVM_UNET_REPLY_SLOTS)
+	    k->reply >= NVM_UNET_REPLY_SLOTS ||
+	    (k->cookie & NVM_UNET_KS_UNREACHABLE))
 		return NVM_ST_BAD_CMD;
 	if (fw_nv_unreachable(fw, k->node))
 		return NVM_ST_UNREACHABLE;	/* nothing sent, as for a NIC endpoint */
 	if (fw_sendq_room(fw) < 2)
 		return NVM_ST_BUSY;	/* the kernel tries again */
-	tb = fw_nv_txbuf_alloc(fw, FW_TB_WIRE);
+	tb = fw_nv_txbuf_alloc_for(fw, FW_TB_WIRE, k->node);	/* its share */
 	if (!tb)
 		return NVM_ST_BUSY;
 	slot = fw_hdma_alloc(fw, FW_JOB_UNET_KFETCH, tb);
@@ -162,24 +164,40 @@ static uint32_t k_ksend(struct fw *fw, const struct nvm_k_unet_ksend *k)
 	return NVM_ST_OK;
 }
 
+/*
+ * A KSEND's bytes are here.  Its node may have become unreachable since
+ * the command was accepted (the route removed, NetVM gave it up): then it
+ * is not sent (it would leave without route bytes) and the kernel is told
+ * so with the cookie marked NVM_UNET_KS_UNREACHABLE, as a NIC endpoint's
+ * message is checked again after its fetch.
+ */
 void fw_unet_kfetched(struct fw *fw, uint32_t tb, uint32_t status)
 {
 	struct nvm_pkt_hdr ph;
 	uint32_t base = fw_nv_txbuf_off(fw, tb);
 	uint32_t flen = fw->nv.txbuf_len[tb - 1];
+	uint32_t done = fw->unet.ks_cookie[tb - 1];
+	bool gone;
 	uint8_t rl;
 
+	/* the header as the NI built it; a guest may have rewritten it in
+	 * SRAM since, so the node is bounded where it is used */
+	memcpy(&ph, fw->chip->sram + base + NVM_ROUTE_MAX, sizeof(ph));
+	gone = status == NVM_DMA_ST_DONE &&
+	       fw_nv_unreachable(fw, fw_be16(ph.dst_node));
+	if (gone)
+		done |= NVM_UNET_KS_UNREACHABLE;
 	/* the bytes are here: the kernel may reuse its buffer */
 	if (fw->unet.ks_done[tb - 1])
-		fw_nv_host_write(fw, fw->unet.ks_done[tb - 1],
-				 &fw->unet.ks_cookie[tb - 1], 4);
+		fw_nv_host_write(fw, fw->unet.ks_done[tb - 1], &done, 4);
 	fw->unet.ks_done[tb - 1] = 0;
-	memcpy(&ph, fw->chip->sram + base + NVM_ROUTE_MAX, sizeof(ph));
 	rl = fw_nv_route_len(fw, fw_be16(ph.dst_node));
-	if (status != NVM_DMA_ST_DONE ||
+	if (status != NVM_DMA_ST_DONE || gone ||
 	    !fw_send_submit(fw, FW_PROG_UNET, tb, base + NVM_ROUTE_MAX - rl,
 			    flen)) {
 		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
+		if (gone)
+			fw_count(fw, FW_CNT_UNET_TX_BAD);
 		return;
 	}
 	fw_count(fw, FW_CNT_UNET_TX);
@@ -238,9 +256,12 @@ uint32_t fw_unet_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 		if (!fw_unet_open_port(fw, c->dst_port) ||
 		    fw->unet.ep[c->dst_port].div_out)
 			return NVM_ST_BAD_CMD;
-		fw->unet.ep[c->dst_port].divert = 0;
-		fw_unet_publish(fw, c->dst_port);
+		/* the senders may go on, then the messages go direct */
 		fw_unet_release(fw, c->dst_port, false);
+		if (fw->unet.ep[c->dst_port].state != FW_UNET_EP_DIRECT)
+			fw_unet_ep_set_state(fw, c->dst_port,
+					     FW_UNET_EP_DIRECT);
+		fw_unet_publish(fw, c->dst_port);
 		return NVM_ST_OK;
 	case NVM_KOP_UNET_HOLD:
 		if (!fw_unet_open_port(fw, c->dst_port))
@@ -270,11 +291,11 @@ void fw_unet_restart(struct fw *fw, uint32_t port, uint64_t page)
 	if (!fw_unet_open_port(fw, port))
 		return;
 	e = &fw->unet.ep[port];
-	if (!e->tx_wait)
+	if (e->tx_state != FW_UNET_TX_PAGE_WAIT)
 		return;
 	if (page && page != (e->tx_miss & ~(uint64_t)(NVM_PAGE_SIZE - 1)))
 		return;
-	e->tx_wait = 0;
-	e->tx_retry = !!page;
+	fw_unet_tx_set_state(fw, port, page ? FW_UNET_TX_RETRY :
+			     FW_UNET_TX_READY);
 }
 

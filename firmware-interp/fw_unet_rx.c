@@ -19,7 +19,7 @@ int fw_unet_find_channel(struct fw *fw, uint32_t src,
 	uint32_t p = fw_be16(h->dst_port);
 	struct fw_unet_ep *e;
 
-	if (p >= FW_UNET_EPS || !fw->unet.ep[p].open)
+	if (!fw_unet_open_port(fw, p))
 		return -1;
 	e = &fw->unet.ep[p];
 	for (int c = 0; c < NVM_UNET_CHANNELS; c++) {
@@ -44,7 +44,7 @@ static int find_any(struct fw *fw, const struct nvm_unet_hdr *h,
 	uint32_t p = fw_be16(h->dst_port);
 	const struct fw_unet_ep *e;
 
-	if (p >= FW_UNET_EPS || !fw->unet.ep[p].open)
+	if (!fw_unet_open_port(fw, p))
 		return -1;
 	e = &fw->unet.ep[p];
 	for (int c = 0; c < NVM_UNET_CHANNELS; c++)
@@ -355,7 +355,7 @@ enum fw_rx_verdict fw_unet_rx(struct fw *fw, uint32_t data, uint32_t len,
 	m.dsm = (m.h.flags & NVM_UNET_HF_NOINTR ? NVM_UNET_F_NOINTR : 0) |
 		(m.h.flags & NVM_UNET_HF_REPLY ?
 		 NVM_UNET_F_REPLY | (uint32_t)fw_be16(m.h.reply) << 16 : 0);
-	if (e->divert)
+	if (fw_unet_diverting(e))
 		return rx_divert(fw, &m, FW_CNT_UNET_DIV_ORDER);
 	if (e->rx_prod - m.ctl.rx_cons >= e->rxq_len)
 		return rx_divert(fw, &m, FW_CNT_UNET_RING_FULL);
@@ -373,7 +373,7 @@ void fw_unet_delivered(struct fw *fw, uint32_t port, uint32_t gen,
 
 	fw_unet_seg_unlock(fw, &fw->unet.rx_lk, true);	/* the NI wrote them */
 	fw_rx_release(fw);
-	if (!e->open || e->gen != gen)
+	if (!fw_unet_open_port(fw, port) || e->gen != gen)
 		return;
 	if (status != NVM_DMA_ST_DONE) {
 		e->rx_no_buf++;		/* counted as lost; HOST_DMA_ERR too */

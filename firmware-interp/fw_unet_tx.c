@@ -129,16 +129,17 @@ static bool tx_lock(struct fw *fw, uint32_t port,
 		ok = fw_unet_seg_lock(fw, port, d->offset, d->len, &e->tx_lk, &miss);
 	}
 	if (ok) {
-		e->tx_retry = 0;
+		if (e->tx_state == FW_UNET_TX_RETRY)
+			fw_unet_tx_set_state(fw, port, FW_UNET_TX_READY);
 		return true;
 	}
 	fw_unet_seg_unlock(fw, &e->tx_lk, false);
-	if (e->tx_retry) {
-		e->tx_retry = 0;
+	if (e->tx_state == FW_UNET_TX_RETRY) {
+		fw_unet_tx_set_state(fw, port, FW_UNET_TX_READY);
 		fw_unet_send_done(fw, port, NVM_UNET_ST_FAULT);
 		return false;
 	}
-	e->tx_wait = 1;
+	fw_unet_tx_set_state(fw, port, FW_UNET_TX_PAGE_WAIT);
 	e->tx_miss = miss;
 	e->tx_misses++;
 	fw_count(fw, FW_CNT_UNET_TX_MISS);
@@ -157,7 +158,8 @@ static bool tx_step_ep(struct fw *fw, uint32_t port)
 
 	if (fw_unet_ctl_step(fw, port))
 		return true;	/* control frames first: never behind data */
-	if (!e->open || e->tx_tb || e->tx_wait || e->consumed == e->produced)
+	if (!fw_unet_open_port(fw, port) || e->tx_tb ||
+	    e->tx_state == FW_UNET_TX_PAGE_WAIT || e->consumed == e->produced)
 		return false;
 	memcpy(&d, fw->chip->sram + fw_unet_region(fw, port) + NVM_UNET_SENDQ +
 	       (e->consumed % NVM_UNET_SENDQ_LEN) * sizeof(d), sizeof(d));
@@ -175,7 +177,9 @@ static bool tx_step_ep(struct fw *fw, uint32_t port)
 		return false;	/* the receiver holds us (overflow control) */
 	if (fw_sendq_room(fw) < 2)
 		return false;	/* keep one for NetVM's ACKs */
-	tb = fw_nv_txbuf_alloc(fw, FW_TB_WIRE);
+	/* within the peer's share, as NetVM's: frames to one node that stop
+	 * moving (its link stalled) leave buffers for the others' traffic */
+	tb = fw_nv_txbuf_alloc_for(fw, FW_TB_WIRE, e->ch[d.channel].node);
 	if (!tb)
 		return false;
 	if (d.flags & NVM_UNET_F_INLINE) {
@@ -242,7 +246,7 @@ void fw_unet_fetched(struct fw *fw, uint32_t port, uint32_t gen, uint32_t tb,
 
 	if (e->gen == gen && e->tx_tb == tb)	/* the DMA is over */
 		fw_unet_seg_unlock(fw, &e->tx_lk, false);
-	if (!e->open || e->gen != gen || e->tx_tb != tb) {
+	if (!fw_unet_open_port(fw, port) || e->gen != gen || e->tx_tb != tb) {
 		/* closed meanwhile: only now is the buffer no longer written */
 		fw_nv_txbuf_put(fw, tb, FW_TB_WIRE);
 		return;

@@ -418,40 +418,42 @@ static void nv_free_buffers(struct netvm_dev *nd)
 	nv->host = NULL;
 }
 
-int netvm_nv_init(struct netvm_dev *nd)
+/* The firmware's endpoint pages: where it says, inside the SRAM BAR. */
+static bool nv_layout_ok(struct netvm_dev *nd)
 {
-	struct netvm_nv *nv = &nd->nv;
 	const struct nvm_sram_layout *l = &nd->layout;
-	struct device *dev = &nd->pdev->dev;
-	struct nvm_k_config kc;
-	struct nvm_k_ep_open ko;
-	struct nvm_k_phys_win pw;
-	u64 tables, avail, need;
-	int ret;
 
-	mutex_init(&nv->lock);
 	if (!l->ep_count) {
-		dev_info(dev, "NetVM: firmware has no endpoints (SRAM %u KiB); NetVM off\n",
+		dev_info(&nd->pdev->dev, "NetVM: firmware has no endpoints (SRAM %u KiB); NetVM off\n",
 			 l->sram_size / 1024);
-		return 0;
+		return false;
 	}
 	if (l->ep_stride != NVM_EP_STRIDE || l->ep_base % NVM_PAGE_SIZE ||
 	    (u64)l->ep_base + (u64)l->ep_count * l->ep_stride > nd->sram_len ||
 	    l->sram_size > nd->sram_len) {
-		dev_err(dev, "NetVM: bad endpoint layout (base %#x, %u x %#x); NetVM off\n",
+		dev_err(&nd->pdev->dev, "NetVM: bad endpoint layout (base %#x, %u x %#x); NetVM off\n",
 			l->ep_base, l->ep_count, l->ep_stride);
-		return 0;
+		return false;
 	}
-	nv->ep = nd->sram + l->ep_base;
-	nv->doorbell = nd->db;
+	return true;
+}
 
-	/* the firmware's tables: max_ppn * (16 + 4) + pt_rows * 16 bytes */
+/*
+ * The firmware's tables, in the SRAM after the endpoints: max_ppn *
+ * (16 + 4) + pt_rows * 16 bytes.  False if nothing fits.
+ */
+static bool nv_size_tables(struct netvm_dev *nd)
+{
+	struct netvm_nv *nv = &nd->nv;
+	const struct nvm_sram_layout *l = &nd->layout;
+	u64 tables, avail, need;
+
 	tables = ALIGN((u64)l->ep_base + (u64)l->ep_count * l->ep_stride,
 		       NVM_PAGE_SIZE);
 	avail = l->sram_size > tables ? l->sram_size - tables : 0;
 	nv->max_ppn = nv_max_pfn();
 	if ((u64)nv->max_ppn * 20 + 16 > avail) {
-		dev_warn(dev, "NetVM: %u pages of RAM but SRAM for %llu: PMAP clamped\n",
+		dev_warn(&nd->pdev->dev, "NetVM: %u pages of RAM but SRAM for %llu: PMAP clamped\n",
 			 nv->max_ppn, (avail - 16) / 20);
 		nv->max_ppn = (u32)((avail - 16) / 20);
 	}
@@ -460,10 +462,18 @@ int netvm_nv_init(struct netvm_dev *nd)
 	if (need + (u64)nv->pt_rows * 16 > avail)
 		nv->pt_rows = (u32)((avail - need) / 16);
 	if (!nv->max_ppn || !nv->pt_rows) {
-		dev_err(dev, "NetVM: no SRAM left for the page tables (%llu bytes); NetVM off\n",
+		dev_err(&nd->pdev->dev, "NetVM: no SRAM left for the page tables (%llu bytes); NetVM off\n",
 			avail);
-		return 0;
+		return false;
 	}
+	return true;
+}
+
+/* The host areas the NIC writes to, the bounce buffer, the test window. */
+static bool nv_alloc_buffers(struct netvm_dev *nd)
+{
+	struct netvm_nv *nv = &nd->nv;
+	struct device *dev = &nd->pdev->dev;
 
 	nv->host = dma_alloc_coherent(dev, NV_HOST_SIZE, &nv->host_dma,
 				      GFP_KERNEL);
@@ -475,12 +485,20 @@ int netvm_nv_init(struct netvm_dev *nd)
 	if (!nv->host || !nv->bounce || !nv->ktest) {
 		dev_err(dev, "NetVM: cannot allocate the bounce buffer and host areas; NetVM off\n");
 		nv_free_buffers(nd);
-		return 0;
+		return false;
 	}
 	nv->shadow = nv->host + NV_HOST_SHADOW;
 	nv->reply = nv->host + NV_HOST_REPLY;
 	nv->err_ring = nv->host + NV_HOST_ERR;
 	nv->notf = nv->host + NV_HOST_NOTF;
+	return true;
+}
+
+/* NVM_KOP_CONFIG: the tables' sizes, the bounce buffer, a fresh epoch. */
+static int nv_configure(struct netvm_dev *nd)
+{
+	struct netvm_nv *nv = &nd->nv;
+	struct nvm_k_config kc;
 
 	memset(&kc, 0, sizeof(kc));
 	kc.max_ppn = nv->max_ppn;
@@ -495,13 +513,14 @@ int netvm_nv_init(struct netvm_dev *nd)
 		nv->epoch = get_random_u32();
 	} while (!nv->epoch);
 	kc.epoch = nv->epoch;
-	ret = nv_kop(nd, NVM_KOP_CONFIG, &kc, sizeof(kc));
-	if (ret) {
-		dev_err(dev, "NetVM: CONFIG refused (max_ppn %u, pt_rows %u, SRAM %u KiB): %d; NetVM off\n",
-			nv->max_ppn, nv->pt_rows, l->sram_size / 1024, ret);
-		nv_free_buffers(nd);
-		return 0;
-	}
+	return nv_kop(nd, NVM_KOP_CONFIG, &kc, sizeof(kc));
+}
+
+/* NVM_KOP_EP_OPEN of the kernel's own endpoint, on the host areas. */
+static int nv_open_kernel_ep(struct netvm_dev *nd)
+{
+	struct netvm_nv *nv = &nd->nv;
+	struct nvm_k_ep_open ko;
 
 	memset(&ko, 0, sizeof(ko));
 	ko.shadow = nv->host_dma + NV_HOST_SHADOW;
@@ -511,25 +530,57 @@ int netvm_nv_init(struct netvm_dev *nd)
 	ko.notf_len = NETVM_NV_NOTF_LEN;
 	ko.port = NVM_EP_KERNEL;
 	ko.flags = NVM_EPF_KERNEL;
-	ret = nv_kop(nd, NVM_KOP_EP_OPEN, &ko, sizeof(ko));
+	return nv_kop(nd, NVM_KOP_EP_OPEN, &ko, sizeof(ko));
+}
+
+/*
+ * The test window is the only memory the other nodes' kernels may
+ * reach by physical address (writeP/readP/atomics): the firmware
+ * refuses every other physical access from the network.
+ */
+static int nv_open_test_window(struct netvm_dev *nd)
+{
+	struct nvm_k_phys_win pw;
+
+	memset(&pw, 0, sizeof(pw));
+	pw.base = nd->nv.ktest_dma;
+	pw.len = NETVM_KTEST_WINDOW;
+	pw.peers = U64_MAX;
+	pw.slot = NV_PHYS_WIN_KTEST;
+	pw.access = NVM_PW_READ | NVM_PW_WRITE;
+	return nv_kop(nd, NVM_KOP_PHYS_WIN, &pw, sizeof(pw));
+}
+
+/* Every failure leaves NetVM off and the device up (return 0). */
+int netvm_nv_init(struct netvm_dev *nd)
+{
+	struct netvm_nv *nv = &nd->nv;
+	const struct nvm_sram_layout *l = &nd->layout;
+	struct device *dev = &nd->pdev->dev;
+	int ret;
+
+	mutex_init(&nv->lock);
+	if (!nv_layout_ok(nd))
+		return 0;
+	nv->ep = nd->sram + l->ep_base;
+	nv->doorbell = nd->db;
+	if (!nv_size_tables(nd) || !nv_alloc_buffers(nd))
+		return 0;
+	ret = nv_configure(nd);
+	if (ret) {
+		dev_err(dev, "NetVM: CONFIG refused (max_ppn %u, pt_rows %u, SRAM %u KiB): %d; NetVM off\n",
+			nv->max_ppn, nv->pt_rows, l->sram_size / 1024, ret);
+		nv_free_buffers(nd);
+		return 0;
+	}
+	ret = nv_open_kernel_ep(nd);
 	if (ret) {
 		dev_err(dev, "NetVM: EP_OPEN of the kernel endpoint failed: %d; NetVM off\n",
 			ret);
 		nv_free_buffers(nd);
 		return 0;
 	}
-	/*
-	 * The test window is the only memory the other nodes' kernels may
-	 * reach by physical address (writeP/readP/atomics): the firmware
-	 * refuses every other physical access from the network.
-	 */
-	memset(&pw, 0, sizeof(pw));
-	pw.base = nv->ktest_dma;
-	pw.len = NETVM_KTEST_WINDOW;
-	pw.peers = U64_MAX;
-	pw.slot = NV_PHYS_WIN_KTEST;
-	pw.access = NVM_PW_READ | NVM_PW_WRITE;
-	ret = nv_kop(nd, NVM_KOP_PHYS_WIN, &pw, sizeof(pw));
+	ret = nv_open_test_window(nd);
 	if (ret)	/* the NIC uses our buffers now: keep them */
 		dev_warn(dev, "NetVM: the test window was refused (%d): peers cannot reach it\n",
 			 ret);

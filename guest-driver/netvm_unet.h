@@ -60,6 +60,20 @@ struct netvm_unet_dev {
 	struct netvm_unet_div div;
 };
 
+/*
+ * A kernel-emulated endpoint's receive path, as the NI's (fw_unet.h's
+ * enum fw_unet_ep_state, open states): direct into the receive queue;
+ * diverting into the FIFO, in order, until it empties; diverting with
+ * its senders held (the FIFO passed the mark).  A hold ends (HELD ->
+ * DIVERT) before direct delivery or closing.
+ */
+enum netvm_unet_emu_state {
+	NETVM_UNET_EMU_DIRECT,
+	NETVM_UNET_EMU_DIVERT,
+	NETVM_UNET_EMU_HELD,
+	NETVM_UNET_EMU_STATES
+};
+
 struct netvm_unet_chan_rec {
 	bool open;
 	u32 node;
@@ -108,7 +122,7 @@ struct netvm_unet {
 	 * Its overflow control (docs/unet.md).  Sending side: the holds its
 	 * receivers asserted (control frames reach the driver as events, in
 	 * IRQ context), per channel until a time; etx sends what waited at a
-	 * RELEASE or when a hold lapses (e_timer).  Receiving side: e_hold
+	 * RELEASE or when a hold lapses (e_timer).  Receiving side: HELD
 	 * while its FIFO is past the mark; ehold refreshes the HOLD frames
 	 * (NVM_KOP_UNET_KCTL) and retries the ones that could not go.
 	 */
@@ -119,7 +133,7 @@ struct netvm_unet {
 	bool e_dead;			/* closing: the timer is not armed again */
 	struct timer_list e_timer;	/* the earliest hold's end */
 	struct work_struct etx;
-	bool e_hold;			/* elock: its senders are held */
+	enum netvm_unet_emu_state e_state;	/* elock */
 	u16 e_ctl_due;			/* elock: channels owed HOLD/RELEASE */
 	struct delayed_work ehold;
 };

@@ -27,7 +27,7 @@
  * (NVM_KOP_UNET_KCTL), every NVM_UNET_REFRESH_MS, and RELEASE once it is
  * back to direct delivery or closes.
  *
- * Locking: netvm_unet.elock guards est, edge_owed, e_hold and e_ctl_due;
+ * Locking: netvm_unet.elock guards est, edge_owed, e_state and e_ctl_due;
  * the divert worker calls netvm_unet_emu_deliver() with netvm_unet_dev.div_lock
  * held.  netvm_unet.hlock (IRQ-safe, inside elock) guards the holds the
  * event handler sets.
@@ -51,9 +51,38 @@ static struct nvm_unet_ctl *emu_ctl(struct netvm_unet *u)
 	return u->vsram + NVM_UNET_CTL;
 }
 
+static const char *const emu_state_names[NETVM_UNET_EMU_STATES] = {
+	[NETVM_UNET_EMU_DIRECT] = "direct",
+	[NETVM_UNET_EMU_DIVERT] = "divert",
+	[NETVM_UNET_EMU_HELD] = "held",
+};
+
+/* The transitions each state has (as the NI's, fw_state.c). */
+static const u8 emu_state_next[NETVM_UNET_EMU_STATES] = {
+	[NETVM_UNET_EMU_DIRECT] = BIT(NETVM_UNET_EMU_DIVERT),
+	[NETVM_UNET_EMU_DIVERT] = BIT(NETVM_UNET_EMU_HELD) |
+				  BIT(NETVM_UNET_EMU_DIRECT),
+	[NETVM_UNET_EMU_HELD] = BIT(NETVM_UNET_EMU_DIVERT),
+};
+
+/* Every change of e_state (elock): checked, one debug line each. */
+static void emu_set_state(struct netvm_unet *u, enum netvm_unet_emu_state to)
+{
+	enum netvm_unet_emu_state from = u->e_state;
+
+	if (!(emu_state_next[from] & BIT(to)))
+		pr_warn_ratelimited("netvm: U-Net port %u: %s -> %s is not a transition\n",
+				    u->port, emu_state_names[from],
+				    emu_state_names[to]);
+	else
+		pr_debug("netvm: U-Net port %u: %s -> %s\n", u->port,
+			 emu_state_names[from], emu_state_names[to]);
+	u->e_state = to;
+}
+
 static void emu_publish(struct netvm_unet *u)
 {
-	u->est.divert_mode = u->est.divert_mode ? 1 : 0;
+	u->est.divert_mode = u->e_state != NETVM_UNET_EMU_DIRECT;
 	memcpy(u->vsram + NVM_UNET_STATUS, &u->est, sizeof(u->est));
 }
 
@@ -118,7 +147,8 @@ static void emu_gather(struct netvm_unet *u, const struct nvm_unet_send_desc *d)
  * Send through the kernel endpoint and wait until the NI has fetched the
  * bytes (its cookie lands in ks), so SENT means reusable, as for a NIC
  * endpoint.  A node with no route or given up is refused by the NI
- * (NVM_ST_UNREACHABLE) and the send fails UNREACHABLE, as a NIC
+ * (NVM_ST_UNREACHABLE), or after the fetch (the cookie comes back marked
+ * NVM_UNET_KS_UNREACHABLE), and the send fails UNREACHABLE, as a NIC
  * endpoint's does.
  */
 static u32 emu_ksend(struct netvm_unet *u, const struct nvm_k_unet_ksend *k)
@@ -141,8 +171,13 @@ static u32 emu_ksend(struct netvm_unet *u, const struct nvm_k_unet_ksend *k)
 	if (ret)
 		return NVM_UNET_ST_DMA;
 	for (i = 0; i < EMU_KS_TRIES; i++) {
-		if (READ_ONCE(*done) == k->cookie)
+		u32 got = READ_ONCE(*done);
+
+		if (got == k->cookie)
 			return NVM_UNET_ST_SENT;
+		/* fetched, but its node became unreachable meanwhile */
+		if (got == (k->cookie | NVM_UNET_KS_UNREACHABLE))
+			return NVM_UNET_ST_UNREACHABLE;
 		usleep_range(20, 50);
 	}
 	return NVM_UNET_ST_DMA;
@@ -304,7 +339,8 @@ static bool emu_ctl_flush(struct netvm_unet *u)
 			k.dst_port = (u16)u->ch[c].port;
 			k.src_port = (u16)u->port;
 			k.tag = u->ch[c].tag;
-			k.flags = u->e_hold ? NVM_UNET_HF_HOLD :
+			k.flags = u->e_state == NETVM_UNET_EMU_HELD ?
+				  NVM_UNET_HF_HOLD :
 				  NVM_UNET_HF_RELEASE;
 			if (READ_ONCE(u->nd->dead) ||
 			    nv_kcmd(u->nd, NVM_KOP_UNET_KCTL, 0, 0, 0, 0, &k,
@@ -319,9 +355,9 @@ static bool emu_ctl_flush(struct netvm_unet *u)
 /* The FIFO passed the mark: hold the senders while it diverts (elock). */
 static void emu_hold(struct netvm_unet *u)
 {
-	if (u->e_hold || !u->est.divert_mode)
+	if (u->e_state != NETVM_UNET_EMU_DIVERT)
 		return;
-	u->e_hold = true;
+	emu_set_state(u, NETVM_UNET_EMU_HELD);
 	u->est.hold_on++;
 	u->e_ctl_due = emu_open_channels(u);
 	emu_ctl_flush(u);
@@ -329,12 +365,12 @@ static void emu_hold(struct netvm_unet *u)
 			 msecs_to_jiffies(NVM_UNET_REFRESH_MS));
 }
 
-/* Direct again (elock): the senders may go on. */
+/* Before going direct again (elock): the senders may go on. */
 static void emu_release(struct netvm_unet *u)
 {
-	if (!u->e_hold)
+	if (u->e_state != NETVM_UNET_EMU_HELD)
 		return;
-	u->e_hold = false;
+	emu_set_state(u, NETVM_UNET_EMU_DIVERT);
 	u->est.hold_off++;
 	u->e_ctl_due = emu_open_channels(u);
 	if (emu_ctl_flush(u))
@@ -349,7 +385,7 @@ static void emu_hold_work(struct work_struct *w)
 	unsigned long next = 0;
 
 	mutex_lock(&u->elock);
-	if (u->e_hold) {
+	if (u->e_state == NETVM_UNET_EMU_HELD) {
 		u->e_ctl_due = emu_open_channels(u);
 		emu_ctl_flush(u);
 		next = msecs_to_jiffies(NVM_UNET_REFRESH_MS);
@@ -378,8 +414,8 @@ void netvm_unet_emu_close(struct netvm_unet *u)
 	del_timer_sync(&u->e_timer);
 	cancel_delayed_work_sync(&u->ehold);
 	mutex_lock(&u->elock);
-	if (u->e_hold) {
-		u->e_hold = false;
+	if (u->e_state == NETVM_UNET_EMU_HELD) {
+		emu_set_state(u, NETVM_UNET_EMU_DIVERT);
 		u->e_ctl_due = emu_open_channels(u);
 		emu_ctl_flush(u);
 	}
@@ -433,7 +469,8 @@ static void emu_kick_locked(struct netvm_unet *u)
 			k.dst_port = (u16)u->ch[d.channel].port;
 			k.src_port = (u16)u->port;
 			k.done_addr = u->ks_dma + EMU_KS_DONE;
-			k.cookie = u->est.send_consumed + 1;
+			k.cookie = (u->est.send_consumed + 1) &
+				   ~NVM_UNET_KS_UNREACHABLE;
 			k.hflags = (d.flags & NVM_UNET_F_NOINTR ?
 				    NVM_UNET_HF_NOINTR : 0) |
 				   (d.flags & NVM_UNET_F_REPLY ?
@@ -504,7 +541,7 @@ static bool emu_direct(struct netvm_unet *u, int ch,
 	u32 hit_off = 0;
 	enum nvm_unet_reply_fate fate;
 
-	if (u->est.divert_mode) {
+	if (u->e_state != NETVM_UNET_EMU_DIRECT) {
 		u->est.div_order++;
 		return false;
 	}
@@ -589,7 +626,8 @@ void netvm_unet_emu_deliver(struct netvm_unet *u,
 	if (!direct) {
 		/* FUGU's second case, as for a NIC endpoint (flags kept) */
 		u->est.diverted++;
-		u->est.divert_mode = 1;
+		if (u->e_state == NETVM_UNET_EMU_DIRECT)
+			emu_set_state(u, NETVM_UNET_EMU_DIVERT);
 		if (netvm_unet_fifo_put(u, u->est.msgs++, ch,
 					r->dsm & ~NVM_UNET_F_HIT,
 					r->src_node | (u32)r->src_port << 16,
@@ -637,8 +675,9 @@ bool netvm_unet_emu_direct(struct netvm_unet *u)
 	mutex_lock(&u->elock);
 	direct = !READ_ONCE(u->dcount);	/* only deliver() adds, under elock */
 	if (direct) {
-		u->est.divert_mode = 0;
 		emu_release(u);
+		if (u->e_state != NETVM_UNET_EMU_DIRECT)
+			emu_set_state(u, NETVM_UNET_EMU_DIRECT);
 		emu_publish(u);
 	}
 	mutex_unlock(&u->elock);

@@ -15,11 +15,15 @@
 #include <sys/uio.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
@@ -53,6 +57,8 @@ struct fnv_addr {
 };
 
 extern struct fi_provider fnv_prov;
+/* every fid's tostr (fi_tostr FI_TYPE_FID): "netvm CLASS: ADDRESS" */
+int fnv_tostr(const struct fid *fid, char *buf, size_t len);
 
 /* ---- fnv_info.c: what the provider offers, and matching hints ---- */
 int fnv_getinfo(uint32_t version, const char *node, const char *service,
@@ -183,14 +189,59 @@ extern struct fi_ops_msg fnv_msg_ops;
 void fnv_ep_progress_locked(struct fnv_ep *ep);
 
 /*
- * ---- fnv_none.c: the calls the provider does not offer ----
- * An endpoint has no RMA, tagged, atomic or collective operations (their
- * tables are NULL, as the capabilities say: docs/libfabric.md).
+ * ---- fnv_none.c: the calls the provider does not offer: -FI_ENOSYS ----
+ * Every member of every ops table is set (docs/libfabric.md).
  */
 int fnv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int fnv_no_control(struct fid *fid, int command, void *arg);
 int fnv_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		    void **ops, void *context);
+int fnv_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+		   void *ops, void *context);
+int fnv_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+		      struct fid_pep **pep, void *context);
+int fnv_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		     struct fid_wait **waitset);
+int fnv_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
+int fnv_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+		       struct fid_ep **sep, void *context);
+int fnv_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		     struct fid_cntr **cntr, void *context);
+int fnv_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		     struct fid_poll **pollset);
+int fnv_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+		   struct fid_stx **stx, void *context);
+int fnv_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+		   struct fid_ep **rx_ep, void *context);
+int fnv_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+			enum fi_op op, struct fi_atomic_attr *attr,
+			uint64_t flags);
+int fnv_no_query_collective(struct fid_domain *domain,
+			    enum fi_collective_op coll,
+			    struct fi_collective_attr *attr, uint64_t flags);
+int fnv_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		  struct fid_ep **tx_ep, void *context);
+int fnv_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		  struct fid_ep **rx_ep, void *context);
+int fnv_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int fnv_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+		   size_t paramlen);
+int fnv_no_listen(struct fid_pep *pep);
+int fnv_no_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int fnv_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		  size_t paramlen);
+int fnv_no_shutdown(struct fid_ep *ep, uint64_t flags);
+int fnv_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		struct fid_mc **mc, void *context);
+int fnv_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
+		  struct fid_av_set **av_set, void *context);
+
+/* ---- fnv_none_ops.c: an endpoint's RMA, tagged, atomic, collective ----
+ * operations, all -FI_ENOSYS (the tables are set, never NULL) */
+extern struct fi_ops_rma fnv_no_rma_ops;
+extern struct fi_ops_tagged fnv_no_tagged_ops;
+extern struct fi_ops_atomic fnv_no_atomic_ops;
+extern struct fi_ops_collective fnv_no_collective_ops;
 
 /* errno (negative) to a libfabric error (positive), for completions */
 int fnv_errno_to_fi(int err);

@@ -241,6 +241,8 @@ static struct fi_ops av_fi_ops = {
 	.bind = fnv_no_bind,
 	.control = fnv_no_control,
 	.ops_open = fnv_no_ops_open,
+	.tostr = fnv_tostr,
+	.ops_set = fnv_no_ops_set,
 };
 
 static struct fi_ops_av av_ops = {
@@ -251,6 +253,7 @@ static struct fi_ops_av av_ops = {
 	.remove = av_remove,
 	.lookup = av_lookup,
 	.straddr = av_straddr,
+	.av_set = fnv_no_av_set,
 };
 
 int fnv_av_open(struct fid_domain *fd, struct fi_av_attr *attr,

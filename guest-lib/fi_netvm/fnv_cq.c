@@ -260,6 +260,8 @@ static struct fi_ops cq_fi_ops = {
 	.bind = fnv_no_bind,
 	.control = fnv_no_control,
 	.ops_open = fnv_no_ops_open,
+	.tostr = fnv_tostr,
+	.ops_set = fnv_no_ops_set,
 };
 
 static struct fi_ops_cq cq_ops = {

@@ -229,6 +229,8 @@ static struct fi_ops ep_fi_ops = {
 	.bind = ep_bind,
 	.control = ep_control,
 	.ops_open = fnv_no_ops_open,
+	.tostr = fnv_tostr,
+	.ops_set = fnv_no_ops_set,
 };
 
 static struct fi_ops_ep ep_ops = {
@@ -236,6 +238,8 @@ static struct fi_ops_ep ep_ops = {
 	.cancel = ep_cancel,
 	.getopt = ep_getopt,
 	.setopt = ep_setopt,
+	.tx_ctx = fnv_no_tx_ctx,
+	.rx_ctx = fnv_no_rx_ctx,
 	.rx_size_left = ep_rx_size_left,
 	.tx_size_left = ep_tx_size_left,
 };
@@ -244,6 +248,13 @@ static struct fi_ops_cm ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = ep_setname,
 	.getname = ep_getname,
+	.getpeer = fnv_no_getpeer,
+	.connect = fnv_no_connect,
+	.listen = fnv_no_listen,
+	.accept = fnv_no_accept,
+	.reject = fnv_no_reject,
+	.shutdown = fnv_no_shutdown,
+	.join = fnv_no_join,
 };
 
 int fnv_ep_open(struct fid_domain *fd, struct fi_info *info,
@@ -267,6 +278,10 @@ int fnv_ep_open(struct fid_domain *fd, struct fi_info *info,
 	ep->ep.ops = &ep_ops;
 	ep->ep.cm = &ep_cm_ops;
 	ep->ep.msg = &fnv_msg_ops;
+	ep->ep.rma = &fnv_no_rma_ops;
+	ep->ep.tagged = &fnv_no_tagged_ops;
+	ep->ep.atomic = &fnv_no_atomic_ops;
+	ep->ep.collective = &fnv_no_collective_ops;
 	pthread_mutex_lock(&d->lock);
 	d->refs++;
 	pthread_mutex_unlock(&d->lock);

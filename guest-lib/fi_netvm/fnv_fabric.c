@@ -34,6 +34,8 @@ static struct fi_ops mr_fi_ops = {
 	.bind = fnv_no_bind,
 	.control = fnv_no_control,
 	.ops_open = fnv_no_ops_open,
+	.tostr = fnv_tostr,
+	.ops_set = fnv_no_ops_set,
 };
 
 int fnv_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
@@ -108,13 +110,32 @@ static struct fi_ops dom_fi_ops = {
 	.bind = fnv_no_bind,
 	.control = fnv_no_control,
 	.ops_open = fnv_no_ops_open,
+	.tostr = fnv_tostr,
+	.ops_set = fnv_no_ops_set,
 };
+
+/* fi_endpoint2: fi_endpoint's; its flags (FI_PEER, ...) are not offered */
+static int dom_endpoint2(struct fid_domain *d, struct fi_info *info,
+			 struct fid_ep **ep, uint64_t flags, void *context)
+{
+	if (flags)
+		return -FI_ENOSYS;
+	return fnv_ep_open(d, info, ep, context);
+}
 
 static struct fi_ops_domain dom_ops = {
 	.size = sizeof(struct fi_ops_domain),
 	.av_open = fnv_av_open,
 	.cq_open = fnv_cq_open,
 	.endpoint = fnv_ep_open,
+	.scalable_ep = fnv_no_scalable_ep,
+	.cntr_open = fnv_no_cntr_open,
+	.poll_open = fnv_no_poll_open,
+	.stx_ctx = fnv_no_stx_ctx,
+	.srx_ctx = fnv_no_srx_ctx,
+	.query_atomic = fnv_no_query_atomic,
+	.query_collective = fnv_no_query_collective,
+	.endpoint2 = dom_endpoint2,
 };
 
 static int dom_open(struct fid_fabric *fab, struct fi_info *info,
@@ -211,6 +232,8 @@ static struct fi_ops eq_fi_ops = {
 	.bind = fnv_no_bind,
 	.control = fnv_no_control,
 	.ops_open = fnv_no_ops_open,
+	.tostr = fnv_tostr,
+	.ops_set = fnv_no_ops_set,
 };
 
 static struct fi_ops_eq eq_ops = {
@@ -256,12 +279,27 @@ static struct fi_ops fab_fi_ops = {
 	.bind = fnv_no_bind,
 	.control = fnv_no_control,
 	.ops_open = fnv_no_ops_open,
+	.tostr = fnv_tostr,
+	.ops_set = fnv_no_ops_set,
 };
+
+/* fi_domain2: fi_domain's; its flags (FI_PEER) are not offered */
+static int dom_open2(struct fid_fabric *fab, struct fi_info *info,
+		     struct fid_domain **dom, uint64_t flags, void *context)
+{
+	if (flags)
+		return -FI_ENOSYS;
+	return dom_open(fab, info, dom, context);
+}
 
 static struct fi_ops_fabric fab_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = dom_open,
+	.passive_ep = fnv_no_passive_ep,
 	.eq_open = eq_open,
+	.wait_open = fnv_no_wait_open,
+	.trywait = fnv_no_trywait,
+	.domain2 = dom_open2,
 };
 
 int fnv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fab,

@@ -8,16 +8,22 @@
  * the completion queue's reads drive: each message fills the oldest
  * posted receive, cut to its size (FI_ETRUNC, olen) if larger.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "fnv.h"
 
+/* The bytes of n pieces; SIZE_MAX if they overflow a size_t (which a
+ * wrapped sum would hide from the size checks, and the copy overrun). */
 static size_t iov_total(const struct iovec *iov, size_t n)
 {
 	size_t t = 0;
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (iov[i].iov_len > SIZE_MAX - t)
+			return SIZE_MAX;
 		t += iov[i].iov_len;
+	}
 	return t;
 }
 

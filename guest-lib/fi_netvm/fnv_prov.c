@@ -3,7 +3,38 @@
  * The provider's entry point: libfabric loads every lib*-fi.so in its
  * provider directory (or FI_PROVIDER_PATH) and calls fi_prov_ini.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "fnv.h"
+
+/*
+ * fi_tostr(fid, FI_TYPE_FID) calls this with the start of its buffer and
+ * a length that already leaves out what the buffer holds (its return is
+ * ignored): appending within that length past what is there cannot
+ * overrun, whichever of the two libfabric means.
+ */
+int fnv_tostr(const struct fid *fid, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		[FI_CLASS_FABRIC] = "fabric", [FI_CLASS_DOMAIN] = "domain",
+		[FI_CLASS_EP] = "endpoint", [FI_CLASS_AV] = "address vector",
+		[FI_CLASS_MR] = "memory region", [FI_CLASS_EQ] = "event queue",
+		[FI_CLASS_CQ] = "completion queue",
+	};
+	const char *name = fid->fclass < sizeof(names) / sizeof(names[0]) &&
+			   names[fid->fclass] ? names[fid->fclass] : "fid";
+	size_t used;
+
+	if (!buf || !len)
+		return -FI_EINVAL;
+	used = strnlen(buf, len);
+	if (used == len)
+		return -FI_ETOOSMALL;
+	snprintf(buf + used, len - used, "%s %s: %p\n", FNV_NAME, name,
+		 (const void *)fid);
+	return 0;
+}
 
 static void fnv_cleanup(void)
 {

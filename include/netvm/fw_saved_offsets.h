@@ -21,6 +21,12 @@
 #define NVM_FW_SAVED_NV_RR_EP		5588	/* nv.rr_ep, uint32 */
 #define NVM_FW_SAVED_PEER1_WQ_HEAD	320988	/* nv.peer[1].wq_head, uint32 */
 #define NVM_FW_SAVED_TW_HEAD0		544360	/* tw.head[0], uint16 */
-#define NVM_FW_SAVED_UNET_DIV_SLOTS	557864	/* unet.div_slots, uint32 */
+#define NVM_FW_SAVED_UNET_EP1_STATE	547112	/* unet.ep[1].state, uint32 */
+#define NVM_FW_SAVED_UNET_DIV_SLOTS	557608	/* unet.div_slots, uint32 */
+#define NVM_FW_SAVED_NV_TXBUF_PEER0	4856	/* nv.txbuf_peer[0], uint8 */
+#define NVM_FW_SAVED_NV_TICK_ARMED	5568	/* nv.tick_armed_ns, uint64 */
+#define NVM_FW_SAVED_NV_TICK_REM	5576	/* nv.tick_rem_ns, uint64 */
+#define NVM_FW_SAVED_ETH_TX_NEXT	559224	/* eth.tx_next, uint32 */
+#define NVM_FW_SAVED_ETH_TB_STATE0	559228	/* eth.tb_state[0], uint32 */
 
 #endif

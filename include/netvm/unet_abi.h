@@ -308,8 +308,14 @@ struct nvm_k_unet_kctl {
  * NVM_KOP_UNET_KSEND: a message of a kernel-emulated endpoint.  Refused
  * with NVM_ST_BUSY while the NI has no room (the kernel tries again) and
  * with NVM_ST_UNREACHABLE when the node has no route or NetVM gave it up
- * (the kernel completes the send NVM_UNET_ST_UNREACHABLE).
+ * (the kernel completes the send NVM_UNET_ST_UNREACHABLE).  Once the NI
+ * has fetched the bytes it writes cookie to done_addr, or cookie |
+ * NVM_UNET_KS_UNREACHABLE when the node became unreachable meanwhile and
+ * nothing was sent (also NVM_UNET_ST_UNREACHABLE); a cookie with that bit
+ * set is refused (NVM_ST_BAD_CMD).
  */
+#define NVM_UNET_KS_UNREACHABLE	0x80000000u
+
 struct nvm_k_unet_ksend {
 	uint64_t addr;		/* bus address of the message (kept until done) */
 	uint32_t len;

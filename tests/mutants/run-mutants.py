@@ -107,6 +107,8 @@ def parts_of(m):
         parts = ["driver"]
     elif f.startswith("guest-lib/"):
         parts = ["meson"] + (["image"] if guest else [])
+    elif f.startswith("fabric/"):
+        parts = ["meson"]       # netvm-switch, run from build/meson
     return parts
 
 
@@ -165,10 +167,26 @@ def one(m, keep_going):
     return verdict, killer, dt
 
 
+def check_originals(sel):
+    """0 if every mutant's original text occurs exactly once in its file."""
+    stale = 0
+    for m in sel:
+        with open(os.path.join(REPO, m["file"])) as f:
+            n = f.read().count(m["orig"])
+        if n != 1:
+            say("%s: the original text occurs %d times in %s (stale mutant)" % (m["name"], n, m["file"]))
+            stale += 1
+    say("%d of %d mutants match their source exactly once" % (len(sel) - stale, len(sel)))
+    return 1 if stale else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("names", nargs="*", help="mutants to run (name or prefix); default all")
     ap.add_argument("--list", action="store_true", help="list the mutants and their killers")
+    ap.add_argument("--check", action="store_true",
+                    help="only check that each mutant's original text occurs exactly once "
+                         "(a stale mutant would otherwise surface in the middle of a run)")
     ap.add_argument("--keep-going", action="store_true",
                     help="run every listed test, even after one killed the mutant")
     a = ap.parse_args()
@@ -177,6 +195,8 @@ def main():
         for m in sel:
             print("%-32s %-40s %s" % (m["name"], m["file"], " ".join(m["kills"])))
         return 0
+    if a.check:
+        return check_originals(sel)
     if not sel:
         say("no mutant matches %s" % " ".join(a.names))
         return 2

@@ -1877,10 +1877,15 @@ static void test_migration_corrupt_firmware(void)
 /*
  * The firmware's own tables in the saved block: an engine-queue position,
  * NetVM's round-robin endpoint and a peer's wait-queue head, a tripwire
- * bucket's first id and the U-Net divert ring's size.  The firmware uses
- * each as an array index (or divides by it) without a check; a stream
- * with any of them out of range is refused by fw_state_ok and the
- * incoming QEMU stays up.
+ * bucket's first id, the U-Net divert ring's size, the peer a tx buffer
+ * is held for (an index into the per-peer share), the Ethernet program's
+ * next tx descriptor and a tx buffer's state.  The firmware uses each as
+ * an array index (or divides by it) without a check; a stream with any
+ * of them out of range is refused by fw_state_ok and the incoming QEMU
+ * stays up.  NetVM's tick bookkeeping (tick_armed_ns, tick_rem_ns) is
+ * not refused but bounded where it is used (fw_nv_tx.c, ticks_passed: a
+ * remainder of a tick or more counts as none, the ticks one callback
+ * stands for are capped at the give-up): any value loads.
  */
 static void test_migration_corrupt_fw_tables(void)
 {
@@ -1890,27 +1895,34 @@ static void test_migration_corrupt_fw_tables(void)
     g_autofree gchar *bad = g_memdup2(data, len);
     static const struct {
         unsigned off;       /* in the firmware block */
-        unsigned size;      /* bytes: 2 or 4, host order */
-        uint32_t bad;
+        unsigned size;      /* bytes: 1, 2, 4 or 8, host order */
+        uint64_t bad;
+        const char *want;   /* the load's end */
     } cases[] = {
-        { NVM_FW_SAVED_HDMA_HEAD, 4, 0x10000 },
-        { NVM_FW_SAVED_NV_RR_EP, 4, 0x10000 },
-        { NVM_FW_SAVED_PEER1_WQ_HEAD, 4, 0x10000 },
-        { NVM_FW_SAVED_TW_HEAD0, 2, 0xffff },
-        { NVM_FW_SAVED_UNET_DIV_SLOTS, 4, 0x10000 },
+        { NVM_FW_SAVED_HDMA_HEAD, 4, 0x10000, "failed" },
+        { NVM_FW_SAVED_NV_RR_EP, 4, 0x10000, "failed" },
+        { NVM_FW_SAVED_PEER1_WQ_HEAD, 4, 0x10000, "failed" },
+        { NVM_FW_SAVED_TW_HEAD0, 2, 0xffff, "failed" },
+        { NVM_FW_SAVED_UNET_EP1_STATE, 4, 0x10000, "failed" }, /* no state */
+        { NVM_FW_SAVED_UNET_DIV_SLOTS, 4, 0x10000, "failed" },
+        { NVM_FW_SAVED_NV_TXBUF_PEER0, 1, 0xff, "failed" },
+        { NVM_FW_SAVED_ETH_TX_NEXT, 4, 0x10000, "failed" },
+        { NVM_FW_SAVED_ETH_TB_STATE0, 4, 0x10000, "failed" },
+        { NVM_FW_SAVED_NV_TICK_ARMED, 8, UINT64_MAX, "completed" },
+        { NVM_FW_SAVED_NV_TICK_REM, 8, UINT64_MAX, "completed" },
     };
 
     mig_load(data, len, "completed");
     for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
         gchar *f = bad + sc + MIG_FW + cases[i].off;
-        uint32_t v = 0;
+        uint64_t v = 0;
 
         g_assert_cmpuint(sc + MIG_FW + cases[i].off + cases[i].size, <=, len);
         memcpy(bad, data, len);
         memcpy(&v, f, cases[i].size);   /* little-endian host: low bytes */
         g_assert_cmpuint(v, <, cases[i].bad);
         memcpy(f, &cases[i].bad, cases[i].size);
-        mig_load(bad, len, "failed");
+        mig_load(bad, len, cases[i].want);
     }
 }
 

@@ -1041,6 +1041,35 @@ static uint64_t done_after(struct sim_host *h, uint32_t port)
 }
 
 /*
+ * NetVM's tick bookkeeping is saved state, bounded where it is used: a
+ * remainder of a whole tick or more (tick_rem_ns, as a hostile stream may
+ * give it) counts as none.  Here it claims a whole give-up's worth while
+ * a write waits for a peer that takes nothing: the peer is still given up
+ * after the give-up time, not at the next tick.  (Counted as it stood, it
+ * made the next tick stand for the give-up: the write failed at once.)
+ */
+START_TEST(test_tick_state_clamped)
+{
+	uint64_t t;
+
+	sh_fill(&ha, PA, SRC, 4096, 13);
+	cb.rx_enabled = false;
+	sh_write(&ha, PA, 1, PB, SRC, DST, 4096, KEY_B, 0, 0);
+	sim_run(&ca, &cb, 100);
+	ck_assert_uint_eq(ca.fw.nv.timer_armed, 1);
+	ca.fw.nv.tick_rem_ns = (uint64_t)ca.fw.nv.giveup_ticks * FW_NV_TICK_NS;
+	sim_settle_for(&ca, &cb, FW_NV_TICK_NS);
+	ck_assert_uint_eq(ca.fw.nv.peer[1].dead, 0);
+	ck_assert_uint_lt(ca.fw.nv.tick_rem_ns, FW_NV_TICK_NS);
+	t = done_after(&ha, PA);
+	ck_assert_msg(t >= 5900 && t <= 6500, "gave up after %llu ms",
+		      (unsigned long long)t);
+	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_UNREACHABLE);
+	ck_assert_uint_eq(ca.fw.nv.peer[1].dead, 1);
+}
+END_TEST
+
+/*
  * A peer that never acknowledges (B takes no frame): every operation
  * towards it fails with UNREACHABLE once it has been silent for the
  * give-up time (6 s), later ones at once without going on the wire; when
@@ -1807,6 +1836,7 @@ static Suite *netvm_suite(void)
 	CASE(test_peer_never_answers, setup, 120);
 	CASE(test_flood_one_peer, setup, 120);
 	CASE(test_tx_share, setup, 120);
+	CASE(test_tick_state_clamped, setup, 120);
 	CASE(test_route_none, setup, 120);
 	CASE(test_route_gone_inflight, setup, 120);
 	CASE(test_lock_hold, setup, 120);

@@ -337,6 +337,119 @@ START_TEST(unreachable_refused)
 }
 END_TEST
 
+/*
+ * A KSEND accepted while its node was reachable, whose route the mapper
+ * removes before the NI has fetched the bytes, is not sent: the kernel's
+ * done word gets its cookie marked NVM_UNET_KS_UNREACHABLE.  Before, it
+ * left without route bytes (the switch dropped it) and the kernel was
+ * told it went.  A cookie that carries the mark is refused.
+ */
+START_TEST(ksend_route_lost)
+{
+	struct nvm_k_unet_ksend k = {
+		.addr = SIM_HOST_BASE + (13u << 20), .len = 2000, .tag = 0x99,
+		.node = 1, .dst_port = PORT_B, .src_port = 20,
+		.done_addr = SIM_HOST_BASE + (13u << 20) + 8192, .cookie = 5,
+	};
+	struct nvm_cmd send_cmd = { .op = NVM_KOP_UNET_KSEND };
+	struct nvm_cmd route_cmd = { .op = NVM_KOP_ROUTE, .dst_node = 1 };
+	uint32_t *done = (uint32_t *)sim_host(&ca, k.done_addr);
+	uint8_t *msg = sim_host(&ca, k.addr);
+	uint32_t f0, errs, bad;
+
+	ck_assert_int_eq(chan(&hb, PORT_B, 6, 0, 20, 0x99), 0);
+	fill(msg, 2000, 31);
+	/* reachable: sent, the cookie as given */
+	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(*done, 5);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 1);
+	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[0]), msg, 1024);
+	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[1]), msg + 1024, 976);
+	/* accepted, then the route goes before the fetch is over */
+	k.cookie = 6;
+	memcpy(send_cmd.inline_data, &k, sizeof(k));
+	route_cmd.arg[1] = NVM_ROUTE_F_NONE;
+	errs = sh_shadow(&ha, NVM_EP_KERNEL).errors;
+	bad = ca.fw.counters[FW_CNT_UNET_TX_BAD];
+	f0 = ca.frames_sent;
+	sh_cmd(&ha, NVM_EP_KERNEL, &send_cmd);
+	sh_cmd(&ha, NVM_EP_KERNEL, &route_cmd);
+	ck_assert_uint_eq(*done, 5);		/* not fetched yet */
+	settle();
+	ck_assert_uint_eq(sh_shadow(&ha, NVM_EP_KERNEL).errors, errs);	/* both accepted */
+	ck_assert_uint_eq(ca.fw.nv.route_len[1], FW_NV_NO_ROUTE);
+	ck_assert_uint_eq(*done, 6 | NVM_UNET_KS_UNREACHABLE);
+	ck_assert_uint_eq(ca.frames_sent, f0);
+	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_TX_BAD], bad + 1);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 1);
+	/* the mark is the NI's to set */
+	k.cookie = 7 | NVM_UNET_KS_UNREACHABLE;
+	ck_assert_int_eq(kop_args(&ha, NVM_KOP_ROUTE, 1, 0, 0, 0), 0);
+	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 1);
+	ck_assert_uint_eq(sh_err(&ha, NVM_EP_KERNEL, errs).status, NVM_ST_BAD_CMD);
+	ck_assert_uint_eq(ca.frames_sent, f0);
+}
+END_TEST
+
+/* Tx buffers @c holds for traffic with @node. */
+static uint32_t tx_held(struct sim_chip *c, uint32_t node)
+{
+	uint32_t n = 0;
+
+	for (int i = 0; i < FW_NV_TXBUFS; i++)
+		n += c->fw.nv.txbuf_ref[i] && c->fw.nv.txbuf_peer[i] == node + 1;
+	return n;
+}
+
+/*
+ * U-Net's tx buffers count in the peer's share (FW_NV_TX_PEER), as
+ * NetVM's do: with node 1's NIC taking no frame (its link stalled), A's
+ * endpoint posts messages to it until they wait; they hold exactly the
+ * share, and a KSEND to node 2 still gets a buffer.  Without the share
+ * they held every buffer the send queue had room for and that KSEND was
+ * refused BUSY.  Node 1 taking frames again, every message goes.
+ */
+START_TEST(tx_share)
+{
+	struct nvm_k_unet_ksend k = {
+		.addr = SIM_HOST_BASE + (13u << 20), .len = 40, .tag = 0x99,
+		.node = 2, .dst_port = PORT_B, .src_port = 20,
+		.done_addr = SIM_HOST_BASE + (13u << 20) + 8192, .cookie = 9,
+	};
+	uint8_t msg[200][40];
+	uint32_t posted = 0, consumed = 0;
+
+	cb.rx_enabled = false;
+	for (; posted < 200; posted++) {
+		if (posted - status(&ca, PORT_A).send_consumed >= NVM_UNET_SENDQ_LEN)
+			break;
+		fill(msg[posted], 40, posted);
+		send(0, NVM_UNET_F_INLINE, 0, 40, msg[posted]);
+	}
+	consumed = status(&ca, PORT_A).send_consumed;
+	ck_assert_uint_lt(consumed, posted);	/* the rest wait */
+	ck_assert_uint_eq(status(&ca, PORT_A).send_errors, 0);
+	/* traffic to another node still gets a buffer */
+	fill(sim_host(&ca, k.addr), 40, 99);
+	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(tx_held(&ca, 2), 1);
+	ck_assert_uint_eq(tx_held(&ca, 1), FW_NV_TX_PEER);
+	/* node 1 takes frames again: the waiting messages go, none refused;
+	 * the first RXQ_LEN arrive byte for byte (then B's queue is full) */
+	cb.rx_enabled = true;
+	settle();
+	ck_assert_uint_eq(status(&ca, PORT_A).send_consumed, posted);
+	ck_assert_uint_eq(status(&ca, PORT_A).send_errors, 0);
+	ck_assert_uint_eq(tx_held(&ca, 1), 0);
+	ck_assert_uint_eq(*(uint32_t *)sim_host(&ca, k.done_addr), 9);
+	for (uint32_t i = 0; i < RXQ_LEN; i++) {
+		ck_assert_uint_eq(rxd(i)->seq, i + 1);
+		ck_assert_uint_eq(rxd(i)->len, 40);
+		ck_assert_mem_eq(rxd(i)->data, msg[i], 40);
+	}
+}
+END_TEST
+
 START_TEST(bounds_checked)
 {
 	uint32_t rx = cb.fw.counters[FW_CNT_UNET_RX];
@@ -1073,16 +1186,21 @@ START_TEST(pageable_segment)
 	hb.auto_fault = 0;
 	ck_assert_uint_eq(send_p(&sent_p, 0, 2000), NVM_UNET_ST_PENDING);
 	ck_assert_uint_eq(status(&cb, PORT_P).tx_misses, 1);
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_P].tx_state, FW_UNET_TX_PAGE_WAIT);
 	ev = sim_last_event(&cb, NVM_EV_PAGE_MISS);
 	ck_assert_uint_eq(ev->arg, PVA);
 	/* ... not for another page's restart ... */
 	restart(PVA + NVM_PAGE_SIZE);
 	ck_assert_uint_eq(status(&cb, PORT_P).send_consumed, 0);
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_P].tx_state, FW_UNET_TX_PAGE_WAIT);
 	/* ... and goes once its own page is mapped */
 	ck_assert(sh_page_in(&hb, PORT_P, PVA));
 	restart(PVA);
 	ck_assert_uint_eq(status(&cb, PORT_P).send_consumed, 1);
 	ck_assert_uint_eq(status(&cb, PORT_P).send_errors, 0);
+	/* page_wait -> retry -> ready */
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_P].tx_state, FW_UNET_TX_READY);
+	ck_assert_uint_eq(cb.traces[FW_TR_fw_unet_tx_state], 3);
 	d = (struct nvm_unet_rx_desc *)sim_host(&ca, AREA);
 	ck_assert_uint_eq(d->channel, 1);
 	ck_assert_uint_eq(d->len, 2000);
@@ -1100,6 +1218,8 @@ START_TEST(pageable_segment)
 		offsetof(struct nvm_unet_send_desc, status)],
 		NVM_UNET_ST_FAULT);
 	ck_assert_uint_eq(status(&cb, PORT_P).tx_misses, 2);
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_P].tx_state, FW_UNET_TX_READY);
+	ck_assert_uint_eq(cb.traces[FW_TR_fw_unet_tx_state], 6);
 }
 END_TEST
 
@@ -1200,8 +1320,11 @@ START_TEST(hold_then_release)
 	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), 0);
 	ck_assert_uint_eq(status(&cb, PORT_B).hold_on, 0);
 	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, 9), 1);
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_B].state, FW_UNET_EP_DIRECT);
 	fill_and_divert();
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_B].state, FW_UNET_EP_DIVERT);
 	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), 0);
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_B].state, FW_UNET_EP_HELD);
 	ck_assert_uint_eq(status(&cb, PORT_B).hold_on, 1);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_HOLD_TX], 1);
 	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[0].hold_left,
@@ -1232,6 +1355,9 @@ START_TEST(hold_then_release)
 	}
 	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_DIRECT, PORT_B), 0);
 	settle();	/* nothing holds: time may pass again */
+	ck_assert_uint_eq(cb.fw.unet.ep[PORT_B].state, FW_UNET_EP_DIRECT);
+	/* traced: direct, divert, held, divert (the hold ends), direct */
+	ck_assert_uint_eq(cb.traces[FW_TR_fw_unet_ep_state], 5);
 	ck_assert_uint_eq(status(&cb, PORT_B).hold_off, 1);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RELEASE_TX], 1);
 	ck_assert_uint_eq(*st, NVM_UNET_ST_SENT);
@@ -1540,6 +1666,8 @@ static Suite *suite(void)
 	tcase_add_test(t, small_and_large);
 	tcase_add_test(t, route_none_no_overwrite);
 	tcase_add_test(t, unreachable_refused);
+	tcase_add_test(t, ksend_route_lost);
+	tcase_add_test(t, tx_share);
 	tcase_add_test(t, bounds_checked);
 	tcase_add_test(t, demultiplexed_on_tag);
 	tcase_add_test(t, ring_full_and_no_buffer);

@@ -263,13 +263,13 @@ def cmd_capture(c, action, path=None):
 
 COUNTERS = ("rx_frames", "tx_frames", "drop_bad_route", "drop_port_down", "drop_bad_src",
             "injected", "drop_injected", "dup_injected", "reorder_injected", "corrupt_injected",
-            "drop_stalled", "bp_stalls")
+            "drop_stalled", "drop_queue_full", "bp_stalls")
 
 
 def print_ports(c):
     ans = control(c, "stats")
     short = ("rx", "tx", "badrt", "pdown", "badsrc", "inject", "drop", "dup", "reord", "corr",
-             "stall", "bp")
+             "stall", "qfull", "bp")
     print("%-8s %-10s %-12s" % ("port", "label", "state") + "".join("%9s" % s for s in short))
     for sw in ans["switches"]:
         for p in sw["ports"]:
