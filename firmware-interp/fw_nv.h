@@ -27,6 +27,12 @@ struct fw;
  * acknowledging or answering stalls only its own traffic while fewer
  * than FW_NV_TXBUFS / FW_NV_TX_PEER peers do so. */
 #define FW_NV_TX_PEER		(FW_NV_TXBUFS / 4)
+/* Of a peer's share, what our operations' requests may hold: the rest is
+ * kept for our responses to its requests.  Without it, two nodes reading
+ * from each other with a share's worth of reads each in flight held every
+ * buffer for their own reads' data, neither could answer the other, and
+ * both gave up (NVM_ST_UNREACHABLE) after the give-up time. */
+#define FW_NV_TX_REQ_PEER	(FW_NV_TX_PEER - FW_NV_TX_PEER / 4)
 
 /* In a FW_JOB_NV_DELIVER job's argument: it serves pending entry
  * (arg & 0xffff), an incoming write, not one of our own reads. */
@@ -236,6 +242,7 @@ void fw_nv_sent(struct fw *fw, uint32_t arg);
 /* a buffer in no peer's share: U-Net's control frames and divert path */
 uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners);
 uint32_t fw_nv_txbuf_alloc_for(struct fw *fw, uint32_t owners, uint32_t node);
+uint32_t fw_nv_txbuf_alloc_req(struct fw *fw, uint32_t node);
 uint32_t fw_nv_txbuf_off(struct fw *fw, uint32_t tb);
 uint8_t fw_nv_route_len(const struct fw *fw, uint32_t node);
 struct nvm_net_hdr *fw_nv_txbuf_hdr(struct fw *fw, uint32_t tb);

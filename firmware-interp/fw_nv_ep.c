@@ -412,7 +412,7 @@ static bool op_start(struct fw *fw, uint32_t ep, uint32_t idx)
 			return true;
 		}
 	}
-	tb = fw_nv_txbuf_alloc_for(fw, FW_TB_OP, op->cmd.dst_node);
+	tb = fw_nv_txbuf_alloc_req(fw, op->cmd.dst_node);
 	if (!tb) {
 		fw_count(fw, FW_CNT_CREDIT_STALLS);
 		if (!op->stalled)

@@ -48,15 +48,35 @@ uint32_t fw_nv_txbuf_alloc(struct fw *fw, uint32_t owners)
  * buffers every other peer's traffic needs.  0 when there is none for it
  * now; the caller waits, as for an empty pool.
  */
-uint32_t fw_nv_txbuf_alloc_for(struct fw *fw, uint32_t owners, uint32_t node)
+static uint32_t txbuf_take_within(struct fw *fw, uint32_t owners,
+				  uint32_t node, uint32_t limit)
 {
 	uint32_t held = 0;
 
 	for (uint32_t i = 0; i < FW_NV_TXBUFS; i++)
 		held += fw->nv.txbuf_ref[i] && fw->nv.txbuf_peer[i] == node + 1;
-	if (held >= FW_NV_TX_PEER)
+	if (held >= limit)
 		return 0;
 	return txbuf_take(fw, owners, node + 1);
+}
+
+uint32_t fw_nv_txbuf_alloc_for(struct fw *fw, uint32_t owners, uint32_t node)
+{
+	return txbuf_take_within(fw, owners, node, FW_NV_TX_PEER);
+}
+
+/*
+ * A buffer for one of our operations' requests to @node (FW_TB_OP): only
+ * while FW_NV_TX_PEER - FW_NV_TX_REQ_PEER buffers of the share are left,
+ * so that our responses to @node always find one.  A request waits for
+ * an answer (a read's data, a failed write's WRITE_RESP, which the
+ * cumulative ACK of every later write waits for) that needs a buffer at
+ * the peer; a response needs only the peer's ACK.  Requests holding the
+ * whole share on both sides waited for each other until the give-up.
+ */
+uint32_t fw_nv_txbuf_alloc_req(struct fw *fw, uint32_t node)
+{
+	return txbuf_take_within(fw, FW_TB_OP, node, FW_NV_TX_REQ_PEER);
 }
 
 void fw_nv_txbuf_put(struct fw *fw, uint32_t tb, uint32_t owner)
