@@ -24,7 +24,7 @@ import json
 import re
 
 import mpi_check
-from guestlib import run_parallel
+from guestlib import run_parallel, tcp_listening, wait_guest
 
 NET = "10.16.0."
 
@@ -37,16 +37,10 @@ def text(x):
     return x.decode(errors="replace") if isinstance(x, bytes) else x
 
 
-def wait_guest(g, n, cond, tries=600):
-    rc, out, err = g.sh(n, "for i in $(seq %d); do (%s) >/dev/null 2>&1 && exit 0; "
-                           "sleep 0.1; done; exit 1" % (tries, cond), timeout=tries // 10 + 60)
-    return rc == 0
-
-
 def listening(port, udp=False):
     if udp:   # an unconnected UDP socket: state 07
         return "grep -qi ':%04X 00000000:0000 07 ' /proc/net/udp" % port
-    return "grep -qi ':%04X [0-9A-F:]* 0A ' /proc/net/tcp /proc/net/tcp6" % port
+    return tcp_listening(port)
 
 
 def ssh_keys(g, nodes):
@@ -134,7 +128,7 @@ def iperf3(g, srv, cli, udp=False, mib=10):
         res["s"] = g.sh(srv, "iperf3 -s -1 -J", timeout=300)
 
     def client():
-        if wait_guest(g, srv, listening(5201)):
+        if wait_guest(g.sh, srv, listening(5201), tries=600):
             opt = "-u -b 100M -l %d" % length if udp else ""
             res["c"] = g.sh(cli, "iperf3 -c %s -n %dM %s -J" % (ip(srv), mib, opt), timeout=300)
         else:

@@ -116,6 +116,21 @@ def sysfs_counters(sh, node, name="fw_counters"):
                 if len(l.split()) == 2 and l.split()[1].isdigit())
 
 
+def tcp_listening(port):
+    """A shell condition: a TCP socket listens on port in the node
+    (/proc/net/tcp*, state 0A)."""
+    return "grep -qi ':%04X [0-9A-F:]* 0A ' /proc/net/tcp /proc/net/tcp6" % port
+
+
+def wait_guest(sh, node, cond, tries=1200):
+    """Until the shell condition cond holds in node, tried 0.1 s apart at
+    most tries times, through sh (ClusterShell.sh or a script's own
+    sh(node, script, timeout)); True if it came to hold."""
+    script = ("i=0; while ! (%s) >/dev/null 2>&1; do i=$((i+1)); [ $i -lt %d ] || exit 1; "
+              "sleep 0.1; done" % (cond, tries))
+    return sh(node, script, timeout=tries // 10 + 60)[0] == 0
+
+
 def fugu_fields(text, kind):
     """The key=value pairs of netvm-fugu-test's 'fugu-KIND' line, as floats."""
     import re

@@ -30,7 +30,7 @@ import sys
 import types
 
 import eth_apps
-from guestlib import Tap, diag, run_netvm, run_parallel, tap_cluster_main
+from guestlib import Tap, diag, run_netvm, run_parallel, tap_cluster_main, tcp_listening, wait_guest
 
 T = Tap()
 CLUSTER = "t-guest-eth-rdma"
@@ -53,24 +53,13 @@ def both(fn):
     return run_parallel(fn, {0: (0,), 1: (1,)})
 
 
-def wait_guest(node, cond, tries=1200):
-    """Until the shell condition COND holds in node (0.1 s apart, bounded)."""
-    script = ("i=0; while ! (%s) >/dev/null 2>&1; do i=$((i+1)); [ $i -lt %d ] || exit 1; "
-              "sleep 0.1; done" % (cond, tries))
-    return sh(node, script, timeout=tries // 10 + 60)[0] == 0
-
-
-def tcp_listening(port):
-    return "grep -qi ':%04X [0-9A-F:]* 0A ' /proc/net/tcp /proc/net/tcp6" % port
-
-
 def setup():
     res = both(lambda n: sh(n, "netvm-pkgs && echo 1 > /proc/sys/net/ipv6/conf/nvm0/disable_ipv6 && "
                                "ip addr add %s/24 dev nvm0 && ip link set nvm0 up" % ip(n)))
     for n in (0, 1):
         T.ok(res[n][0] == 0, "node %d: netvm-pkgs, nvm0 up as %s" % (n, ip(n)), diag(*res[n]))
     for n in (0, 1):
-        T.ok(wait_guest(n, "grep -qx 1 /sys/class/net/nvm0/carrier"), "node %d: nvm0 carrier on" % n)
+        T.ok(wait_guest(sh, n, "grep -qx 1 /sys/class/net/nvm0/carrier"), "node %d: nvm0 carrier on" % n)
     rc, out, err = sh(0, "ping -c 2 -W 5 %s" % ip(1), timeout=60)
     T.ok(rc == 0 and "2 packets received" in out, "ping node 0 -> node 1 over nvm0",
          diag(rc, out, err))
@@ -126,7 +115,7 @@ def pair(server, client, ready, what, timeout=300):
         res["s"] = nv("run", 1, "--", *server, timeout=timeout)
 
     def cli():
-        if wait_guest(1, ready):
+        if wait_guest(sh, 1, ready):
             res["c"] = nv("run", 0, "--", *client, timeout=timeout)
         else:
             res["c"] = (-1, "", "the server never got ready (%s)" % ready)

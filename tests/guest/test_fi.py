@@ -29,7 +29,7 @@ Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT.
 import re
 import sys
 
-from guestlib import Tap, diag, run_netvm, run_parallel, tap_cluster_main
+from guestlib import Tap, diag, run_netvm, run_parallel, tap_cluster_main, tcp_listening, wait_guest
 
 T = Tap()
 CLUSTER = "t-guest-fi"
@@ -46,13 +46,6 @@ def nv(*args, timeout=300):
 
 def sh(node, script, timeout=300):
     return nv("run", node, "--", "sh", "-c", script, timeout=timeout)
-
-
-def wait_listening(node, port):
-    """Until a TCP socket listens on port in node (/proc/net/tcp*: state 0A)."""
-    script = ("i=0; while ! grep -qi ':%04X [0-9A-F:]* 0A ' /proc/net/tcp /proc/net/tcp6; do "
-              "i=$((i+1)); [ $i -lt 1200 ] || exit 1; sleep 0.1; done" % port)
-    return sh(node, script, timeout=180)[0] == 0
 
 
 def counters(node):
@@ -123,7 +116,7 @@ def pingpong(server, client, target, args, prov="netvm", ep="dgram"):
         res["s"] = nv("run", server, "--", *cmd, timeout=600)
 
     def cli():
-        if wait_listening(server, OOB_PORT):
+        if wait_guest(sh, server, tcp_listening(OOB_PORT)):
             res["c"] = nv("run", client, "--", *(cmd + [target]), timeout=600)
         else:
             res["c"] = (-1, "", "the server never listened on port %d" % OOB_PORT)

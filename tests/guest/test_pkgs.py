@@ -22,7 +22,7 @@ import json
 import re
 import sys
 
-from guestlib import Tap, diag, run_netvm, run_parallel, tap_cluster_main
+from guestlib import Tap, diag, run_netvm, run_parallel, tap_cluster_main, tcp_listening, wait_guest
 
 T = Tap()
 CLUSTER = "t-guest-pkgs"
@@ -35,13 +35,6 @@ def nv(*args, timeout=300):
 
 def sh(node, script, timeout=300):
     return nv("run", node, "--", "sh", "-c", script, timeout=timeout)
-
-
-def wait_listening(node, port):
-    """Until a TCP socket listens on port in node (/proc/net/tcp*: state 0A)."""
-    script = ("i=0; while ! grep -qi ':%04X [0-9A-F:]* 0A ' /proc/net/tcp /proc/net/tcp6; do "
-              "i=$((i+1)); [ $i -lt 1200 ] || exit 1; sleep 0.1; done" % port)
-    return sh(node, script, timeout=180)[0] == 0
 
 
 def check_pkgs():
@@ -108,7 +101,7 @@ def check_rxe():
         res["s"] = nv("run", 1, "--", *(args + ["-g", gids[1]]), timeout=300)
 
     def client():
-        if wait_listening(1, 18515):
+        if wait_guest(sh, 1, tcp_listening(18515)):
             res["c"] = nv("run", 0, "--", *(args + ["-g", gids[0], PEER_IP]), timeout=300)
         else:
             res["c"] = (-1, "", "the server never listened on port 18515")
@@ -127,7 +120,7 @@ def check_iperf3():
         res["s"] = nv("run", 1, "--", "iperf3", "-s", "-1", "-J", timeout=300)
 
     def client():
-        if wait_listening(1, 5201):
+        if wait_guest(sh, 1, tcp_listening(5201)):
             res["c"] = nv("run", 0, "--", "iperf3", "-c", PEER_IP, "-n", "10M", "-J", timeout=300)
         else:
             res["c"] = (-1, "", "iperf3 -s never listened on port 5201")
