@@ -32,7 +32,7 @@ sys.dont_write_bytecode = True   # leave no __pycache__ in tools/
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tools"))
 
-from netvm_cli import build, cli, cluster, clustercmd, fabric, inject, libvirt, snapshot, testing  # noqa: E402
+from netvm_cli import build, cli, cluster, clustercmd, fabric, inject, libvirt, mpirun, snapshot, testing  # noqa: E402
 from netvm_cli.cluster import Cluster  # noqa: E402
 from netvm_cli.command import Command  # noqa: E402
 from netvm_cli.common import MESON_BUILD, NetvmError  # noqa: E402
@@ -242,6 +242,25 @@ class TestArguments(StateDirCase):
         for extra in (["--kernel"], ["--sizes", "8"], ["--tests", "tcp_lat"], ["--csv"]):
             self.refused("--eth has its own sizes and tests and prints a table: not with --kernel, "
                          "--sizes, --tests or --csv", "bench", "--eth", *extra)
+        for extra in (["--kernel"], ["--sizes", "8"], ["--tests", "tcp_lat"], ["--csv"]):
+            self.refused("--fi has its own sizes and tests and prints a table: not with --eth, "
+                         "--kernel, --sizes, --tests or --csv", "bench", "--fi", *extra)
+
+    def test_mpirun_fi_command_line(self):
+        """--fi: Open MPI's cm pml on the ofi mtl, no BTL but self, the
+        provider in FI_PROVIDER, the mtl's exclude list emptied."""
+        cmd = mpirun.command("openmpi", 4, ["10.77.0.1", "10.77.0.2"], "eth1", ["A=b"], ["prog", "x"],
+                             fi="netvm;ofi_rxd")
+        self.assertEqual(cmd, ["mpirun.openmpi", "--allow-run-as-root", "-n", "4", "--host",
+                               "10.77.0.1:2,10.77.0.2:2", "--mca", "plm_rsh_agent", mpirun.RSH,
+                               "--mca", "oob_tcp_if_include", "10.77.0.0/24",
+                               "--mca", "pml", "cm", "--mca", "mtl", "ofi", "--mca", "btl", "self",
+                               "--mca", "mtl_ofi_provider_exclude", "",
+                               "-x", "FI_PROVIDER=netvm;ofi_rxd", "-x", "A=b", "prog", "x"])
+        verbose = mpirun.command("openmpi", 2, ["10.77.0.1"], "eth1", [], ["p"], fi="tcp",
+                                 verbose_fi=True)
+        self.assertEqual(verbose[-9:], ["-x", "FI_PROVIDER=tcp", "--mca", "mtl_base_verbose", "100",
+                                        "--mca", "pml_base_verbose", "100", "p"])
 
     @mock.patch.object(Cluster, "up", autospec=True)
     def test_demo_and_bench_use_their_own_cluster(self, up):

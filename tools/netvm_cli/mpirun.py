@@ -1,6 +1,7 @@
 """./netvm mpirun: an MPI job across a cluster's nodes (docs/packages.md).
 
-    ./netvm mpirun [--mpi openmpi|mpich] [-n N] [-x NAME=VALUE] [--net IFACE] -- PROGRAM [ARG...]
+    ./netvm mpirun [--mpi openmpi|mpich] [-n N] [-x NAME=VALUE] [--net IFACE | --fi PROVIDER]
+                   [--verbose-fi] -- PROGRAM [ARG...]
 
 Makes the package disk usable on every node (netvm-pkgs), then runs
 Debian's mpirun (mpirun.openmpi or mpirun.mpich) on node 0 with the nodes'
@@ -9,7 +10,10 @@ nodes through their guest agents (netvm-rsh, images/agent/netvm-rsh.c):
 no ssh.  MPI traffic stays on the data network (TCP), or with --net goes
 over another interface every node has (nvm0, the Ethernet interface over
 the NIC: docs/ethernet.md) while the launch stays on the data network;
-every node gets
+or with --fi over libfabric (Open MPI's pml cm and mtl ofi, FI_PROVIDER
+naming the provider: "netvm;ofi_rxd", the netvm provider under
+libfabric's ofi_rxd, docs/libfabric.md; "verbs;ofi_rxm", "tcp", ...).
+Every node gets
 ceil(N / nodes) slots, filled in node order.  Output streams back; the exit
 status is mpirun's.
 """
@@ -35,6 +39,11 @@ def add_mpirun_args(sp):
     sp.add_argument("--net", metavar="IFACE", default=None,
                     help="the ranks' TCP traffic over IFACE (e.g. nvm0, addressed by you on every "
                          "node) instead of the data NIC; the launch stays on the data network")
+    sp.add_argument("--fi", metavar="PROVIDER", default=None,
+                    help="Open MPI: the ranks' messages over libfabric (pml cm, mtl ofi) with "
+                         "FI_PROVIDER=PROVIDER, e.g. 'netvm;ofi_rxd' (docs/libfabric.md)")
+    sp.add_argument("--verbose-fi", action="store_true",
+                    help="with --fi: Open MPI says which mtl and which libfabric provider it chose")
     sp.add_argument("--timeout", type=int, default=None, metavar="S", help="give up after S seconds")
     sp.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARG...]",
                     help="program to run")
@@ -68,16 +77,35 @@ def prepare(c, nodes):
     return iface
 
 
-def command(mpi, np, hosts, iface, env, argv, net=None):
+def fi_mca(provider, verbose=False):
+    """Open MPI's settings for its ranks' messages over libfabric's
+    PROVIDER: the cm pml on the ofi mtl, no BTL but self (so nothing falls
+    back to TCP), FI_PROVIDER choosing the provider; the mtl's own list of
+    providers to leave out (tcp, udp, ... by default) emptied, so that the
+    one FI_PROVIDER names is taken whatever it is.  VERBOSE: the mtl and
+    provider chosen, in Open MPI's words."""
+    mca = ["--mca", "pml", "cm", "--mca", "mtl", "ofi", "--mca", "btl", "self",
+           "--mca", "mtl_ofi_provider_exclude", "", "-x", "FI_PROVIDER=%s" % provider]
+    if verbose:
+        mca += ["--mca", "mtl_base_verbose", "100", "--mca", "pml_base_verbose", "100"]
+    return mca
+
+
+def command(mpi, np, hosts, iface, env, argv, net=None, fi=None, verbose_fi=False):
     """mpirun's command line on node 0; NET: the interface for the ranks'
-    traffic (default: the data network)."""
+    traffic (default: the data network); FI: Open MPI's ranks on libfabric
+    with this provider instead."""
     slots = -(-np // len(hosts))
     hostlist = ",".join("%s:%d" % (h, slots) for h in hosts)
     if mpi == "openmpi":
         cmd = ["mpirun.openmpi", "--allow-run-as-root", "-n", str(np), "--host", hostlist,
                "--mca", "plm_rsh_agent", RSH,
-               "--mca", "oob_tcp_if_include", DATA_NET, "--mca", "btl_tcp_if_include", net or DATA_NET,
-               "--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp"]
+               "--mca", "oob_tcp_if_include", DATA_NET]
+        if fi is not None:
+            cmd += fi_mca(fi, verbose_fi)
+        else:
+            cmd += ["--mca", "btl_tcp_if_include", net or DATA_NET,
+                    "--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp"]
         for e in env:
             name, _, value = e.partition("=")
             cmd += ["-x", "%s=%s" % (name, value)]
@@ -112,9 +140,17 @@ def cmd_mpirun(c, a):
             raise NetvmError("node %d is not running (./netvm status)" % node["id"])
     if a.net is not None and not re.fullmatch(r"[A-Za-z0-9_.-]{1,15}", a.net):
         raise NetvmError("mpirun: --net wants an interface name, got %r" % a.net)
+    if a.fi is not None:
+        if a.mpi != "openmpi" or a.net is not None:
+            raise NetvmError("mpirun: --fi is for Open MPI, and not with --net")
+        if not re.fullmatch(r"[A-Za-z0-9_;-]{1,64}", a.fi):
+            raise NetvmError("mpirun: --fi wants a libfabric provider name, got %r" % a.fi)
+    elif a.verbose_fi:
+        raise NetvmError("mpirun: --verbose-fi goes with --fi")
     iface = prepare(c, nodes)
     hosts = [DATA_IP % (nd["id"] + 1) for nd in nodes]
-    return c.run(0, command(a.mpi, np, hosts, iface, a.env, argv, a.net), timeout=a.timeout)
+    return c.run(0, command(a.mpi, np, hosts, iface, a.env, argv, a.net,
+                                  a.fi, a.verbose_fi), timeout=a.timeout)
 
 
 COMMANDS = [
