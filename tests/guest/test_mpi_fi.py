@@ -1,0 +1,241 @@
+#!/usr/bin/python3
+"""Guest test group mpi-fi: Debian's unmodified Open MPI on the netvm
+libfabric provider (docs/libfabric.md, "MPI over it"), 4 VMs, ranks started
+with ./netvm mpirun --fi (pml cm, mtl ofi, no BTL but self, FI_PROVIDER).
+
+  - ompi_info lists the ofi mtl and the ofi btl (the package disk's
+    Open MPI has its libfabric plugins)
+  - on 2 and on 4 nodes (one rank a node):
+      - one mpi4py job: a ring (Sendrecv of 64 KiB, every byte checked),
+        an allreduce of Python ints and an Allreduce of 65536 64-bit
+        integers (512 KiB, segmented by the provider), every sum compared
+        with the exact one; each rank's line compared exactly; Open MPI's
+        verbose account (--verbose-fi): every rank selected pml cm and
+        mtl ofi, which opened the netvm provider's domain (netvm0)
+      - a short hpcc (HPL N=200 on a P x Q grid of the ranks, then its
+        other tests): exit 0, HPL's residual check PASSED, no failure
+  - NetPIPE (NPopenmpi, 2 ranks: it is a two-rank ping-pong) in integrity
+    mode, every message 1 B .. 64 KiB checked by the receiver
+  - what carried it: every rank's node's NIC sent and received at least
+    as many U-Net messages as its data needs (a 4 KiB message at most)
+
+The provider is one parameter, NETVM_MPI_FI_PROVIDER (default
+"netvm;ofi_rxd": libfabric's ofi_rxd on the provider's datagrams; "netvm"
+once the provider has its own FI_EP_RDM).
+
+TAP output; the cluster 't-guest-mpi-fi' is always torn down.
+Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT, NETVM_MPI_FI_PROVIDER.
+"""
+import os
+import re
+import sys
+import time
+
+from guestlib import Tap, diag, run_netvm, run_parallel, sysfs_counters, tap_cluster_main
+
+T = Tap()
+CLUSTER = "t-guest-mpi-fi"
+NODES = 4
+PROVIDER = os.environ.get("NETVM_MPI_FI_PROVIDER", "netvm;ofi_rxd")
+DOMAIN = "netvm0"           # the netvm provider's domain on NIC 0 (docs/libfabric.md)
+UNET_MSG = 4096             # the largest U-Net message (NETVM_UNET_MSG_MAX)
+RING_N, RING_LEN = 20, 65536
+MPI4PY_K = 65536
+
+
+def nv(*args, timeout=300):
+    return run_netvm(CLUSTER, args, timeout)
+
+
+def sh(node, script, timeout=300):
+    return nv("run", node, "--", "sh", "-c", script, timeout=timeout)
+
+
+def mpirun(np, argv, verbose=False, timeout=600):
+    return nv("mpirun", "--fi", PROVIDER, *(["--verbose-fi"] if verbose else []), "-n", np,
+              "--timeout", timeout, "--", *argv, timeout=timeout + 60)
+
+
+def unet(nodes):
+    """{node: (U-Net messages sent, received)} of NICs' firmware counters."""
+    out = {}
+    for n in nodes:
+        c = sysfs_counters(sh, n)
+        out[n] = (c.get("unet_tx"), c.get("unet_rx"))
+    return out
+
+
+def moved(before, after, least, what):
+    """Every node's NIC sent and received at least LEAST U-Net messages."""
+    try:
+        d = dict((n, (after[n][0] - before[n][0], after[n][1] - before[n][1])) for n in before)
+    except TypeError:
+        d = None
+    T.ok(d is not None and all(tx >= least and rx >= least for tx, rx in d.values()),
+         "%s went over U-Net: every node's NIC sent and received >= %d messages (%s)"
+         % (what, least, d), "before %s after %s" % (before, after))
+
+
+def check_setup():
+    res = run_parallel(lambda n: nv("run", n, "--", "netvm-pkgs"), dict((n, (n,)) for n in range(NODES)))
+    for n in range(NODES):
+        T.ok(res[n][0] == 0, "node %d: netvm-pkgs" % n, diag(*res[n]))
+    rc, out, err = nv("run", 0, "--", "ompi_info")
+    comps = set(re.findall(r"^\s*MCA (\w+): (\w+) ", out, re.M))
+    T.ok(rc == 0 and ("mtl", "ofi") in comps and ("btl", "ofi") in comps and ("pml", "cm") in comps,
+         "ompi_info: Open MPI has the ofi mtl, the ofi btl and the cm pml", diag(rc, out, err, 2000))
+    rc, out, err = nv("run", 0, "--", "fi_info", "-p", PROVIDER, "-t", "FI_EP_RDM", "-c", "FI_TAGGED")
+    T.ok(rc == 0 and re.findall(r"^provider: (.*)$", out, re.M) == [PROVIDER],
+         "fi_info: %s offers FI_EP_RDM with FI_TAGGED (what the ofi mtl asks for)" % PROVIDER,
+         diag(rc, out, err))
+
+
+MPI4PY = r"""
+import socket, sys
+from array import array
+from mpi4py import MPI
+c = MPI.COMM_WORLD
+r, s, N, L, K = c.rank, c.size, int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+bad = 0
+got = bytearray(L)
+for i in range(N):
+    mine = bytes((r * 7 + i + j) & 255 for j in range(256)) * (L // 256)
+    c.Sendrecv(mine, (r + 1) % s, i, got, (r - 1) % s, i)
+    p = (r - 1) % s
+    bad += bytes(got) != bytes((p * 7 + i + j) & 255 for j in range(256)) * (L // 256)
+a = c.allreduce(r * 1000003 + 7)
+mine = array('q', [r * 1000003 + i for i in range(K)])
+tot = array('q', bytes(8 * K))
+c.Allreduce(mine, tot, op=MPI.SUM)
+wrong = sum(tot[i] != s * i + 1000003 * s * (s - 1) // 2 for i in range(K))
+print("rank %d of %d on %s: ring %d x %d B, %d bad; allreduce %d; Allreduce of %d int64, %d wrong"
+      % (r, s, socket.gethostname(), N, L, bad, a, K, wrong), flush=True)
+"""
+
+
+def check_mpi4py(np):
+    """One job: Open MPI's account of what it chose (verbose), a ring and
+    the allreduces, U-Net's counters around it."""
+    nodes = range(np)
+    before = unet(nodes)
+    t0 = time.monotonic()
+    rc, out, err = mpirun(np, ["python3", "-c", MPI4PY, RING_N, RING_LEN, MPI4PY_K], verbose=True)
+    T.note("%d ranks, ring and allreduces: %.1f s" % (np, time.monotonic() - t0))
+    after = unet(nodes)
+    got = sorted(l for l in out.splitlines() if l.startswith("rank "))
+    total = 1000003 * np * (np - 1) // 2 + 7 * np
+    want = ["rank %d of %d on node%d: ring %d x %d B, 0 bad; allreduce %d; Allreduce of %d int64, "
+            "0 wrong" % (r, np, r, RING_N, RING_LEN, total, MPI4PY_K) for r in nodes]
+    T.ok(rc == 0 and got == want,
+         "%d ranks, mpi4py: ring of %d x %d B (every byte checked), allreduce (exactly %d) and "
+         "Allreduce of %d int64 (every sum exact); lines exact"
+         % (np, RING_N, RING_LEN, total, MPI4PY_K), diag(rc, out, err, 3000))
+    text = out + err
+    # the mtl names the domain of the provider it opened: the netvm
+    # provider's (netvm0), which no other provider has
+    T.ok(rc == 0 and
+         len(re.findall(r"^\[node\d+:\d+\] select: component cm selected$", text, re.M)) == np and
+         len(re.findall(r"^\[node\d+:\d+\] mca:base:select:\(  mtl\) Selected component \[ofi\]$",
+                        text, re.M)) == np and
+         len(re.findall(r"mtl:ofi:provider: (\S+)$", text, re.M)) == np and
+         set(re.findall(r"mtl:ofi:provider: (\S+)$", text, re.M)) == {DOMAIN},
+         "%d ranks, Open MPI verbose: every rank selected pml cm, mtl ofi, on domain %s (%s's)"
+         % (np, DOMAIN, PROVIDER), diag(rc, out[-2000:], err[-3000:]))
+    # the ring alone: RING_N messages of RING_LEN each way per node
+    moved(before, after, RING_N * RING_LEN // UNET_MSG, "%d-rank ring" % np)
+
+
+HPCCINF = """HPLinpack benchmark input file
+netvm: a short HPCC over the netvm libfabric provider
+HPL.out      output file name (if any)
+6            device out (6=stdout,7=stderr,file)
+1            # of problems sizes (N)
+200          Ns
+1            # of NBs
+40           NBs
+0            PMAP process mapping (0=Row-,1=Column-major)
+1            # of process grids (P x Q)
+%d           Ps
+%d           Qs
+16.0         threshold
+1            # of panel fact
+2            PFACTs (0=left, 1=Crout, 2=Right)
+1            # of recursive stopping criterium
+4            NBMINs (>= 1)
+1            # of panels in recursion
+2            NDIVs
+1            # of recursive panel fact.
+1            RFACTs (0=left, 1=Crout, 2=Right)
+1            # of broadcast
+1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)
+1            # of lookahead depth
+1            DEPTHs (>=0)
+2            SWAP (0=bin-exch,1=long,2=mix)
+64           swapping threshold
+0            L1 in (0=transposed,1=no-transposed) form
+0            U  in (0=transposed,1=no-transposed) form
+1            Equilibration (0=no,1=yes)
+8            memory alignment in double (> 0)
+##### This line (no. 32) is ignored (it serves as a separator). ######
+0                               Number of additional problem sizes for PTRANS
+1200                            values of N
+0                               number of additional blocking sizes for PTRANS
+40                              values of NB
+"""
+HPCC_DIR = "/tmp/hpcc"
+
+
+def check_hpcc(np):
+    p = 2 if np == 4 else 1
+    inf = HPCCINF % (p, np // p)
+    res = run_parallel(lambda n: sh(n, "rm -rf %s && mkdir -p %s" % (HPCC_DIR, HPCC_DIR)),
+                       dict((n, (n,)) for n in range(np)))
+    rc, out, err = run_netvm(CLUSTER, ["run", "-i", 0, "--", "sh", "-c", "cat > %s/hpccinf.txt" % HPCC_DIR],
+                             stdin=inf.encode())
+    ok = rc == 0 and all(r[0] == 0 for r in res.values())
+    t0 = time.monotonic()
+    rc, out, err = mpirun(np, ["sh", "-c", "cd %s && exec hpcc" % HPCC_DIR], timeout=900)
+    T.note("%d ranks, hpcc: %.1f s" % (np, time.monotonic() - t0))
+    _, res_out, _ = sh(0, "cat %s/hpccoutf.txt" % HPCC_DIR)
+    summary = dict(re.findall(r"^(\w+)=(\S+)$", res_out, re.M))
+    hpl = re.findall(r"\|\|Ax-b\|\|_oo/\(eps\*\(\|\|A\|\|_oo\*\|\|x\|\|_oo\+\|\|b\|\|_oo\)\*N\)=.*"
+                     r"\.\.\.\.\.\. (\w+)", res_out)
+    T.ok(ok and rc == 0 and summary.get("CommWorldProcs") == str(np) and
+         summary.get("HPL_N") == "200" and hpl == ["PASSED"] and "FAILED" not in res_out and
+         "End of HPC Challenge tests." in res_out,
+         "%d ranks: hpcc (HPL N=200 on %d x %d, then its other tests) exits 0, HPL's residual "
+         "PASSED, nothing FAILED" % (np, p, np // p),
+         diag(rc, out, err, 2000) + "\nhpccoutf.txt:\n" + res_out[-3000:])
+
+
+def check_netpipe():
+    """NetPIPE's integrity mode on 2 ranks (node 0 and node 1): every
+    message checked by the receiving rank."""
+    before = unet((0, 1))
+    t0 = time.monotonic()
+    rc, out, err = mpirun(2, ["NPopenmpi", "-i", "-u", "65536"])
+    T.note("NetPIPE: %.1f s" % (time.monotonic() - t0))
+    after = unet((0, 1))
+    sizes = [(int(m.group(1)), "Integrity check passed" in l) for l in err.splitlines()
+             for m in [re.match(r"^\s*\d+:\s+(\d+) bytes", l)] if m]
+    T.ok(rc == 0 and "0: node0" in out.splitlines() and "1: node1" in out.splitlines() and
+         len(sizes) >= 20 and all(ok for _, ok in sizes) and max(n for n, _ in sizes) > 32768 and
+         "Integrity check failed" not in out + err,
+         "NPopenmpi -i over %s: %d message sizes up to %s B, every one checked, ranks on node0 "
+         "and node1" % (PROVIDER, len(sizes), max([n for n, _ in sizes] or [0])),
+         diag(rc, out, err))
+    moved(before, after, sum(n for n, _ in sizes) // UNET_MSG, "NetPIPE")
+
+
+def main():
+    def body():
+        check_setup()
+        for np in (2, 4):
+            check_mpi4py(np)
+            check_hpcc(np)
+        check_netpipe()
+    return tap_cluster_main(T, CLUSTER, NODES, body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
