@@ -361,11 +361,18 @@ def cmd_bench(a, c):
     if a.eth and (a.kernel or a.sizes or a.tests or a.csv):
         raise NetvmError("--eth has its own sizes and tests and prints a table: not with --kernel, "
                          "--sizes, --tests or --csv")
+    if a.fi and (a.eth or a.kernel or a.sizes or a.tests or a.csv):
+        raise NetvmError("--fi has its own sizes and tests and prints a table: not with --eth, "
+                         "--kernel, --sizes, --tests or --csv")
     c = Cluster(cluster_name(getattr(a, "cluster", None) or "bench"))
     if not a.no_build:
         buildmod.build()
     c.up(2, "tcg", DEFAULT_MEM, DEFAULT_TIMEOUT)
     try:
+        if a.fi:
+            from . import bench_fi
+            return bench_fi.run(c, a.iterations, os.path.abspath(a.out) if a.out else BENCH_DIR,
+                                not a.no_plot, a.rounds)
         if a.eth:
             from . import bench_eth
             return bench_eth.run(c, a.iterations, os.path.abspath(a.out) if a.out else BENCH_DIR,
@@ -413,6 +420,10 @@ def add_bench_args(sp):
                     help="instead: nvm0 (Ethernet over the NIC) against the virtio-net data "
                     "network: TCP round trips and streams, iperf3, perftest over soft RoCE "
                     "(docs/bench.md)")
+    sp.add_argument("--fi", action="store_true",
+                    help="instead: libfabric (fi_pingpong, NetPIPE under Open MPI's mtl ofi) on "
+                    "the netvm provider, verbs over soft RoCE on nvm0 and tcp over virtio-net, "
+                    "against NetVM writes (docs/libfabric.md)")
     sp.set_defaults(func=cmd_bench)
 
 
