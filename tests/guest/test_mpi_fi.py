@@ -12,8 +12,8 @@ with ./netvm mpirun --fi (pml cm, mtl ofi, no BTL but self, FI_PROVIDER).
         with the exact one; each rank's line compared exactly; Open MPI's
         verbose account (--verbose-fi): every rank selected pml cm and
         mtl ofi, which opened the netvm provider's domain (netvm0)
-      - a short hpcc (HPL N=200 on a P x Q grid of the ranks, then its
-        other tests): exit 0, HPL's residual check PASSED, no failure
+  - a short hpcc on 4 ranks (HPL N=200 on a 2 x 2 grid, then its other
+    tests): exit 0, HPL's residual check PASSED, no failure
   - NetPIPE (NPopenmpi, 2 ranks: it is a two-rank ping-pong) in integrity
     mode, every message 1 B .. 64 KiB checked by the receiver
   - what carried it: every rank's node's NIC sent and received at least
@@ -232,7 +232,10 @@ def main():
         check_setup()
         for np in (2, 4):
             check_mpi4py(np)
-            check_hpcc(np)
+        # hpcc's own tests (its b_eff ping-pongs of 2 MB above all) take
+        # minutes on ofi_rxd under TCG (343 s on 2 ranks, 406 s on 4, the
+        # shared host loaded): on the 2 x 2 grid only
+        check_hpcc(4)
         check_netpipe()
     return tap_cluster_main(T, CLUSTER, NODES, body)
 
