@@ -152,15 +152,25 @@ def netvm_rows(c, iterations):
              "rtt_us": r["median_us"], "p99_us": r["p99_us"], "mbps": r["mbps"]} for r in rows]
 
 
-def one_round(c, env, iterations):
+def one_round(c, env, iterations, errors):
+    """netvm-bench, then every path; a path's program that fails is
+    recorded in ERRORS (and printed), the others still run."""
     rows = netvm_rows(c, iterations)
     for path, prov in PATHS:
         if path not in env:
             continue
         for z in PP_SIZES:
             iters = iterations if z <= 4096 else max(5, iterations // (10 if z <= 65536 else 50))
-            rows.append(pingpong(c, path, prov, env[path], z, iters))
-        rows += netpipe(c, path, prov, env[path])
+            try:
+                rows.append(pingpong(c, path, prov, env[path], z, iters))
+            except NetvmError as e:
+                errors.append(str(e))
+                say("FAILED: %s" % e)
+        try:
+            rows += netpipe(c, path, prov, env[path])
+        except NetvmError as e:
+            errors.append(str(e))
+            say("FAILED: %s" % e)
     return rows
 
 
@@ -279,18 +289,19 @@ def run(c, iterations, out_dir, plots=True, rounds=3):
     env = setup(c)
     say("paths: %s (the netvm provider's own RDM %s)" % (", ".join(p for p, _ in PATHS if p in env),
                                                          "found" if "netvm" in env else "not offered"))
-    all_rounds = []
+    all_rounds, errors = [], []
     for i in range(rounds):
         say("--- round %d/%d: netvm-bench write, then per path fi_pingpong and NetPIPE "
             "(Open MPI, mtl ofi)" % (i + 1, rounds))
-        all_rounds.append(one_round(c, env, iterations))
+        all_rounds.append(one_round(c, env, iterations, errors))
         print_rounds(summarise(all_rounds[-1:], env)[0])
     out, s = summarise(all_rounds, env)
     host = {"cpus": os.cpu_count(), "loadavg_before": load0, "loadavg_after": loadavg()}
     with open(os.path.join(out_dir, "fi.json"), "w") as f:
         json.dump({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                    "iterations": iterations, "rounds": rounds, "host": host, "env": env,
-                   "summary": s, "rows": out, "all_rounds": all_rounds}, f, indent=1)
+                   "summary": s, "rows": out, "all_rounds": all_rounds, "errors": errors},
+                  f, indent=1)
     cols = ["round", "path", "test", "size", "iters", "rtt_us", "p99_us", "mbps"]
     with open(os.path.join(out_dir, "fi.csv"), "w") as f:
         f.write(",".join(cols) + "\n")
@@ -319,4 +330,7 @@ def run(c, iterations, out_dir, plots=True, rounds=3):
           % (host["cpus"], fmt(load0, "%.2f"), fmt(host["loadavg_after"], "%.2f")))
     say("results: %s%s (%s)" % (", ".join(rel(os.path.join(out_dir, f)) for f in ("fi.csv", "fi.json")),
                                 "".join(", " + rel(p) for p in made), t))
+    if errors:
+        raise NetvmError("%d run%s failed: %s" % (len(errors), "" if len(errors) == 1 else "s",
+                                                  "; ".join(e[:200] for e in errors)))
     return 0
