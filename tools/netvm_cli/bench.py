@@ -232,7 +232,7 @@ def print_round(i, rounds, rows, s):
         print("  1 MiB bandwidth: NetVM write %s MB/s, TCP %s MB/s: ratio %s (target > 1: %s)" % (
             fmt(s["write_bw_1MiB_MBps"]), fmt(s["tcp_bw_1MiB_MBps"]), fmt(rb, "%.2fx"),
             "met" if rb > 1 else "NOT met"))
-    if s["unet_rtt_8B_us"] is not None or s["unet_bw_4KiB_MBps"] is not None:
+    if s["unet_bw_4KiB_MBps"] is not None:
         print("  U-Net: 8-byte round trip %s us (TCP / U-Net %s); 4 KiB messages streamed at %s "
               "MB/s (NetVM write %s, TCP %s: U-Net / TCP %s)" % (
                   fmt(s["unet_rtt_8B_us"]), fmt(s["rtt_8B_tcp_over_unet"], "%.2fx"),
