@@ -124,7 +124,8 @@ static unsigned int stop_ms = UNET_STOP_MS;
 static unsigned int stop_watch;
 /* -M: latency iterations slower than mark_us are marked in the kernel's
  * trace (ftrace's trace_marker), so that a trace of the guest's scheduler
- * can be read at the slow ones (docs/bench.md, "The tail") */
+ * can be read at the slow ones (docs/bench.md, "The tail of a spinning
+ * round trip") */
 static unsigned int mark_us;
 static int mark_fd = -1;
 #define TRACE_MARKER	"/sys/kernel/tracing/trace_marker"

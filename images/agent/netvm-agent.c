@@ -350,8 +350,8 @@ static void run_command(int sock, char **argv, const char *cwd)
 	 * The command's exit wakes us through a pidfd: polling waitpid every
 	 * 50 ms woke the agent 20 times a second, and each wake-up took the
 	 * guest's only CPU from a command spinning on a NIC poll for up to
-	 * 2 ms under TCG (docs/bench.md, "The tail").  Without pidfds (Linux
-	 * before 5.3) the 50 ms polls remain.
+	 * 2 ms under TCG (docs/bench.md, "The tail of a spinning round
+	 * trip").  Without pidfds (Linux before 5.3) the 50 ms polls remain.
 	 */
 	c.exit_fd = (int)syscall(SYS_pidfd_open, c.pid, 0);
 	for (;;) {

@@ -394,7 +394,7 @@ class TestLimits(StateDirCase):
         cluster.check_memory(1, 1)          # fits
 
     def test_node_threads_scheduling(self):
-        """vmsched (docs/bench.md, "The tail"), on a stand-in process: the
+        """vmsched (docs/bench.md, "The tail of a spinning round trip"), on a stand-in process: the
         default pins it to its node's CPU and gives its main loop the
         kernel's least slice; NETVM_VM_SCHED=none leaves it alone; a bad
         value is refused by name."""
@@ -543,7 +543,8 @@ class TestTopology(StateDirCase):
             self.assertTrue(stat.S_ISFIFO(os.stat(c.path("node%d.inject" % i)).st_mode))
             self.assertIn("hostfwd=tcp:127.0.0.1:%d-:7777" % (4000 + i), text)
             self.assertEqual(cmd[-1], "-extra")
-            self.assertIn("netvm-x-node%d" % i, cmd)
+            # debug-threads: the vCPU thread is named "CPU 0/TCG" (perf sched, vmsched)
+            self.assertIn("guest=netvm-x-node%d,debug-threads=on" % i, cmd)
 
     def test_single_node_has_no_peer(self):
         c = self.make_cluster("x", two_nodes(nodes=[]))
