@@ -168,7 +168,7 @@ def guest_checks():
              "results.json: every round's rows and ratios (8 B round trip and p99, 1 MiB bandwidth; "
              "U-Net's 8 B round trip and 4 KiB streaming against TCP; p99 against TCP's)",
              json.dumps(js)[:2000])
-        T.ok(out.count("8-byte round trip") == 2 and out.count("8-byte p99") == 2
+        T.ok(out.count("8-byte round trip: NetVM write") == 2 and out.count("8-byte p99") == 2
              and out.count("p99, us") == 2 and "1 MiB bandwidth" in out and "U-Net: 8-byte" in out
              and "TCP/U-Net" in out and "met in" in out,
              "every round printed: medians and p99s with TCP's ratios, the targets per round and "
