@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.join(REPO, "tools"))
 
 from netvm_cli import (build, cli, cluster, clustercmd, fabric, inject, libvirt, libvirt_save,  # noqa: E402
                        snapshot, testing)
+from netvm_cli import vmsched  # noqa: E402
 from netvm_cli.cluster import Cluster  # noqa: E402
 from netvm_cli.command import Command  # noqa: E402
 from netvm_cli.common import MESON_BUILD, NetvmError  # noqa: E402
@@ -393,6 +394,43 @@ class TestLimits(StateDirCase):
                          r"MiB but the host has \d+ MiB available: fewer nodes, or a smaller --mem$")
         cluster.check_memory(1, 1)          # fits
 
+    def test_node_threads_scheduling(self):
+        """vmsched (docs/bench.md, "The tail of a spinning round trip"), on a stand-in process: the
+        default pins it to its node's CPU and gives its main loop the
+        kernel's least slice; NETVM_VM_SCHED=none leaves it alone; a bad
+        value is refused by name."""
+        p = subprocess.Popen(["sleep", "60"])
+        try:
+            before = vmsched.get_slice(p.pid)
+            self.assertIsNotNone(before)
+            allowed = os.sched_getaffinity(p.pid)
+            with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "none"}):
+                self.assertEqual(vmsched.apply(p.pid, "x", 1), set())
+            self.assertEqual((vmsched.get_slice(p.pid), os.sched_getaffinity(p.pid)),
+                             (before, allowed))
+            with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "fast"}):
+                with self.assertRaises(NetvmError) as e:
+                    vmsched.apply(p.pid)
+            self.assertEqual(str(e.exception),
+                             "NETVM_VM_SCHED=fast: one of pin-idle, short-main, none")
+            with mock.patch.dict(os.environ):
+                os.environ.pop("NETVM_VM_SCHED", None)
+                done = vmsched.apply(p.pid, "x", 1)
+            self.assertIn("pin", done)
+            self.assertNotIn("idle-vcpu", done)     # no thread of sleep is a vCPU
+            self.assertEqual(os.sched_getaffinity(p.pid), {vmsched.node_cpu("x", 1)})
+            # kernels before 6.12 have no per-task slice: apply says so
+            self.assertEqual(vmsched.get_slice(p.pid),
+                             vmsched.MAIN_SLICE_NS if "short-main" in done else before)
+            self.assertEqual(os.sched_getscheduler(p.pid), os.SCHED_OTHER)
+        finally:
+            p.kill()
+            p.wait()
+        self.assertEqual(vmsched.apply(p.pid), set())   # the process is gone: nothing to do
+        cpus = sorted(os.sched_getaffinity(0))
+        # the two nodes of a pair land on different CPUs where there are two
+        self.assertEqual(len({vmsched.node_cpu("bench", i) for i in (0, 1)}), min(2, len(cpus)))
+
     def test_topology_file_must_exist(self):
         topo = os.path.join(self.tmp, "none.topo")
         self.refused("--topology %s: no such file" % topo, "up", "--mem", "1", "--topology", topo)
@@ -506,7 +544,8 @@ class TestTopology(StateDirCase):
             self.assertTrue(stat.S_ISFIFO(os.stat(c.path("node%d.inject" % i)).st_mode))
             self.assertIn("hostfwd=tcp:127.0.0.1:%d-:7777" % (4000 + i), text)
             self.assertEqual(cmd[-1], "-extra")
-            self.assertIn("netvm-x-node%d" % i, cmd)
+            # debug-threads: the vCPU thread is named "CPU 0/TCG" (perf sched, vmsched)
+            self.assertIn("guest=netvm-x-node%d,debug-threads=on" % i, cmd)
 
     def test_single_node_has_no_peer(self):
         c = self.make_cluster("x", two_nodes(nodes=[]))

@@ -38,6 +38,7 @@ from . import fabric
 from . import fastboot
 from . import mapper
 from . import pkgdisk
+from . import vmsched
 from .build import require_built
 from .snapshot import Qmp
 from .common import (CLUSTERS, DRIVER_KO, INITRAMFS, REPO, VMLINUZ, NetvmError, Timer,
@@ -210,7 +211,8 @@ class Cluster:
         data, data_arg = self.data_nic(-1 if template else i)
         ident = "netvm.template=1" if template else "netvm.node=%d%s" % (i, data_arg)
         auth, inject = self.link_auth(i, n)
-        cmd = [qemu_binary(), "-name", self.vm_name(i),
+        # debug-threads: the vCPU thread is "CPU 0/TCG" in ps and perf
+        cmd = [qemu_binary(), "-name", "guest=%s,debug-threads=on" % self.vm_name(i),
                "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
                "-nodefaults", "-no-user-config", "-display", "none",
                "-M", "pc", "-m", str(mem), "-accel", accel, "-smp", "1"] + \
@@ -399,6 +401,8 @@ class Cluster:
                         for i in range(n):
                             self.state["nodes"].append(self.start_node(i, n, accel, mem, extra))
                             self.save()
+                    for node in self.state["nodes"]:
+                        vmsched.apply(node["pid"], self.name, node["id"])
                     self.wait_ready(timeout, progress=True)
                 finally:
                     for s in consoles:
