@@ -16,13 +16,23 @@
  * (ctl.rx_enable 0) it is dropped, so a closed interface never holds the
  * link.  Every descriptor field is copied out of SRAM once and checked
  * there: the host can write all of SRAM at any time.
+ *
+ * Offloads (eth_abi.h): a frame may be gathered from up to
+ * NVM_ETH_MAX_FRAGS descriptors (one host DMA job with a piece per
+ * descriptor), and gets its checksum filled in here once it is in SRAM;
+ * every received frame's sum goes back with it for the host's stack to
+ * verify.
  */
 #include <stddef.h>
 #include <string.h>
 
 #include "fw.h"
+#include "fw_eth_csum.h"
 #include "fw_load.h"
 #include "netvm/packet.h"
+
+_Static_assert(NVM_ETH_MAX_FRAGS <= FW_HDMA_DESCS,
+	       "a frame's pieces fit one host DMA job");
 
 void fw_eth_layout(struct fw *fw)
 {
@@ -73,36 +83,89 @@ static void eth_notify(struct fw *fw)
 	fw_post(fw, NVM_EV_ETH, 0, 0, 0);
 }
 
-/* Outcome fields first, then (after a release fence) the flags without OWN. */
+/*
+ * Outcome fields first, then (after a release fence) @flags, which has no
+ * OWN; the caller notifies the host.
+ */
 static void desc_complete(struct fw *fw, uint32_t off, uint8_t status,
-			  uint32_t len, uint16_t node)
+			  uint32_t len, uint16_t node, uint16_t flags,
+			  uint16_t csum)
 {
 	uint8_t *p = fw->chip->sram + off;
-	uint16_t flags = 0;
 
 	memcpy(p + offsetof(struct nvm_eth_desc, len), &len, sizeof(len));
 	p[offsetof(struct nvm_eth_desc, status)] = status;
 	memcpy(p + offsetof(struct nvm_eth_desc, node), &node, sizeof(node));
+	memcpy(p + offsetof(struct nvm_eth_desc, csum), &csum, sizeof(csum));
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(p + offsetof(struct nvm_eth_desc, flags), &flags, sizeof(flags));
+}
+
+/*
+ * The frame of the @n descriptors from @idx is done: its last descriptor
+ * goes back first and its first last, so that a host reaping in ring order
+ * finds the whole frame done once it sees the first.
+ */
+static void tx_complete(struct fw *fw, uint32_t idx, uint32_t n,
+			uint8_t status)
+{
+	fw_count(fw, status == NVM_ETH_OK ? FW_CNT_ETH_TX : FW_CNT_ETH_TX_ERR);
+	while (n--) {
+		uint32_t off = desc_off(fw->layout.eth_tx_ring,
+					(idx + n) % FW_ETH_TX_LEN);
+		struct nvm_eth_desc d;
+
+		memcpy(&d, fw->chip->sram + off, sizeof(d));
+		desc_complete(fw, off, status, d.len, d.node, 0, 0);
+	}
 	eth_notify(fw);
 }
 
-static void tx_complete(struct fw *fw, uint32_t idx, uint8_t status)
+/*
+ * Copy the descriptors of the frame that starts at @idx into @d: returns
+ * their count, or 0 while one of them is not yet the NIC's (the host sets
+ * the first's OWN last; a host that never does stalls only its own ring).
+ * *@total is the frame's bytes; *@st NVM_ETH_ERR_LEN for an empty piece,
+ * a frame over NVM_ETH_MAX_FRAME or more than NVM_ETH_MAX_FRAGS pieces.
+ */
+static uint32_t tx_gather(struct fw *fw, uint32_t idx, struct nvm_eth_desc *d,
+			  uint32_t *total, uint8_t *st)
 {
-	uint32_t off = desc_off(fw->layout.eth_tx_ring, idx);
-	struct nvm_eth_desc d;
+	uint32_t n = 0;
 
-	memcpy(&d, fw->chip->sram + off, sizeof(d));
-	fw_count(fw, status == NVM_ETH_OK ? FW_CNT_ETH_TX : FW_CNT_ETH_TX_ERR);
-	desc_complete(fw, off, status, d.len, d.node);
+	*total = 0;
+	*st = NVM_ETH_OK;
+	do {
+		memcpy(&d[n], fw->chip->sram +
+		       desc_off(fw->layout.eth_tx_ring, (idx + n) % FW_ETH_TX_LEN),
+		       sizeof(d[n]));
+		if (!(d[n].flags & NVM_ETH_OWN))
+			return 0;
+		if (!d[n].len || d[n].len > NVM_ETH_MAX_FRAME - *total)
+			*st = NVM_ETH_ERR_LEN;
+		else
+			*total += d[n].len;
+		n++;
+	} while ((d[n - 1].flags & NVM_ETH_MORE) && n < NVM_ETH_MAX_FRAGS);
+	if (d[n - 1].flags & NVM_ETH_MORE)
+		*st = NVM_ETH_ERR_LEN;	/* the frame goes on past the most */
+	return n;
 }
 
-static uint8_t tx_check(struct fw *fw, const struct nvm_eth_desc *d)
+/* The first descriptor @d of a frame of @len bytes. */
+static uint8_t tx_check(struct fw *fw, const struct nvm_eth_desc *d,
+			uint32_t len)
 {
 	uint32_t i;
 
-	if (d->len < NVM_ETH_HLEN || d->len > NVM_ETH_MAX_FRAME)
+	if (len < NVM_ETH_HLEN || len > NVM_ETH_MAX_FRAME)
+		return NVM_ETH_ERR_LEN;
+	/* the checksum never covers the Ethernet header, and its field
+	 * lies inside the frame */
+	if ((d->flags & NVM_ETH_CSUM) &&
+	    (d->csum_start < NVM_ETH_HLEN || d->csum_start >= len ||
+	     d->csum_off > len - d->csum_start ||
+	     len - d->csum_start - d->csum_off < 2))
 		return NVM_ETH_ERR_LEN;
 	if (d->route_len > NVM_ROUTE_MAX)
 		return NVM_ETH_ERR_ROUTE;
@@ -143,9 +206,9 @@ bool fw_eth_tx_step(struct fw *fw)
 {
 	struct fw_chip *c = fw->chip;
 	struct fw_eth *e = &fw->eth;
-	struct nvm_eth_desc d;
+	struct nvm_eth_desc d[NVM_ETH_MAX_FRAGS];
 	struct nvm_pkt_hdr h;
-	uint32_t idx, buf;
+	uint32_t idx, buf, n, len, at;
 	bool progress;
 	int tb, job;
 	uint8_t st;
@@ -154,14 +217,15 @@ bool fw_eth_tx_step(struct fw *fw)
 		return false;
 	progress = tx_send_ready(fw);
 	idx = e->tx_next;
-	memcpy(&d, c->sram + desc_off(fw->layout.eth_tx_ring, idx), sizeof(d));
-	if (!(d.flags & NVM_ETH_OWN))
+	n = tx_gather(fw, idx, d, &len, &st);
+	if (!n)
 		return progress;
-	st = tx_check(fw, &d);
+	if (st == NVM_ETH_OK)
+		st = tx_check(fw, &d[0], len);
 	if (st != NVM_ETH_OK) {
-		e->tx_next = (idx + 1) % FW_ETH_TX_LEN;
+		e->tx_next = (idx + n) % FW_ETH_TX_LEN;
 		fw_tr_fw_eth_tx_refused(fw, idx, st);
-		tx_complete(fw, idx, st);
+		tx_complete(fw, idx, n, st);
 		return true;
 	}
 	tb = tb_find(fw, FW_ETH_TB_FREE);
@@ -170,21 +234,28 @@ bool fw_eth_tx_step(struct fw *fw)
 	job = fw_hdma_alloc(fw, FW_JOB_ETH_TX, (uint32_t)tb);
 	if (job < 0)
 		return progress;
-	e->tx_next = (idx + 1) % FW_ETH_TX_LEN;
+	e->tx_next = (idx + n) % FW_ETH_TX_LEN;
 
 	buf = txbuf_off(tb);
-	memcpy(c->sram + buf, d.route, d.route_len);
+	memcpy(c->sram + buf, d[0].route, d[0].route_len);
 	h.type = NVM_PKT_ETH;
 	h.version = NVM_PKT_VERSION;
 	h.src_node = fw_be16(c->node_id);
-	h.dst_node = fw_be16(d.node);
-	h.len = fw_be16((uint16_t)d.len);
-	memcpy(c->sram + buf + d.route_len, &h, sizeof(h));
+	h.dst_node = fw_be16(d[0].node);
+	h.len = fw_be16((uint16_t)len);
+	memcpy(c->sram + buf + d[0].route_len, &h, sizeof(h));
 	e->tb_state[tb] = FW_ETH_TB_FETCH;
 	e->tb_desc[tb] = idx;
-	e->tb_len[tb] = d.route_len + sizeof(h) + d.len;
-	fw_hdma_add(fw, job, LANAI_DMA_E2L, d.len, buf + d.route_len + sizeof(h),
-		    d.host_addr);
+	e->tb_ndesc[tb] = n;
+	e->tb_frame[tb] = d[0].route_len + sizeof(h);
+	e->tb_len[tb] = e->tb_frame[tb] + len;
+	e->tb_csum[tb] = (d[0].flags & NVM_ETH_CSUM) ?
+			 d[0].csum_start | (uint32_t)d[0].csum_off << 16 : 0;
+	at = buf + e->tb_frame[tb];
+	for (uint32_t k = 0; k < n; k++) {
+		fw_hdma_add(fw, job, LANAI_DMA_E2L, d[k].len, at, d[k].host_addr);
+		at += d[k].len;
+	}
 	fw_hdma_submit(fw, job);
 	return true;
 }
@@ -197,7 +268,18 @@ static void tx_fetched(struct fw *fw, uint32_t tb, uint32_t status)
 		return;
 	if (status != NVM_DMA_ST_DONE) {
 		e->tb_state[tb] = FW_ETH_TB_FREE;
-		tx_complete(fw, e->tb_desc[tb], NVM_ETH_ERR_DMA);
+		tx_complete(fw, e->tb_desc[tb], e->tb_ndesc[tb], NVM_ETH_ERR_DMA);
+		return;
+	}
+	/* checked when taken (tx_check) and on load; fw_csum_fill checks
+	 * again that the field is inside the frame */
+	if (e->tb_csum[tb] &&
+	    (e->tb_frame[tb] > e->tb_len[tb] ||
+	     !fw_csum_fill(fw->chip->sram + txbuf_off(tb) + e->tb_frame[tb],
+			   e->tb_len[tb] - e->tb_frame[tb],
+			   e->tb_csum[tb] & 0xffff, e->tb_csum[tb] >> 16))) {
+		e->tb_state[tb] = FW_ETH_TB_FREE;
+		tx_complete(fw, e->tb_desc[tb], e->tb_ndesc[tb], NVM_ETH_ERR_LEN);
 		return;
 	}
 	e->tb_state[tb] = FW_ETH_TB_READY;
@@ -211,7 +293,7 @@ void fw_eth_sent(struct fw *fw, uint32_t tb)
 	if (tb >= FW_ETH_TXBUFS || e->tb_state[tb] != FW_ETH_TB_SEND)
 		return;
 	e->tb_state[tb] = FW_ETH_TB_FREE;
-	tx_complete(fw, e->tb_desc[tb], NVM_ETH_OK);
+	tx_complete(fw, e->tb_desc[tb], e->tb_ndesc[tb], NVM_ETH_OK);
 }
 
 static void rx_complete(struct fw *fw, uint8_t status)
@@ -220,7 +302,10 @@ static void rx_complete(struct fw *fw, uint8_t status)
 
 	fw_count(fw, status == NVM_ETH_OK ? FW_CNT_ETH_RX : FW_CNT_ETH_RX_ERR);
 	desc_complete(fw, desc_off(fw->layout.eth_rx_ring, e->rx_idx), status,
-		      e->rx_len, (uint16_t)e->rx_src);
+		      e->rx_len, (uint16_t)e->rx_src,
+		      status == NVM_ETH_OK ? NVM_ETH_CSUM : 0,
+		      (uint16_t)e->rx_csum);
+	eth_notify(fw);
 }
 
 enum fw_rx_verdict fw_eth_rx(struct fw *fw, uint32_t data, uint32_t len,
@@ -256,6 +341,9 @@ enum fw_rx_verdict fw_eth_rx(struct fw *fw, uint32_t data, uint32_t len,
 	job = fw_hdma_alloc(fw, FW_JOB_ETH_RX, e->rx_idx);
 	if (job < 0)
 		return FW_RX_WAIT;
+	/* the sum of what is delivered, for the host's stack to check */
+	e->rx_csum = fw_csum_sum(fw->chip->sram + data + NVM_ETH_HLEN,
+				 len - NVM_ETH_HLEN);
 	e->rx_next = (e->rx_idx + 1) % FW_ETH_RX_LEN;
 	fw_hdma_add(fw, job, LANAI_DMA_L2E, len, data, d.host_addr);
 	fw_hdma_submit(fw, job);
@@ -296,7 +384,10 @@ bool fw_eth_state_ok(const struct fw *fw, const char **what)
 		FW_LOAD_CHECK(e->tb_state[tb] < FW_ETH_TB_COUNT);
 		FW_LOAD_CHECK(e->tb_desc[tb] < FW_ETH_TX_LEN);
 		FW_LOAD_CHECK(e->tb_len[tb] <= FW_ETH_TXBUF_SIZE);
+		FW_LOAD_CHECK(e->tb_ndesc[tb] <= NVM_ETH_MAX_FRAGS);
+		FW_LOAD_CHECK(e->tb_frame[tb] <= e->tb_len[tb]);
 	}
+	FW_LOAD_CHECK(e->rx_csum <= 0xffff);
 	return true;
 }
 

@@ -52,6 +52,11 @@ struct fw_eth {
 	uint32_t tb_len[FW_ETH_TXBUFS];		/* its wire frame's bytes */
 	uint32_t rx_next;			/* next rx descriptor to fill */
 	uint32_t rx_idx, rx_len, rx_src;	/* the frame being delivered */
+	/* checksum offload and scatter-gather (eth_abi.h) */
+	uint32_t tb_ndesc[FW_ETH_TXBUFS];	/* descriptors of its frame */
+	uint32_t tb_frame[FW_ETH_TXBUFS];	/* where the frame starts in it */
+	uint32_t tb_csum[FW_ETH_TXBUFS];	/* start | off << 16; 0: none */
+	uint32_t rx_csum;			/* the frame's sum past its header */
 };
 
 void fw_eth_layout(struct fw *fw);

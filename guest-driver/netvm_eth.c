@@ -6,10 +6,15 @@
  * (firmware-interp/fw_eth.c, include/netvm/eth_abi.h): two rings of
  * descriptors in SRAM that point straight at socket-buffer data.
  *
- * Transmit: the skb's data is DMA-mapped and one descriptor per
- * destination node is posted (one for unicast, one per routed node for
- * broadcast and multicast, all pointing at the same mapping); the last
- * descriptor of the group owns the skb.  When the ring has less room than
+ * Transmit: the skb's head and page fragments are DMA-mapped, and one
+ * chain of descriptors (a piece each, NVM_ETH_MORE on all but the last)
+ * per destination node is posted: one for unicast, one per routed node for
+ * broadcast and multicast, all pointing at the same mappings.  The last
+ * descriptor of the group owns the skb, the last chain the mappings.
+ * Offloads: scatter-gather (so the stack's GSO hands us 64 KiB and splits
+ * it itself, with no copy) and checksums (CHECKSUM_PARTIAL is filled in by
+ * the firmware; every received frame comes with its sum, CHECKSUM_COMPLETE,
+ * which the stack checks: a corrupt frame still fails).  When the ring has less room than
  * the largest group the queue stops, and the poll that frees room wakes
  * it: the NIC's back-pressure stops the queue, nothing is dropped.
  *
@@ -49,8 +54,12 @@
 
 #define NETVM_ETH_MAX_RING	1024
 #define NETVM_ETH_NODES		NETVM_NV_ROUTE_NODES
-/* The most descriptors one skb takes: a broadcast to every other node. */
-#define NETVM_ETH_MAX_COPIES	NETVM_ETH_NODES
+/*
+ * The most descriptors one skb takes: a broadcast to every other node (one
+ * piece: multicast is linearized), or a unicast of NVM_ETH_MAX_FRAGS pieces.
+ */
+#define NETVM_ETH_MAX_DESCS	NETVM_ETH_NODES
+static_assert(NVM_ETH_MAX_FRAGS <= NETVM_ETH_MAX_DESCS);
 
 #define D_ADDR_LO	offsetof(struct nvm_eth_desc, host_addr)
 #define D_ADDR_HI	(offsetof(struct nvm_eth_desc, host_addr) + 4)
@@ -58,15 +67,23 @@
 #define D_CTRL		offsetof(struct nvm_eth_desc, flags) /* flags|rlen|st */
 #define D_ROUTE_LO	offsetof(struct nvm_eth_desc, route)
 #define D_ROUTE_HI	(offsetof(struct nvm_eth_desc, route) + 4)
-#define D_NODE		offsetof(struct nvm_eth_desc, node)	/* node|rsvd0 */
-#define D_RSVD		offsetof(struct nvm_eth_desc, reserved1)
+#define D_NODE		offsetof(struct nvm_eth_desc, node)	/* node|csum */
+#define D_CSUM		offsetof(struct nvm_eth_desc, csum_start) /* start|off */
 #define CTRL_WORD(flags, rlen)	((u32)(flags) | ((u32)(rlen) << 16))
 #define CTRL_STATUS(w)		((u8)((w) >> 24))
 
-struct netvm_eth_tx {
-	struct sk_buff *skb;	/* on the last descriptor of its group */
+enum netvm_eth_map { ETH_MAP_NONE, ETH_MAP_SINGLE, ETH_MAP_PAGE };
+
+/* One piece of a frame: a DMA mapping of the skb's head or of a fragment. */
+struct netvm_eth_piece {
 	dma_addr_t dma;
 	u32 len;
+	u8 map;			/* enum netvm_eth_map */
+};
+
+struct netvm_eth_tx {
+	struct sk_buff *skb;	/* on the last descriptor of its group */
+	struct netvm_eth_piece piece;	/* unmapped when reaped, if map */
 	bool first;		/* first descriptor of its group */
 };
 
@@ -181,35 +198,73 @@ void netvm_eth_route(struct netvm_dev *nd, u32 node, const u8 *route, u32 len)
 
 /* ---- transmit ------------------------------------------------------ */
 
-/* Post one descriptor for @skb's mapping towards @node; route_lock held. */
-static void eth_tx_post(struct netvm_eth *eth, struct sk_buff *skb,
-			dma_addr_t dma, u32 node, bool first, bool last)
+/* What the first descriptor of every copy of a frame carries. */
+struct netvm_eth_frame {
+	struct sk_buff *skb;
+	struct netvm_eth_piece piece[NVM_ETH_MAX_FRAGS];
+	u32 npieces;
+	u16 flags;		/* NVM_ETH_CSUM or 0 */
+	u16 csum_start, csum_off;
+};
+
+static void eth_desc_write(struct netvm_eth *eth, u32 slot, u64 dma, u32 len,
+			   const u32 *route, u32 node_word, u32 csum_word)
 {
-	u32 i = eth->tx_post & (eth->tx_len - 1);
-	void __iomem *d = eth_desc(eth, eth->tx_ring, i);
-	struct netvm_eth_tx *t = &eth->tx[i];
+	void __iomem *d = eth_desc(eth, eth->tx_ring, slot);
+
+	writel(lower_32_bits(dma), d + D_ADDR_LO);
+	writel(upper_32_bits(dma), d + D_ADDR_HI);
+	writel(len, d + D_LEN);
+	writel(route[0], d + D_ROUTE_LO);
+	writel(route[1], d + D_ROUTE_HI);
+	writel(node_word, d + D_NODE);
+	writel(csum_word, d + D_CSUM);
+}
+
+/*
+ * Post one copy of @f towards @node, a descriptor per piece; the pieces
+ * after the first are handed over first and the first last, so the NIC
+ * sees a whole chain or none of it.  The last copy (@last) owns the
+ * mappings and the skb.  route_lock held.
+ */
+static void eth_tx_post(struct netvm_eth *eth, const struct netvm_eth_frame *f,
+			u32 node, bool first, bool last)
+{
+	u32 base = eth->tx_post, k, i;
+	u32 r[2] = { 0, 0 }, none[2] = { 0, 0 };
 	u8 rlen = 0;
-	u32 r[2] = { 0, 0 };
 
 	if (node != NVM_ETH_NODE_ALL && eth->mapped) {
 		rlen = eth->route_len[node];
 		memcpy(r, eth->route[node], rlen);
 	}
-	t->skb = last ? skb : NULL;
-	t->dma = dma;
-	t->len = skb->len;
-	t->first = first;
-	writel(lower_32_bits(dma), d + D_ADDR_LO);
-	writel(upper_32_bits(dma), d + D_ADDR_HI);
-	writel(skb->len, d + D_LEN);
-	writel(r[0], d + D_ROUTE_LO);
-	writel(r[1], d + D_ROUTE_HI);
-	writel(node, d + D_NODE);
-	writel(0, d + D_RSVD);
-	wmb();		/* the descriptor before its OWN bit */
-	writel(CTRL_WORD(NVM_ETH_OWN, rlen), d + D_CTRL);
-	/* the slot before the poll can see it counted */
-	smp_store_release(&eth->tx_post, eth->tx_post + 1);
+	for (k = 0; k < f->npieces; k++) {
+		struct netvm_eth_tx *t = &eth->tx[(base + k) & (eth->tx_len - 1)];
+
+		t->skb = last && k + 1 == f->npieces ? f->skb : NULL;
+		t->piece = f->piece[k];
+		if (!last)
+			t->piece.map = ETH_MAP_NONE;
+		t->first = first && !k;
+	}
+	for (k = f->npieces - 1; k > 0; k--) {
+		i = (base + k) & (eth->tx_len - 1);
+		eth_desc_write(eth, i, f->piece[k].dma, f->piece[k].len, none,
+			       0, 0);
+		wmb();		/* the descriptor before its OWN bit */
+		writel(CTRL_WORD(NVM_ETH_OWN |
+				 (k + 1 < f->npieces ? NVM_ETH_MORE : 0), 0),
+		       eth_desc(eth, eth->tx_ring, i) + D_CTRL);
+	}
+	i = base & (eth->tx_len - 1);
+	eth_desc_write(eth, i, f->piece[0].dma, f->piece[0].len, r, node,
+		       f->csum_start | (u32)f->csum_off << 16);
+	wmb();		/* the rest of the chain before the first's OWN bit */
+	writel(CTRL_WORD(NVM_ETH_OWN | f->flags |
+			 (f->npieces > 1 ? NVM_ETH_MORE : 0), rlen),
+	       eth_desc(eth, eth->tx_ring, i) + D_CTRL);
+	/* the slots before the poll can see them counted */
+	smp_store_release(&eth->tx_post, base + f->npieces);
 }
 
 /* The node that owns @mac, or -1 if @mac is no node's. */
@@ -227,16 +282,15 @@ static int eth_mac_node(const u8 *mac)
  * Post @skb to its destinations (route_lock held); false (counted) when
  * it has none.
  */
-static bool eth_tx_route(struct netvm_eth *eth, struct sk_buff *skb,
-			 dma_addr_t dma)
+static bool eth_tx_route(struct netvm_eth *eth, const struct netvm_eth_frame *f)
 {
-	const u8 *dst = skb->data;
+	const u8 *dst = f->skb->data;
 	u32 n, node, last;
 	int owner;
 
 	if (is_multicast_ether_addr(dst)) {
 		if (!eth->mapped) {
-			eth_tx_post(eth, skb, dma, NVM_ETH_NODE_ALL, true, true);
+			eth_tx_post(eth, f, NVM_ETH_NODE_ALL, true, true);
 			return true;
 		}
 		n = bitmap_weight(eth->routed, NETVM_ETH_NODES);
@@ -244,7 +298,7 @@ static bool eth_tx_route(struct netvm_eth *eth, struct sk_buff *skb,
 			return false;
 		last = find_last_bit(eth->routed, NETVM_ETH_NODES);
 		for_each_set_bit(node, eth->routed, NETVM_ETH_NODES)
-			eth_tx_post(eth, skb, dma, node,
+			eth_tx_post(eth, f, node,
 				    node == find_first_bit(eth->routed,
 							   NETVM_ETH_NODES),
 				    node == last);
@@ -259,44 +313,116 @@ static bool eth_tx_route(struct netvm_eth *eth, struct sk_buff *skb,
 		eth->stats.tx_no_route++;
 		return false;
 	}
-	eth_tx_post(eth, skb, dma, owner, true, true);
+	eth_tx_post(eth, f, owner, true, true);
 	return true;
+}
+
+static void eth_unmap(struct device *dev, const struct netvm_eth_piece *p)
+{
+	if (p->map == ETH_MAP_SINGLE)
+		dma_unmap_single(dev, p->dma, p->len, DMA_TO_DEVICE);
+	else if (p->map == ETH_MAP_PAGE)
+		dma_unmap_page(dev, p->dma, p->len, DMA_TO_DEVICE);
+}
+
+/* Map @f->skb's head and fragments, a piece each; false if one fails. */
+static bool eth_tx_map(struct device *dev, struct netvm_eth_frame *f)
+{
+	struct sk_buff *skb = f->skb;
+	struct netvm_eth_piece *p = f->piece;
+	u32 k;
+
+	f->npieces = 0;
+	if (skb_headlen(skb)) {
+		p->len = skb_headlen(skb);
+		p->dma = dma_map_single(dev, skb->data, p->len, DMA_TO_DEVICE);
+		p->map = ETH_MAP_SINGLE;
+		if (dma_mapping_error(dev, p->dma))
+			return false;
+		p++;
+	}
+	for (k = 0; k < skb_shinfo(skb)->nr_frags; k++, p++) {
+		const skb_frag_t *frag = &skb_shinfo(skb)->frags[k];
+
+		p->len = skb_frag_size(frag);
+		p->dma = skb_frag_dma_map(dev, frag, 0, p->len, DMA_TO_DEVICE);
+		p->map = ETH_MAP_PAGE;
+		if (dma_mapping_error(dev, p->dma)) {
+			while (p-- > f->piece)
+				eth_unmap(dev, p);
+			return false;
+		}
+	}
+	f->npieces = p - f->piece;
+	return f->npieces > 0;
+}
+
+/*
+ * The skb in a shape the NIC takes: at most NVM_ETH_MAX_FRAGS pieces
+ * (multicast as one: it goes as one copy per node), and a checksum to
+ * fill in whose field the firmware accepts; false if it cannot be had.
+ */
+static bool eth_tx_shape(struct sk_buff *skb, struct netvm_eth_frame *f)
+{
+	int start;
+
+	if ((skb_shinfo(skb)->nr_frags + 1 > NVM_ETH_MAX_FRAGS ||
+	     (skb_shinfo(skb)->nr_frags && is_multicast_ether_addr(skb->data))) &&
+	    skb_linearize(skb))
+		return false;
+	f->skb = skb;
+	f->flags = 0;
+	f->csum_start = 0;
+	f->csum_off = 0;
+	if (skb->ip_summed != CHECKSUM_PARTIAL)
+		return true;
+	start = skb_checksum_start_offset(skb);
+	if (start >= ETH_HLEN && start < skb->len &&
+	    skb->csum_offset <= skb->len - start - 2) {
+		f->flags = NVM_ETH_CSUM;
+		f->csum_start = start;
+		f->csum_off = skb->csum_offset;
+		return true;
+	}
+	/* TCP and UDP over IP never get here: their sums start past it */
+	return !skb_checksum_help(skb);
 }
 
 static netdev_tx_t netvm_eth_xmit(struct sk_buff *skb, struct net_device *ndev)
 {
 	struct netvm_eth *eth = netdev_priv(ndev);
 	struct device *dev = &eth->nd->pdev->dev;
+	struct netvm_eth_frame f;
 	unsigned long flags;
-	dma_addr_t dma;
 	bool sent;
+	u32 k;
 
 	if (skb->len < ETH_HLEN || skb->len > eth->buf_size ||
-	    skb_linearize(skb))
+	    !eth_tx_shape(skb, &f))
 		goto drop;
-	if (eth_tx_free(eth) < NETVM_ETH_MAX_COPIES) {
+	if (eth_tx_free(eth) < NETVM_ETH_MAX_DESCS) {
 		/* cannot happen while the stop below works; be safe */
 		netif_stop_queue(ndev);
 		return NETDEV_TX_BUSY;
 	}
-	dma = dma_map_single(dev, skb->data, skb->len, DMA_TO_DEVICE);
-	if (dma_mapping_error(dev, dma))
+	if (!eth_tx_map(dev, &f))
 		goto drop;
 	spin_lock_irqsave(&eth->route_lock, flags);
-	sent = eth_tx_route(eth, skb, dma);
+	sent = eth_tx_route(eth, &f);
 	spin_unlock_irqrestore(&eth->route_lock, flags);
 	if (!sent) {
-		dma_unmap_single(dev, dma, skb->len, DMA_TO_DEVICE);
+		for (k = 0; k < f.npieces; k++)
+			eth_unmap(dev, &f.piece[k]);
 		goto drop;
 	}
 	skb_tx_timestamp(skb);
 	eth_doorbell(eth);
 
-	if (eth_tx_free(eth) < NETVM_ETH_MAX_COPIES) {
+	if (eth_tx_free(eth) < NETVM_ETH_MAX_DESCS) {
 		netif_stop_queue(ndev);
 		eth->stats.tx_queue_stops++;
 		smp_mb();	/* stopped before the poll's look at tx_clean */
-		if (eth_tx_free(eth) >= NETVM_ETH_MAX_COPIES)
+		if (eth_tx_free(eth) >= NETVM_ETH_MAX_DESCS)
 			netif_start_queue(ndev);
 	}
 	return NETDEV_TX_OK;
@@ -329,11 +455,12 @@ static void eth_tx_clean(struct netvm_eth *eth, int budget)
 			eth->grp_ok = true;
 		else
 			eth->stats.tx_copy_errors++;
+		eth_unmap(dev, &t->piece);
+		t->piece.map = ETH_MAP_NONE;
 		if (t->skb) {
-			dma_unmap_single(dev, t->dma, t->len, DMA_TO_DEVICE);
 			if (eth->grp_ok) {
 				ndev->stats.tx_packets++;
-				ndev->stats.tx_bytes += t->len;
+				ndev->stats.tx_bytes += t->skb->len;
 			} else {
 				ndev->stats.tx_errors++;
 				ndev->stats.tx_carrier_errors++;
@@ -347,7 +474,7 @@ static void eth_tx_clean(struct netvm_eth *eth, int budget)
 	smp_store_release(&eth->tx_clean, clean);
 	smp_mb();	/* tx_clean before looking at the queue's state */
 	if (netif_queue_stopped(ndev) && netif_running(ndev) &&
-	    eth_tx_free(eth) >= NETVM_ETH_MAX_COPIES)
+	    eth_tx_free(eth) >= NETVM_ETH_MAX_DESCS)
 		netif_wake_queue(ndev);
 }
 
@@ -364,7 +491,7 @@ static void eth_rx_post(struct netvm_eth *eth, u32 i)
 	writel(0, d + D_ROUTE_LO);
 	writel(0, d + D_ROUTE_HI);
 	writel(0, d + D_NODE);
-	writel(0, d + D_RSVD);
+	writel(0, d + D_CSUM);
 	wmb();		/* the descriptor before its OWN bit */
 	writel(CTRL_WORD(NVM_ETH_OWN, 0), d + D_CTRL);
 }
@@ -400,12 +527,13 @@ static int eth_rx(struct netvm_eth *eth, int budget)
 		u32 i = eth->rx_clean & (eth->rx_len - 1);
 		void __iomem *d = eth_desc(eth, eth->rx_ring, i);
 		struct netvm_eth_rx old = eth->rx[i];
-		u32 ctrl = readl(d + D_CTRL), len;
+		u32 ctrl = readl(d + D_CTRL), len, sum;
 
 		if (ctrl & NVM_ETH_OWN)
 			break;
 		dma_rmb();	/* the outcome after the flags */
 		len = readl(d + D_LEN);		/* read once, then checked */
+		sum = readl(d + D_NODE) >> 16;
 		eth->rx_clean++;
 		done++;
 		posted = true;
@@ -431,6 +559,11 @@ static int eth_rx(struct netvm_eth *eth, int budget)
 		dma_unmap_single(dev, old.dma, eth->buf_size, DMA_FROM_DEVICE);
 		skb_put(old.skb, len);
 		old.skb->protocol = eth_type_trans(old.skb, ndev);
+		/* the NIC's sum past the header: the stack checks with it */
+		if ((ctrl & NVM_ETH_CSUM) && (ndev->features & NETIF_F_RXCSUM)) {
+			old.skb->ip_summed = CHECKSUM_COMPLETE;
+			old.skb->csum = csum_unfold((__force __sum16)htons(sum));
+		}
 		ndev->stats.rx_packets++;
 		ndev->stats.rx_bytes += len;
 		napi_gro_receive(&eth->napi, old.skb);
@@ -626,7 +759,7 @@ static bool eth_layout_ok(struct netvm_dev *nd)
 	const struct nvm_sram_layout *l = &nd->layout;
 
 	return eth_ring_ok(nd, l->eth_tx_ring, l->eth_tx_len) &&
-	       l->eth_tx_len >= 2 * NETVM_ETH_MAX_COPIES &&
+	       l->eth_tx_len >= 2 * NETVM_ETH_MAX_DESCS &&
 	       eth_ring_ok(nd, l->eth_rx_ring, l->eth_rx_len) &&
 	       !(l->eth_ctl & 3) &&
 	       (u64)l->eth_ctl + sizeof(struct nvm_eth_ctl) <= nd->sram_len &&
@@ -680,6 +813,9 @@ int netvm_eth_init(struct netvm_dev *nd)
 	ndev->max_mtu = eth->buf_size - ETH_HLEN;
 	ndev->mtu = ndev->max_mtu;
 	ndev->netdev_ops = &netvm_eth_ops;
+	/* the firmware gathers pieces and fills and sums checksums */
+	ndev->hw_features = NETIF_F_SG | NETIF_F_HW_CSUM | NETIF_F_RXCSUM;
+	ndev->features = ndev->hw_features;
 	ndev->ethtool_ops = &netvm_eth_ethtool_ops;
 
 	eth->tx = kcalloc(eth->tx_len, sizeof(*eth->tx), GFP_KERNEL);
@@ -737,11 +873,9 @@ void netvm_eth_free(struct netvm_dev *nd)
 	netvm_eth_del(nd);
 	if (eth->tx) {
 		for (i = 0; i < eth->tx_len; i++) {
-			if (!eth->tx[i].skb)
-				continue;
-			dma_unmap_single(dev, eth->tx[i].dma, eth->tx[i].len,
-					 DMA_TO_DEVICE);
-			dev_kfree_skb_any(eth->tx[i].skb);
+			eth_unmap(dev, &eth->tx[i].piece);
+			if (eth->tx[i].skb)
+				dev_kfree_skb_any(eth->tx[i].skb);
 		}
 	}
 	if (eth->rx) {

@@ -187,10 +187,11 @@ static const VMStateDescription vmstate_lanai_fw = {
     /*
      * 4: tripwires; 5: U-Net; 6: DSM; 7: tx_desc; 8: pageable U-Net; 9: arm;
      * 10: U-Net overflow control; 11: Ethernet (and a longer SRAM layout);
-     * 12: U-Net endpoint and send states (enums in place of flag words)
+     * 12: U-Net endpoint and send states (enums in place of flag words);
+     * 13: Ethernet offloads (checksum, scatter-gather)
      */
-    .version_id = 12,
-    .minimum_version_id = 12,
+    .version_id = 13,
+    .minimum_version_id = 13,
     .fields = (const VMStateField[]) {
         VMSTATE_BUFFER_UNSAFE(state, struct fw, 0, FW_SAVED_SIZE),
         VMSTATE_END_OF_LIST()

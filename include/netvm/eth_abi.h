@@ -14,6 +14,19 @@
  * DMAs each ETH packet into the next one and returns it with len = the
  * frame's bytes and node = the sender.
  *
+ * Offloads.  Scatter-gather: a frame may span up to NVM_ETH_MAX_FRAGS
+ * descriptors, each but the last flagged NVM_ETH_MORE; the first carries
+ * the route, node and checksum request, the others only their piece
+ * (host_addr, len).  The host sets OWN on the first descriptor last; the
+ * firmware gathers the pieces into one packet and returns every
+ * descriptor of the frame with the same status.  Checksum: a TX frame with
+ * NVM_ETH_CSUM gets the ones' complement checksum of its bytes from
+ * csum_start to its end stored (big-endian, 0 sent as 0xffff) at
+ * csum_start + csum_off, as Linux's CHECKSUM_PARTIAL asks.  On RX the
+ * firmware returns NVM_ETH_CSUM with csum = the ones' complement sum
+ * (network order, folded, not complemented) of the frame's bytes past its
+ * Ethernet header, for the stack to verify (CHECKSUM_COMPLETE).
+ *
  * Interrupt mitigation: the firmware raises NVM_EV_ETH only when
  * ctl.irq_arm is non-zero, and clears it when it does; the driver arms it
  * when its NAPI poll is done, then looks at the rings once more.
@@ -45,17 +58,25 @@ struct nvm_eth_desc {
 	uint8_t route[8];	/* TX: source route, each byte has MSB set */
 	uint16_t node;		/* TX: destination node (NVM_ETH_NODE_ALL);
 				 * RX: the sender */
-	uint16_t reserved0;
-	uint32_t reserved1;
+	uint16_t csum;		/* RX with NVM_ETH_CSUM: sum past the header */
+	uint16_t csum_start;	/* TX with NVM_ETH_CSUM: first byte summed */
+	uint16_t csum_off;	/* TX: the checksum's offset from csum_start */
 };
 NVM_ABI_ASSERT(sizeof(struct nvm_eth_desc) == 32, "eth desc size");
 
 #define NVM_ETH_OWN		0x0001	/* the NIC owns this descriptor */
+#define NVM_ETH_MORE		0x0002	/* TX: the frame goes on in the next one */
+#define NVM_ETH_CSUM		0x0004	/* TX: fill in the checksum;
+					 * RX: csum holds the frame's sum */
+/* Descriptors one frame may span (pieces gathered into one packet). */
+#define NVM_ETH_MAX_FRAGS	8
 
 enum nvm_eth_status {
 	NVM_ETH_OK = 0,
 	NVM_ETH_ERR_DMA = 1,	/* host DMA failed: bad host address */
-	NVM_ETH_ERR_LEN = 2,	/* TX: below a header or above NVM_ETH_MAX_FRAME;
+	NVM_ETH_ERR_LEN = 2,	/* TX: below a header or above NVM_ETH_MAX_FRAME,
+				 * an empty piece, more than NVM_ETH_MAX_FRAGS
+				 * pieces or a checksum outside the frame;
 				 * RX: the frame was larger than the buffer */
 	NVM_ETH_ERR_ROUTE = 3,	/* route_len > 8 or route byte without MSB */
 	NVM_ETH_ERR_LINK = 4,	/* link down */

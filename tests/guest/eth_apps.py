@@ -13,7 +13,14 @@ must be up as NET + (node + 1) and netvm-pkgs done on every node.
   - iperf3 TCP and UDP, client and server exit 0, what was asked sent
     (iperf3 may send up to one block more); the server received some and
     no more; UDP: the server's received bytes are its datagrams less the
-    lost ones
+    lost ones; where UDP datagrams go missing: the sender's nvm0 drops
+    none (its queue stops instead: tx_dropped and the socket's
+    SndbufErrors unchanged) and every datagram lost was dropped by the
+    receiving socket, its buffer full (RcvbufErrors), or, through
+    netvm-switch, by the switch's full output queue towards the receiver
+    (its qfull counters, ./netvm status): together at least the lost
+    count.  The receiver is slower than the sender; back to back no frame
+    is lost on the way
   - ethtool -i / -S (Debian's ethtool)
   - ./netvm mpirun --net nvm0 of mpi_check.py on Open MPI and MPICH: every
     rank's line exact (ring, allreduce, the transport settings), nvm0's
@@ -118,6 +125,47 @@ def ping_broadcast(g, src, others):
            "want %s\n" % sorted(want) + g.diag(rc, out, err))
 
 
+def udp_drops(g, n):
+    """Node n's UDP SndbufErrors and RcvbufErrors (/proc/net/snmp) and
+    nvm0's tx_dropped (and, for the diagnosis, rx_dropped), or None."""
+    rc, out, err = g.sh(n, "grep '^Udp:' /proc/net/snmp; cd /sys/class/net/nvm0/statistics && "
+                           "cat tx_dropped rx_dropped")
+    lines = out.splitlines()
+    try:
+        udp = dict(zip(lines[0].split()[1:], map(int, lines[1].split()[1:])))
+        return {"snd": udp["SndbufErrors"], "rcv": udp["RcvbufErrors"], "tx_dropped": int(lines[2]),
+                "rx_dropped": int(lines[3])}
+    except (IndexError, KeyError, ValueError):
+        return None
+
+
+def switch_qfull(g):
+    """Frames netvm-switch dropped for a full output queue, over all its
+    ports (./netvm status: qfull, the next to last column); 0 back to back."""
+    rc, out, err = g.nv("status")
+    lines = text(out).splitlines()
+    heads = [i for i, l in enumerate(lines) if l.split()[:2] == ["port", "label"]]
+    if rc != 0 or not heads:
+        return 0 if rc == 0 else None
+    rows = [l.split() for l in lines[heads[0] + 1:] if len(l.split()) >= 16]
+    return sum(int(r[-2]) for r in rows if r[-2].isdigit())
+
+
+def udp_loss_check(g, srv, cli, before, lost):
+    """Where the LOST datagrams of a UDP run went (docs/ethernet.md)."""
+    after = [udp_drops(g, cli), udp_drops(g, srv), switch_qfull(g)]
+    ok = None not in before + after
+    qfull = after[2] - before[2] if ok else None
+    d = [dict((k, a[k] - b[k]) for k in a) for a, b in zip(after[:2], before[:2])] if ok else []
+    g.T.ok(ok and d[0]["tx_dropped"] == 0 and d[0]["snd"] == 0,
+           "UDP node %d -> node %d: the sender dropped nothing (nvm0 tx_dropped, SndbufErrors "
+           "unchanged: its queue stopped instead)" % (cli, srv), "deltas %s" % d)
+    g.T.ok(ok and d[1]["rcv"] + qfull >= lost,
+           "UDP node %d -> node %d: the %d datagrams lost were dropped by the receiving socket, "
+           "its buffer full (RcvbufErrors +%s), or by the switch's full output queue (qfull +%s)"
+           % (cli, srv, lost, d[1]["rcv"] if ok else "?", qfull), "deltas %s" % d)
+
+
 def iperf3(g, srv, cli, udp=False, mib=10):
     """iperf3 client on CLI to the server on SRV over nvm0.  Returns the
     client's rate (bit/s) or None."""
@@ -133,9 +181,10 @@ def iperf3(g, srv, cli, udp=False, mib=10):
             res["c"] = g.sh(cli, "iperf3 -c %s -n %dM %s -J" % (ip(srv), mib, opt), timeout=300)
         else:
             res["c"] = (-1, "", "iperf3 -s never listened on port 5201")
+    before = [udp_drops(g, cli), udp_drops(g, srv), switch_qfull(g)] if udp else None
     run_parallel(lambda f: f(), {"s": (server,), "c": (client,)})
     rc, out, err = res["c"]
-    src, ssrc = None, None
+    src, ssrc, lost = None, None, None
     try:
         c = json.loads(out)["end"]
         s = json.loads(res["s"][1])["end"]
@@ -163,6 +212,8 @@ def iperf3(g, srv, cli, udp=False, mib=10):
            "block more; %s)"
            % ("UDP" if udp else "TCP", cli, srv, mib, src or ssrc),
            g.diag(rc, out[-2000:], err) + "\nserver: " + g.diag(*res["s"], tail=2000))
+    if udp:
+        udp_loss_check(g, srv, cli, before, lost if lost is not None else 1 << 30)
     if rate:
         g.T.note("iperf3 %s node %d -> node %d over nvm0: %.1f Mbit/s"
                  % ("UDP" if udp else "TCP", cli, srv, rate / 1e6))

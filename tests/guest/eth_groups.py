@@ -16,6 +16,11 @@ has: busybox's ip, ping, ping6, arping, httpd, wget and sha256sum.
           again at MTU 1500 (settable lower);
         - IPv6: all-nodes multicast ping answered by the peer, and its
           link-local address (neighbour discovery);
+        - sharing the link: node 0 sends NetVM writes to node 1 without
+          pause (netvm-bench write_bw, over and over) and 4 MiB over TCP on
+          nvm0 at the same time: the transfer completes intact while the
+          NetVM writes still run, and NetVM's bytes grew while it ran
+          (neither starves the other; the shares are printed);
         - both VMs saved and restored (./netvm save, restore) in the middle
           of a 64 MiB TCP transfer: it completes, sha256 equal;
         - ./netvm reload-driver: nvm0 back with the same MAC, ping works.
@@ -184,6 +189,50 @@ def wait_dad(g, nodes):
                    "IPv6 link-local address ready (DAD done)")
 
 
+def fw_tx_bytes(g, n):
+    """NetVM's and U-Net's bytes sent by node n's firmware (Ethernet has its
+    own counters)."""
+    rc, out, err = g.sh(n, "cat /sys/class/netvm/netvm0/fw_counters")
+    m = re.search(r"^tx_bytes (\d+)$", out, re.M)
+    return int(m.group(1)) if rc == 0 and m else -1
+
+
+def share_link(g):
+    """Heavy NetVM traffic and a TCP transfer over nvm0 from node 0 at once;
+    each must get service (counts, not times)."""
+    g.sh(1, "rm -f /tmp/nv.stop; setsid sh -c 'echo $$ > /tmp/nv.srv; while [ ! -f /tmp/nv.stop ]; do "
+            "netvm-bench server -t 60 >/dev/null 2>&1; done' >/dev/null 2>&1 </dev/null &")
+    g.sh(0, "rm -f /tmp/nv.stop /tmp/nv.csv /tmp/nv.runs; setsid sh -c 'n=0; "
+            "while [ ! -f /tmp/nv.stop ]; do netvm-bench client -P netvm -T write_bw -s 65536 "
+            "-b 4194304 %s2 >> /tmp/nv.csv 2>&1 && n=$((n + 1)) && echo $n > /tmp/nv.runs; "
+            "sleep 0.1; done' >/dev/null 2>&1 </dev/null &" % NET)
+    # NetVM flowing: a first run done (the loop keeps going)
+    wait_guest(g, 0, "test -s /tmp/nv.runs", "NetVM writes flowing (a first write_bw run done)",
+               tries=1200)
+    nv0, eth0 = fw_tx_bytes(g, 0), stats(g, 0)["tx_bytes"]
+    transfer(g, 0, 1, 4, "beside NetVM writes")
+    nv1, eth1 = fw_tx_bytes(g, 0), stats(g, 0)["tx_bytes"]
+    rc, out, err = g.sh(0, "pidof netvm-bench >/dev/null && ! test -f /tmp/nv.stop && "
+                           "echo running; cat /tmp/nv.runs")
+    g.T.ok(rc == 0 and "running" in out,
+           "the NetVM writes still ran when the TCP transfer ended (it was not starved)",
+           g.diag(rc, out, err))
+    eth, nv = eth1 - eth0, nv1 - nv0
+    g.T.ok(nv0 >= 0 and nv > 0 and eth >= 4 << 20,
+           "while the transfer ran both got service: NetVM sent %d B, nvm0 %d B "
+           "(NetVM's share of node 0's bytes %.0f %%)" % (nv, eth, 100.0 * nv / max(1, nv + eth)),
+           "fw tx_bytes %d -> %d, nvm0 tx_bytes %d -> %d" % (nv0, nv1, eth0, eth1))
+    g.sh(0, "touch /tmp/nv.stop")
+    wait_guest(g, 0, "! pidof netvm-bench", "NetVM writes stopped", tries=1200)
+    g.sh(1, "touch /tmp/nv.stop; killall netvm-bench")
+    wait_guest(g, 1, "! pidof netvm-bench && ! test -d /proc/$(cat /tmp/nv.srv)",
+               "NetVM server loop ended")
+    rc, out, err = g.sh(0, "cat /tmp/nv.csv")
+    rows = [l.split(",") for l in out.splitlines() if l.startswith("netvm,write_bw,")]
+    g.T.ok(rc == 0 and rows and all(r[-1] == "yes" for r in rows),
+           "every NetVM write_bw run verified its data (%d runs)" % len(rows), g.diag(rc, out, err))
+
+
 def save_restore(g):
     """8 .. 64 MiB over TCP with both VMs saved and restored mid-transfer."""
     mib = 64
@@ -243,6 +292,7 @@ def group_eth(g):
     g.T.ok(rc != 0, "MTU %d refused (above one frame)" % (MTU_MAX + 1), g.diag(rc, out, err))
     g.sh(1, "killall httpd")
     transfer(g, 1, 0, 4, "MTU 1500")
+    share_link(g)
 
     for n in (0, 1):
         g.sh(n, "echo 0 > /proc/sys/net/ipv6/conf/nvm0/disable_ipv6")

@@ -312,6 +312,168 @@ START_TEST(test_irq_arm)
 }
 END_TEST
 
+/* The test's own internet checksum (RFC 1071): big-endian words, folded. */
+static uint16_t ref_sum(const uint8_t *p, uint32_t n)
+{
+	uint32_t sum = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		sum += (i & 1) ? p[i] : (uint32_t)p[i] << 8;
+	while (sum > 0xffff)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/* Ones' complement addition. */
+static uint16_t ones_add(uint16_t x, uint16_t y)
+{
+	uint32_t sum = (uint32_t)x + y;
+
+	return (uint16_t)((sum & 0xffff) + (sum >> 16));
+}
+
+/* Post a frame of @npieces pieces of @len[] bytes, pieces back to back in
+ * TX_BUF(0); the first descriptor's OWN last, as the driver does. */
+static void post_chain(struct sim_chip *s, uint32_t i, const uint32_t *len,
+		       uint32_t npieces, uint16_t flags, uint16_t start,
+		       uint16_t off)
+{
+	for (uint32_t k = npieces; k-- > 0;) {
+		uint64_t p = TX_BUF(0);
+
+		for (uint32_t j = 0; j < k; j++)
+			p += len[j];
+		post_tx(s, i + k, p, len[k], 2, NULL, 0);
+		if (k + 1 < npieces)
+			desc(s, true, i + k)->flags |= NVM_ETH_MORE;
+	}
+	desc(s, true, i)->flags |= flags;
+	desc(s, true, i)->csum_start = start;
+	desc(s, true, i)->csum_off = off;
+}
+
+/*
+ * Scatter-gather and checksum offload: a frame of three pieces with a
+ * checksum to fill in arrives whole; its checksum field holds the
+ * checksum of the bytes it covers (seeded with a pseudo-header sum), every
+ * other byte is the sender's; the receiver's descriptor carries the sum of
+ * the frame past its Ethernet header.
+ */
+START_TEST(test_sg_csum)
+{
+	const uint32_t len[] = { 54, 1000, 2999 };
+	const uint32_t n = 54 + 1000 + 2999, start = 34, off = 16;
+	uint8_t want[4096];
+	const uint8_t *got = sim_host(&b, RX_BUF(0));
+	uint16_t c, seed;
+
+	fill(&a, TX_BUF(0), 5, n);
+	memcpy(want, sim_host(&a, TX_BUF(0)), n);
+	post_rx(&b, 0, NVM_ETH_MAX_FRAME);
+	post_chain(&a, 0, len, 3, NVM_ETH_CSUM, start, off);
+	sim_doorbell(&a, 0, NVM_DB_ETH);
+	sim_settle(&a, &b);
+
+	for (uint32_t k = 0; k < 3; k++) {
+		ck_assert_uint_eq(desc(&a, true, k)->flags & NVM_ETH_OWN, 0);
+		ck_assert_uint_eq(desc(&a, true, k)->status, NVM_ETH_OK);
+	}
+	ck_assert_uint_eq(a.fw.counters[FW_CNT_ETH_TX], 1);
+	ck_assert_uint_eq(desc(&b, false, 0)->status, NVM_ETH_OK);
+	ck_assert_uint_eq(desc(&b, false, 0)->len, n);
+	/* the checksum: what ref_sum says the seeded field must become */
+	c = (uint16_t)~ref_sum(want + start, n - start);
+	want[start + off] = (uint8_t)(c >> 8);
+	want[start + off + 1] = (uint8_t)c;
+	ck_assert_mem_eq(got, want, n);
+	/* as a receiver checks: the bytes with the pseudo-header's sum (the
+	 * seed the field held) add up to 0xffff */
+	seed = (uint16_t)(sim_host(&a, TX_BUF(0))[start + off] << 8 |
+			  sim_host(&a, TX_BUF(0))[start + off + 1]);
+	ck_assert_uint_eq(ones_add(ref_sum(got + start, n - start), seed), 0xffff);
+	for (uint32_t k = n; k < 0x2000; k++)
+		ck_assert_uint_eq(got[k], GUARD);
+	ck_assert_uint_eq(desc(&b, false, 0)->flags & NVM_ETH_CSUM, NVM_ETH_CSUM);
+	ck_assert_uint_eq(desc(&b, false, 0)->csum,
+			  ref_sum(got + NVM_ETH_HLEN, n - NVM_ETH_HLEN));
+}
+END_TEST
+
+/* A checksum that sums to zero goes as 0xffff (UDP's "no checksum" is 0). */
+START_TEST(test_csum_zero)
+{
+	const uint32_t len[] = { 64 };
+	uint8_t *f = sim_host(&a, TX_BUF(0));
+
+	memset(f, 0, 64);
+	post_rx(&b, 0, NVM_ETH_MAX_FRAME);
+	post_chain(&a, 0, len, 1, NVM_ETH_CSUM, 20, 6);	/* sum 0: ~0 = 0xffff */
+	f[40] = 0xff;			/* a sum of 0xff00 + 0x00ff = 0xffff */
+	f[41] = 0x00;
+	f[43] = 0xff;
+	sim_doorbell(&a, 0, NVM_DB_ETH);
+	sim_settle(&a, &b);
+	ck_assert_uint_eq(desc(&b, false, 0)->status, NVM_ETH_OK);
+	ck_assert_uint_eq(sim_host(&b, RX_BUF(0))[26], 0xff);
+	ck_assert_uint_eq(sim_host(&b, RX_BUF(0))[27], 0xff);
+}
+END_TEST
+
+/*
+ * Refused gathers: an empty piece, more than NVM_ETH_MAX_FRAGS pieces, a
+ * checksum field outside the frame or over the Ethernet header; every
+ * descriptor of the frame comes back NVM_ETH_ERR_LEN and nothing is sent.
+ * A frame whose later piece is not yet the NIC's waits for it.
+ */
+START_TEST(test_sg_refused)
+{
+	uint32_t len[NVM_ETH_MAX_FRAGS], i = 0;
+	uint16_t seed;
+
+	for (uint32_t k = 0; k < NVM_ETH_MAX_FRAGS; k++)
+		len[k] = 20;
+	fill(&a, TX_BUF(0), 6, 4096);
+	post_rx(&b, 0, NVM_ETH_MAX_FRAME);
+	len[1] = 0;
+	post_chain(&a, i, len, 3, 0, 0, 0);		/* an empty piece */
+	i += 3;
+	len[1] = 20;
+	post_chain(&a, i, len, NVM_ETH_MAX_FRAGS, 0, 0, 0);
+	desc(&a, true, i + NVM_ETH_MAX_FRAGS - 1)->flags |= NVM_ETH_MORE;
+	i += NVM_ETH_MAX_FRAGS;				/* goes on past the most */
+	post_chain(&a, i, len, 2, NVM_ETH_CSUM, 20, 19);	/* field at 39..40 of 40 */
+	i += 2;
+	post_chain(&a, i, len, 2, NVM_ETH_CSUM, 12, 0);	/* over the header */
+	i += 2;
+	post_chain(&a, i, len, 2, NVM_ETH_CSUM, 40, 0);	/* starts past the end */
+	i += 2;
+	sim_doorbell(&a, 0, NVM_DB_ETH);
+	sim_settle(&a, &b);
+	for (uint32_t k = 0; k < i; k++) {
+		ck_assert_uint_eq(desc(&a, true, k)->flags & NVM_ETH_OWN, 0);
+		ck_assert_uint_eq(desc(&a, true, k)->status, NVM_ETH_ERR_LEN);
+	}
+	ck_assert_uint_eq(a.fw.counters[FW_CNT_ETH_TX_ERR], 5);
+	ck_assert_uint_eq(b.fw.counters[FW_CNT_ETH_RX], 0);
+
+	/* the second piece not yet owned: the frame waits, nothing sent */
+	post_chain(&a, i, len, 2, NVM_ETH_CSUM, 20, 18);	/* the last 2 bytes */
+	desc(&a, true, i + 1)->flags &= (uint16_t)~NVM_ETH_OWN;
+	sim_doorbell(&a, 0, NVM_DB_ETH);
+	sim_settle(&a, &b);
+	ck_assert_uint_eq(desc(&a, true, i)->flags & NVM_ETH_OWN, NVM_ETH_OWN);
+	ck_assert_uint_eq(b.fw.counters[FW_CNT_ETH_RX], 0);
+	desc(&a, true, i + 1)->flags |= NVM_ETH_OWN;
+	sim_doorbell(&a, 0, NVM_DB_ETH);
+	sim_settle(&a, &b);
+	ck_assert_uint_eq(desc(&a, true, i)->status, NVM_ETH_OK);
+	ck_assert_uint_eq(desc(&b, false, 0)->len, 40);
+	seed = (uint16_t)(sim_host(&a, TX_BUF(0))[38] << 8 | sim_host(&a, TX_BUF(0))[39]);
+	ck_assert_uint_eq(ones_add(ref_sum(sim_host(&b, RX_BUF(0)) + 20, 20), seed),
+			  0xffff);
+}
+END_TEST
+
 /* A hostile node's ETH packets: too short or too long for a frame. */
 START_TEST(test_hostile_lengths)
 {
@@ -361,6 +523,9 @@ static Suite *fw_eth_suite(void)
 	tcase_add_test(tc, test_tx_errors);
 	tcase_add_test(tc, test_irq_arm);
 	tcase_add_test(tc, test_hostile_lengths);
+	tcase_add_test(tc, test_sg_csum);
+	tcase_add_test(tc, test_csum_zero);
+	tcase_add_test(tc, test_sg_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,10 +11,11 @@ between the same two VMs, in one run (docs/bench.md, "Ethernet").
     ib_write_lat (typical = median, and its 99 % percentile) and
     ib_write_bw (average) per size
 
-Results under build/bench/: eth.json, eth.csv, eth_latency.png,
-eth_bandwidth.png.  Boots nothing: runs on the up cluster c (2 nodes).
-Each round measures nvm0, then virtio-net; the best of ROUNDS rounds is
-kept per path, test and size, as `./netvm bench` does.
+Results under build/bench/: eth.json, eth.csv, and per round R
+eth_latency_rR.png and eth_bandwidth_rR.png.  Boots nothing: runs on the
+up cluster c (2 nodes).  Each round measures nvm0, then virtio-net, and
+every round is reported as it is (median and p99, the ratios of that
+round): no round is picked over another.
 """
 import json
 import os
@@ -151,23 +152,6 @@ def perftest(c, path, addr, dev, gids, prog, size, iters):
             "mbps": f[3] * 1.048576}
 
 
-def best(rounds):
-    """Per (path, test, size) the best round: the lowest median for round
-    trips, the highest MB/s for bandwidth (other work on the shared host
-    only ever slows a path down; both paths get the same treatment, as in
-    bench.best_rows)."""
-    out = {}
-    for rows in rounds:
-        for r in rows:
-            key = (r["path"], r["test"], r["size"])
-            b = out.get(key)
-            lat = r.get("median_us") is not None
-            if b is None or (lat and r["median_us"] < b["median_us"]) or \
-                    (not lat and r["mbps"] > b["mbps"]):
-                out[key] = r
-    return [out[(r["path"], r["test"], r["size"])] for r in rounds[0]] if rounds else []
-
-
 def one_round(c, paths, iterations):
     rows = []
     for path in PATHS:
@@ -191,31 +175,54 @@ def run(c, iterations, out_dir, plots=True, rounds=3):
     for i in range(rounds):
         say("--- round %d/%d: nvm0, then virtio-net: netvm-bench TCP (tcp_lat, tcp_bw), iperf3, "
             "perftest (rxe0 on nvm0, rxe1 on the data NIC)" % (i + 1, rounds))
-        all_rounds.append(one_round(c, paths, iterations))
-    rows = best(all_rounds)
-    s = summary(rows)
+        rows = one_round(c, paths, iterations)
+        for r in rows:
+            r["round"] = i + 1
+        all_rounds.append(rows)
+    sums = [summary(rows) for rows in all_rounds]
     host = {"cpus": os.cpu_count(), "loadavg_before": load0, "loadavg_after": loadavg()}
     with open(os.path.join(out_dir, "eth.json"), "w") as f:
         json.dump({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                   "iterations": iterations, "rounds": rounds, "host": host, "summary": s,
-                   "rows": rows, "all_rounds": all_rounds}, f, indent=1)
-    cols = ["path", "test", "size", "iters", "median_us", "p99_us", "mbps", "p1_mbps"]
+                   "iterations": iterations, "rounds": rounds, "host": host,
+                   "summary_per_round": sums, "rows": [r for rows in all_rounds for r in rows]},
+                  f, indent=1)
+    cols = ["round", "path", "test", "size", "iters", "median_us", "p99_us", "mbps", "p1_mbps"]
     with open(os.path.join(out_dir, "eth.csv"), "w") as f:
         f.write(",".join(cols) + "\n")
-        for r in rows:
-            f.write(",".join("" if r.get(k) is None else str(r[k]) for k in cols) + "\n")
-    made = plot(rows, out_dir) if plots else []
-    print("best of %d round%s per path, test and size:" % (rounds, "" if rounds == 1 else "s"))
-    print_table(rows, s, fmt)
-    per = [(get(r, "nvm0", "tcp_lat", 8, "median_us"), get(r, "virtio", "tcp_lat", 8, "median_us"))
-           for r in all_rounds]
-    print("TCP 8-byte round trip per round (nvm0 / virtio-net, us): %s"
-          % ", ".join("%s / %s" % (fmt(a), fmt(b)) for a, b in per))
+        for rows in all_rounds:
+            for r in rows:
+                f.write(",".join("" if r.get(k) is None else str(r[k]) for k in cols) + "\n")
+    made = []
+    for i, rows in enumerate(all_rounds, 1):
+        print("round %d of %d:" % (i, rounds))
+        print_table(rows, sums[i - 1], fmt)
+        if plots:
+            made += plot(rows, out_dir, i)
+    print_ratios(sums, fmt)
     print("host: %d CPUs, load average %s before, %s after (shared: other VMs skew the figures)"
           % (host["cpus"], fmt(load0, "%.2f"), fmt(host["loadavg_after"], "%.2f")))
     say("results: %s%s (%s)" % (", ".join(rel(os.path.join(out_dir, f)) for f in ("eth.csv", "eth.json")),
                                 "".join(", " + rel(p) for p in made), t))
     return 0
+
+
+def print_ratios(sums, fmt):
+    """The target ratios of every round side by side, and how many rounds
+    met each target."""
+    keys = (("tcp_rr_8B_virtio_over_nvm0", "TCP 8-byte round trip, virtio-net / nvm0", 2),
+            ("tcp_rr_4096B_virtio_over_nvm0", "TCP 4 KiB round trip, virtio-net / nvm0", None),
+            ("iperf3_nvm0_over_virtio", "bulk TCP (iperf3), nvm0 / virtio-net", 2),
+            ("tcp_bw_64KiB_nvm0_over_virtio", "TCP stream 64 KiB, nvm0 / virtio-net", None),
+            ("ib_write_lat_8B_virtio_over_nvm0", "ib_write_lat 8 B, virtio-net / nvm0", None),
+            ("ib_write_bw_64KiB_nvm0_over_virtio", "ib_write_bw 64 KiB, nvm0 / virtio-net", None))
+    print("ratios per round (above 1: nvm0 faster):")
+    for k, label, target in keys:
+        vals = [s.get(k) for s in sums]
+        line = "  %-42s %s" % (label, "  ".join(fmt(v, "%.2fx") for v in vals))
+        if target:
+            line += "   target >= %dx met in %d of %d rounds" % (
+                target, sum(1 for v in vals if v and v >= target), len(vals))
+        print(line)
 
 
 def get(rows, path, test, size, field):
@@ -266,18 +273,14 @@ def print_table(rows, s, fmt):
                     fmt(get(rows, "nvm0", test, z, "p1_mbps")), fmt(get(rows, "virtio", test, z, "p1_mbps")))
             print("%-13s %8d | %13s | %13s | %s%s" % (test, z, fmt(a), fmt(b), fmt(ratio(a, b), "%.2fx"),
                                                      extra))
-    r, b = s["tcp_rr_8B_virtio_over_nvm0"], s["iperf3_nvm0_over_virtio"]
-    print("TCP 8-byte round trip: virtio-net / nvm0 %s (above 1: nvm0 faster; target >= 2x: %s)"
-          % (fmt(r, "%.2fx"), "met" if r and r >= 2 else "NOT met"))
-    print("bulk TCP (iperf3): nvm0 / virtio-net %s (target >= 2x: %s)"
-          % (fmt(b, "%.2fx"), "met" if b and b >= 2 else "NOT met"))
 
 
-def plot(rows, out_dir):
-    """eth_latency.png and eth_bandwidth.png (bench.plot with the Ethernet
-    series)."""
+def plot(rows, out_dir, rnd):
+    """eth_latency_rRND.png and eth_bandwidth_rRND.png, one round's rows
+    (bench.plot with the Ethernet series)."""
     from . import bench
-    tagged = [dict(r, test="%s_%s" % (r["test"], r["path"])) for r in rows if r["test"] != "iperf3"]
+    tagged = [dict(r, test="%s_%s_r%d" % (r["test"], r["path"], rnd)) for r in rows
+              if r["test"] != "iperf3"]
     for r in tagged:
         for k in ("median_us", "p99_us", "mbps"):
             r.setdefault(k, None)
@@ -287,4 +290,7 @@ def plot(rows, out_dir):
     bw = [("tcp_bw_nvm0", "TCP stream, nvm0"), ("tcp_bw_virtio", "TCP stream, virtio-net"),
           ("ib_write_bw_nvm0", "ib_write_bw, rxe on nvm0"),
           ("ib_write_bw_virtio", "ib_write_bw, rxe on virtio-net")]
-    return bench.plot(tagged, out_dir, charts=(("eth_latency", lat), ("eth_bandwidth", bw)))
+    tag = "_r%d" % rnd
+    return bench.plot(tagged, out_dir, charts=(
+        ("eth_latency" + tag, [(t + tag, "%s, round %d" % (l, rnd)) for t, l in lat]),
+        ("eth_bandwidth" + tag, [(t + tag, "%s, round %d" % (l, rnd)) for t, l in bw])))
