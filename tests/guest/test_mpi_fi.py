@@ -12,8 +12,11 @@ with ./netvm mpirun --fi (pml cm, mtl ofi, no BTL but self, FI_PROVIDER).
         with the exact one; each rank's line compared exactly; Open MPI's
         verbose account (--verbose-fi): every rank selected pml cm and
         mtl ofi, which opened the netvm provider's domain (netvm0)
-  - a short hpcc on 4 ranks (HPL N=200 on a 2 x 2 grid, then its other
-    tests): exit 0, HPL's residual check PASSED, no failure
+  - with NETVM_TEST_HPCC=1 only: a short hpcc on 4 ranks (HPL N=200 on a
+    2 x 2 grid, then its other tests): exit 0, HPL's residual check
+    PASSED, no failure.  It takes 6-11 minutes on ofi_rxd under TCG, more
+    than the whole guest suite may grow, so `./netvm test` leaves it out
+    (and says so in its output)
   - NetPIPE (NPopenmpi, 2 ranks: it is a two-rank ping-pong) in integrity
     mode, every message 1 B .. 64 KiB checked by the receiver
   - what carried it: every rank's node's NIC sent and received at least
@@ -24,7 +27,7 @@ The provider is one parameter, NETVM_MPI_FI_PROVIDER (default
 once the provider has its own FI_EP_RDM).
 
 TAP output; the cluster 't-guest-mpi-fi' is always torn down.
-Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT, NETVM_MPI_FI_PROVIDER.
+Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT, NETVM_MPI_FI_PROVIDER, NETVM_TEST_HPCC.
 """
 import os
 import re
@@ -234,8 +237,12 @@ def main():
             check_mpi4py(np)
         # hpcc's own tests (its b_eff ping-pongs of 2 MB above all) take
         # minutes on ofi_rxd under TCG (343 s on 2 ranks, 406 s on 4, the
-        # shared host loaded; 659 s on 4 another time): on the 2 x 2 grid only
-        check_hpcc(4)
+        # shared host loaded; 659 s on 4 another time): on the 2 x 2 grid
+        # only, and only when asked for
+        if os.environ.get("NETVM_TEST_HPCC") == "1":
+            check_hpcc(4)
+        else:
+            T.note("hpcc left out (6-11 min on ofi_rxd): NETVM_TEST_HPCC=1 runs it")
         check_netpipe()
     return tap_cluster_main(T, CLUSTER, NODES, body)
 
