@@ -331,6 +331,8 @@ class Cluster:
             if r.returncode == 0:
                 with open(self.path("node%d.pid" % i)) as f:
                     pid = int(f.read().strip())
+                # every node, however started (up, the template, restore)
+                vmsched.apply(pid, self.name, i)
                 return {"id": i, "pid": pid, "port": port}
             if "host forwarding" in msg and attempt < 2:
                 continue  # someone took the port meanwhile
@@ -401,8 +403,6 @@ class Cluster:
                         for i in range(n):
                             self.state["nodes"].append(self.start_node(i, n, accel, mem, extra))
                             self.save()
-                    for node in self.state["nodes"]:
-                        vmsched.apply(node["pid"], self.name, node["id"])
                     self.wait_ready(timeout, progress=True)
                 finally:
                     for s in consoles:
