@@ -395,7 +395,6 @@ static void flood_local(struct side *a, struct side *d, fi_addr_t to_a)
 	struct fi_cq_tagged_entry e[16];
 	struct fi_cq_err_entry ee;
 	unsigned int first_full = 0, got = 0, sent_done = 0, bad = 0, posted = 0;
-	fi_addr_t src;
 	ssize_t r;
 
 	for (unsigned int i = 0; i < FLOOD; i++) {
@@ -427,13 +426,13 @@ static void flood_local(struct side *a, struct side *d, fi_addr_t to_a)
 				die("flood: trecv", (int)r);
 			posted++;
 		}
-		r = fi_cq_sreadfrom(a->cq, e, 16, &src, NULL, 5);
+		r = fi_cq_sread(a->cq, e, 16, NULL, 5);
 		if (r == -FI_EAVAIL && fi_cq_readerr(a->cq, &ee, 0) == 1)
 			bad++;
 		for (ssize_t k = 0; k < r; k++) {
 			unsigned int i = (unsigned int)(e[k].tag - FLOOD_TAG);
 
-			if (i != got || e[k].op_context != in[i] ||
+			if (i != got || i >= FLOOD || e[k].op_context != in[i] ||
 			    e[k].len != 1 + (i * 37) % MAX_MSG || !filled(in[i], e[k].len, i))
 				bad++;
 			got++;
