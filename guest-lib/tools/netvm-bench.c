@@ -65,6 +65,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -121,6 +122,13 @@ static unsigned int stop_ms = UNET_STOP_MS;
 /* unet_stop (-W): the receiver has the driver watch it (netvm_unet_sched),
  * so the NI diverts while it is stopped, not only once its queue is full */
 static unsigned int stop_watch;
+/* -M: latency iterations slower than mark_us are marked in the kernel's
+ * trace (ftrace's trace_marker), so that a trace of the guest's scheduler
+ * can be read at the slow ones (docs/bench.md, "The tail of a spinning
+ * round trip") */
+static unsigned int mark_us;
+static int mark_fd = -1;
+#define TRACE_MARKER	"/sys/kernel/tracing/trace_marker"
 
 enum kind { K_LAT, K_BW };
 
@@ -988,6 +996,18 @@ static int server_loop(struct side *s)
 	}
 }
 
+/* One slow iteration in the trace: its end is the marker's timestamp. */
+static void mark_slow(const char *test, size_t size, unsigned int i, double us)
+{
+	char line[128];
+	int n = snprintf(line, sizeof(line),
+			 "netvm-bench slow %s %zu iter %u us %.0f\n", test, size,
+			 i, us);
+
+	if (mark_fd >= 0 && n > 0 && write(mark_fd, line, (size_t)n) < 0)
+		warnx("%s: %s", TRACE_MARKER, strerror(errno));
+}
+
 /* The client's side of a latency test: fills samples[iters] (us). */
 static int client_lat(struct side *s, const struct test *t, size_t size,
 		      unsigned int iters, uint32_t k, double *samples,
@@ -1056,8 +1076,11 @@ static int client_lat(struct side *s, const struct test *t, size_t size,
 				 i, old, i);
 			return -EBADMSG;
 		}
-		if (i >= w)
+		if (i >= w) {
 			samples[i - w] = now_us() - t0;
+			if (mark_us && samples[i - w] > mark_us)
+				mark_slow(t->name, size, i - w, samples[i - w]);
+		}
 	}
 	if (handler)
 		err = handler_done(s, &h, err);
@@ -1510,7 +1533,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s server [-p PORT] [-t TIMEOUT_S]\n"
 		"       %s client [-p PORT] [-P netvm|tcp|both] [-n ITERS] [-s SIZES]\n"
-		"                   [-b BYTES] [-T TESTS] [-S MS] [-W] [-x] ADDR\n"
+		"                   [-b BYTES] [-T TESTS] [-S MS] [-W] [-M US] [-x] ADDR\n"
 		"  -p PORT     TCP port of the server (default %d)\n"
 		"  -t S        server: give up if no client came within S s (default 300)\n"
 		"  -P PATHS    netvm (with U-Net), tcp or both (default both)\n"
@@ -1526,6 +1549,8 @@ static void usage(FILE *f)
 		"  -S MS       unet_stop: the receiver stops for MS ms, 0..%u (default %u)\n"
 		"  -W          unet_stop: the receiver is watched (netvm_unet_sched): the\n"
 		"              NI diverts while it is stopped (FUGU's \"not running\")\n"
+		"  -M US       mark each latency iteration slower than US us in the\n"
+		"              kernel trace (" TRACE_MARKER ")\n"
 		"  -x          flip a byte of every message sent (checks that the\n"
 		"              verification catches it: those rows fail)\n"
 		"CSV on stdout: path,test,size,iters,min_us,median_us,p99_us,mean_us,mbps,verified\n",
@@ -1550,7 +1575,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "p:t:P:n:s:b:T:S:Wxh")) != -1) {
+	while ((opt = getopt(argc, argv, "p:t:P:n:s:b:T:S:M:Wxh")) != -1) {
 		switch (opt) {
 		case 'p':
 			if (netvm_parse_uint(optarg, 65535, &v) || !v)
@@ -1596,6 +1621,11 @@ int main(int argc, char **argv)
 		case 'W':
 			stop_watch = 1;
 			break;
+		case 'M':
+			if (netvm_parse_uint(optarg, 60000000, &v) || !v)
+				goto bad;
+			mark_us = (unsigned int)v;
+			break;
 		case 'x':
 			corrupt = 1;
 			break;
@@ -1608,6 +1638,13 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "server") && optind == argc)
 		return server(port, timeout_s);
+	if (mark_us && !strcmp(mode, "client") && optind + 1 == argc) {
+		mark_fd = open(TRACE_MARKER, O_WRONLY | O_CLOEXEC);
+		if (mark_fd < 0) {
+			warnx("-M: %s: %s", TRACE_MARKER, strerror(errno));
+			return 1;
+		}
+	}
 	if (!strcmp(mode, "client") && optind + 1 == argc)
 		return client(argv[optind], port, paths, (unsigned int)base,
 			      bw_bytes, sizes, nsizes, only);

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -163,6 +164,7 @@ struct command {
 	pid_t pid;
 	int in_fd, out_fd, err_fd;	/* our ends of its stdio; -1: closed */
 	int status, exited;
+	int exit_fd;			/* pidfd: readable once it exits; -1: none */
 	long long exit_time;		/* now_ms() when it exited */
 	char *pending;			/* stdin bytes not yet written to it */
 	size_t pending_len, pending_off;
@@ -226,8 +228,9 @@ static int start_command(int sock, char **argv, const char *cwd,
 }
 
 /*
- * How long the next poll() may wait, in ms; -1 when it is time to report
- * the exit status.  Notices the command's exit.
+ * How long the next poll() may wait, in ms; -2 for as long as it takes
+ * (the exit fd wakes it); -1 when it is time to report the exit status.
+ * Notices the command's exit.
  */
 static int poll_timeout(struct command *c)
 {
@@ -238,7 +241,7 @@ static int poll_timeout(struct command *c)
 		c->exit_time = now_ms();
 	}
 	if (!c->exited)
-		return 50;	/* re-check waitpid */
+		return c->exit_fd >= 0 ? -2 : 50;	/* -2: wait for exit_fd */
 	/* Give background children holding our pipes a moment,
 	 * then report the exit status anyway. */
 	left = c->exit_time + 1000 - now_ms();
@@ -248,7 +251,7 @@ static int poll_timeout(struct command *c)
 }
 
 /* The descriptors one poll() watches, by what they are. */
-enum { W_SOCK, W_OUT, W_ERR, W_IN, W_MAX };
+enum { W_SOCK, W_OUT, W_ERR, W_IN, W_EXIT, W_MAX };
 
 struct watch {
 	struct pollfd pfd[W_MAX];
@@ -337,23 +340,33 @@ static void reap_command(struct command *c)
 /* Runs argv and relays its stdio over sock.  Returns when done. */
 static void run_command(int sock, char **argv, const char *cwd)
 {
-	struct command c = { .in_fd = -1, .out_fd = -1, .err_fd = -1 };
+	struct command c = { .in_fd = -1, .out_fd = -1, .err_fd = -1,
+			     .exit_fd = -1 };
 	char buf[16384];
 
 	if (start_command(sock, argv, cwd, &c) < 0)
 		return;
+	/*
+	 * The command's exit wakes us through a pidfd: polling waitpid every
+	 * 50 ms woke the agent 20 times a second, and each wake-up took the
+	 * guest's only CPU from a command spinning on a NIC poll for up to
+	 * 2 ms under TCG (docs/bench.md, "The tail of a spinning round
+	 * trip").  Without pidfds (Linux before 5.3) the 50 ms polls remain.
+	 */
+	c.exit_fd = (int)syscall(SYS_pidfd_open, c.pid, 0);
 	for (;;) {
 		struct watch w = { .n = 0 };
 		int timeout = poll_timeout(&c);
 
-		if (timeout < 0)
+		if (timeout == -1)
 			break;
+		watch_fd(&w, W_EXIT, c.exited ? -1 : c.exit_fd, POLLIN);
 		/* the host's next frame waits until pending stdin is taken */
 		watch_fd(&w, W_SOCK, c.pending ? -1 : sock, POLLIN);
 		watch_fd(&w, W_OUT, c.out_fd, POLLIN);
 		watch_fd(&w, W_ERR, c.err_fd, POLLIN);
 		watch_fd(&w, W_IN, c.pending ? c.in_fd : -1, POLLOUT);
-		if (poll(w.pfd, (nfds_t)w.n, timeout) < 0) {
+		if (poll(w.pfd, (nfds_t)w.n, timeout < 0 ? -1 : timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
@@ -370,6 +383,8 @@ static void run_command(int sock, char **argv, const char *cwd)
 			goto lost;
 	}
 	reap_command(&c);	/* it still runs only after a poll failure */
+	if (c.exit_fd >= 0)
+		close(c.exit_fd);
 	if (WIFSIGNALED(c.status))
 		send_status(sock, -WTERMSIG(c.status));
 	else

@@ -32,7 +32,9 @@ sys.dont_write_bytecode = True   # leave no __pycache__ in tools/
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tools"))
 
-from netvm_cli import build, cli, cluster, clustercmd, fabric, inject, libvirt, snapshot, testing  # noqa: E402
+from netvm_cli import (build, cli, cluster, clustercmd, fabric, inject, libvirt, libvirt_save,  # noqa: E402
+                       snapshot, testing)
+from netvm_cli import vmsched  # noqa: E402
 from netvm_cli.cluster import Cluster  # noqa: E402
 from netvm_cli.command import Command  # noqa: E402
 from netvm_cli.common import MESON_BUILD, NetvmError  # noqa: E402
@@ -392,6 +394,43 @@ class TestLimits(StateDirCase):
                          r"MiB but the host has \d+ MiB available: fewer nodes, or a smaller --mem$")
         cluster.check_memory(1, 1)          # fits
 
+    def test_node_threads_scheduling(self):
+        """vmsched (docs/bench.md, "The tail of a spinning round trip"), on a stand-in process: the
+        default pins it to its node's CPU and gives its main loop the
+        kernel's least slice; NETVM_VM_SCHED=none leaves it alone; a bad
+        value is refused by name."""
+        p = subprocess.Popen(["sleep", "60"])
+        try:
+            before = vmsched.get_slice(p.pid)
+            self.assertIsNotNone(before)
+            allowed = os.sched_getaffinity(p.pid)
+            with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "none"}):
+                self.assertEqual(vmsched.apply(p.pid, "x", 1), set())
+            self.assertEqual((vmsched.get_slice(p.pid), os.sched_getaffinity(p.pid)),
+                             (before, allowed))
+            with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "fast"}):
+                with self.assertRaises(NetvmError) as e:
+                    vmsched.apply(p.pid)
+            self.assertEqual(str(e.exception),
+                             "NETVM_VM_SCHED=fast: one of pin-idle, short-main, none")
+            with mock.patch.dict(os.environ):
+                os.environ.pop("NETVM_VM_SCHED", None)
+                done = vmsched.apply(p.pid, "x", 1)
+            self.assertIn("pin", done)
+            self.assertNotIn("idle-vcpu", done)     # no thread of sleep is a vCPU
+            self.assertEqual(os.sched_getaffinity(p.pid), {vmsched.node_cpu("x", 1)})
+            # kernels before 6.12 have no per-task slice: apply says so
+            self.assertEqual(vmsched.get_slice(p.pid),
+                             vmsched.MAIN_SLICE_NS if "short-main" in done else before)
+            self.assertEqual(os.sched_getscheduler(p.pid), os.SCHED_OTHER)
+        finally:
+            p.kill()
+            p.wait()
+        self.assertEqual(vmsched.apply(p.pid), set())   # the process is gone: nothing to do
+        cpus = sorted(os.sched_getaffinity(0))
+        # the two nodes of a pair land on different CPUs where there are two
+        self.assertEqual(len({vmsched.node_cpu("bench", i) for i in (0, 1)}), min(2, len(cpus)))
+
     def test_topology_file_must_exist(self):
         topo = os.path.join(self.tmp, "none.topo")
         self.refused("--topology %s: no such file" % topo, "up", "--mem", "1", "--topology", topo)
@@ -505,7 +544,8 @@ class TestTopology(StateDirCase):
             self.assertTrue(stat.S_ISFIFO(os.stat(c.path("node%d.inject" % i)).st_mode))
             self.assertIn("hostfwd=tcp:127.0.0.1:%d-:7777" % (4000 + i), text)
             self.assertEqual(cmd[-1], "-extra")
-            self.assertIn("netvm-x-node%d" % i, cmd)
+            # debug-threads: the vCPU thread is named "CPU 0/TCG" (perf sched, vmsched)
+            self.assertIn("guest=netvm-x-node%d,debug-threads=on" % i, cmd)
 
     def test_single_node_has_no_peer(self):
         c = self.make_cluster("x", two_nodes(nodes=[]))
@@ -561,8 +601,7 @@ class TestLibvirt(StateDirCase):
         self.refused("--libvirt qemu+ssh://h/system: a remote host; only this host's URIs (qemu:///system, "
                      "qemu:///session) for now: docs/cluster.md, \"libvirt and several hosts\"",
                      "up", "--libvirt", "qemu:///system,qemu+ssh://h/system")
-        self.refused("--libvirt: 1 or 2 nodes for now (-n 3): clusters through netvm-switch are not "
-                     "started as libvirt domains yet", "up", "-n", "3", "--libvirt", "qemu:///system")
+        self.refused("--libvirt: 1 to 16 nodes (-n 17)", "up", "-n", "17", "--libvirt", "qemu:///system")
         self.refused("--libvirt takes neither --topology nor --qemu-arg",
                      "up", "--libvirt", "qemu:///system", "--qemu-arg=-S")
         self.assertFalse(os.path.exists(self.clusters))
@@ -613,6 +652,19 @@ class TestLibvirt(StateDirCase):
         self.assertIn("lanai,id=nic,netdev=link0,node-id=0,sram-size=8388608,addr=0x12", args)
         self.assertNotIn("-chardev", args)
 
+    def test_switch_node_domain(self):
+        """Beyond two nodes a domain's NIC goes to its port of the switch,
+        with the very -netdev ./netvm up gives that node (the switch
+        checks sources and injects: no peer-node, no FIFO)."""
+        c = self.make_cluster("x", two_nodes(nodes=[]))
+        args = [a.get("value") for a in self.domain(c, 2, 3).iter("{%s}arg" % libvirt.QEMU_NS)]
+        link = "stream,id=link0,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500" % c.path("node2.sock")
+        self.assertIn("lanai,id=nic,netdev=link0,node-id=2,sram-size=8388608,addr=0x12", args)
+        self.assertIn(link, args)
+        self.assertNotIn("-chardev", args)
+        c.state["fabric"] = {"pid": 1}
+        self.assertIn(link, c.qemu_cmd(2, 3, 4002, "tcg", 256, []))
+
     def test_libvirt_xml_writes_each_node(self):
         out = os.path.join(self.tmp, "xml")
         rc, text, err = netvm("--cluster", "x", "libvirt-xml", "--out", out)
@@ -654,10 +706,43 @@ class TestLibvirt(StateDirCase):
                                                      (uri, "undefine", d), (uri, "domstate", d)])
         self.assertFalse(os.path.exists(c.dir))
 
-    def test_save_refused(self):
-        self.make_cluster("x", two_nodes(libvirt={"uris": ["qemu:///system"]}))
-        self.refused("save: cluster 'x' runs as libvirt domains; save them with libvirt (virsh save) "
-                     "or ./netvm down", "--cluster", "x", "save")
+    def test_save_and_restore_through_virsh(self):
+        """save pauses every domain in --order, then has libvirt save each
+        (--running); restore has libvirt restore each, node 0 first, and
+        removes the files (virsh replaced by a recorder, no guest)."""
+        nodes = [{"id": i, "pid": 0, "port": 1, "uri": u, "domain": "netvm-x-node%d" % i, "defined": True}
+                 for i, u in enumerate(("qemu:///system", "qemu:///session"))]
+        c = self.make_cluster("x", two_nodes(nodes=nodes, libvirt={"uris": ["qemu:///system"]}))
+        calls = []
+
+        def virsh(uri, *args, check=True, timeout=120):
+            calls.append((uri,) + args)
+            if args[0] == "save":
+                with open(args[2], "wb") as f:
+                    f.write(b"x" * (3 << 20))
+            return 0, ""
+        with mock.patch.object(libvirt_save, "virsh", virsh), \
+                mock.patch.object(libvirt_save, "unmount_shares", lambda nodes, order: None), \
+                mock.patch.object(libvirt_save, "mount_shares", lambda nodes: None), \
+                mock.patch.object(libvirt_save, "find_pid", lambda c, i: 4000 + i), \
+                mock.patch.object(Cluster, "wait_ready", lambda self, timeout: None):
+            rc, out, err = netvm("--cluster", "x", "save", "--order", "1,0", "--drain", "0")
+            self.assertEqual((rc, err), (0, ""))
+            self.assertIn("netvm: node 1 saved by libvirt (3 MiB)\n", out)
+            snap = os.path.join(c.dir, "snapshot")
+            self.assertEqual(calls, [
+                ("qemu:///session", "suspend", "netvm-x-node1"), ("qemu:///system", "suspend", "netvm-x-node0"),
+                ("qemu:///session", "save", "netvm-x-node1", os.path.join(snap, "node1.save"), "--running"),
+                ("qemu:///system", "save", "netvm-x-node0", os.path.join(snap, "node0.save"), "--running")])
+            self.assertTrue(json.load(open(c.state_file))["saved"])
+            del calls[:]
+            rc, out, err = netvm("--cluster", "x", "restore")
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(calls, [("qemu:///system", "restore", os.path.join(snap, "node0.save")),
+                                 ("qemu:///session", "restore", os.path.join(snap, "node1.save"))])
+        st = json.load(open(c.state_file))
+        self.assertEqual(([nd["pid"] for nd in st["nodes"]], "saved" in st), ([4000, 4001], False))
+        self.assertEqual(os.listdir(snap), [])
 
     def test_down_fails_while_a_domain_stays(self):
         nodes = [{"id": 0, "pid": 0, "port": 1, "uri": "qemu:///system", "domain": "netvm-x-node0",

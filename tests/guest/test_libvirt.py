@@ -1,16 +1,23 @@
 #!/usr/bin/python3
-"""Guest test group libvirt: a 2-node cluster as libvirt domains
-(./netvm up --libvirt, docs/cluster.md "libvirt and several hosts").
+"""Guest test group libvirt: a 3-node cluster as libvirt domains through
+netvm-switch (./netvm up --libvirt, docs/cluster.md "libvirt and several
+hosts").
 
-  - up --libvirt qemu:///system,qemu:///session: node 0 on the first URI,
-    node 1 on the second (as root both reach the one system daemon)
-  - virsh list shows both domains running; ./netvm status names them
-  - NetVM between the domains: writeP and readP of several sizes both
-    ways (netvm-ktest, as guest-netvm-phys), every byte verified
-  - ./netvm reload-driver in both domains, then writeP verified again
+  - up -n 3 --libvirt qemu:///system,qemu:///session: nodes 0 and 2 on the
+    first URI, node 1 on the second (as root both reach the one system
+    daemon), each started from the libvirt boot template (built first if
+    missing); the front door starts the switch beside the domains
+  - virsh list shows the domains running; ./netvm status names them and
+    the switch
+  - NetVM between every ordered pair of domains (the mapper's routes
+    through the switch): writeP and readP of two sizes (netvm-ktest, as
+    guest-netvm-phys), every byte verified
+  - ./netvm save and restore through libvirt (virsh save, virsh restore):
+    the windows' bytes kept, writeP verified after
+  - ./netvm reload-driver in every domain, then writeP verified again
   - ./netvm console 0 is virsh console: a command typed there runs in node 0
   - ./netvm logs 0: the serial log libvirt keeps has node 0's boot
-  - down: no domain left defined, no QEMU, no state dir
+  - down: no domain left defined, no QEMU, no switch, no state dir
 
 Needs libvirt from Debian (libvirt-daemon-system, libvirt-clients).  With no
 libvirtd answering on qemu:///system (no service manager runs it here) the
@@ -19,11 +26,13 @@ TAP output.  Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT.
 """
 import os
 import pty
+import re
 import select
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, cluster_processes, diag, run, run_netvm
@@ -31,9 +40,13 @@ from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, cluster_processes, diag, ru
 T = Tap()
 CLUSTER = "t-guest-libvirt"
 URIS = ("qemu:///system", "qemu:///session")
-DOMAINS = ["netvm-%s-node%d" % (CLUSTER, i) for i in (0, 1)]
+N = 3
+NODES = range(N)
+DOMAINS = ["netvm-%s-node%d" % (CLUSTER, i) for i in NODES]
+PAIRS = [(a, b) for a in NODES for b in NODES if a != b]
 # what a daemon started here writes (libvirtd -d and virtlogd -d, as root)
 PIDFILES = {"virtlogd": "/run/virtlogd.pid", "libvirtd": "/run/libvirtd.pid"}
+QEMU_CONF = "/etc/libvirt/qemu.conf"
 W = 1 << 20            # netvm-ktest's test window
 
 
@@ -68,15 +81,35 @@ def pid_of(name):
         return None
 
 
-def start_daemons():
+def qemu_conf(tmp):
+    """The test's libvirtd's qemu.conf: the host's, with QEMU run as root.
+    libvirt runs its capability probe of our emulator and then asks
+    whether the user of qemu.conf (libvirt-qemu) may open /dev/kvm; where
+    only root may (mode 0600), it finds KVM "not available now", throws
+    the cached capabilities away and probes again on every call that needs
+    them (a define ran 12 probes).  As root the cache holds."""
+    with open(QEMU_CONF) as f:
+        host = [l for l in f if not re.match(r"\s*(user|group)\s*=", l)]
+    path = os.path.join(tmp, "qemu.conf")
+    with open(path, "w") as f:
+        f.writelines(host + ['user = "root"\n', 'group = "root"\n'])
+    return path
+
+
+def start_daemons(tmp):
     """virtlogd (the serial logs and QEMU's output go through it) and
-    libvirtd, if none runs; -> {name: pid} of those started here."""
+    libvirtd, if none runs; -> {name: pid} of those started here.
+    libvirtd runs in a mount namespace of its own where qemu_conf() is
+    bound over QEMU_CONF: the host's file is not changed, and the binding
+    ends with the daemon."""
     started = {}
     if pid_of("virtlogd") is None:
         subprocess.run(["virtlogd", "-d"], check=True)
         if wait_for(lambda: pid_of("virtlogd") is not None, 30):
             started["virtlogd"] = pid_of("virtlogd")
-    subprocess.run(["libvirtd", "-d"], check=True)
+    subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                    'mount --bind "$1" "$2" && exec libvirtd -d', "sh", qemu_conf(tmp), QEMU_CONF],
+                   check=True)
     if wait_for(daemon_answers, 60):
         started["libvirtd"] = pid_of("libvirtd")
     return started
@@ -95,32 +128,46 @@ def ktest(node, *args):
     return nv("run", node, "--", "netvm-ktest", *[str(a) for a in args], timeout=120)
 
 
+def uri_of(i):
+    return URIS[i % len(URIS)]
+
+
 def check_domains():
     for uri in URIS:
         rc, out, err = virsh("list", "--name", uri=uri)
         names = out.split()
         T.ok(rc == 0 and all(d in names for d in DOMAINS),
-             "virsh -c %s list: both domains running" % uri, diag(rc, out, err))
+             "virsh -c %s list: every domain running" % uri, diag(rc, out, err))
     rc, out, err = nv("status")
     lines = [l for l in out.splitlines() if l.startswith("  node ")]
-    T.ok(rc == 0 and lines == ["  node %d: %s on %s: running" % (i, DOMAINS[i], URIS[i]) for i in (0, 1)],
-         "./netvm status: node 0 on %s, node 1 on %s, both running and ready" % URIS, diag(rc, out, err))
+    T.ok(rc == 0 and lines == ["  node %d: %s on %s: running" % (i, DOMAINS[i], uri_of(i)) for i in NODES],
+         "./netvm status: nodes 0 and 2 on %s, node 1 on %s, all running" % URIS, diag(rc, out, err))
+    T.ok(rc == 0 and re.search(r"^switch: pid \d+, running, topology single:%d" % N, out, re.M),
+         "./netvm status: the switch the front door started is running", diag(rc, out, err))
+
+
+def windows(what):
+    """Each node's test window (netvm.ko loaded): {node: pa}, or None."""
+    pa = {}
+    for n in NODES:
+        rc, out, err = nv("run", n, "--", "cat", "/sys/class/netvm/netvm0/ktest_pa")
+        ok = rc == 0 and out.strip().startswith("0x")
+        T.ok(ok, "node %d: %s, test window at %s" % (n, what, out.strip()), diag(rc, out, err))
+        if not ok:
+            return None
+        pa[n] = int(out.strip(), 16)
+    return pa
 
 
 def check_netvm():
-    pa = {}
-    for n in (0, 1):
-        rc, out, err = nv("run", n, "--", "cat", "/sys/class/netvm/netvm0/ktest_pa")
-        ok = rc == 0 and out.strip().startswith("0x")
-        T.ok(ok, "node %d: netvm.ko loaded, test window at %s" % (n, out.strip()), diag(rc, out, err))
-        if not ok:
-            return
-        pa[n] = int(out.strip(), 16)
-    for src, dst in ((0, 1), (1, 0)):
-        for i, size in enumerate((1, 4097, 65536, W - 13)):
-            loff = (3 + 1237 * i) % (W - size + 1)
-            roff = (5 + 3571 * i) % (W - size + 1)
-            seed = 100 * src + i
+    pa = windows("netvm.ko loaded")
+    if not pa:
+        return
+    for k, (src, dst) in enumerate(PAIRS):
+        for i, size in enumerate((4097, W - 13)):
+            loff = (3 + 1237 * (i + k)) % (W - size + 1)
+            roff = (5 + 3571 * (i + k)) % (W - size + 1)
+            seed = 100 * src + 10 * dst + i
             r1 = ktest(src, "write", dst, hex(pa[dst] + roff), loff, size, seed)
             r2 = ktest(dst, "check", roff, size, seed)
             T.ok(r1[0] == 0 and r2[0] == 0, "writeP %d B node %d -> node %d: every byte verified"
@@ -134,20 +181,47 @@ def check_netvm():
                  "fill: " + diag(*r0) + "\nread: " + diag(*r1) + "\ncheck: " + diag(*r2))
 
 
+def check_save_restore():
+    """./netvm save has libvirt save every domain (virsh save: each stays
+    defined, shut off), ./netvm restore has libvirt restore them: the test
+    windows keep their bytes, and NetVM works between the restored nodes."""
+    size = 65536
+    for n in NODES:
+        r = ktest(n, "fill", 0, size, 70 + n)
+        T.ok(r[0] == 0, "node %d: window filled before save" % n, diag(*r))
+    rc, out, err = nv("save", timeout=600)
+    T.ok(rc == 0 and all("node %d saved by libvirt" % n in out for n in NODES),
+         "./netvm save: every domain saved by libvirt", diag(rc, out, err))
+    rc, out, err = virsh("list", "--all", "--state-shutoff", "--name")
+    T.ok(rc == 0 and all(d in out.split() for d in DOMAINS),
+         "after save: every domain still defined, shut off", diag(rc, out, err))
+    rc, out, err = nv("restore", timeout=600)
+    T.ok(rc == 0, "./netvm restore: libvirt restores every domain, agents answer", diag(rc, out, err))
+    for n in NODES:
+        r = ktest(n, "check", 0, size, 70 + n)
+        T.ok(r[0] == 0, "node %d: window's %d B as before save, every byte" % (n, size), diag(*r))
+    pa = windows("NetVM on after restore")
+    if not pa:
+        return
+    for src in NODES:
+        dst = (src + 2) % N
+        r1 = ktest(src, "write", dst, hex(pa[dst] + 8191), 333, 30000, 60 + src)
+        r2 = ktest(dst, "check", 8191, 30000, 60 + src)
+        T.ok(r1[0] == 0 and r2[0] == 0, "after restore: writeP 30000 B node %d -> node %d verified"
+             % (src, dst), "write: " + diag(*r1) + "\ncheck: " + diag(*r2))
+
+
 def check_reload_driver():
     """./netvm reload-driver reaches the domains' agents like any node's;
-    NetVM works again after it (new window, writeP verified both ways)."""
+    NetVM works again after it (new windows, writeP verified round the
+    ring)."""
     rc, out, err = nv("reload-driver", timeout=300)
-    T.ok(rc == 0, "reload-driver succeeds on both domains", diag(rc, out, err))
-    pa = {}
-    for n in (0, 1):
-        rc, out, err = nv("run", n, "--", "cat", "/sys/class/netvm/netvm0/ktest_pa")
-        ok = rc == 0 and out.strip().startswith("0x")
-        T.ok(ok, "node %d: NetVM on after the reload" % n, diag(rc, out, err))
-        if not ok:
-            return
-        pa[n] = int(out.strip(), 16)
-    for src, dst in ((0, 1), (1, 0)):
+    T.ok(rc == 0, "reload-driver succeeds on every domain", diag(rc, out, err))
+    pa = windows("NetVM on after the reload")
+    if not pa:
+        return
+    for src in NODES:
+        dst = (src + 1) % N
         r1 = ktest(src, "write", dst, hex(pa[dst] + 4001), 77, 9000, 31 + src)
         r2 = ktest(dst, "check", 4001, 9000, 31 + src)
         T.ok(r1[0] == 0 and r2[0] == 0, "after the reload: writeP 9000 B node %d -> node %d verified"
@@ -162,7 +236,7 @@ def check_console():
         os.execv(NETVM, [NETVM, "--cluster", CLUSTER, "console", "0"])
     seen = b""
     deadline = time.monotonic() + 60
-    sent = False
+    sent = None
     while time.monotonic() < deadline and b"console-" + b"42" not in seen:
         r, _, _ = select.select([fd], [], [], 1.0)
         if r:
@@ -170,9 +244,12 @@ def check_console():
                 seen += os.read(fd, 4096)
             except OSError:
                 break
-        if not sent and b"Escape character" in seen:
+        # virsh says "Escape character" before it makes its terminal raw,
+        # which may flush what was typed meanwhile: typed again while the
+        # answer has not come
+        if b"Escape character" in seen and (sent is None or time.monotonic() - sent > 5):
             os.write(fd, b"\recho console-$((6*7))\r")
-            sent = True
+            sent = time.monotonic()
     found = b"console-42" in seen
     os.write(fd, b"\x1d")
     end = time.monotonic() + 30
@@ -205,6 +282,7 @@ def check_logs():
 def body():
     check_domains()
     check_netvm()
+    check_save_restore()
     check_reload_driver()
     check_console()
     check_logs()
@@ -217,19 +295,22 @@ def cluster_frame():
     nv("down")
     try:
         t0 = time.monotonic()
-        rc, out, err = nv("up", "-n", 2, "--libvirt", ",".join(URIS), "--timeout", BOOT_TIMEOUT,
+        rc, out, err = nv("up", "-n", N, "--libvirt", ",".join(URIS), "--timeout", BOOT_TIMEOUT,
                           timeout=int(BOOT_TIMEOUT) + 600)
-        T.ok(rc == 0, "up --libvirt %s: 2 nodes ready (%.1f s)" % (",".join(URIS), time.monotonic() - t0),
-             diag(rc, out, err))
+        T.ok(rc == 0, "up -n %d --libvirt %s: switch up, nodes ready, routes set (%.1f s)"
+             % (N, ",".join(URIS), time.monotonic() - t0), diag(rc, out, err))
+        T.ok(all(re.search(r"node %d: domain %s on %s defined in [0-9.]+ s, started from the boot template"
+                           % (i, DOMAINS[i], uri_of(i)), out) for i in NODES),
+             "every domain started from the libvirt boot template", diag(rc, out, err))
         if rc == 0:
             body()
     finally:
         rc, out, err = nv("down")
-        left = cluster_processes(CLUSTER)
         state = os.path.join(REPO, "build", "cluster", CLUSTER)
+        left = cluster_processes(CLUSTER, switch_dir=state)
         if os.path.exists(state):
             left.append(state)
-        T.ok(rc == 0 and not left, "down leaves no QEMU and no state dir", diag(rc, out, err) +
+        T.ok(rc == 0 and not left, "down leaves no QEMU, no switch and no state dir", diag(rc, out, err) +
              "\nleft: %s" % left)
         for uri in URIS:
             r = virsh("list", "--all", "--name", uri=uri)
@@ -242,22 +323,31 @@ def main():
         print("Bail out! libvirt is not installed (libvirt-daemon-system, libvirt-clients: "
               "sh ci/install-deps.sh)", flush=True)
         return 1
-    started = {}
+    started, tmp = {}, None
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     if not daemon_answers():
         if os.getuid() != 0:
             print("Bail out! no libvirtd answers on %s, and only root may start one" % URIS[0], flush=True)
             return 1
-        started = start_daemons()
+        tmp = tempfile.mkdtemp(prefix="netvm-libvirt-")
+        with open(QEMU_CONF, "rb") as f:
+            host_conf = f.read()
+        started = start_daemons(tmp)
         T.ok("libvirtd" in started, "libvirtd started (none was running)", virsh("uri"))
+        with open(QEMU_CONF, "rb") as f:
+            T.ok(f.read() == host_conf, "the host's %s is unchanged (the test's libvirtd has its "
+                 "own, in its mount namespace)" % QEMU_CONF)
         if "libvirtd" not in started:
             stop_daemons(started)
+            shutil.rmtree(tmp)
             T.plan()
             return 1
     try:
         cluster_frame()
     finally:
         stop_daemons(started)
+        if tmp:
+            shutil.rmtree(tmp)
     T.plan()
     return 1 if T.failed else 0
 

@@ -1,11 +1,13 @@
 """./netvm bench: netvm-bench (libnetvm: NetVM and U-Net) and its TCP
 baseline between two nodes, results under build/bench/ (docs/bench.md).
 
-  build/bench/results.csv    the best round per test and size (netvm-bench's columns)
-  build/bench/rounds.csv     every round's rows, with a leading round column
-  build/bench/results.json   the best rows, every round's, the summary ratios,
-                             the settings and the host's load
-  build/bench/latency.png    round trip / latency against message size
+  build/bench/results.csv    every round's rows: a round column, then netvm-bench's
+  build/bench/results.json   every round's rows and ratios, the settings and the
+                             host's load
+  build/bench/latency.png    round trip / latency against message size (median and
+                             p99, every round)
+  build/bench/ratios.png     TCP's round trip over each NetVM / U-Net one (median
+                             and p99, every round)
   build/bench/bandwidth.png  bandwidth against message size
   build/bench/*.dat, *.gp    the plots' data and gnuplot scripts
 """
@@ -103,16 +105,49 @@ def ratio(a, b):
     return a / b if a and b else None
 
 
+# every latency test whose p99 the issue-17 target compares with TCP's
+P99_TESTS = ["write_lat", "notf_spin", "notf_wait", "notf_handler", "read_lat", "atomic_lat",
+             "cswap_lat", "unet_lat"]
+# the round-trip columns of the tables: (test, heading)
+LAT_COLS = [("write_lat", "write"), ("notf_spin", "notf_spin"), ("read_lat", "readF"),
+            ("unet_lat", "U-Net")]
+
+
+def tcp_row_for(rows, r):
+    """TCP's round trip to set against latency row r: TCP's at r's size,
+    or at 8 B for the fixed-size tests (notf_wait, notf_handler: 8 B;
+    the atomics: 4 B, with no TCP row unless 4 B was swept)."""
+    for z in (r["size"], 8):
+        for t in rows:
+            if t["test"] == "tcp_lat" and t["size"] == z:
+                return t
+    return None
+
+
+def p99_misses(rows):
+    """The NetVM and U-Net latency rows whose p99 is above TCP's (issue
+    17's target: none): (test, size, p99, TCP's p99) each."""
+    out = []
+    for r in rows:
+        t = tcp_row_for(rows, r) if r["test"] in P99_TESTS else None
+        if t and r["p99_us"] is not None and t["p99_us"] is not None and r["p99_us"] > t["p99_us"]:
+            out.append((r["test"], r["size"], r["p99_us"], t["p99_us"]))
+    return out
+
+
 def summary(rows):
-    """The issue's two ratios, and U-Net's 8 B round trip and 4 KiB
-    streaming against TCP's and NetVM's (None where a figure is missing)."""
+    """One round's ratios: the issue's two (8 B round trip, 1 MiB
+    bandwidth), U-Net's 8 B round trip and 4 KiB streaming against TCP's
+    and NetVM's, the 8 B p99s against TCP's, and whether every latency
+    row's p99 is at most TCP's (None where a figure is missing)."""
     w8, t8 = pick(rows, "write_lat", 8, "median_us"), pick(rows, "tcp_lat", 8, "median_us")
     wbw, tbw = pick(rows, "write_bw", 1 << 20, "mbps"), pick(rows, "tcp_bw", 1 << 20, "mbps")
     u8 = pick(rows, "unet_lat", 8, "median_us")
     n8 = pick(rows, "notf_spin", 8, "median_us")
     ubw4, tbw4 = pick(rows, "unet_bw", 4096, "mbps"), pick(rows, "tcp_bw", 4096, "mbps")
     wbw4 = pick(rows, "write_bw", 4096, "mbps")
-    return {
+    tp = pick(rows, "tcp_lat", 8, "p99_us")
+    s = {
         "write_rtt_8B_us": w8, "tcp_rtt_8B_us": t8,
         "rtt_8B_tcp_over_netvm": ratio(t8, w8),
         "notf_spin_rtt_8B_us": n8, "rtt_8B_tcp_over_notf_spin": ratio(t8, n8),
@@ -121,96 +156,214 @@ def summary(rows):
         "unet_rtt_8B_us": u8, "rtt_8B_tcp_over_unet": ratio(t8, u8),
         "unet_bw_4KiB_MBps": ubw4, "write_bw_4KiB_MBps": wbw4, "tcp_bw_4KiB_MBps": tbw4,
         "bw_4KiB_unet_over_tcp": ratio(ubw4, tbw4),
+        "tcp_p99_8B_us": tp,
     }
+    for test, _ in LAT_COLS:
+        p = pick(rows, test, 8, "p99_us")
+        s["%s_p99_8B_us" % test] = p
+        s["p99_8B_tcp_over_%s" % test] = ratio(tp, p)
+    judged = [r for r in rows if r["test"] in P99_TESTS and tcp_row_for(rows, r)]
+    s["p99_misses"] = [list(m) for m in p99_misses(rows)]
+    s["p99_at_most_tcp"] = not s["p99_misses"] if judged else None
+    return s
 
 
 def fmt(v, spec="%.1f"):
     return spec % v if v is not None else "-"
 
 
-def print_table(rows, s):
-    sizes = sorted({r["size"] for r in rows if r["test"] in ("write_lat", "tcp_lat", "write_bw",
-                                                               "tcp_bw", "unet_lat", "unet_bw")})
-    print("%9s | %9s %9s %9s %7s %7s | %9s %9s %9s %7s %7s" % (
-        "size (B)", "write RTT", "U-Net RTT", "TCP RTT", "TCP/nv", "TCP/U", "write", "U-Net",
-        "TCP", "nv/TCP", "U/TCP"))
-    print("%9s | %9s %9s %9s %7s %7s | %9s %9s %9s %7s %7s" % (
-        "", "us", "us", "us", "", "", "MB/s", "MB/s", "MB/s", "", ""))
+def lat_table(rows, col, what):
+    """One round's round trips (median or p99) per size, and TCP's over
+    each (above 1: that path is faster than TCP)."""
+    sizes = sorted({r["size"] for r in rows if r["test"] in [t for t, _ in LAT_COLS] + ["tcp_lat"]})
+    if not sizes:
+        return
+    heads = [h for _, h in LAT_COLS]
+    print("  %-11s %s %9s | %s" % (what + ", us", " ".join("%9s" % h for h in heads), "TCP",
+                                     " ".join("%9s" % ("TCP/" + h.split("_")[0]) for h in heads)))
     for z in sizes:
-        wl, tl = pick(rows, "write_lat", z, "median_us"), pick(rows, "tcp_lat", z, "median_us")
-        wb, tb = pick(rows, "write_bw", z, "mbps"), pick(rows, "tcp_bw", z, "mbps")
-        ul, ub = pick(rows, "unet_lat", z, "median_us"), pick(rows, "unet_bw", z, "mbps")
-        print("%9d | %9s %9s %9s %7s %7s | %9s %9s %9s %7s %7s" % (
-            z, fmt(wl), fmt(ul), fmt(tl), fmt(ratio(tl, wl), "%.2fx"), fmt(ratio(tl, ul), "%.2fx"),
-            fmt(wb), fmt(ub), fmt(tb), fmt(ratio(wb, tb), "%.2fx"), fmt(ratio(ub, tb), "%.2fx")))
-    # the fixed-size tests (notf_spin's 8 B row has its own line below)
-    others = [r for r in rows if r["test"] in ("notf_wait", "notf_handler", "atomic_lat",
-                                               "cswap_lat")]
-    for r in others:
-        print("%-12s %7d B: median %s us, p99 %s us" % (r["test"], r["size"], fmt(r["median_us"]),
-                                                       fmt(r["p99_us"])))
+        tcp = pick(rows, "tcp_lat", z, col)
+        vals = [pick(rows, t, z, col) for t, _ in LAT_COLS]
+        print("  %9d B %s %9s | %s" % (z, " ".join("%9s" % fmt(v) for v in vals), fmt(tcp),
+                                        " ".join("%9s" % fmt(ratio(tcp, v), "%.2fx") for v in vals)))
+
+
+def bw_table(rows):
+    sizes = sorted({r["size"] for r in rows if r["test"] in ("write_bw", "read_bw", "unet_bw",
+                                                               "tcp_bw")})
+    if not sizes:
+        return
+    print("  %-11s %9s %9s %9s %9s | %9s %9s" % ("MB/s", "write", "read", "U-Net", "TCP",
+                                                          "write/TCP", "U-Net/TCP"))
+    for z in sizes:
+        wb, rb = pick(rows, "write_bw", z, "mbps"), pick(rows, "read_bw", z, "mbps")
+        ub, tb = pick(rows, "unet_bw", z, "mbps"), pick(rows, "tcp_bw", z, "mbps")
+        print("  %9d B %9s %9s %9s %9s | %9s %9s" % (z, fmt(wb), fmt(rb), fmt(ub), fmt(tb),
+                                                    fmt(ratio(wb, tb), "%.2fx"),
+                                                    fmt(ratio(ub, tb), "%.2fx")))
+
+
+def print_round(i, rounds, rows, s):
+    """One round's tables and its targets (no round is kept over another:
+    every one is printed)."""
+    print("=== round %d of %d" % (i, rounds))
+    lat_table(rows, "median_us", "median")
+    lat_table(rows, "p99_us", "p99")
+    bw_table(rows)
+    # the fixed-size tests (notf_spin's 8 B row is in the tables)
+    for r in rows:
+        if r["test"] in ("notf_wait", "notf_handler", "atomic_lat", "cswap_lat"):
+            print("  %-12s %3d B: median %s us, p99 %s us" % (r["test"], r["size"],
+                                                              fmt(r["median_us"]), fmt(r["p99_us"])))
     r8, rb = s["rtt_8B_tcp_over_netvm"], s["bw_1MiB_netvm_over_tcp"]
-    print("8-byte round trip: NetVM write %s us, TCP %s us: NetVM %s faster (target >= 5x: %s)" % (
-        fmt(s["write_rtt_8B_us"]), fmt(s["tcp_rtt_8B_us"]), fmt(r8, "%.2fx"),
-        "met" if r8 and r8 >= 5 else "NOT met"))
-    print("  with a notification (writeN, the peer spins on its queue): %s us, TCP / NetVM %s" % (
-        fmt(s["notf_spin_rtt_8B_us"]), fmt(s["rtt_8B_tcp_over_notf_spin"], "%.2fx")))
-    print("1 MiB bandwidth: NetVM write %s MB/s, TCP %s MB/s: ratio %s (target > 1: %s)" % (
-        fmt(s["write_bw_1MiB_MBps"]), fmt(s["tcp_bw_1MiB_MBps"]), fmt(rb, "%.2fx"),
-        "met" if rb and rb > 1 else "NOT met"))
-    if s["unet_rtt_8B_us"] is not None or s["unet_bw_4KiB_MBps"] is not None:
-        print("U-Net: 8-byte round trip %s us (TCP / U-Net %s); 4 KiB messages streamed at %s MB/s "
-              "(NetVM write %s, TCP %s: U-Net / TCP %s)" % (
+    if r8 is not None:
+        print("  8-byte round trip: NetVM write %s us, TCP %s us: NetVM %s faster (target >= 5x: %s)"
+              % (fmt(s["write_rtt_8B_us"]), fmt(s["tcp_rtt_8B_us"]), fmt(r8, "%.2fx"),
+                 "met" if r8 >= 5 else "NOT met"))
+    if s["tcp_p99_8B_us"] is not None:
+        print("  8-byte p99: TCP %s us; TCP / each: %s" % (fmt(s["tcp_p99_8B_us"]), ", ".join(
+            "%s %s" % (h, fmt(s["p99_8B_tcp_over_%s" % t], "%.2fx")) for t, h in LAT_COLS
+            if s["%s_p99_8B_us" % t] is not None)))
+    if s["p99_at_most_tcp"] is not None:
+        print("  p99 of every NetVM and U-Net latency row at most TCP's at its size (target): %s" % (
+            "met" if s["p99_at_most_tcp"] else "NOT met (%s)" % ", ".join(
+                "%s %d B %.0f > %.0f us" % tuple(m) for m in s["p99_misses"])))
+    if rb is not None:
+        print("  1 MiB bandwidth: NetVM write %s MB/s, TCP %s MB/s: ratio %s (target > 1: %s)" % (
+            fmt(s["write_bw_1MiB_MBps"]), fmt(s["tcp_bw_1MiB_MBps"]), fmt(rb, "%.2fx"),
+            "met" if rb > 1 else "NOT met"))
+    if s["unet_bw_4KiB_MBps"] is not None:
+        print("  U-Net: 8-byte round trip %s us (TCP / U-Net %s); 4 KiB messages streamed at %s "
+              "MB/s (NetVM write %s, TCP %s: U-Net / TCP %s)" % (
                   fmt(s["unet_rtt_8B_us"]), fmt(s["rtt_8B_tcp_over_unet"], "%.2fx"),
                   fmt(s["unet_bw_4KiB_MBps"]), fmt(s["write_bw_4KiB_MBps"]),
                   fmt(s["tcp_bw_4KiB_MBps"]), fmt(s["bw_4KiB_unet_over_tcp"], "%.2fx")))
 
 
+def print_targets(sums):
+    """How many rounds met each target: every round counts."""
+    n = len(sums)
+    for key, what, ok in (
+            ("rtt_8B_tcp_over_netvm", "8-byte write round trip >= 5x faster than TCP's",
+             lambda s: s["rtt_8B_tcp_over_netvm"] >= 5),
+            ("p99_at_most_tcp", "every NetVM / U-Net p99 <= TCP's", lambda s: s["p99_at_most_tcp"]),
+            ("bw_1MiB_netvm_over_tcp", "1 MiB write bandwidth above TCP's",
+             lambda s: s["bw_1MiB_netvm_over_tcp"] > 1)):
+        have = [s for s in sums if s[key] is not None]
+        if have:
+            print("%s: met in %d of %d round%s" % (what, sum(1 for s in have if ok(s)), n,
+                                                   "" if n == 1 else "s"))
+
+
+def _rounds_of(rows):
+    """rows grouped by their "round" (1 if they have none), in order."""
+    out = {}
+    for r in rows:
+        out.setdefault(r.get("round", 1), []).append(r)
+    return [out[k] for k in sorted(out)]
+
+
+def _gnuplot(gnuplot, out_dir, name, title, ylabel, plots, extra=""):
+    png = os.path.join(out_dir, name + ".png")
+    script = os.path.join(out_dir, name + ".gp")
+    with open(script, "w") as f:
+        f.write("set terminal pngcairo size 900,600\n" if _has_cairo(gnuplot) else
+                "set terminal png size 900,600\n")
+        # noenhanced: labels are text ("ib_write_lat"), not markup
+        f.write("set termoption noenhanced\n")
+        f.write("set output '%s'\nset title '%s'\nset logscale xy\nset grid\n"
+                "set key top left\nset xlabel 'message size (bytes, log)'\n"
+                "set ylabel '%s'\n%s\nset xrange [3:1500000]\n%s" % (png, title, ylabel, XTICS,
+                                                                     extra))
+        f.write("plot " + ", \\\n     ".join(plots) + "\n")
+    r = subprocess.run([gnuplot, script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    if r.returncode != 0:
+        raise NetvmError("gnuplot %s failed: %s" % (rel(script), r.stdout.strip()))
+    return png
+
+
+def _write_blocks(path, head, blocks):
+    """A gnuplot data file: one block (index) per round, two blank lines
+    between blocks."""
+    with open(path, "w") as f:
+        f.write("# %s; one block per round\n" % head)
+        for b in blocks:
+            for p in b:
+                f.write(" ".join("NaN" if v is None else "%g" % v for v in p) + "\n")
+            f.write("\n\n")
+
+
+def _series_plot(dat, nblocks, col, idx, title, style):
+    """Every round's block of dat, the same colour, the title once."""
+    return "for [i=0:%d] '%s' index i using 1:%d with %s lc %d title (i == 0 ? '%s' : '')" % (
+        nblocks - 1, dat, col, style, idx, title)
+
+
 def plot(rows, out_dir, charts=(("latency", LAT_SERIES), ("bandwidth", BW_SERIES))):
     """latency.png and bandwidth.png with gnuplot (or CHARTS: (name, series)
-    pairs, a latency chart first); returns their paths."""
+    pairs, a latency chart first); every round (rows' "round" key) drawn,
+    none kept over another: median solid, p99 dashed.  Returns their paths."""
     gnuplot = shutil.which("gnuplot")
     if not gnuplot:
         raise NetvmError("gnuplot is missing (Debian package gnuplot-nox: ./netvm deps)")
+    rounds = _rounds_of(rows)
     made = []
     for (name, series), (col, ylabel, title) in zip(charts, (
-            ("median_us", "latency (us, log)", "Round trip / latency vs message size (2 VMs, TCG)"),
-            ("mbps", "bandwidth (MB/s, log)", "Bandwidth vs message size (2 VMs, TCG)"))):
+            ("median_us", "latency (us, log)", "Round trip / latency vs message size (2 VMs, TCG; "
+             "median solid, p99 dashed, every round)"),
+            ("mbps", "bandwidth (MB/s, log)", "Bandwidth vs message size (2 VMs, TCG; every "
+             "round)"))):
         plots = []
         for idx, (test, label) in enumerate(series, 1):
-            pts = sorted((r["size"], r[col], r["p99_us"]) for r in rows
-                         if r["test"] == test and r[col])
-            if not pts:
+            blocks = [sorted((r["size"], r[col], r["p99_us"]) for r in rr
+                             if r["test"] == test and r[col]) for rr in rounds]
+            blocks = [b for b in blocks if b]
+            if not blocks:
                 continue
             dat = os.path.join(out_dir, "%s.dat" % test)
-            with open(dat, "w") as f:
-                f.write("# size %s p99_us\n" % col)
-                for p in pts:
-                    f.write("%d %g %s\n" % (p[0], p[1], "%g" % p[2] if p[2] is not None else "NaN"))
-            plots.append("'%s' using 1:2 with linespoints lw 2 lc %d title '%s (median)'"
-                         % (dat, idx, label) if col == "median_us" else
-                         "'%s' using 1:2 with linespoints lw 2 lc %d title '%s'" % (dat, idx, label))
+            _write_blocks(dat, "size %s p99_us" % col, blocks)
+            plots.append(_series_plot(dat, len(blocks), 2, idx, label + (
+                " (median)" if col == "median_us" else ""), "linespoints lw 2"))
             if col == "median_us":
-                plots.append("'%s' using 1:3 with lines dt 2 lc %d title 'p99'" % (dat, idx))
-        if not plots:
-            continue
-        png = os.path.join(out_dir, name + ".png")
-        script = os.path.join(out_dir, name + ".gp")
-        with open(script, "w") as f:
-            f.write("set terminal pngcairo size 900,600\n" if _has_cairo(gnuplot) else
-                    "set terminal png size 900,600\n")
-            # noenhanced: labels are text ("ib_write_lat"), not markup
-            f.write("set termoption noenhanced\n")
-            f.write("set output '%s'\nset title '%s'\nset logscale xy\nset grid\n"
-                    "set key top left\nset xlabel 'message size (bytes, log)'\n"
-                    "set ylabel '%s'\n%s\nset xrange [3:1500000]\n" % (png, title, ylabel, XTICS))
-            f.write("plot " + ", \\\n     ".join(plots) + "\n")
-        r = subprocess.run([gnuplot, script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True)
-        if r.returncode != 0:
-            raise NetvmError("gnuplot %s failed: %s" % (rel(script), r.stdout.strip()))
-        made.append(png)
+                plots.append(_series_plot(dat, len(blocks), 3, idx, "p99", "lines dt 2"))
+        if plots:
+            made.append(_gnuplot(gnuplot, out_dir, name, title, ylabel, plots))
     return made
+
+
+def plot_ratios(rows, out_dir):
+    """ratios.png: TCP's round trip over each NetVM / U-Net one, median
+    (solid) and p99 (dashed), every round, with the targets (5x for the
+    median of write_lat, 1x for every p99) drawn.  Its path, or None."""
+    gnuplot = shutil.which("gnuplot")
+    if not gnuplot:
+        raise NetvmError("gnuplot is missing (Debian package gnuplot-nox: ./netvm deps)")
+    rounds = _rounds_of(rows)
+    plots = []
+    for idx, (test, label) in enumerate(LAT_SERIES[:4], 1):
+        blocks = []
+        for rr in rounds:
+            b = []
+            for r in rr:
+                t = pick(rr, "tcp_lat", r["size"], "median_us") if r["test"] == test else None
+                if t:
+                    b.append((r["size"], ratio(t, r["median_us"]),
+                              ratio(pick(rr, "tcp_lat", r["size"], "p99_us"), r["p99_us"])))
+            if b:
+                blocks.append(sorted(b))
+        if not blocks:
+            continue
+        dat = os.path.join(out_dir, "ratio_%s.dat" % test)
+        _write_blocks(dat, "size tcp_median/median tcp_p99/p99", blocks)
+        plots.append(_series_plot(dat, len(blocks), 2, idx, label + ": median", "linespoints lw 2"))
+        plots.append(_series_plot(dat, len(blocks), 3, idx, "p99", "linespoints dt 2"))
+    if not plots:
+        return None
+    plots += ["1 with lines lc 'black' dt 3 title 'parity (p99 target)'",
+              "5 with lines lc 'gray' dt 3 title '5x (8-byte write median target)'"]
+    return _gnuplot(gnuplot, out_dir, "ratios", "TCP round trip / NetVM or U-Net round trip "
+                    "(above 1: faster than TCP; every round)", "TCP / path (log)", plots)
 
 
 def _has_cairo(gnuplot):
@@ -227,25 +380,6 @@ def loadavg():
             return float(f.read().split()[0])
     except (OSError, ValueError, IndexError):
         return None
-
-
-def best_rows(rounds):
-    """Per (test, size), the round with the best figure: the lowest median
-    for latency rows, the highest MB/s for bandwidth rows.  Interference
-    from other work on a shared host only ever slows a path down, so the
-    best of a few rounds is the estimate least skewed by it, and both
-    paths get the same treatment."""
-    best = {}
-    for rows in rounds:
-        for r in rows:
-            key = (r["test"], r["size"])
-            lat = r["median_us"] is not None
-            b = best.get(key)
-            if b is None or (lat and r["median_us"] < b["median_us"]) or \
-                    (not lat and (r["mbps"] or 0) > (b["mbps"] or 0)):
-                best[key] = r
-    # in the order of the first round
-    return [best[(r["test"], r["size"])] for r in rounds[0]] if rounds else []
 
 
 def one_round(c, argv, quiet):
@@ -277,9 +411,10 @@ def one_round(c, argv, quiet):
 def run(c, iterations, sizes=None, tests=None, csv_only=False, plots=True, out_dir=BENCH_DIR,
         rounds=3):
     """Boots nothing: runs netvm-bench `rounds` times on the up cluster c
-    (server on node 1, client on node 0), writes out_dir, prints the
-    summary of the best rounds.  Returns 0; NetvmError if a transfer
-    failed or did not verify."""
+    (server on node 1, client on node 0), writes out_dir, prints every
+    round (none is kept over another: a target counts only as often as
+    rounds meet it).  Returns 0; NetvmError if a transfer failed or did
+    not verify."""
     os.makedirs(out_dir, exist_ok=True)
     t = Timer()
     load0 = loadavg()
@@ -294,11 +429,12 @@ def run(c, iterations, sizes=None, tests=None, csv_only=False, plots=True, out_d
     if tests:
         argv += ["-T", tests]
     argv.append(SERVER_ADDR)
-    all_rows, texts = [], []
+    all_rounds = []
     for i in range(rounds):
         if not csv_only:
             say("--- round %d/%d: netvm-bench, node %d (client) -> node %d (server, %s), "
                 "NetVM and TCP per size" % (i + 1, rounds, CLIENT_NODE, SERVER_NODE, SERVER_ADDR))
+        l0 = loadavg()
         rc, src, sout, text = one_round(c, argv, csv_only)
         rows = parse_csv(text) if rc in (0, 1) else []
         bad = [r for r in rows if r["verified"] != "yes"]
@@ -309,42 +445,38 @@ def run(c, iterations, sizes=None, tests=None, csv_only=False, plots=True, out_d
             raise NetvmError("netvm-bench failed in round %d (client exit %d, server exit %s, "
                              "%d unverified row%s)" % (i + 1, rc, src, len(bad),
                                                       "" if len(bad) == 1 else "s"))
-        all_rows.append(rows)
-        texts.append(text)
+        all_rounds.append({"round": i + 1, "loadavg_before": l0, "loadavg_after": loadavg(),
+                           "rows": rows, "summary": summary(rows)})
     host = {"cpus": os.cpu_count(), "loadavg_before": load0, "loadavg_after": loadavg()}
-    rows = best_rows(all_rows)
-    s = summary(rows)
+    flat = [dict(r, round=rd["round"]) for rd in all_rounds for r in rd["rows"]]
     with open(os.path.join(out_dir, "results.csv"), "w") as f:
-        f.write(",".join(FIELDS) + "\n")
-        for r in rows:
-            f.write(",".join("" if r[k] is None else str(r[k]) for k in FIELDS) + "\n")
-    with open(os.path.join(out_dir, "rounds.csv"), "w") as f:
         f.write("round," + ",".join(FIELDS) + "\n")
-        for i, text in enumerate(texts):
-            for line in text.splitlines()[1:]:
-                f.write("%d,%s\n" % (i + 1, line))
+        for r in flat:
+            f.write(",".join("" if r[k] is None else str(r[k]) for k in ["round"] + FIELDS) + "\n")
     with open(os.path.join(out_dir, "results.json"), "w") as f:
         json.dump({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                   "iterations": iterations, "sizes": sizes, "tests": tests, "rounds": rounds,
-                   "client_node": CLIENT_NODE, "server_node": SERVER_NODE, "host": host,
-                   "summary": s, "rows": rows, "all_rounds": all_rows}, f, indent=1)
+                   "iterations": iterations, "sizes": sizes, "tests": tests, "rounds": all_rounds,
+                   "client_node": CLIENT_NODE, "server_node": SERVER_NODE, "host": host}, f,
+                  indent=1)
     if csv_only:
         with open(os.path.join(out_dir, "results.csv")) as f:
             sys.stdout.write(f.read())
-    made = plot(rows, out_dir) if plots else []
+    made = []
+    if plots:
+        made = plot(flat, out_dir)
+        made += [p for p in [plot_ratios(flat, out_dir)] if p]
     if not csv_only:
-        print("best of %d round%s per test and size:" % (rounds, "" if rounds == 1 else "s"))
-        print_table(rows, s)
-        per_round = [pick(r, "write_lat", 8, "median_us") for r in all_rows]
-        if len(per_round) > 1 and all(per_round):
-            # spinning round trips run at one of two speeds on a busy
-            # small host (docs/bench.md, "Two speeds"): show every round
-            print("8-byte write round trip per round: %s us (the table keeps the best)"
-                  % " / ".join("%.1f" % v for v in per_round))
-        print("host: %d CPUs, load average %s before, %s after (other VMs skew the figures)"
-              % (host["cpus"], fmt(load0, "%.2f"), fmt(host["loadavg_after"], "%.2f")))
+        for rd in all_rounds:
+            print_round(rd["round"], rounds, rd["rows"], rd["summary"])
+        print("=== every round")
+        print_targets([rd["summary"] for rd in all_rounds])
+        print("host: %d CPUs, load average %s before, %s after; per round: %s (other VMs skew the "
+              "figures)" % (host["cpus"], fmt(load0, "%.2f"), fmt(host["loadavg_after"], "%.2f"),
+                            ", ".join("%s-%s" % (fmt(rd["loadavg_before"], "%.2f"),
+                                                 fmt(rd["loadavg_after"], "%.2f"))
+                                      for rd in all_rounds)))
         say("results: %s%s (%s)" % (", ".join(rel(os.path.join(out_dir, f)) for f in (
-            "results.csv", "rounds.csv", "results.json")), "".join(", " + rel(p) for p in made), t))
+            "results.csv", "results.json")), "".join(", " + rel(p) for p in made), t))
     return 0
 
 
@@ -401,8 +533,7 @@ def add_bench_args(sp):
     sp.add_argument("--tests", metavar="T,T,..", help="only these netvm-bench tests (netvm-bench "
                     "--help; unet_stop, FUGU under a stopped receiver, only when named)")
     sp.add_argument("--rounds", type=int, default=3, metavar="R",
-                    help="run the sweep R times and keep the best figure of each test and size "
-                    "(default 3)")
+                    help="run the sweep R times, every round reported (default 3)")
     sp.add_argument("--no-plot", action="store_true", help="skip the PNG plots")
     sp.add_argument("--out", metavar="DIR", help="where the CSV, JSON and PNGs go (default "
                     "build/bench)")

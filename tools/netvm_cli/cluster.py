@@ -38,6 +38,7 @@ from . import fabric
 from . import fastboot
 from . import mapper
 from . import pkgdisk
+from . import vmsched
 from .build import require_built
 from .snapshot import Qmp
 from .common import (CLUSTERS, DRIVER_KO, INITRAMFS, REPO, VMLINUZ, NetvmError, Timer,
@@ -206,17 +207,12 @@ class Cluster:
         """QEMU's command line for node i of n.  template: the boot template
         (fastboot.py), booted with no identity; a node started from it runs
         the very same device set, so that its saved state loads."""
-        if (self.state or {}).get("fabric"):
-            # the switch listens; QEMU reconnects if it restarts
-            link = "server=off,addr.type=unix,addr.path=%s,reconnect-ms=500" % \
-                self.abs_socket("node%d.sock" % i)
-        else:
-            link = "server=%s,addr.type=unix,addr.path=%s" % (
-                "on" if i == 0 else "off", self.abs_socket("link0.sock"))
+        link = self.link_netdev(i, bool((self.state or {}).get("fabric")))
         data, data_arg = self.data_nic(-1 if template else i)
         ident = "netvm.template=1" if template else "netvm.node=%d%s" % (i, data_arg)
         auth, inject = self.link_auth(i, n)
-        cmd = [qemu_binary(), "-name", self.vm_name(i),
+        # debug-threads: the vCPU thread is "CPU 0/TCG" in ps and perf
+        cmd = [qemu_binary(), "-name", "guest=%s,debug-threads=on" % self.vm_name(i),
                "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
                "-nodefaults", "-no-user-config", "-display", "none",
                "-M", "pc", "-m", str(mem), "-accel", accel, "-smp", "1"] + \
@@ -237,11 +233,21 @@ class Cluster:
                "-device", "virtio-9p-pci,fsdev=share,mount_tag=netvm",
                # our NIC and its link to the other node
                "-device", "lanai,id=nic,netdev=link0,node-id=%d,sram-size=8388608%s" % (i, auth),
-               "-netdev", "stream,id=link0," + link] + inject + [
+               "-netdev", link] + inject + [
                "-d", "guest_errors", "-D", "node%d.qemu.log" % i,
                "-pidfile", "node%d.pid" % i, "-daemonize"]
         # the Debian packages, read-only (docs/packages.md)
         return cmd + data + pkgdisk.drive_args() + list(extra)
+
+    def link_netdev(self, i, through_switch):
+        """The -netdev of node i's NIC link: to its switch port (the switch
+        listens; QEMU reconnects if it restarts), or back to back (node 0
+        listens, node 1 connects)."""
+        if through_switch:
+            return "stream,id=link0,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500" % \
+                self.abs_socket("node%d.sock" % i)
+        return "stream,id=link0,server=%s,addr.type=unix,addr.path=%s" % (
+            "on" if i == 0 else "off", self.abs_socket("link0.sock"))
 
     def abs_socket(self, name):
         """The absolute path of a unix socket in the state dir, for a QEMU
@@ -395,6 +401,8 @@ class Cluster:
                         for i in range(n):
                             self.state["nodes"].append(self.start_node(i, n, accel, mem, extra))
                             self.save()
+                    for node in self.state["nodes"]:
+                        vmsched.apply(node["pid"], self.name, node["id"])
                     self.wait_ready(timeout, progress=True)
                 finally:
                     for s in consoles:

@@ -29,7 +29,7 @@ def add_up_args(sp):
                     "--qemu-arg='lanai_*'")
     sp.add_argument("--libvirt", metavar="URI[,URI...]",
                     help="start the nodes as libvirt domains, spread over these URIs round robin "
-                    "(this host's: qemu:///system, qemu:///session; 1 or 2 nodes, cold boot)")
+                    "(this host's: qemu:///system, qemu:///session; more than 2 nodes through netvm-switch, cold boot)")
     sp.set_defaults(func=up)
 
 

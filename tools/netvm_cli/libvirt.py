@@ -1,7 +1,8 @@
 """Clusters as libvirt domains (docs/cluster.md, "libvirt and several hosts").
 
     ./netvm libvirt-xml [-n N] [--accel A] [--mem MB] [--out DIR]
-    ./netvm up --libvirt URI[,URI...]     (then run, status, console, logs, down)
+    ./netvm up --libvirt URI[,URI...]     (then run, status, console, logs,
+                                           reload-driver, save, restore, down)
 
 Each node is a persistent libvirt domain named netvm-CLUSTER-nodeI that runs
 our QEMU build (<emulator>) with the very devices ./netvm up gives its own
@@ -12,25 +13,29 @@ through libvirt's <qemu:commandline>: the lanai device and its link, the
 host's injection FIFO, the control NIC (a user-mode netdev restricted to a
 host port forward) and the data NIC (a dgram netdev on a loopback multicast
 group), our QEMU's firmware paths, QEMU's own log and a second QMP monitor
-for ./netvm status.
+for ./netvm status and the boot template.
 
 libvirt is driven through virsh (Debian's libvirt-clients).  Nodes are
 spread over the URIs round robin, node 0 started first (back to back it
-listens for node 1).  The nodes boot cold (the boot template's restore goes
-through QMP and -incoming, which libvirt owns).  Only URIs of this host
-(no host part: qemu:///system, qemu:///session): the agent ports, the
-sockets and the share are this host's.
+listens for node 1); beyond two nodes they go through netvm-switch, a
+process of ours started before the domains and stopped after them.  Nodes
+start from a boot template of their own (libvirt_boot.py) unless
+NETVM_COLD_BOOT is set; save and restore go through libvirt
+(libvirt_save.py).  Only URIs of this host (no host part: qemu:///system,
+qemu:///session): the agent ports, the sockets and the share are this
+host's.
 """
 import os
 import subprocess
 import time
 import urllib.parse
+import uuid
 import xml.etree.ElementTree as ET
 
-from . import pkgdisk
+from . import fabric, mapper, pkgdisk
 from .build import require_built
 from .cluster import (AGENT_GUEST_PORT, BACK_TO_BACK_MAX, DATA_GROUP, MAX_NODES, check_memory,
-                      free_port, free_udp_port)
+                      free_port, free_udp_port, uses_switch)
 from .command import Command
 from .common import (BUILD, DEFAULT_MEM, INITRAMFS, REPO, VMLINUZ, NetvmError, Timer,
                      qemu_binary, rel, say)
@@ -82,30 +87,32 @@ def virsh(uri, *args, check=True, timeout=120):
     return r.returncode, out
 
 
-def passthrough_args(c, i, n, port):
+def passthrough_args(c, i, n, port, template=False, incoming=False):
     """What libvirt's XML cannot say, as QEMU arguments (<qemu:commandline>):
-    the same options as Cluster.qemu_cmd gives a node of a cluster started
-    without the switch, with absolute paths."""
+    the same options as Cluster.qemu_cmd gives node i of n (back to back,
+    or through the switch beyond BACK_TO_BACK_MAX nodes), with absolute
+    paths.  template: the boot template's (libvirt_boot.py; the template's
+    data NIC, no peer); incoming: the node waits for the template's state
+    (-incoming defer)."""
     args = ["-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
             "-qmp", "unix:%s,server=on,wait=off" % c.abs_socket("node%d.qmp" % i),
             # control plane: the guest agent, reached through a host port
             "-netdev", "user,id=ctl,restrict=on,hostfwd=tcp:127.0.0.1:%d-:%d" % (port, AGENT_GUEST_PORT),
             "-device", "virtio-net-pci,netdev=ctl,romfile=,addr=%#x" % PCI_SLOTS["ctl"]]
-    data, _ = c.data_nic(i)
+    data, _ = c.data_nic(-1 if template else i)
     if data:
         data[-1] += ",addr=%#x" % PCI_SLOTS["data"]
     auth, inject = "", []
-    if n == 2:   # Cluster.link_auth's, with the FIFO's absolute path (up makes it)
+    if n == BACK_TO_BACK_MAX and not template:   # Cluster.link_auth's, with the FIFO's absolute path (up makes it)
         auth = ",peer-node=%d" % (1 - i)
         inject = ["-chardev", "pipe,id=inject,path=%s" % c.path("node%d.inject" % i),
                   "-object", "filter-redirector,id=injf,netdev=link0,queue=tx,indev=inject"]
-    link = "server=%s,addr.type=unix,addr.path=%s" % ("on" if i == 0 else "off",
-                                                      c.abs_socket("link0.sock"))
     return args + data + [
         "-device", "lanai,id=nic,netdev=link0,node-id=%d,sram-size=8388608%s,addr=%#x"
         % (i, auth, PCI_SLOTS["nic"]),
-        "-netdev", "stream,id=link0," + link] + inject + [
-        "-d", "guest_errors", "-D", c.path("node%d.qemu.log" % i)]
+        "-netdev", c.link_netdev(i, uses_switch(n, None))] + inject + [
+        "-d", "guest_errors", "-D", c.path("node%d.qemu.log" % i)] + (
+        ["-incoming", "defer"] if incoming else [])
 
 
 def sub(parent, tag, text=None, **attrs):
@@ -115,18 +122,23 @@ def sub(parent, tag, text=None, **attrs):
     return e
 
 
-def domain_xml(c, i, n, port, accel, mem):
-    """libvirt's domain XML for node i of n (c.state set as by up)."""
-    _, data_arg = c.data_nic(i)
+def domain_xml(c, i, n, port, accel, mem, template=False, incoming=False, uuid=None):
+    """libvirt's domain XML for node i of n (c.state set as by up);
+    template, incoming: passthrough_args'; uuid: the domain's (else
+    libvirt picks one)."""
+    _, data_arg = c.data_nic(-1 if template else i)
+    ident = "netvm.template=1" if template else "netvm.node=%d%s" % (i, data_arg)
     dom = ET.Element("domain", {"type": "kvm" if accel == "kvm" else "qemu"})
     sub(dom, "name", c.vm_name(i))
+    if uuid:
+        sub(dom, "uuid", uuid)
     sub(dom, "memory", mem, unit="MiB")
     sub(dom, "vcpu", 1)
     os_ = sub(dom, "os")
     sub(os_, "type", "hvm", arch="x86_64", machine="pc")
     sub(os_, "kernel", VMLINUZ)
     sub(os_, "initrd", INITRAMFS)
-    sub(os_, "cmdline", "console=ttyS0 quiet panic=-1 netvm.node=%d%s" % (i, data_arg))
+    sub(os_, "cmdline", "console=ttyS0 quiet panic=-1 " + ident)
     sub(sub(dom, "features"), "acpi")
     sub(dom, "clock", offset="utc")
     # -no-reboot: a guest that panics or reboots stops, as with ./netvm up
@@ -148,9 +160,10 @@ def domain_xml(c, i, n, port, accel, mem):
         sub(disk, "target", dev="vda", bus="virtio")
         sub(disk, "readonly")
         sub(disk, "serial", pkgdisk.SERIAL)
-    # the serial console: virsh console, and its log for ./netvm logs
+    # the serial console: virsh console, and its log for ./netvm logs,
+    # appended to: a restored node's QEMU is a new one (the log keeps its boot)
     ser = sub(dev, "serial", type="pty")
-    sub(ser, "log", file=c.path("node%d.serial.log" % i), append="off")
+    sub(ser, "log", file=c.path("node%d.serial.log" % i), append="on")
     sub(ser, "target", port=0)
     sub(sub(dev, "console", type="pty"), "target", type="serial", port=0)
     sub(dev, "controller", type="usb", model="none")
@@ -163,7 +176,7 @@ def domain_xml(c, i, n, port, accel, mem):
     sec = sub(dom, "seclabel", type="static", model="dac", relabel="no")
     sub(sec, "label", "+%d:+%d" % (os.getuid(), os.getgid()))
     cl = sub(dom, "{%s}commandline" % QEMU_NS)
-    for a in passthrough_args(c, i, n, port):
+    for a in passthrough_args(c, i, n, port, template, incoming):
         sub(cl, "{%s}arg" % QEMU_NS, value=a)
     ET.indent(dom)
     return ET.tostring(dom, encoding="unicode") + "\n"
@@ -177,11 +190,8 @@ def new_state(c, n, accel, mem, uris):
 
 
 def check_args(n, accel, mem):
-    if not 1 <= n <= BACK_TO_BACK_MAX:
-        raise NetvmError("--libvirt: 1 or %d nodes for now (-n %d): clusters through netvm-switch "
-                         "are not started as libvirt domains yet" % (BACK_TO_BACK_MAX, n))
-    if n > MAX_NODES:
-        raise AssertionError
+    if not 1 <= n <= MAX_NODES:
+        raise NetvmError("--libvirt: 1 to %d nodes (-n %d)" % (MAX_NODES, n))
     check_memory(n, mem)
 
 
@@ -209,11 +219,16 @@ def is_libvirt(c):
 
 
 def up(c, n, accel, mem, timeout, uris):
-    """./netvm up --libvirt: define and start every node as a domain, wait
-    for their agents (and, back to back, the link)."""
+    """./netvm up --libvirt: define and start every node as a domain (from
+    the libvirt boot template unless NETVM_COLD_BOOT is set), the switch
+    beside them beyond two nodes; wait for their agents and links, then
+    the routes."""
     check_args(n, accel, mem)
     uris = parse_uris(uris)
     require_built()
+    use_switch = uses_switch(n, None)
+    if use_switch:
+        fabric.switch_binary()
     where = spread(n, uris)
     for u in dict.fromkeys(uris):
         virsh(u, "uri")   # the daemon answers
@@ -223,6 +238,10 @@ def up(c, n, accel, mem, timeout, uris):
             raise NetvmError("libvirt domain %s already exists on %s (another checkout's cluster "
                              "'%s'?): ./netvm down, or virsh -c %s undefine %s"
                              % (c.vm_name(i), where[i], c.name, where[i], c.vm_name(i)))
+    template = None
+    if not os.environ.get("NETVM_COLD_BOOT"):
+        from . import libvirt_boot
+        template = libvirt_boot.ensure_template(where[0], accel, mem, timeout)
     c.lock()
     try:
         if c.clean_stale():
@@ -232,42 +251,76 @@ def up(c, n, accel, mem, timeout, uris):
         c.state = new_state(c, n, accel, mem, uris)
         c.save()
         t = Timer()
-        say("starting %d node%s as libvirt domains (cluster '%s', %s, %d MiB each, on %s, cold boot)"
-            % (n, "s" if n > 1 else "", c.name, accel, mem, ", ".join(dict.fromkeys(uris))))
+        ptys = []
+        say("starting %d node%s as libvirt domains (cluster '%s', %s, %d MiB each, %s, on %s, %s)"
+            % (n, "s" if n > 1 else "", c.name, accel, mem,
+               "through the switch" if use_switch else "back to back" if n == 2 else "no link",
+               ", ".join(dict.fromkeys(uris)), "from the boot template" if template else "cold boot"))
         try:
-            for i in range(n):
-                port = free_port()
-                xml_path = c.path("node%d.xml" % i)
-                c.link_auth(i, n)      # makes nodeI.inject
-                with open(xml_path, "w") as f:
-                    f.write(domain_xml(c, i, n, port, accel, mem))
-                node = {"id": i, "pid": 0, "port": port, "uri": where[i], "domain": c.vm_name(i)}
-                c.state["nodes"].append(node)
+            if use_switch:   # a process of ours, beside the domains (down stops it)
+                c.state["fabric"] = fabric.start_switch(c, n, None)
                 c.save()
-                td = Timer()
-                virsh(where[i], "define", xml_path)
-                node["defined"] = True
-                c.save()
-                ts = Timer()
-                virsh(where[i], "start", c.vm_name(i))
-                say("node %d: domain %s on %s defined in %s, started in %s"
-                    % (i, c.vm_name(i), where[i], "%.1f s" % (td.secs - ts.secs), ts))
-                node["pid"] = find_pid(c, i) or 0
-                if not node["pid"]:
-                    raise NetvmError("node %d: domain %s started but its QEMU is not on this host"
-                                     % (i, c.vm_name(i)))
-                c.save()
-            c.wait_ready(timeout, progress=True)
-            if n == 2:
+                say("netvm-switch up (pid %d, %s)" % (c.state["fabric"]["pid"], c.state["fabric"]["topology"]))
+            try:
+                for i in range(n):
+                    ptys.extend(start_domain(c, i, n, where[i], accel, mem, template))
+                c.wait_ready(timeout, progress=True)
+            finally:
+                for fd in ptys:
+                    os.close(fd)
+            if n > 1:
                 c.wait_links(timeout)
+            if use_switch:
+                mapper.install_routes(c)
         except BaseException:
             remove_domains(c)
+            fabric.stop_switch(c, c.state.get("fabric"))
             c.remove_dir(keep_logs=True)
             raise
         say("cluster '%s' up as libvirt domains: %d node%s ready in %s" % (
             c.name, n, "s" if n > 1 else "", t))
     finally:
         c.unlock()
+
+
+def start_domain(c, i, n, uri, accel, mem, template):
+    """Defines and starts node i's domain on uri; from the template
+    (libvirt_boot.py): defined and started waiting for it, loaded, then
+    defined again as booting cold, so that a later virsh start of it
+    boots.  -> the serial pty fds to close once the node is ready."""
+    port = free_port()
+    xml_path = c.path("node%d.xml" % i)
+    c.link_auth(i, n)      # makes nodeI.inject
+    uid = str(uuid.uuid4())   # both definitions are of one domain
+    with open(xml_path, "w") as f:
+        f.write(domain_xml(c, i, n, port, accel, mem, uuid=uid))
+    first = xml_path
+    if template:
+        first = c.path("node%d.incoming.xml" % i)
+        with open(first, "w") as f:
+            f.write(domain_xml(c, i, n, port, accel, mem, incoming=True, uuid=uid))
+    node = {"id": i, "pid": 0, "port": port, "uri": uri, "domain": c.vm_name(i)}
+    c.state["nodes"].append(node)
+    c.save()
+    td = Timer()
+    virsh(uri, "define", first)
+    node["defined"] = True
+    c.save()
+    ts = Timer()
+    virsh(uri, "start", c.vm_name(i))
+    node["pid"] = find_pid(c, i) or 0
+    if not node["pid"]:
+        raise NetvmError("node %d: domain %s started but its QEMU is not on this host" % (i, c.vm_name(i)))
+    c.save()
+    ptys = []
+    if template:
+        from . import libvirt_boot
+        ptys.append(libvirt_boot.load(c, node, template))
+        virsh(uri, "define", xml_path)
+    say("node %d: domain %s on %s defined in %s, started%s in %s"
+        % (i, c.vm_name(i), uri, "%.1f s" % (td.secs - ts.secs),
+           " from the boot template" if template else "", ts))
+    return ptys
 
 
 def remove_domains(c):
@@ -297,6 +350,7 @@ def down(c):
         left = remove_domains(c)
         if left:
             raise NetvmError("could not remove libvirt domain(s) %s" % ", ".join(left))
+        fabric.stop_switch(c, st.get("fabric"))
         c.remove_dir()
         say("cluster '%s' down (%d libvirt domain%s stopped and undefined in %s)" % (
             c.name, len(st["nodes"]), "" if len(st["nodes"]) == 1 else "s", t))
@@ -342,7 +396,9 @@ def write_xml(c, n, accel, mem, out):
 
 
 def add_xml_args(sp):
-    sp.add_argument("-n", "--nodes", type=int, default=2, help="number of nodes (1 or 2; default 2)")
+    sp.add_argument("-n", "--nodes", type=int, default=2,
+                    help="number of nodes (default 2; more than 2 go through netvm-switch, which the "
+                    "XML's tooling must start: docs/cluster.md)")
     sp.add_argument("--accel", choices=("tcg", "kvm"), default="tcg", help="QEMU accelerator (default tcg)")
     sp.add_argument("--mem", type=int, default=DEFAULT_MEM, metavar="MB",
                     help="guest RAM (default %d)" % DEFAULT_MEM)

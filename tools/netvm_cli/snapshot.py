@@ -76,26 +76,44 @@ def _guest_sh(node, script, timeout=60):
     return code, (out + err).decode(errors="replace").strip()
 
 
-def save(c, order, drain):
-    st = c.require_up()
-    if st.get("libvirt"):
-        # restore starts the nodes as our own QEMU processes, not as domains
-        raise NetvmError("save: cluster '%s' runs as libvirt domains; save them with libvirt "
-                         "(virsh save) or ./netvm down" % c.name)
-    nodes = {nd["id"]: nd for nd in st["nodes"]}
+def check_order(nodes, order):
+    """--order (empty: 0,1,...) checked against the nodes {id: node}."""
     order = order or sorted(nodes)
     if sorted(order) != sorted(nodes):
         raise NetvmError("save: --order must name every node once (nodes: %s)"
                          % ",".join(map(str, sorted(nodes))))
-    snap = c.path("snapshot")
-    os.makedirs(snap, exist_ok=True)
-    t = Timer()
+    return order
+
+
+def unmount_shares(nodes, order):
+    """The 9p share blocks migration while mounted: /netvm off in every node."""
     for i in order:
         code, msg = _guest_sh(nodes[i], "cd / && umount /netvm 2>&1 || "
                                         "{ grep -q ' /netvm ' /proc/mounts && exit 1; exit 0; }")
         if code != 0:
             raise NetvmError("node %d: cannot unmount /netvm (%s): a process runs from it; "
                              "run what must survive from a copy (e.g. /tmp)" % (i, msg))
+
+
+def mount_shares(nodes):
+    for nd in nodes:
+        code, msg = _guest_sh(nd, "grep -q ' /netvm ' /proc/mounts || "
+                                  "mount -t 9p -o trans=virtio,version=9p2000.L,ro netvm /netvm")
+        if code != 0:
+            say("node %d: could not mount /netvm again: %s" % (nd["id"], msg))
+
+
+def save(c, order, drain):
+    st = c.require_up()
+    if st.get("libvirt"):
+        from . import libvirt_save   # libvirt's save, not our QEMU's migration
+        return libvirt_save.save(c, order, drain)
+    nodes = {nd["id"]: nd for nd in st["nodes"]}
+    order = check_order(nodes, order)
+    snap = c.path("snapshot")
+    os.makedirs(snap, exist_ok=True)
+    t = Timer()
+    unmount_shares(nodes, order)
     for k, i in enumerate(order):
         q = Qmp(c.path("node%d.qmp" % i))
         q.cmd("stop")
@@ -152,6 +170,9 @@ def restore(c, timeout):
     st = c.load()
     if not st or not st.get("saved"):
         raise NetvmError("cluster '%s' has no saved state: ./netvm save first" % c.name)
+    if st.get("libvirt"):
+        from . import libvirt_save
+        return libvirt_save.restore(c, timeout)
     snap = c.path("snapshot")
     t = Timer()
     for sock in ("link0.sock",):
@@ -185,11 +206,7 @@ def restore(c, timeout):
     st.pop("saved", None)
     c.save()
     c.wait_ready(timeout)
-    for nd in new:
-        code, msg = _guest_sh(nd, "grep -q ' /netvm ' /proc/mounts || "
-                                  "mount -t 9p -o trans=virtio,version=9p2000.L,ro netvm /netvm")
-        if code != 0:
-            say("node %d: could not mount /netvm again: %s" % (nd["id"], msg))
+    mount_shares(new)
     say("cluster '%s' restored (%d nodes, %s)" % (c.name, n, t))
 
 

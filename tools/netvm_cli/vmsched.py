@@ -1,0 +1,162 @@
+"""How the host schedules a node's QEMU threads (docs/bench.md, "The
+tail").  A node's main loop takes its frames off the link and runs its
+firmware; when a frame arrives it must get a host CPU at once, even when
+every host CPU is held by a vCPU spinning on a poll.  Traced on a 2-CPU
+host, it waited up to 8 ms (a host tick and more) behind the spinning vCPU
+threads, and that wait was the millisecond tail of every spinning round
+trip.
+
+Default ("pin-idle", no privilege needed):
+- every thread of node i's QEMU is pinned to one host CPU, (i + k) modulo
+  the CPUs this process may use (k from the cluster's name, so that the
+  nodes of small clusters side by side do not all land on one CPU): a
+  frame for node i then wakes its main loop on the CPU of node i's own
+  vCPU, not behind another node's;
+- the vCPU thread ("CPU 0/TCG", -name debug-threads=on) is SCHED_IDLE, so
+  that a waking main loop always preempts it at once;
+- the main loop gets the kernel's least time slice (0.1 ms, EEVDF's
+  per-task slice, Linux 6.12 and later), which lets it preempt other
+  threads sooner.
+SCHED_IDLE ranks the vCPU below its own QEMU's other threads only where
+each QEMU is a scheduling group of its own: an autogroup (QEMU's
+-daemonize starts a session, and Linux gives each session one), with no
+cpu cgroup controller over it.  Elsewhere a SCHED_IDLE vCPU would lose to
+every other process of its group (a build beside the tests would starve
+the guests), so there the vCPU keeps its policy and only the main loop's
+slice and the pinning apply.
+
+NETVM_VM_SCHED: "pin-idle" (default), "short-main" (the main loop's slice
+only) or "none" (the threads left alone).
+"""
+import ctypes
+import errno
+import os
+import zlib
+
+from .common import NetvmError
+
+SYS_SCHED_SETATTR = 314          # x86_64
+SYS_SCHED_GETATTR = 315
+MAIN_SLICE_NS = 100 * 1000       # the kernel's least slice (0.1 ms)
+POLICIES = ("pin-idle", "short-main", "none")
+
+
+class SchedAttr(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint32), ("sched_policy", ctypes.c_uint32),
+                ("sched_flags", ctypes.c_uint64), ("sched_nice", ctypes.c_int32),
+                ("sched_priority", ctypes.c_uint32), ("sched_runtime", ctypes.c_uint64),
+                ("sched_deadline", ctypes.c_uint64), ("sched_period", ctypes.c_uint64),
+                ("sched_util_min", ctypes.c_uint32), ("sched_util_max", ctypes.c_uint32)]
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def policy():
+    p = os.environ.get("NETVM_VM_SCHED", "pin-idle")
+    if p not in POLICIES:
+        raise NetvmError("NETVM_VM_SCHED=%s: one of %s" % (p, ", ".join(POLICIES)))
+    return p
+
+
+def get_slice(tid):
+    """The thread's slice in ns (sched_runtime), or None if unreadable."""
+    a = SchedAttr()
+    if _libc.syscall(SYS_SCHED_GETATTR, tid, ctypes.byref(a), ctypes.sizeof(a), 0) != 0:
+        return None
+    return a.sched_runtime
+
+
+def set_slice(tid, ns):
+    """SCHED_OTHER with a slice of ns for thread tid, its nice kept.
+    False where the kernel has no per-task slice or the thread is gone."""
+    a = SchedAttr()
+    if _libc.syscall(SYS_SCHED_GETATTR, tid, ctypes.byref(a), ctypes.sizeof(a), 0) != 0:
+        return False
+    if a.sched_policy != os.SCHED_OTHER:
+        return False  # someone chose another policy for it: theirs
+    a.size = ctypes.sizeof(a)
+    a.sched_flags = 0
+    a.sched_runtime = ns
+    if _libc.syscall(SYS_SCHED_SETATTR, tid, ctypes.byref(a), 0) != 0:
+        e = ctypes.get_errno()
+        if e in (errno.EINVAL, errno.ESRCH, errno.E2BIG, errno.EPERM):
+            return False
+        raise NetvmError("sched_setattr(%d): %s" % (tid, os.strerror(e)))
+    # a kernel without per-task slices takes the call and ignores the slice
+    return get_slice(tid) == ns
+
+
+def threads(pid):
+    """(tid, name) of each thread of process pid."""
+    out = []
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return out
+    for t in tids:
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, t)) as f:
+                out.append((int(t), f.read().strip()))
+        except OSError:
+            pass
+    return out
+
+
+def own_group(pid):
+    """True if process pid is a scheduling group of its own: autogroups on,
+    and no cpu cgroup controller over it (v1: its cpu cgroup is the root;
+    v2: its cgroup has no cpu controller)."""
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            if f.read().strip() != "1":
+                return False
+        with open("/proc/%d/autogroup" % pid) as f:
+            f.read()
+        with open("/proc/%d/cgroup" % pid) as f:
+            lines = [l.rstrip("\n").split(":", 2) for l in f]
+    except OSError:
+        return False
+    for _, ctrls, path in lines:
+        if "cpu" in ctrls.split(","):
+            return path == "/"
+    for hid, _, path in lines:
+        if hid == "0":
+            try:
+                with open(os.path.join("/sys/fs/cgroup", path.lstrip("/"),
+                                       "cgroup.controllers")) as f:
+                    return "cpu" not in f.read().split() or path == "/"
+            except OSError:
+                return False
+    return True
+
+
+def node_cpu(cluster, index):
+    """The host CPU for node index of cluster (pin-idle)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[(index + zlib.crc32(cluster.encode())) % len(cpus)]
+
+
+def apply(pid, cluster="", index=0):
+    """Node QEMU pid's threads as policy() says.  Returns what was done:
+    a subset of {"pin", "idle-vcpu", "short-main"}."""
+    p = policy()
+    done = set()
+    if p == "none":
+        return done
+    if p == "pin-idle":
+        cpu = node_cpu(cluster, index)
+        idle = own_group(pid)
+        for tid, name in threads(pid):
+            try:
+                os.sched_setaffinity(tid, {cpu})
+                done.add("pin")
+                if idle and name.endswith("/TCG"):
+                    os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+                    done.add("idle-vcpu")
+            except OSError:
+                pass  # the thread is gone, or a policy we may not change
+    # the main loop is the process's first thread
+    if set_slice(pid, MAIN_SLICE_NS):
+        done.add("short-main")
+    return done
