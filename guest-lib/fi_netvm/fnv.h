@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The netvm libfabric provider (docs/libfabric.md): datagram endpoints
- * (FI_EP_DGRAM, FI_MSG) over U-Net, written against libfabric's public
+ * (FI_EP_DGRAM, FI_MSG) over U-Net, and reliable ones (FI_EP_RDM, FI_MSG,
+ * FI_TAGGED: fnv_rdm.h) on them, written against libfabric's public
  * headers only.  What the files share: the objects and the calls between
  * them.  One domain lock serialises every entry point (FI_THREAD_SAFE);
  * functions named *_locked expect it held.
@@ -66,9 +67,16 @@ int fnv_getinfo(uint32_t version, const char *node, const char *service,
 		struct fi_info **info);
 bool fnv_parse_addr(const char *s, struct fnv_addr *a);
 
-/* ---- fnv_fabric.c: fabric, domain, event queue, memory regions ---- */
+/* ---- fnv_fabric.c: fabric, domain, event queue; fnv_mr.c: regions ---- */
 struct fnv_fabric {
 	struct fid_fabric fab;
+};
+
+#define FNV_IMPORTS	64	/* NetVM's imports per endpoint */
+struct fnv_import {
+	uint16_t node;
+	uint64_t key;
+	int seg;
 };
 
 struct fnv_domain {
@@ -78,12 +86,16 @@ struct fnv_domain {
 	int index;		/* /dev/netvm<index> */
 	uint16_t node;
 	int refs;		/* objects opened on it */
+	bool prov_key;		/* FI_MR_PROV_KEY: regions are exports (RMA) */
+	/* fnv_nvm.c: the NetVM endpoint, for RMA and atomics */
+	int nvm_port;		/* 0: not registered yet */
+	void *bounce;
+	struct fnv_import imports[FNV_IMPORTS];
+	int nimports;
 };
 int fnv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fab,
 		    void *context);
-int fnv_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
-	       uint64_t offset, uint64_t requested_key, uint64_t flags,
-	       struct fid_mr **mr, void *context);
+extern struct fi_ops_mr fnv_mr_ops;
 
 /* ---- fnv_av.c: address vectors (table and map) ---- */
 struct fnv_av {
@@ -111,6 +123,7 @@ struct fnv_cqe {
 	fi_addr_t src;
 	int err;		/* positive FI_E* */
 	size_t olen;		/* bytes cut off (FI_ETRUNC) */
+	uint64_t tag, data;	/* FI_TAGGED, FI_REMOTE_CQ_DATA (RDM) */
 };
 
 struct fnv_ep;
@@ -147,6 +160,7 @@ struct fnv_wire {
 	struct fnv_chan ch[FNV_CHANS];
 	uint64_t clock;
 	bool lo_first;		/* alternate the two sources */
+	bool lo_lossy;		/* a full loop-back socket drops (RDM resends) */
 	uint64_t lo_dropped;	/* loop-back sends nobody took */
 	uint8_t big[FNV_MSG_MAX];	/* a message larger than its buffer */
 };
@@ -163,6 +177,8 @@ ssize_t fnv_wire_recv(struct fnv_wire *w, void *buf, size_t cap,
 int fnv_wire_arm(struct fnv_wire *w, int fds[2]);
 
 /* ---- fnv_ep.c, fnv_msg.c: endpoints and their data path ---- */
+/* The bytes of n pieces; SIZE_MAX if they overflow a size_t. */
+size_t fnv_iov_total(const struct iovec *iov, size_t n);
 struct fnv_rx {
 	void *ctx;
 	struct iovec iov[FNV_IOV_MAX];
@@ -170,14 +186,18 @@ struct fnv_rx {
 	uint64_t flags;		/* FI_COMPLETION */
 };
 
+struct fnv_rdm;
 struct fnv_ep {
 	struct fid_ep ep;
 	struct fnv_domain *dom;
+	struct fnv_rdm *rdm;	/* FI_EP_RDM (fnv_rdm.h); NULL: FI_EP_DGRAM */
 	struct fnv_av *av;
 	struct fnv_cq *tx_cq, *rx_cq;
 	bool tx_selective, rx_selective;	/* FI_SELECTIVE_COMPLETION */
 	uint64_t tx_op_flags, rx_op_flags;
 	bool enabled;
+	bool directed;		/* FI_DIRECTED_RECV asked for: receives name
+				 * their sender (else src_addr is ignored) */
 	struct fnv_wire w;
 	struct fnv_rx rx[FNV_RX_SIZE];
 	size_t rx_head, rx_n;
@@ -213,9 +233,6 @@ int fnv_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 		   struct fid_stx **stx, void *context);
 int fnv_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 		   struct fid_ep **rx_ep, void *context);
-int fnv_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
-			enum fi_op op, struct fi_atomic_attr *attr,
-			uint64_t flags);
 int fnv_no_query_collective(struct fid_domain *domain,
 			    enum fi_collective_op coll,
 			    struct fi_collective_attr *attr, uint64_t flags);
@@ -240,6 +257,11 @@ int fnv_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
  * operations, all -FI_ENOSYS (the tables are set, never NULL) */
 extern struct fi_ops_rma fnv_no_rma_ops;
 extern struct fi_ops_tagged fnv_no_tagged_ops;
+/* fnv_rma.c, fnv_atomic.c: RDM endpoints' RMA and atomics on NetVM */
+extern struct fi_ops_rma fnv_rma_ops;
+extern struct fi_ops_atomic fnv_atomic_ops;
+int fnv_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+		     enum fi_op op, struct fi_atomic_attr *attr, uint64_t flags);
 extern struct fi_ops_atomic fnv_no_atomic_ops;
 extern struct fi_ops_collective fnv_no_collective_ops;
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Completion queues: a ring of entries the endpoints' operations leave,
- * read in the three formats FI_CQ_FORMAT_CONTEXT, _MSG and _DATA (no
- * remote data: data is 0), the sender's address with readfrom (FI_SOURCE),
+ * read in the four formats FI_CQ_FORMAT_CONTEXT, _MSG, _DATA and _TAGGED
+ * (remote data and tags from RDM endpoints), the sender's address with readfrom (FI_SOURCE),
  * errors with readerr.  Reading progresses the bound endpoints (manual
  * progress); sread sleeps in poll(2) on their descriptors, woken by the
  * NI's one interrupt per arming.  Error entries keep their place: a read
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fnv.h"
+#include "fnv_rdm.h"
 
 bool fnv_cq_room_locked(const struct fnv_cq *cq, size_t n)
 {
@@ -55,19 +55,20 @@ static size_t entry_size(enum fi_cq_format f)
 	switch (f) {
 	case FI_CQ_FORMAT_CONTEXT:	return sizeof(struct fi_cq_entry);
 	case FI_CQ_FORMAT_MSG:		return sizeof(struct fi_cq_msg_entry);
-	default:			return sizeof(struct fi_cq_data_entry);
+	case FI_CQ_FORMAT_DATA:		return sizeof(struct fi_cq_data_entry);
+	default:			return sizeof(struct fi_cq_tagged_entry);
 	}
 }
 
 static void write_entry(const struct fnv_cq *cq, void *out,
 			const struct fnv_cqe *e)
 {
-	struct fi_cq_data_entry d = {
+	struct fi_cq_tagged_entry d = {
 		.op_context = e->ctx, .flags = e->flags, .len = e->len,
-		.buf = e->buf, .data = 0,
+		.buf = e->buf, .data = e->data, .tag = e->tag,
 	};
 
-	/* the three formats share their leading fields */
+	/* the four formats share their leading fields */
 	memcpy(out, &d, entry_size(cq->format));
 }
 
@@ -136,8 +137,8 @@ static ssize_t cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
 		buf->flags = e->flags;
 		buf->len = e->len;
 		buf->buf = e->buf;
-		buf->data = 0;
-		buf->tag = 0;
+		buf->data = e->data;
+		buf->tag = e->tag;
 		buf->olen = e->olen;
 		buf->err = e->err;
 		buf->prov_errno = e->err;
@@ -156,6 +157,24 @@ static int64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* How long sread may sleep before an endpoint's timers (RDM resends and
+ * acks) need progress: the soonest, or -1 for none. */
+static int timers_locked(struct fnv_cq *cq)
+{
+	int due = -1;
+
+	for (int i = 0; i < FNV_CQ_EPS; i++) {
+		int t;
+
+		if (!cq->eps[i] || !cq->eps[i]->rdm)
+			continue;
+		t = fnv_rdm_timer_ms(cq->eps[i]);
+		if (t >= 0 && (due < 0 || t < due))
+			due = t;
+	}
+	return due;
 }
 
 /* Arm every bound endpoint; 1 if one has a message already. */
@@ -193,7 +212,7 @@ static ssize_t cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 		return -FI_EINVAL;
 	pthread_mutex_lock(&cq->dom->lock);
 	for (;;) {
-		int npfd, wait = -1;
+		int npfd, wait = -1, timer;
 
 		r = read_locked(cq, buf, count, src);
 		if (r != -FI_EAGAIN)
@@ -207,6 +226,9 @@ static ssize_t cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 				break;	/* -FI_EAGAIN: timed out */
 			wait = (int)left;
 		}
+		timer = timers_locked(cq);
+		if (timer >= 0 && (wait < 0 || timer < wait))
+			wait = timer;
 		pthread_mutex_unlock(&cq->dom->lock);
 		poll(pfd, (nfds_t)npfd, wait);
 		pthread_mutex_lock(&cq->dom->lock);
@@ -289,9 +311,10 @@ int fnv_cq_open(struct fid_domain *fd, struct fi_cq_attr *attr,
 	case FI_CQ_FORMAT_CONTEXT:
 	case FI_CQ_FORMAT_MSG:
 	case FI_CQ_FORMAT_DATA:
+	case FI_CQ_FORMAT_TAGGED:
 		break;
 	default:
-		return -FI_ENOSYS;	/* tagged: no tagged messages */
+		return -FI_ENOSYS;
 	}
 	/* sleeping is in sread only: no descriptor or wait set to give out */
 	if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC)

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * Datagram endpoints: opened, bound to an address vector and completion
- * queues, enabled (which opens the U-Net endpoint below: fnv_wire.c),
- * named (fi_getname) and closed.  The data path is fnv_msg.c.
+ * Endpoints, datagram and RDM: opened, bound to an address vector and
+ * completion queues, enabled (which opens the U-Net endpoint below:
+ * fnv_wire.c), named (fi_getname) and closed.  The data path is fnv_msg.c
+ * (FI_EP_DGRAM) and fnv_rdm_*.c (FI_EP_RDM).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "fnv.h"
+#include "fnv_rdm.h"
 
 static int ep_close(struct fid *fid)
 {
@@ -22,8 +23,11 @@ static int ep_close(struct fid *fid)
 		fnv_cq_detach_locked(ep->rx_cq, ep);
 	if (ep->av)
 		ep->av->refs--;
+	if (ep->enabled && ep->rdm)
+		(void)netvm_unet_flush(ep->w.u, 1000);	/* the last acks out */
 	if (ep->enabled)
 		fnv_wire_close(&ep->w);
+	fnv_rdm_fini(ep);
 	d->refs--;
 	pthread_mutex_unlock(&d->lock);
 	free(ep);
@@ -114,8 +118,10 @@ static int ep_control(struct fid *fid, int command, void *arg)
 		err = -FI_ENOCQ;	/* nothing to report to, nowhere to send */
 	else
 		err = fnv_wire_open(&ep->w, ep->dom);
-	if (!err)
+	if (!err) {
 		ep->enabled = true;
+		ep->w.lo_lossy = ep->rdm != NULL;
+	}
 	else if (err != -FI_ENOCQ)
 		err = err == -EBUSY || err == -ENOSPC ? -FI_EBUSY : -FI_EIO;
 	pthread_mutex_unlock(&ep->dom->lock);
@@ -157,6 +163,11 @@ static ssize_t ep_cancel(fid_t fid, void *context)
 	ssize_t r = -FI_ENOENT;
 
 	pthread_mutex_lock(&ep->dom->lock);
+	if (ep->rdm) {
+		r = fnv_rdm_cancel_locked(ep, context);
+		pthread_mutex_unlock(&ep->dom->lock);
+		return r;
+	}
 	for (size_t i = 0; i < ep->rx_n; i++) {
 		size_t k = (ep->rx_head + i) % FNV_RX_SIZE;
 		struct fnv_cqe e = {
@@ -214,12 +225,17 @@ static ssize_t ep_rx_size_left(struct fid_ep *fep)
 {
 	struct fnv_ep *ep = (struct fnv_ep *)fep;
 
+	if (ep->rdm)
+		return (ssize_t)(FNV_RDM_POSTED - ep->rdm->msg_n);
 	return (ssize_t)(FNV_RX_SIZE - ep->rx_n);
 }
 
 static ssize_t ep_tx_size_left(struct fid_ep *fep)
 {
-	(void)fep;
+	struct fnv_ep *ep = (struct fnv_ep *)fep;
+
+	if (ep->rdm)
+		return (ssize_t)fnv_rdm_tx_left(ep);
 	return FNV_TX_SIZE;	/* sends complete before they return */
 }
 
@@ -263,13 +279,19 @@ int fnv_ep_open(struct fid_domain *fd, struct fi_info *info,
 	struct fnv_domain *d = (struct fnv_domain *)fd;
 	struct fnv_ep *ep;
 
-	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_DGRAM)
+	if (!info || !info->ep_attr || (info->ep_attr->type != FI_EP_DGRAM &&
+					 info->ep_attr->type != FI_EP_RDM))
 		return -FI_EINVAL;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
+	if (info->ep_attr->type == FI_EP_RDM && fnv_rdm_init(ep)) {
+		free(ep);
+		return -FI_ENOMEM;
+	}
 	ep->dom = d;
 	ep->w.lo_fd = -1;
+	ep->directed = info->caps & FI_DIRECTED_RECV;
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	ep->ep.fid.fclass = FI_CLASS_EP;
@@ -282,6 +304,12 @@ int fnv_ep_open(struct fid_domain *fd, struct fi_info *info,
 	ep->ep.tagged = &fnv_no_tagged_ops;
 	ep->ep.atomic = &fnv_no_atomic_ops;
 	ep->ep.collective = &fnv_no_collective_ops;
+	if (ep->rdm) {
+		ep->ep.msg = &fnv_rdm_msg_ops;
+		ep->ep.tagged = &fnv_rdm_tagged_ops;
+		ep->ep.rma = &fnv_rma_ops;	/* -FI_ENOSYS without FI_RMA */
+		ep->ep.atomic = &fnv_atomic_ops;
+	}
 	pthread_mutex_lock(&d->lock);
 	d->refs++;
 	pthread_mutex_unlock(&d->lock);

@@ -1,94 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * The fabric, its domains (one per /dev/netvmN), a quiet event queue
- * (datagram endpoints have no connection events) and memory regions,
- * which messages do not need: fi_mr_reg records nothing and pins nothing.
+ * The fabric, its domains (one per /dev/netvmN) and a quiet event queue
+ * (no connection events).  Memory regions are fnv_mr.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fnv.h"
-
-/* ---- memory regions ---- */
-
-struct fnv_mr {
-	struct fid_mr mr;
-	struct fnv_domain *dom;
-};
-
-static int mr_close(struct fid *fid)
-{
-	struct fnv_mr *m = (struct fnv_mr *)fid;
-
-	pthread_mutex_lock(&m->dom->lock);
-	m->dom->refs--;
-	pthread_mutex_unlock(&m->dom->lock);
-	free(m);
-	return 0;
-}
-
-static struct fi_ops mr_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = mr_close,
-	.bind = fnv_no_bind,
-	.control = fnv_no_control,
-	.ops_open = fnv_no_ops_open,
-	.tostr = fnv_tostr,
-	.ops_set = fnv_no_ops_set,
-};
-
-int fnv_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
-	       uint64_t offset, uint64_t requested_key, uint64_t flags,
-	       struct fid_mr **mr, void *context)
-{
-	struct fnv_domain *d = (struct fnv_domain *)fid;
-	static uint64_t next_key = 1;
-	struct fnv_mr *m;
-
-	(void)buf; (void)len; (void)access; (void)offset;
-	if (flags || fid->fclass != FI_CLASS_DOMAIN)
-		return -FI_EINVAL;
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return -FI_ENOMEM;
-	m->mr.fid.fclass = FI_CLASS_MR;
-	m->mr.fid.context = context;
-	m->mr.fid.ops = &mr_fi_ops;
-	m->mr.mem_desc = NULL;	/* sends and receives copy */
-	m->dom = d;
-	pthread_mutex_lock(&d->lock);
-	m->mr.key = requested_key ? requested_key : next_key++;
-	d->refs++;
-	pthread_mutex_unlock(&d->lock);
-	*mr = &m->mr;
-	return 0;
-}
-
-static int mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
-		   uint64_t access, uint64_t offset, uint64_t requested_key,
-		   uint64_t flags, struct fid_mr **mr, void *context)
-{
-	if (count != 1)
-		return -FI_EINVAL;
-	return fnv_mr_reg(fid, iov[0].iov_base, iov[0].iov_len, access,
-			  offset, requested_key, flags, mr, context);
-}
-
-static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
-		      uint64_t flags, struct fid_mr **mr)
-{
-	return mr_regv(fid, attr->mr_iov, attr->iov_count, attr->access,
-		       attr->offset, attr->requested_key, flags, mr,
-		       attr->context);
-}
-
-static struct fi_ops_mr dom_mr_ops = {
-	.size = sizeof(struct fi_ops_mr),
-	.reg = fnv_mr_reg,
-	.regv = mr_regv,
-	.regattr = mr_regattr,
-};
+#include "fnv_nvm.h"
 
 /* ---- domain ---- */
 
@@ -98,6 +17,7 @@ static int dom_close(struct fid *fid)
 
 	if (d->refs)
 		return -FI_EBUSY;
+	fnv_nvm_fini(d);
 	netvm_close(d->nv);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
@@ -133,7 +53,7 @@ static struct fi_ops_domain dom_ops = {
 	.poll_open = fnv_no_poll_open,
 	.stx_ctx = fnv_no_stx_ctx,
 	.srx_ctx = fnv_no_srx_ctx,
-	.query_atomic = fnv_no_query_atomic,
+	.query_atomic = fnv_query_atomic,
 	.query_collective = fnv_no_query_collective,
 	.endpoint2 = dom_endpoint2,
 };
@@ -170,7 +90,9 @@ static int dom_open(struct fid_fabric *fab, struct fi_info *info,
 	d->dom.fid.context = context;
 	d->dom.fid.ops = &dom_fi_ops;
 	d->dom.ops = &dom_ops;
-	d->dom.mr = &dom_mr_ops;
+	d->dom.mr = &fnv_mr_ops;
+	/* regions are NetVM exports only where keys are the provider's */
+	d->prov_key = info->domain_attr->mr_mode & FI_MR_PROV_KEY;
 	*dom = &d->dom;
 	return 0;
 }

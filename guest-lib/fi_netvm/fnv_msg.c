@@ -11,11 +11,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "fnv.h"
+#include "fnv_rdm.h"
 
 /* The bytes of n pieces; SIZE_MAX if they overflow a size_t (which a
  * wrapped sum would hide from the size checks, and the copy overrun). */
-static size_t iov_total(const struct iovec *iov, size_t n)
+size_t fnv_iov_total(const struct iovec *iov, size_t n)
 {
 	size_t t = 0;
 
@@ -37,7 +37,7 @@ static ssize_t send_locked(struct fnv_ep *ep, const struct iovec *iov,
 		.ctx = ctx, .flags = FI_SEND | FI_MSG, .src = FI_ADDR_NOTAVAIL,
 	};
 	const void *buf = count ? iov[0].iov_base : NULL;
-	size_t len = iov_total(iov, count);
+	size_t len = fnv_iov_total(iov, count);
 	struct fnv_addr to;
 	int err;
 
@@ -211,7 +211,7 @@ static bool take_one_locked(struct fnv_ep *ep)
 {
 	struct fnv_rx *r = &ep->rx[ep->rx_head];
 	bool one = r->iov_count == 1;
-	size_t cap = iov_total(r->iov, r->iov_count), got;
+	size_t cap = fnv_iov_total(r->iov, r->iov_count), got;
 	uint8_t *dst = one ? r->iov[0].iov_base : ep->bounce;
 	struct fnv_cqe e = { .ctx = r->ctx, .flags = FI_RECV | FI_MSG };
 	uint16_t node, port;
@@ -260,6 +260,10 @@ void fnv_ep_progress_locked(struct fnv_ep *ep)
 {
 	size_t keep = 1;
 
+	if (ep->rdm) {
+		fnv_rdm_progress_locked(ep);
+		return;
+	}
 	if (!ep->enabled)
 		return;
 	/*

@@ -150,6 +150,12 @@ static int lo_send(struct fnv_wire *w, uint16_t port, const void *buf,
 		}
 		if (errno != EAGAIN && errno != EINTR)
 			return -errno;
+		if (errno == EAGAIN && w->lo_lossy) {
+			/* full: lost, and sent again by the RDM layer --
+			 * waiting could wait for this very thread */
+			w->lo_dropped++;
+			return 0;
+		}
 		/* the receiver's socket is full: wait for room */
 		poll(&(struct pollfd){ .fd = w->lo_fd, .events = POLLOUT }, 1,
 		     10);

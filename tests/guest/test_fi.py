@@ -3,11 +3,12 @@
 under Debian's unmodified libfabric tools, on 2 VMs.
 
   - netvm-pkgs puts the provider into libfabric's provider directory
-  - fi_info -p netvm: its own entry (netvm0, FI_EP_DGRAM) and libfabric's
-    ofi_rxd stacked on it (FI_EP_RDM); -t FI_EP_DGRAM -v lists exactly the
-    capabilities the provider claims; FI_EP_MSG is refused (FI_ENODATA,
-    61); RDM, FI_RMA, FI_TAGGED and FI_ATOMIC come only from libfabric's
-    ofi_rxd stacked on it
+  - fi_info -p netvm: its own entries (netvm0, FI_EP_RDM and FI_EP_DGRAM)
+    and libfabric's ofi_rxd stacked on the latter (FI_EP_RDM); -t
+    FI_EP_DGRAM -v and -t FI_EP_RDM -v list exactly the capabilities the
+    provider claims; FI_EP_MSG is refused (FI_ENODATA, 61); FI_TAGGED
+    comes natively and from ofi_rxd, FI_RMA and FI_ATOMIC only from
+    libfabric's ofi_rxd stacked on it
   - fi_pingpong -e dgram -c (data checks on) between the nodes: both sides
     exit 0, every size of its sweep (64 B .. 4 KiB, the largest U-Net
     message) done with all iterations acknowledged, and U-Net carried it
@@ -22,6 +23,14 @@ under Debian's unmodified libfabric tools, on 2 VMs.
     and FI_SOURCE across the nodes (a server learns its client)
   - FI_EP_RDM from ofi_rxd stacked on it (FI_PROVIDER-style "netvm;ofi_rxd"):
     fi_pingpong -e rdm -c, its whole sweep up to 1 MiB, checked, over U-Net
+  - the native FI_EP_RDM: fi_pingpong -p 'netvm;^ofi_rxd' -e rdm -c between
+    the nodes (its sweep to 1 KiB: 4 KiB exceeds max_msg_size), checked,
+    over U-Net; fi-netvm-rdm-test (tests/guest/fi_netvm_rdm_test.c) on one
+    node (messages, tags, unexpected, directed receives, remote CQ data,
+    probes, errors, the window and resends, RMA and atomics on the
+    loop-back) and across the nodes (RMA and atomics over NetVM into
+    dropped pages, a wrong key; a flood of 320 tagged messages, 256
+    unexpected and the rest resent)
 
 TAP output; the cluster 't-guest-fi' is always torn down.
 Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT.
@@ -37,6 +46,10 @@ PEER_IP = "10.77.0.2"       # node 1 on the data network (cluster.py DATA_IP)
 OOB_PORT = 47592            # fi_pingpong's control port
 ITERS = 200
 CAPS = "[ FI_MSG, FI_RECV, FI_SEND, FI_LOCAL_COMM, FI_REMOTE_COMM, FI_SOURCE ]"
+RDM_CAPS = ("[ FI_MSG, FI_RMA, FI_TAGGED, FI_ATOMIC, FI_READ, FI_WRITE, FI_RECV, FI_SEND, "
+            "FI_REMOTE_READ, FI_REMOTE_WRITE, FI_LOCAL_COMM, FI_REMOTE_COMM, FI_SOURCE, "
+            "FI_DIRECTED_RECV ]")
+NATIVE = "netvm;^ofi_rxd"    # the provider's own RDM, not ofi_rxd's stacked on it
 COUNTERS = ("unet_tx", "unet_rx", "unet_no_channel", "unet_dropped", "unet_diverted")
 
 
@@ -73,37 +86,59 @@ def check_setup():
          "the provider is in libfabric's provider directory", diag(rc, out, err))
 
 
+def info_fields(out, ep_type):
+    """The fields of fi_info -v's entry of provider netvm with ep_type."""
+    for block in re.split(r"^---$", out, flags=re.M):
+        fields = {}
+        for line in block.splitlines():
+            k, _, v = line.strip().partition(": ")
+            fields.setdefault(k, v)
+        if fields.get("prov_name") == "netvm" and fields.get("type") == ep_type:
+            return fields
+    return {}
+
+
 def check_info():
     rc, out, err = nv("run", 0, "--", "fi_info", "-p", "netvm")
-    # the provider's own entry, and libfabric's ofi_rxd stacked on it
+    # the provider's own entries, and libfabric's ofi_rxd stacked on it
     want = ("provider: netvm;ofi_rxd\n    fabric: netvm\n    domain: netvm0\n"
             "    version: 117.0\n    type: FI_EP_RDM\n    protocol: FI_PROTO_RXD\n"
             "provider: netvm\n    fabric: netvm\n    domain: netvm0\n    version: 0.1\n"
+            "    type: FI_EP_RDM\n    protocol: FI_PROTO_UNSPEC\n"
+            "provider: netvm\n    fabric: netvm\n    domain: netvm0\n    version: 0.1\n"
             "    type: FI_EP_DGRAM\n    protocol: FI_PROTO_UNSPEC\n")
     T.ok(rc == 0 and out == want,
-         "fi_info -p netvm: its own entry (netvm0, FI_EP_DGRAM) and ofi_rxd's RDM on it",
-         diag(rc, out, err))
+         "fi_info -p netvm: its own entries (netvm0, FI_EP_RDM, FI_EP_DGRAM) and ofi_rxd's RDM "
+         "on it", diag(rc, out, err))
     rc, out, err = nv("run", 0, "--", "fi_info", "-p", "netvm", "-t", "FI_EP_DGRAM", "-v")
-    fields = {}
-    for line in out.splitlines():
-        k, _, v = line.strip().partition(": ")
-        fields.setdefault(k, v)
+    fields = info_fields(out, "FI_EP_DGRAM")
     T.ok(rc == 0 and fields.get("caps") == CAPS and fields.get("max_msg_size") == "4096" and
          fields.get("inject_size") == "4096" and fields.get("threading") == "FI_THREAD_SAFE" and
          fields.get("mr_mode") == "[  ]" and fields.get("data_progress") == "FI_PROGRESS_MANUAL",
          "fi_info -p netvm -t FI_EP_DGRAM -v: the claimed capabilities exactly, 4096 B messages, no "
          "registration needed", diag(rc, out, err))
+    rc, out, err = nv("run", 0, "--", "fi_info", "-p", "netvm", "-t", "FI_EP_RDM", "-v")
+    fields = info_fields(out, "FI_EP_RDM")
+    T.ok(rc == 0 and fields.get("caps") == RDM_CAPS and fields.get("max_msg_size") == "4056" and
+         fields.get("inject_size") == "4056" and fields.get("msg_order") == "[ FI_ORDER_SAS ]" and
+         fields.get("cq_data_size") == "8" and fields.get("mr_mode") == "[ FI_MR_PROV_KEY ]" and
+         fields.get("data_progress") == "FI_PROGRESS_MANUAL",
+         "fi_info -p netvm -t FI_EP_RDM -v: the native entry's capabilities exactly (RMA and "
+         "atomics with provider keys), 4056 B messages, FI_ORDER_SAS, 8 bytes of remote CQ data",
+         diag(rc, out, err))
     rc, out, err = nv("run", 0, "--", "fi_info", "-p", "netvm", "-t", "FI_EP_MSG")
     T.ok(rc == 61 and "fi_getinfo: -61" in out + err,
          "fi_info -p netvm -t FI_EP_MSG: refused, FI_ENODATA", diag(rc, out, err))
-    # RDM, RMA, tags, atomics: not the provider's own; libfabric offers
-    # them by stacking its ofi_rxd on it (emulated), and only so
-    for what in (("-t", "FI_EP_RDM"), ("-c", "FI_RMA"), ("-c", "FI_TAGGED"), ("-c", "FI_ATOMIC")):
+    # RDM, tags, RMA, atomics: native, and ofi_rxd's stacked on the datagrams
+    for what, provs_want in ((("-t", "FI_EP_RDM"), {"netvm", "netvm;ofi_rxd"}),
+                             (("-c", "FI_TAGGED"), {"netvm", "netvm;ofi_rxd"}),
+                             (("-c", "FI_RMA"), {"netvm", "netvm;ofi_rxd"}),
+                             (("-c", "FI_ATOMIC"), {"netvm", "netvm;ofi_rxd"})):
         rc, out, err = nv("run", 0, "--", "fi_info", "-p", "netvm", *what)
         provs = re.findall(r"^provider: (.*)$", out, re.M)
-        T.ok(rc == 0 and provs and set(provs) == {"netvm;ofi_rxd"} and
-             "protocol: FI_PROTO_RXD" in out,
-             "fi_info -p netvm %s %s: only ofi_rxd stacked on netvm offers it" % what,
+        types = set(re.findall(r"^    type: (.*)$", out, re.M))
+        T.ok(rc == 0 and set(provs) == provs_want and types == {"FI_EP_RDM"},
+             "fi_info -p netvm %s %s: offered by %s" % (what + (" and ".join(sorted(provs_want)),)),
              diag(rc, out, err))
 
 
@@ -171,6 +206,8 @@ def check_loopback():
 
 
 FI_TEST = "/netvm/build/meson/guest-lib/fi_netvm/fi-netvm-test"
+RDM_TEST = "/netvm/build/meson/guest-lib/fi_netvm/fi-netvm-rdm-test"
+RDM_LOCAL_CHECKS = 56
 
 
 def tap_lines(out):
@@ -223,6 +260,50 @@ def check_rdm_over_rxd():
          "rxd's packets went over U-Net (at least 1280 messages each way)", str((before, after)))
 
 
+def check_rdm_native():
+    """The provider's own FI_EP_RDM: fi_pingpong between the nodes, then
+    fi-netvm-rdm-test on one node and across the nodes."""
+    before = {n: counters(n) for n in (0, 1)}
+    s, c = pingpong(1, 0, PEER_IP, ["-I", "100"], prov=NATIVE, ep="rdm")
+    want = [(size, "100", "100") for size in ("64", "256", "1k")]
+    check_both(s, c, want, "fi_pingpong -p '%s' -e rdm -c -I 100, node 0 to node 1" % NATIVE)
+    after = {n: counters(n) for n in (0, 1)}
+    # 300 messages each way at least (acks are extra), none lost by U-Net
+    T.ok(None not in before.values() and None not in after.values() and
+         all(after[n]["unet_tx"] - before[n]["unet_tx"] >= 300 and
+             after[n]["unet_dropped"] == before[n]["unet_dropped"] for n in (0, 1)),
+         "native RDM went over U-Net (at least 300 messages each way, none dropped)",
+         str((before, after)))
+    rc, out, err = nv("run", 0, "--", RDM_TEST, "local", timeout=300)
+    lines = tap_lines(out)
+    T.ok(rc == 0 and len(lines) == RDM_LOCAL_CHECKS and all(l.startswith("ok") for l in lines),
+         "fi-netvm-rdm-test local: the RDM entry, sizes, completion on acknowledgement, tags "
+         "unexpected and posted, ignore bits, directed receives, remote CQ data, FI_PEEK/"
+         "FI_CLAIM/FI_DISCARD, FI_ETRUNC, fi_cancel, the window, resends, RMA and atomics "
+         "(loop-back), wrong keys, read-only regions (%d checks)" % len(lines),
+         diag(rc, out, err))
+    res = {}
+
+    def srv():
+        res["s"] = sh(1, "rm -f /tmp/fi-rdm.addr; exec %s server" % RDM_TEST, timeout=300)
+
+    def cli():
+        rc, addr, err = sh(1, "i=0; while [ ! -s /tmp/fi-rdm.addr ]; do i=$((i+1)); "
+                              "[ $i -lt 1200 ] || exit 1; sleep 0.1; done; cat /tmp/fi-rdm.addr")
+        if rc == 0 and re.fullmatch(r"netvm:1:\d+", addr):
+            res["c"] = nv("run", 0, "--", RDM_TEST, "client", addr, timeout=300)
+        else:
+            res["c"] = (-1, addr, "the server wrote no address: " + err)
+    run_parallel(lambda f: f(), {"s": (srv,), "c": (cli,)})
+    for k, who, n in (("s", "server (node 1)", 4), ("c", "client (node 0)", 5)):
+        rc, out, err = res[k]
+        lines = tap_lines(out)
+        T.ok(rc == 0 and len(lines) == n and all(l.startswith("ok") for l in lines),
+             "fi-netvm-rdm-test %s: RMA and atomics over NetVM into dropped pages, a wrong "
+             "key; 320 tagged messages over U-Net, 256 unexpected, the rest resent, each "
+             "checked; remote CQ data back" % who, diag(rc, out, err))
+
+
 def main():
     def body():
         check_setup()
@@ -231,6 +312,7 @@ def main():
         check_loopback()
         check_api()
         check_rdm_over_rxd()
+        check_rdm_native()
     return tap_cluster_main(T, CLUSTER, 2, body)
 
 

@@ -8,7 +8,7 @@ Each is a dict:
   repl   what replaces it
   kills  the meson tests (by name) that should catch it, cheapest first:
          unit tests (firmware-netvm, firmware-raw, firmware-unet, libnetvm,
-         libnetvm-frag, libnetvm-sync), the qtests (lanai), then guest
+         libnetvm-frag, libnetvm-sync, fi-netvm-rdm), the qtests (lanai), then guest
          tests (guest-netvm-lib, guest-hardware, ...), which boot VMs
   why    the bug it stands for
 """
@@ -227,6 +227,18 @@ MUTANTS = [
          repl="\treturn NVM_PAGE_SIZE - (a & (NVM_PAGE_SIZE - 1)) + 1;",
          kills=["libnetvm-frag"],
          why="a fragment crosses a page boundary by one byte"),
+    dict(name="lib-fi-rdm-out-of-order",
+         file="guest-lib/fi_netvm/fnv_rdm_link.c",
+         orig="\tif (h.seq != p->rx_next) {",
+         repl="\tif (0 && h.seq != p->rx_next) {",
+         kills=["fi-netvm-rdm"],
+         why="an RDM frame out of order (a resend, or one past a lost frame) is delivered"),
+    dict(name="lib-fi-rdm-no-resend",
+         file="guest-lib/fi_netvm/fnv_rdm_link.c",
+         orig="\t\tif (p->tx_acked != p->tx_next && now - p->tx_sent_ms >= rto_ms(p))",
+         repl="\t\tif (0 && p->tx_acked != p->tx_next && now - p->tx_sent_ms >= rto_ms(p))",
+         kills=["fi-netvm-rdm"],
+         why="RDM messages lost on the wire are never sent again"),
     dict(name="lib-erange-unchecked",
          file="guest-lib/libnetvm_ep.c",
          orig="\tif (off > m->len || size > m->len - off)\n\t\treturn -ERANGE;",

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A domain's NetVM side, for RMA and atomics: the NetVM endpoint (one per
+ * domain, registered at the first memory region or remote access), its
+ * bounce buffer, the segments imported from peers' memory regions, and
+ * the transfers.  A memory region is a NetVM export named after its key
+ * (fnv_mr.c): the key's top 16 bits are the owner's NetVM port, the rest
+ * random, so a key names its export and nothing else finds it.  NetVM
+ * wants the local side of a transfer in an export too; rather than export
+ * every buffer an application passes, the bytes go through one exported
+ * bounce buffer (a copy, no pinning).  Transfers are synchronous (the F
+ * calls): an RMA completes when the NIC reported it done.  The NIC does
+ * not send to its own node: a region of this node is reached by the CPU
+ * (this process's regions only, fnv_mr_local), atomics included.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fnv_nvm.h"
+
+void fnv_nvm_key_name(uint64_t key, char name[FNV_NVM_NAME])
+{
+	snprintf(name, FNV_NVM_NAME, "fi%012" PRIx64,
+		 (uint64_t)(key & FNV_KEY_RAND_MASK));
+}
+
+int fnv_nvm_ready_locked(struct fnv_domain *d)
+{
+	int port, h;
+
+	if (d->nvm_port > 0)
+		return 0;
+	port = netvm_register(d->nv, NETVM_PORT_ANY, 0);
+	if (port < 0)
+		return port;
+	d->bounce = aligned_alloc(4096, FNV_BOUNCE);
+	if (!d->bounce) {
+		netvm_unregister(d->nv);
+		return -ENOMEM;
+	}
+	h = netvm_export(d->nv, "fi-bounce", d->bounce, FNV_BOUNCE, 0, NULL);
+	if (h < 0) {
+		free(d->bounce);
+		d->bounce = NULL;
+		netvm_unregister(d->nv);
+		return h;
+	}
+	d->nvm_port = port;
+	return 0;
+}
+
+void fnv_nvm_fini(struct fnv_domain *d)
+{
+	if (d->nvm_port > 0)
+		netvm_unregister(d->nv);	/* its exports and imports go */
+	free(d->bounce);
+	d->bounce = NULL;
+	d->nvm_port = 0;
+}
+
+/* The segment of (node, key): imported once, kept (64 at most, the oldest
+ * forgotten first). */
+static int segment_locked(struct fnv_domain *d, uint16_t node, uint64_t key)
+{
+	struct fnv_import *im;
+	char name[FNV_NVM_NAME];
+	int seg;
+
+	for (int i = 0; i < d->nimports; i++)
+		if (d->imports[i].node == node && d->imports[i].key == key)
+			return d->imports[i].seg;
+	fnv_nvm_key_name(key, name);
+	seg = netvm_import(d->nv, node, (unsigned int)(key >> FNV_KEY_PORT_SHIFT),
+			   name);
+	if (seg == -ENOENT || seg == -ECONNREFUSED)
+		return -EKEYREJECTED;	/* no such region there: a wrong key */
+	if (seg < 0)
+		return seg;
+	if (d->nimports == FNV_IMPORTS) {
+		netvm_unimport(d->nv, d->imports[0].seg);
+		memmove(&d->imports[0], &d->imports[1],
+			(FNV_IMPORTS - 1) * sizeof(d->imports[0]));
+		d->nimports--;
+	}
+	im = &d->imports[d->nimports++];
+	im->node = node;
+	im->key = key;
+	im->seg = seg;
+	return seg;
+}
+
+/* Forget (node, key)'s segment: its region may be gone. */
+static void forget_locked(struct fnv_domain *d, uint16_t node, uint64_t key)
+{
+	for (int i = 0; i < d->nimports; i++) {
+		if (d->imports[i].node != node || d->imports[i].key != key)
+			continue;
+		netvm_unimport(d->nv, d->imports[i].seg);
+		memmove(&d->imports[i], &d->imports[i + 1],
+			(size_t)(d->nimports - i - 1) * sizeof(d->imports[0]));
+		d->nimports--;
+		return;
+	}
+}
+
+int fnv_nvm_fi_err(int err)
+{
+	switch (err) {
+	case -EKEYREJECTED:
+	case -EFAULT:		/* the range is not exported (any more) */
+	case -ENOENT:
+	case -ECONNREFUSED:
+		return FI_EKEYREJECTED;
+	case -ERANGE:
+	case -EINVAL:
+		return FI_EINVAL;	/* past the region, misaligned */
+	case -EROFS:
+		return FI_EACCES;	/* registered without FI_REMOTE_WRITE */
+	case -EHOSTUNREACH:
+		return FI_EHOSTUNREACH;
+	case -ETIMEDOUT:
+		return FI_ETIMEDOUT;
+	default:
+		return fnv_errno_to_fi(err);
+	}
+}
+
+/* Open the way to (node, key): the segment, or an error. */
+static int prepare(struct fnv_domain *d, uint16_t node, uint64_t key)
+{
+	int err = fnv_nvm_ready_locked(d);
+
+	return err ? err : segment_locked(d, node, key);
+}
+
+static int done(struct fnv_domain *d, uint16_t node, uint64_t key, int err)
+{
+	if (err == -EKEYREJECTED || err == -EFAULT)
+		forget_locked(d, node, key);
+	return err;
+}
+
+/* The loop-back's copy between [off, +total) of key and the pieces. */
+static int local_copy(uint64_t key, uint64_t off, const struct iovec *iov,
+		      size_t count, bool write)
+{
+	size_t total = 0;
+	uint8_t *at;
+	int err;
+
+	for (size_t i = 0; i < count; i++)
+		total += iov[i].iov_len;
+	err = fnv_mr_local(key, off, total, write, &at);
+	for (size_t i = 0; i < count && !err; i++) {
+		if (write)
+			memcpy(at, iov[i].iov_base, iov[i].iov_len);
+		else
+			memcpy(iov[i].iov_base, at, iov[i].iov_len);
+		at += iov[i].iov_len;
+	}
+	return err;
+}
+
+static int local_word(uint64_t key, uint64_t off, bool write, uint32_t **w)
+{
+	uint8_t *at;
+	int err;
+
+	if (off & 3)
+		return -EINVAL;
+	err = fnv_mr_local(key, off, sizeof(uint32_t), write, &at);
+	if (!err)
+		*w = (uint32_t *)(void *)at;
+	return err;
+}
+
+int fnv_nvm_write_locked(struct fnv_domain *d, uint16_t node, uint64_t key,
+			 uint64_t off, const struct iovec *iov, size_t count)
+{
+	int seg, err = 0;
+
+	if (node == d->node)
+		return local_copy(key, off, iov, count, true);
+	seg = prepare(d, node, key);
+
+	if (seg < 0)
+		return seg;
+	for (size_t i = 0; i < count && !err; i++)
+		for (size_t at = 0; at < iov[i].iov_len && !err;) {
+			size_t n = iov[i].iov_len - at < FNV_BOUNCE ?
+				   iov[i].iov_len - at : FNV_BOUNCE;
+
+			memcpy(d->bounce, (const uint8_t *)iov[i].iov_base + at, n);
+			err = netvm_writeF(d->nv, seg, off, d->bounce, n);
+			off += n;
+			at += n;
+		}
+	return done(d, node, key, err);
+}
+
+int fnv_nvm_read_locked(struct fnv_domain *d, uint16_t node, uint64_t key,
+			uint64_t off, const struct iovec *iov, size_t count)
+{
+	int seg, err = 0;
+
+	if (node == d->node)
+		return local_copy(key, off, iov, count, false);
+	seg = prepare(d, node, key);
+
+	if (seg < 0)
+		return seg;
+	for (size_t i = 0; i < count && !err; i++)
+		for (size_t at = 0; at < iov[i].iov_len && !err;) {
+			size_t n = iov[i].iov_len - at < FNV_BOUNCE ?
+				   iov[i].iov_len - at : FNV_BOUNCE;
+
+			err = netvm_readF(d->nv, seg, off, d->bounce, n);
+			if (!err)
+				memcpy((uint8_t *)iov[i].iov_base + at,
+				       d->bounce, n);
+			off += n;
+			at += n;
+		}
+	return done(d, node, key, err);
+}
+
+int fnv_nvm_swap_locked(struct fnv_domain *d, uint16_t node, uint64_t key,
+			uint64_t off, uint32_t val, uint32_t *old)
+{
+	uint32_t *w;
+	int seg, err;
+
+	if (node == d->node) {
+		err = local_word(key, off, true, &w);
+		if (!err)
+			*old = __atomic_exchange_n(w, val, __ATOMIC_SEQ_CST);
+		return err;
+	}
+	seg = prepare(d, node, key);
+
+	if (seg < 0)
+		return seg;
+	return done(d, node, key, netvm_swap(d->nv, seg, off, val, old));
+}
+
+int fnv_nvm_cswap_locked(struct fnv_domain *d, uint16_t node, uint64_t key,
+			 uint64_t off, uint32_t expect, uint32_t val,
+			 uint32_t *old)
+{
+	uint32_t *w;
+	int seg, err;
+
+	if (node == d->node) {
+		/* a compare that fails writes nothing: read-only is fine */
+		err = local_word(key, off, expect != val, &w);
+		if (!err) {
+			*old = expect;
+			__atomic_compare_exchange_n(w, old, val, false,
+						    __ATOMIC_SEQ_CST,
+						    __ATOMIC_SEQ_CST);
+		}
+		return err;
+	}
+	seg = prepare(d, node, key);
+
+	if (seg < 0)
+		return seg;
+	return done(d, node, key,
+		    netvm_cswap(d->nv, seg, off, expect, val, old));
+}

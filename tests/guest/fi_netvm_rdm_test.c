@@ -1,0 +1,883 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The netvm provider's reliable endpoints (FI_EP_RDM) against libfabric's
+ * public API (guest group fi, tests/guest/test_fi.py; docs/libfabric.md).
+ * TAP-style "ok - " lines; exit status 1 if any failed.
+ *
+ *   fi-netvm-rdm-test local
+ *       three RDM endpoints of one process (the node's loop-back): the
+ *       fi_info entry exactly; FI_RMA refused natively; messages of 0, 1
+ *       and 4056 bytes (the most) byte for byte, 4057 -FI_EMSGSIZE; a send
+ *       completes only once the receiver has it; tagged messages taken
+ *       unexpected and matched by tag in the order sent, posted receives
+ *       matched out of order, ignore bits, FI_DIRECTED_RECV, remote CQ
+ *       data, FI_PEEK / FI_CLAIM / FI_DISCARD, FI_ETRUNC, fi_cancel, bad
+ *       flags and addresses; a flood of 320 tagged messages to a receiver
+ *       that posts nothing: the 65th send finds the window full
+ *       (-FI_EAGAIN), what the receiver cannot take is lost
+ *       unacknowledged, and after it posts, every one arrives byte for
+ *       byte in order (the sender's resends).
+ *   fi-netvm-rdm-test server        (node 1; address to /tmp/fi-rdm.addr)
+ *   fi-netvm-rdm-test client ADDR   (node 0)
+ *       the same flood over U-Net: the server learns the client from its
+ *       first message, waits (FI_PEEK) for the 256th, posts the 320
+ *       receives newest first and checks each; then answers with remote
+ *       CQ data, which the client checks.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/mman.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include "guest_tap.h"
+
+#define MAX_MSG		4056	/* 4096 less the provider's 40-byte header */
+#define FLOOD		320	/* 256 unexpected + a window of 64 */
+#define FLOOD_TAG	1000
+#define DONE_TAG	77
+#define HELLO_TAG	1
+#define KEY_TAG		2
+#define RMA_DONE_TAG	3
+#define RMA_LEN		100000
+
+struct side {
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	char name[64];
+	uint8_t addr[64];
+};
+
+static struct fi_info *info;
+static struct fid_fabric *fab;
+static struct fid_domain *dom;
+static struct fid_av *av;
+
+static void die(const char *what, int err)
+{
+	printf("not ok - %s: %d (%s)\n", what, err, fi_strerror(-err));
+	exit(1);
+}
+
+static struct fi_info *rdm_hints(uint64_t caps, uint64_t mr_mode)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	h->ep_attr->type = FI_EP_RDM;
+	h->caps = caps;
+	h->domain_attr->mr_mode = (int)mr_mode;
+	h->fabric_attr->prov_name = strdup("netvm");
+	return h;
+}
+
+static void open_all(void)
+{
+	struct fi_info *h = rdm_hints(0, FI_MR_PROV_KEY);	/* RMA too */
+	struct fi_av_attr aa = { .type = FI_AV_TABLE };
+	int err;
+
+	err = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info);
+	fi_freeinfo(h);
+	if (err)
+		die("fi_getinfo FI_EP_RDM", err);
+	/* the provider's own entry, not ofi_rxd's stacked on it */
+	while (info && strcmp(info->fabric_attr->prov_name, "netvm"))
+		info = info->next;
+	if (!info)
+		die("fi_getinfo FI_EP_RDM: no native entry", -FI_ENODATA);
+	err = fi_fabric(info->fabric_attr, &fab, NULL);
+	if (!err)
+		err = fi_domain(fab, info, &dom, NULL);
+	if (!err)
+		err = fi_av_open(dom, &aa, &av, NULL);
+	if (err)
+		die("fabric, domain, AV", err);
+}
+
+static void open_side(struct side *s)
+{
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED,
+				 .wait_obj = FI_WAIT_UNSPEC, .size = 1024 };
+	size_t len = sizeof(s->addr), n = sizeof(s->name);
+	int err;
+
+	err = fi_cq_open(dom, &ca, &s->cq, NULL);
+	if (!err)
+		err = fi_endpoint(dom, info, &s->ep, NULL);
+	if (!err)
+		err = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!err)
+		err = fi_ep_bind(s->ep, &av->fid, 0);
+	if (!err)
+		err = fi_enable(s->ep);
+	if (!err)
+		err = fi_getname(&s->ep->fid, s->addr, &len);
+	if (err)
+		die("RDM endpoint", err);
+	fi_av_straddr(av, s->addr, s->name, &n);
+}
+
+static void fill(uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed * 31 + i * 7 + (i >> 8));
+}
+
+static bool filled(const uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != (uint8_t)(seed * 31 + i * 7 + (i >> 8)))
+			return false;
+	return true;
+}
+
+/* The next completion of cq (sread, up to 20 s); error entries as -err. */
+static ssize_t next(struct fid_cq *cq, struct fi_cq_tagged_entry *e,
+		    fi_addr_t *src, struct fi_cq_err_entry *ee)
+{
+	ssize_t r = fi_cq_sreadfrom(cq, e, 1, src, NULL, 20000);
+
+	if (r == -FI_EAVAIL && fi_cq_readerr(cq, ee, 0) == 1)
+		return -ee->err;
+	return r;
+}
+
+/* ---- one process ---- */
+
+/* Whether fi_getinfo with hints lists the provider's own RDM entry, and
+ * that entry's capabilities and memory registration mode. */
+static bool native_entry(struct fi_info *h, uint64_t *caps, int *mr_mode)
+{
+	struct fi_info *got = NULL;
+	bool native = false;
+
+	fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &got);
+	for (struct fi_info *i = got; i; i = i->next)
+		if (!strcmp(i->fabric_attr->prov_name, "netvm")) {
+			native = true;
+			*caps = i->caps;
+			*mr_mode = i->domain_attr->mr_mode;
+		}
+	fi_freeinfo(got);
+	fi_freeinfo(h);
+	return native;
+}
+
+static void check_info(void)
+{
+	uint64_t caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE |
+			FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM;
+	uint64_t rma = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ |
+		       FI_REMOTE_WRITE, got = 0;
+	int mode = -1;
+
+	check(info->caps == (caps | rma) && info->ep_attr->type == FI_EP_RDM &&
+	      info->ep_attr->max_msg_size == MAX_MSG &&
+	      info->tx_attr->inject_size == MAX_MSG &&
+	      info->tx_attr->msg_order == FI_ORDER_SAS &&
+	      info->rx_attr->msg_order == FI_ORDER_SAS &&
+	      info->tx_attr->rma_iov_limit == 1 &&
+	      info->domain_attr->cq_data_size == 8 &&
+	      info->domain_attr->mr_mode == FI_MR_PROV_KEY &&
+	      info->domain_attr->data_progress == FI_PROGRESS_MANUAL &&
+	      !strcmp(info->fabric_attr->prov_name, "netvm"),
+	      "fi_getinfo FI_EP_RDM, FI_MR_PROV_KEY: the native entry with RMA and atomics, "
+	      "exactly (caps %s)", fi_tostr(&info->caps, FI_TYPE_CAPS));
+	check(native_entry(rdm_hints(0, 0), &got, &mode) && got == caps && mode == 0,
+	      "an application that takes no provider keys: the native entry without RMA, "
+	      "mr_mode 0");
+	check(!native_entry(rdm_hints(FI_MSG | FI_RMA, 0), &got, &mode),
+	      "... and FI_RMA asked for without FI_MR_PROV_KEY: not offered natively");
+	check(native_entry(rdm_hints(FI_TAGGED | FI_ATOMIC, FI_MR_PROV_KEY | FI_MR_LOCAL),
+			   &got, &mode) && mode == FI_MR_PROV_KEY,
+	      "FI_ATOMIC with FI_MR_PROV_KEY | FI_MR_LOCAL: offered, needing only provider keys");
+}
+
+static void messages(struct side *a, struct side *c, fi_addr_t to_a,
+		     fi_addr_t from_c)
+{
+	static uint8_t out[MAX_MSG + 1], in[MAX_MSG + 64];
+	size_t lens[] = { 0, 1, MAX_MSG };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	fi_addr_t src;
+	int ctx[2];
+	ssize_t r;
+
+	check(fi_send(c->ep, out, MAX_MSG + 1, NULL, to_a, NULL) == -FI_EMSGSIZE,
+	      "send of %d bytes: -FI_EMSGSIZE", MAX_MSG + 1);
+	check(fi_send(c->ep, out, 1, NULL, 99, NULL) == -FI_EINVAL,
+	      "send to an fi_addr_t not in the AV: -FI_EINVAL");
+	for (unsigned int i = 0; i < 3; i++) {
+		fill(out, lens[i], i);
+		memset(in, 0, sizeof(in));
+		r = fi_send(c->ep, out, lens[i], NULL, to_a, &ctx[0]);
+		check(r == 0 && fi_cq_read(c->cq, &e, 1) == -FI_EAGAIN,
+		      "%zu B: no send completion before the receiver has it", lens[i]);
+		fi_recv(a->ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC, &ctx[1]);
+		r = next(a->cq, &e, &src, &ee);
+		check(r == 1 && e.op_context == &ctx[1] && e.len == lens[i] &&
+		      e.flags == (FI_RECV | FI_MSG) && src == from_c &&
+		      !memcmp(in, out, lens[i]) && in[lens[i]] == 0,
+		      "%zu B: received byte for byte, FI_RECV|FI_MSG, readfrom names C", lens[i]);
+		r = next(c->cq, &e, &src, &ee);
+		check(r == 1 && e.op_context == &ctx[0] && e.flags == (FI_SEND | FI_MSG),
+		      "%zu B: then the send completes, FI_SEND|FI_MSG", lens[i]);
+	}
+}
+
+static ssize_t tsend(struct side *s, fi_addr_t to, const char *text,
+		     uint64_t tag)
+{
+	return fi_tinject(s->ep, text, strlen(text), to, tag);
+}
+
+/* a's next completion: a tagged receive of text with tag into ctx */
+static bool got_tagged(struct side *a, void *ctx, const char *buf,
+		       const char *text, uint64_t tag)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	fi_addr_t src;
+
+	return next(a->cq, &e, &src, &ee) == 1 && e.op_context == ctx &&
+	       e.tag == tag && e.len == strlen(text) &&
+	       !memcmp(buf, text, e.len) && (e.flags & FI_TAGGED);
+}
+
+static void tagged(struct side *a, struct side *b, struct side *c,
+		   fi_addr_t to_a, fi_addr_t from_b)
+{
+	char in[4][64];
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	fi_addr_t src;
+	int ctx[4];
+	ssize_t r;
+
+	/* unexpected: taken aside, matched by tag, a tag's in the order sent */
+	tsend(c, to_a, "first seven", 7);
+	tsend(c, to_a, "eight", 8);
+	tsend(c, to_a, "second seven", 7);
+	memset(in, 0, sizeof(in));
+	fi_trecv(a->ep, in[0], 64, NULL, FI_ADDR_UNSPEC, 8, 0, &ctx[0]);
+	fi_trecv(a->ep, in[1], 64, NULL, FI_ADDR_UNSPEC, 7, 0, &ctx[1]);
+	fi_trecv(a->ep, in[2], 64, NULL, FI_ADDR_UNSPEC, 7, 0, &ctx[2]);
+	check(got_tagged(a, &ctx[0], in[0], "eight", 8) &&
+	      got_tagged(a, &ctx[1], in[1], "first seven", 7) &&
+	      got_tagged(a, &ctx[2], in[2], "second seven", 7),
+	      "unexpected tagged messages: matched by tag, a tag's in the order sent");
+	/* posted: the receive whose tag matches, whatever the posting order */
+	memset(in, 0, sizeof(in));
+	fi_trecv(a->ep, in[0], 64, NULL, FI_ADDR_UNSPEC, 5, 0, &ctx[0]);
+	fi_trecv(a->ep, in[1], 64, NULL, FI_ADDR_UNSPEC, 6, 0, &ctx[1]);
+	fi_trecv(a->ep, in[2], 64, NULL, FI_ADDR_UNSPEC, 0x100, 0xff, &ctx[2]);
+	tsend(c, to_a, "six", 6);
+	tsend(c, to_a, "five", 5);
+	tsend(c, to_a, "one-ab", 0x1ab);
+	check(got_tagged(a, &ctx[1], in[1], "six", 6) &&
+	      got_tagged(a, &ctx[0], in[0], "five", 5) &&
+	      got_tagged(a, &ctx[2], in[2], "one-ab", 0x1ab),
+	      "posted tagged receives: each message to the one its tag matches; ignore bits");
+	/* FI_DIRECTED_RECV: a receive naming B does not take C's message */
+	memset(in, 0, sizeof(in));
+	fi_trecv(a->ep, in[0], 64, NULL, from_b, 9, 0, &ctx[0]);
+	fi_trecv(a->ep, in[1], 64, NULL, FI_ADDR_UNSPEC, 9, 0, &ctx[1]);
+	tsend(c, to_a, "from c", 9);
+	tsend(b, to_a, "from b", 9);
+	check(got_tagged(a, &ctx[1], in[1], "from c", 9) &&
+	      got_tagged(a, &ctx[0], in[0], "from b", 9),
+	      "FI_DIRECTED_RECV: the receive naming B waits for B's message");
+	/* remote CQ data */
+	fi_trecv(a->ep, in[0], 64, NULL, FI_ADDR_UNSPEC, 10, 0, &ctx[0]);
+	r = fi_tsenddata(c->ep, "d", 1, NULL, 0x1122334455667788ull, to_a, 10, NULL);
+	check(r == 0 && next(a->cq, &e, &src, &ee) == 1 && e.op_context == &ctx[0] &&
+	      e.data == 0x1122334455667788ull && (e.flags & FI_REMOTE_CQ_DATA) && e.tag == 10,
+	      "fi_tsenddata: the data and FI_REMOTE_CQ_DATA in the receive's completion");
+	next(c->cq, &e, &src, &ee);	/* the send's */
+	/* FI_ETRUNC, fi_cancel */
+	{
+		static char big[300];
+
+		memset(in, 0, sizeof(in));
+		memset(big, 'x', sizeof(big));
+		fi_trecv(a->ep, in[0], 10, NULL, FI_ADDR_UNSPEC, 11, 0, &ctx[0]);
+		fi_tinject(c->ep, big, sizeof(big), to_a, 11);
+		r = next(a->cq, &e, &src, &ee);
+		check(r == -FI_ETRUNC && ee.olen == 290 && ee.len == 10 && ee.tag == 11 &&
+		      ee.op_context == &ctx[0] && in[0][9] == 'x' && in[0][10] == 0,
+		      "300 B into 10: FI_ETRUNC, olen 290, the tag, the first 10 kept (%zd)", r);
+	}
+	fi_trecv(a->ep, in[0], 10, NULL, FI_ADDR_UNSPEC, 12, 0, &ctx[0]);
+	check(fi_cancel(&a->ep->fid, &ctx[0]) == 0 && next(a->cq, &e, &src, &ee) == -FI_ECANCELED &&
+	      ee.op_context == &ctx[0] && (ee.flags & FI_TAGGED),
+	      "fi_cancel of a tagged receive: FI_ECANCELED");
+	check(fi_cancel(&a->ep->fid, &ctx[0]) == -FI_ENOENT, "fi_cancel of nothing: -FI_ENOENT");
+}
+
+static ssize_t trecvmsg(struct side *a, void *buf, size_t len, uint64_t tag,
+			void *ctx, uint64_t flags)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_msg_tagged m = {
+		.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+		.tag = tag, .context = ctx,
+	};
+
+	return fi_trecvmsg(a->ep, &m, flags);
+}
+
+static void probes(struct side *a, struct side *c, fi_addr_t to_a)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	char in[64] = { 0 };
+	fi_addr_t src;
+	int ctx[2];
+	ssize_t r;
+
+	r = trecvmsg(a, NULL, 0, 99, &ctx[0], FI_PEEK);
+	check(r == 0 && next(a->cq, &e, &src, &ee) == -FI_ENOMSG && ee.op_context == &ctx[0],
+	      "FI_PEEK with nothing there: FI_ENOMSG");
+	tsend(c, to_a, "peek at me", 99);
+	r = trecvmsg(a, NULL, 0, 99, &ctx[0], FI_PEEK);
+	check(r == 0 && next(a->cq, &e, &src, &ee) == 1 && e.op_context == &ctx[0] &&
+	      e.len == 10 && e.tag == 99, "FI_PEEK: the message's length and tag, left there");
+	r = trecvmsg(a, NULL, 0, 99, &ctx[1], FI_PEEK | FI_CLAIM);
+	check(r == 0 && next(a->cq, &e, &src, &ee) == 1 && e.op_context == &ctx[1],
+	      "FI_PEEK | FI_CLAIM: claimed");
+	r = trecvmsg(a, NULL, 0, 99, &ctx[0], FI_PEEK);
+	check(r == 0 && next(a->cq, &e, &src, &ee) == -FI_ENOMSG,
+	      "a claimed message is not found by the next FI_PEEK");
+	r = trecvmsg(a, in, sizeof(in), 99, &ctx[1], FI_CLAIM);
+	check(r == 0 && got_tagged(a, &ctx[1], in, "peek at me", 99),
+	      "FI_CLAIM with the claiming context: the message's bytes");
+	tsend(c, to_a, "drop me", 98);
+	r = trecvmsg(a, NULL, 0, 98, &ctx[0], FI_PEEK | FI_DISCARD);
+	check(r == 0 && next(a->cq, &e, &src, &ee) == 1 && e.len == 7,
+	      "FI_PEEK | FI_DISCARD: found and dropped");
+	r = trecvmsg(a, NULL, 0, 98, &ctx[0], FI_PEEK);
+	check(r == 0 && next(a->cq, &e, &src, &ee) == -FI_ENOMSG, "... gone");
+	check(trecvmsg(a, in, 1, 0, &ctx[0], FI_MULTI_RECV) == -FI_EBADFLAGS,
+	      "FI_MULTI_RECV: -FI_EBADFLAGS");
+	{
+		struct iovec iov = { .iov_base = in, .iov_len = 1 };
+		struct fi_msg m = { .msg_iov = &iov, .iov_count = 1,
+				    .addr = FI_ADDR_UNSPEC };
+
+		check(fi_recvmsg(a->ep, &m, FI_PEEK) == -FI_EBADFLAGS,
+		      "FI_PEEK on an untagged receive: -FI_EBADFLAGS");
+	}
+}
+
+/*
+ * The flood: FLOOD tagged messages d -> a (d new, so its window is
+ * empty), a posting nothing until all are sent.  The sender's window is
+ * 64 (the 65th send the receiver has not acknowledged: -FI_EAGAIN); what
+ * the receiver cannot take (its loop-back socket holds a few datagrams,
+ * its unexpected list 256) is lost unacknowledged and sent again.
+ */
+static void flood_local(struct side *a, struct side *d, fi_addr_t to_a)
+{
+	static uint8_t out[MAX_MSG], in[FLOOD][MAX_MSG];
+	struct fi_cq_tagged_entry e[16];
+	struct fi_cq_err_entry ee;
+	unsigned int first_full = 0, got = 0, sent_done = 0, bad = 0, posted = 0;
+	ssize_t r;
+
+	for (unsigned int i = 0; i < FLOOD; i++) {
+		size_t len = 1 + (i * 37) % MAX_MSG;
+
+		fill(out, len, i);
+		while ((r = fi_tsend(d->ep, out, len, NULL, to_a, FLOOD_TAG + i, NULL)) ==
+		       -FI_EAGAIN) {
+			if (!first_full)
+				first_full = i + 1;
+			fi_cq_sread(a->cq, e, 1, NULL, 10);	/* a progresses */
+			while ((r = fi_cq_read(d->cq, e, 16)) > 0)
+				sent_done += (unsigned int)r;
+		}
+		if (r)
+			die("flood: send", (int)r);
+	}
+	check(first_full == 65, "a burst of 64 unacknowledged sends fills the window: "
+	      "the 65th is -FI_EAGAIN (%u)", first_full);
+	for (unsigned int spins = 0; (got < FLOOD || sent_done < FLOOD) && spins < 4000;
+	     spins++) {
+		while (posted < FLOOD) {
+			memset(in[posted], 0, MAX_MSG);
+			r = fi_trecv(a->ep, in[posted], MAX_MSG, NULL, FI_ADDR_UNSPEC,
+				     FLOOD_TAG + posted, 0, in[posted]);
+			if (r == -FI_EAGAIN)
+				break;	/* 256 posted: take completions first */
+			if (r)
+				die("flood: trecv", (int)r);
+			posted++;
+		}
+		r = fi_cq_sread(a->cq, e, 16, NULL, 5);
+		if (r == -FI_EAVAIL && fi_cq_readerr(a->cq, &ee, 0) == 1)
+			bad++;
+		for (ssize_t k = 0; k < r; k++) {
+			unsigned int i = (unsigned int)(e[k].tag - FLOOD_TAG);
+
+			if (i != got || i >= FLOOD || e[k].op_context != in[i] ||
+			    e[k].len != 1 + (i * 37) % MAX_MSG || !filled(in[i], e[k].len, i))
+				bad++;
+			got++;
+		}
+		while ((r = fi_cq_read(d->cq, e, 16)) > 0)	/* d progresses: resends */
+			sent_done += (unsigned int)r;
+	}
+	check(got == FLOOD && sent_done == FLOOD && !bad,
+	      "flood of %d: what the receiver could not take was sent again; every one in "
+	      "order, byte for byte, every send completed (%u received, %u sends completed, "
+	      "%u wrong)", FLOOD, got, sent_done, bad);
+}
+
+/* ---- RMA and atomics on NetVM ---- */
+
+#define REGION		(256 * 1024)
+
+/* The next completion of cq: 1, or -err for an error completion. */
+static ssize_t comp(struct fid_cq *cq, void *ctx, uint64_t flags)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	fi_addr_t src;
+	ssize_t r = next(cq, &e, &src, &ee);
+
+	if (r < 0)
+		return ee.op_context == ctx ? r : -9999;
+	return r == 1 && e.op_context == ctx && e.flags == flags ? 1 : -9998;
+}
+
+/*
+ * An endpoint of a second domain (its own NetVM port) reads and writes a
+ * region of the first, as a peer would: the region is pageable memory
+ * (mmap), its pages dropped (MADV_DONTNEED) before a remote write and a
+ * remote read, which must fault them in (a pinned region would keep the
+ * old pages: the process would not see the write).
+ */
+static void rma(struct side *a, fi_addr_t unused)
+{
+	struct fi_av_attr aa = { .type = FI_AV_TABLE };
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED,
+				 .wait_obj = FI_WAIT_UNSPEC, .size = 64 };
+	static uint8_t src[150000], dst[150000];
+	struct fid_domain *dom2;
+	struct fid_av *av2;
+	struct fid_mr *mr, *ro;
+	struct fid_ep *e;
+	struct fid_cq *cq;
+	uint8_t *tgt, *rotgt;
+	uint64_t key, rokey;
+	fi_addr_t fa;
+	int ctx, err;
+	ssize_t r;
+
+	(void)unused;
+	tgt = mmap(NULL, REGION, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	rotgt = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (tgt == MAP_FAILED || rotgt == MAP_FAILED)
+		die("mmap", -1);
+	err = fi_mr_reg(dom, tgt, REGION, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL);
+	if (!err)
+		err = fi_mr_reg(dom, rotgt, 4096, FI_REMOTE_READ, 0, 0, 0, &ro, NULL);
+	if (err)
+		die("fi_mr_reg", err);
+	key = fi_mr_key(mr);
+	rokey = fi_mr_key(ro);
+	check(key != rokey && key >> 48 && key >> 48 == rokey >> 48 && fi_mr_desc(mr) == NULL,
+	      "fi_mr_reg FI_REMOTE_READ | FI_REMOTE_WRITE: a provider key naming the NetVM "
+	      "port (%#llx)", (unsigned long long)key);
+	check(fi_mr_reg(dom, tgt + 4096, 4096, FI_REMOTE_READ, 0, 0, 0, &ro, NULL) == -FI_EBUSY,
+	      "fi_mr_reg of a range inside another region for remote access: -FI_EBUSY");
+	err = fi_domain(fab, info, &dom2, NULL);
+	if (!err)
+		err = fi_av_open(dom2, &aa, &av2, NULL);
+	if (!err)
+		err = fi_cq_open(dom2, &ca, &cq, NULL);
+	if (!err)
+		err = fi_endpoint(dom2, info, &e, NULL);
+	if (!err)
+		err = fi_ep_bind(e, &cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!err)
+		err = fi_ep_bind(e, &av2->fid, 0);
+	if (!err)
+		err = fi_enable(e);
+	if (!err && fi_av_insert(av2, a->addr, 1, &fa, 0, NULL) != 1)
+		err = -FI_EINVAL;
+	if (err)
+		die("a second domain and endpoint", err);
+
+	fill(src, sizeof(src), 3);
+	memset(tgt, 0x55, REGION);
+	madvise(tgt, REGION, MADV_DONTNEED);	/* gone: zeros when touched */
+	r = fi_write(e, src, 5000, NULL, fa, 100, key, &ctx);
+	check(r == 0 && comp(cq, &ctx, FI_RMA | FI_WRITE) == 1 && !memcmp(tgt + 100, src, 5000) &&
+	      tgt[99] == 0 && tgt[5100] == 0,
+	      "fi_write of 5000 B at offset 100 into pages dropped (MADV_DONTNEED): there, byte "
+	      "for byte, nothing around (no pinning)");
+	madvise(tgt, REGION, MADV_DONTNEED);
+	fill(tgt + 1000, sizeof(src), 4);
+	fill(src, sizeof(src), 4);
+	memset(dst, 0, sizeof(dst));
+	r = fi_read(e, dst, sizeof(src), NULL, fa, 1000, key, &ctx);
+	check(r == 0 && comp(cq, &ctx, FI_RMA | FI_READ) == 1 && !memcmp(dst, src, sizeof(src)),
+	      "fi_read of %zu B (3 bounce buffers): byte for byte", sizeof(src));
+	{
+		struct iovec v[3] = { { src, 10 }, { src + 10, 70000 }, { src + 70010, 5 } };
+
+		fill(src, sizeof(src), 5);
+		r = fi_writev(e, v, NULL, 3, fa, 0, key, &ctx);
+		check(r == 0 && comp(cq, &ctx, FI_RMA | FI_WRITE) == 1 &&
+		      !memcmp(tgt, src, 70015), "fi_writev of 3 pieces: byte for byte");
+	}
+	r = fi_write(e, src, 8, NULL, fa, 0, key ^ 1, &ctx);
+	check(r == 0 && comp(cq, &ctx, 0) == -FI_EKEYREJECTED,
+	      "fi_write with a wrong key: FI_EKEYREJECTED");
+	r = fi_read(e, dst, 8, NULL, fa, 0, key + (1ull << 48), &ctx);
+	check(r == 0 && comp(cq, &ctx, 0) == -FI_EKEYREJECTED,
+	      "fi_read with a key naming another port: FI_EKEYREJECTED");
+	check(fi_inject_write(e, src, 8, fa, 0, key ^ 2) == -FI_EKEYREJECTED,
+	      "fi_inject_write with a wrong key: -FI_EKEYREJECTED");
+	r = fi_write(e, src, 20, NULL, fa, REGION - 10, key, &ctx);
+	check(r == 0 && comp(cq, &ctx, 0) == -FI_EINVAL, "fi_write past the region: FI_EINVAL");
+	r = fi_write(e, src, 8, NULL, fa, 0, rokey, &ctx);
+	check(r == 0 && comp(cq, &ctx, 0) == -FI_EACCES,
+	      "fi_write into a region without FI_REMOTE_WRITE: FI_EACCES");
+	rotgt[5] = 0x77;
+	r = fi_read(e, dst, 8, NULL, fa, 0, rokey, &ctx);
+	check(r == 0 && comp(cq, &ctx, FI_RMA | FI_READ) == 1 && dst[5] == 0x77,
+	      "fi_read from it: allowed");
+	check(fi_writedata(e, src, 8, NULL, 1, fa, 0, key, &ctx) == -FI_ENOSYS,
+	      "fi_writedata: -FI_ENOSYS (no remote CQ data on NetVM writes)");
+	{
+		uint32_t *w = (uint32_t *)tgt, v = 5, res = 0, cmp, three[3] = { 1, 2, 3 };
+		ssize_t n;
+		int32_t neg = -3;
+		size_t cnt = 0;
+		struct fi_atomic_attr at;
+
+		w[0] = 10;
+		r = fi_atomic(e, &v, 1, NULL, fa, 0, key, FI_UINT32, FI_SUM, &ctx);
+		n = r ? r : comp(cq, &ctx, FI_ATOMIC | FI_WRITE);
+		check(n == 1 && w[0] == 15,
+		      "fi_atomic FI_SUM 5 on 10: 15 (compare-and-swap loop) (%zd, %u)", n, w[0]);
+		r = fi_fetch_atomic(e, &neg, 1, NULL, &res, NULL, fa, 0, key, FI_INT32, FI_MIN,
+				    &ctx);
+		check(r == 0 && comp(cq, &ctx, FI_ATOMIC | FI_READ) == 1 && res == 15 &&
+		      (int32_t)w[0] == -3, "fi_fetch_atomic FI_MIN -3 (FI_INT32): old 15, now -3");
+		cmp = (uint32_t)-3;
+		v = 77;
+		r = fi_compare_atomic(e, &v, 1, NULL, &cmp, NULL, &res, NULL, fa, 0, key, FI_INT32,
+				      FI_CSWAP, &ctx);
+		check(r == 0 && comp(cq, &ctx, FI_ATOMIC | FI_READ) == 1 &&
+		      res == (uint32_t)-3 && w[0] == 77, "fi_compare_atomic FI_CSWAP: swapped");
+		r = fi_compare_atomic(e, &v, 1, NULL, &cmp, NULL, &res, NULL, fa, 0, key, FI_INT32,
+				      FI_CSWAP, &ctx);
+		check(r == 0 && comp(cq, &ctx, FI_ATOMIC | FI_READ) == 1 && res == 77 && w[0] == 77,
+		      "... again: the compare fails, the old value back, unchanged");
+		v = 9;
+		r = fi_fetch_atomic(e, &v, 1, NULL, &res, NULL, fa, 0, key, FI_UINT32,
+				    FI_ATOMIC_WRITE, &ctx);
+		check(r == 0 && comp(cq, &ctx, FI_ATOMIC | FI_READ) == 1 && res == 77 && w[0] == 9,
+		      "FI_ATOMIC_WRITE (NetVM's swap): old 77, now 9");
+		r = fi_fetch_atomic(e, NULL, 1, NULL, &res, NULL, fa, 0, key, FI_UINT32,
+				    FI_ATOMIC_READ, &ctx);
+		check(r == 0 && comp(cq, &ctx, FI_ATOMIC | FI_READ) == 1 && res == 9 && w[0] == 9,
+		      "FI_ATOMIC_READ: 9, unchanged");
+		w[1] = 100;
+		w[2] = 200;
+		w[3] = 300;
+		r = fi_atomic(e, three, 3, NULL, fa, 4, key, FI_UINT32, FI_BXOR, &ctx);
+		check(r == 0 && comp(cq, &ctx, FI_ATOMIC | FI_WRITE) == 1 && w[1] == (100 ^ 1) &&
+		      w[2] == (200 ^ 2) && w[3] == (300 ^ 3), "fi_atomic FI_BXOR on 3 words");
+		r = fi_atomic(e, &v, 1, NULL, fa, 2, key, FI_UINT32, FI_SUM, &ctx);
+		check(r == 0 && comp(cq, &ctx, 0) == -FI_EINVAL, "a misaligned word: FI_EINVAL");
+		check(fi_atomic(e, &v, 1, NULL, fa, 0, key, FI_UINT64, FI_SUM, &ctx) ==
+		      -FI_EOPNOTSUPP && fi_atomicvalid(e, FI_UINT64, FI_SUM, &cnt) ==
+		      -FI_EOPNOTSUPP && fi_query_atomic(dom, FI_DOUBLE, FI_SUM, &at, 0) ==
+		      -FI_EOPNOTSUPP, "64-bit and floating-point atomics: -FI_EOPNOTSUPP");
+		check(fi_atomicvalid(e, FI_INT32, FI_PROD, &cnt) == 0 && cnt == 64 &&
+		      fi_compare_atomicvalid(e, FI_UINT32, FI_CSWAP_GT, &cnt) == 0 &&
+		      fi_fetch_atomicvalid(e, FI_UINT32, FI_CSWAP, &cnt) == -FI_EOPNOTSUPP &&
+		      fi_query_atomic(dom, FI_INT32, FI_MAX, &at, FI_FETCH_ATOMIC) == 0 &&
+		      at.size == 4, "fi_atomicvalid and fi_query_atomic: 32-bit, 64 elements");
+	}
+	fi_close(&e->fid);
+	fi_close(&cq->fid);
+	fi_close(&av2->fid);
+	check(fi_close(&dom2->fid) == 0, "the second domain closes");
+	fi_close(&ro->fid);
+	fi_close(&mr->fid);
+	munmap(tgt, REGION);
+	munmap(rotgt, 4096);
+}
+
+static int local(void)
+{
+	struct side a, b, c, d;
+	fi_addr_t fa[3];
+	size_t n;
+
+	check_info();
+	open_side(&a);
+	open_side(&b);
+	open_side(&c);
+	open_side(&d);
+	n = (size_t)fi_av_insert(av, a.addr, 1, &fa[0], 0, NULL);
+	n += (size_t)fi_av_insert(av, b.addr, 1, &fa[1], 0, NULL);
+	n += (size_t)fi_av_insert(av, c.addr, 1, &fa[2], 0, NULL);
+	if (n != 3)
+		die("fi_av_insert", -1);
+	messages(&a, &c, fa[0], fa[2]);
+	tagged(&a, &b, &c, fa[0], fa[1]);
+	probes(&a, &c, fa[0]);
+	flood_local(&a, &d, fa[0]);
+	rma(&a, fa[0]);
+	fi_close(&a.ep->fid);
+	fi_close(&b.ep->fid);
+	fi_close(&c.ep->fid);
+	fi_close(&d.ep->fid);
+	fi_close(&a.cq->fid);
+	fi_close(&b.cq->fid);
+	fi_close(&c.cq->fid);
+	fi_close(&d.cq->fid);
+	fi_close(&av->fid);
+	return fi_close(&dom->fid);
+}
+
+/* ---- across the nodes ---- */
+
+/* The server's region: dropped pages (MADV_DONTNEED) the client writes
+ * into through NetVM, then the client says so. */
+static void rma_serve(struct side *s, fi_addr_t peer)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	static uint8_t want[RMA_LEN];
+	struct fid_mr *mr;
+	fi_addr_t src;
+	uint64_t key;
+	uint8_t *r;
+	int ctx, err;
+	char done[8];
+
+	r = mmap(NULL, REGION, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		die("mmap", -1);
+	err = fi_mr_reg(dom, r, REGION, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL);
+	if (err)
+		die("server: fi_mr_reg", err);
+	memset(r, 0x55, REGION);
+	madvise(r, REGION, MADV_DONTNEED);	/* gone: zeros when touched */
+	key = fi_mr_key(mr);
+	fi_trecv(s->ep, done, sizeof(done), NULL, peer, RMA_DONE_TAG, 0, &ctx);
+	if (fi_tsend(s->ep, &key, sizeof(key), NULL, peer, KEY_TAG, NULL))
+		die("server: key", -1);
+	while (next(s->cq, &e, &src, &ee) == 1 && e.op_context != &ctx)
+		;	/* the key's send, then the client's word */
+	fill(want, RMA_LEN, 7);
+	check(e.op_context == &ctx && !memcmp(r + 100, want, RMA_LEN) && r[99] == 0 &&
+	      r[100 + RMA_LEN] == 0 && *(uint32_t *)(void *)r == 10,
+	      "server: the client's NetVM write (%d B) and atomics are in the region, whose "
+	      "pages were dropped before (no pinning)", RMA_LEN);
+	fi_close(&mr->fid);
+	munmap(r, REGION);
+}
+
+/* The client's RMA into the server's region across the nodes. */
+static void rma_client(struct side *s, fi_addr_t srv)
+{
+	static uint8_t out[RMA_LEN], back[RMA_LEN];
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	uint32_t five = 5, res = 0;
+	fi_addr_t src;
+	uint64_t key = 0;
+	int ctx;
+	ssize_t r;
+
+	fi_trecv(s->ep, &key, sizeof(key), NULL, srv, KEY_TAG, 0, &ctx);
+	while (next(s->cq, &e, &src, &ee) == 1 && e.op_context != &ctx)
+		;	/* the hello's send, then the key */
+	fill(out, RMA_LEN, 7);
+	r = fi_write(s->ep, out, RMA_LEN, NULL, srv, 100, key, &ctx);
+	if (!r)
+		r = comp(s->cq, &ctx, FI_RMA | FI_WRITE);
+	if (r == 1)
+		r = fi_read(s->ep, back, RMA_LEN, NULL, srv, 100, key, &ctx);
+	if (!r)
+		r = comp(s->cq, &ctx, FI_RMA | FI_READ);
+	check(r == 1 && !memcmp(out, back, RMA_LEN),
+	      "client: fi_write of %d B into the server's region over NetVM, fi_read back: byte "
+	      "for byte (%zd)", RMA_LEN, r);
+	r = fi_atomic(s->ep, &five, 1, NULL, srv, 0, key, FI_UINT32, FI_SUM, &ctx);
+	if (!r)
+		r = comp(s->cq, &ctx, FI_ATOMIC | FI_WRITE);
+	if (r == 1)
+		r = fi_atomic(s->ep, &five, 1, NULL, srv, 0, key, FI_UINT32, FI_SUM, &ctx);
+	if (r == 1 || !r)
+		r = comp(s->cq, &ctx, FI_ATOMIC | FI_WRITE);
+	if (r == 1)
+		r = fi_fetch_atomic(s->ep, NULL, 1, NULL, &res, NULL, srv, 0, key, FI_UINT32,
+				    FI_ATOMIC_READ, &ctx);
+	if (!r)
+		r = comp(s->cq, &ctx, FI_ATOMIC | FI_READ);
+	check(r == 1 && res == 10, "client: FI_SUM 5 twice on the server's word, FI_ATOMIC_READ: "
+	      "10 (%zd, %u)", r, res);
+	r = fi_read(s->ep, back, 8, NULL, srv, 0, key ^ 0x10, &ctx);
+	check(r == 0 && comp(s->cq, &ctx, 0) == -FI_EKEYREJECTED,
+	      "client: a wrong key on the server's node: FI_EKEYREJECTED");
+	if (fi_tsend(s->ep, "done", 4, NULL, srv, RMA_DONE_TAG, &ctx) ||
+	    comp(s->cq, &ctx, FI_SEND | FI_TAGGED) != 1)
+		die("client: rma done", -1);
+}
+
+static int serve(void)
+{
+	static uint8_t in[FLOOD][MAX_MSG];
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	unsigned int got = 0, bad = 0;
+	fi_addr_t src, peer = FI_ADDR_NOTAVAIL;
+	char hello[64] = { 0 };
+	struct side s;
+	int ctx;
+	ssize_t r;
+
+	open_side(&s);
+	write_file("/tmp/fi-rdm.addr", s.name);
+	fi_trecv(s.ep, hello, sizeof(hello) - 1, NULL, FI_ADDR_UNSPEC, HELLO_TAG, 0, &ctx);
+	r = next(s.cq, &e, &src, &ee);
+	check(r == 1 && src == FI_ADDR_NOTAVAIL && fi_av_insertsvc(av, hello, NULL, &peer, 0,
+								  NULL) == 1,
+	      "server: the client's first message (not in the AV), its address %s inserted",
+	      hello);
+	rma_serve(&s, peer);
+	/* wait for the 256th flood message to be there (unexpected) */
+	for (;;) {
+		r = trecvmsg(&s, NULL, 0, FLOOD_TAG + 255, &ctx, FI_PEEK);
+		if (r)
+			die("server: peek", (int)r);
+		r = next(s.cq, &e, &src, &ee);
+		if (r == 1)
+			break;
+		if (r != -FI_ENOMSG)
+			die("server: peek", (int)r);
+		fi_cq_sread(s.cq, &e, 1, NULL, 10);
+	}
+	for (int i = FLOOD - 1; i >= 0; i--)	/* newest first */
+		if (fi_trecv(s.ep, in[i], MAX_MSG, NULL, FI_ADDR_UNSPEC, FLOOD_TAG + i, 0, in[i]))
+			die("server: trecv", -1);
+	while (got < FLOOD) {
+		r = next(s.cq, &e, &src, &ee);
+		if (r != 1)
+			die("server: flood receive", (int)r);
+		{
+			unsigned int i = (unsigned int)(e.tag - FLOOD_TAG);
+
+			if (i >= FLOOD || e.op_context != in[i] || src != peer ||
+			    e.len != 1 + (i * 37) % MAX_MSG || !filled(in[i], e.len, i))
+				bad++;
+		}
+		got++;
+	}
+	check(got == FLOOD && !bad, "server: the flood of %d over U-Net, 256 taken unexpected, "
+	      "each by its tag byte for byte from the client (%u wrong)", FLOOD, bad);
+	r = fi_tsenddata(s.ep, "done", 4, NULL, 0xfeedface12345678ull, peer, DONE_TAG, &ctx);
+	check(r == 0 && next(s.cq, &e, &src, &ee) == 1 && e.op_context == &ctx,
+	      "server: the answer with remote CQ data sent and acknowledged");
+	fi_close(&s.ep->fid);
+	return 0;
+}
+
+static int client(const char *server)
+{
+	static uint8_t out[MAX_MSG];
+	struct fi_cq_tagged_entry e[16];
+	struct fi_cq_err_entry ee;
+	unsigned int sent_done = 0, bad = 0;
+	bool done = false;
+	char answer[16] = { 0 };
+	fi_addr_t srv;
+	struct side s;
+	ssize_t r;
+
+	open_side(&s);
+	check(fi_av_insertsvc(av, server, NULL, &srv, 0, NULL) == 1, "client: %s inserted",
+	      server);
+	fi_trecv(s.ep, answer, sizeof(answer), NULL, srv, DONE_TAG, 0, answer);
+	if (fi_tsend(s.ep, s.name, strlen(s.name), NULL, srv, HELLO_TAG, NULL))
+		die("client: hello", -1);
+	rma_client(&s, srv);
+	for (unsigned int i = 0; i < FLOOD; i++) {
+		size_t len = 1 + (i * 37) % MAX_MSG;
+
+		fill(out, len, i);
+		while ((r = fi_tsend(s.ep, out, len, NULL, srv, FLOOD_TAG + i, NULL)) ==
+		       -FI_EAGAIN) {
+			/* progress; the answer comes only after the flood */
+			ssize_t k = fi_cq_sread(s.cq, e, 16, NULL, 10);
+
+			sent_done += k > 0 ? (unsigned int)k : 0;
+		}
+		if (r)
+			die("client: send", (int)r);
+	}
+	/* the sends' completions and the answer */
+	while (sent_done < FLOOD || !done) {
+		r = fi_cq_sread(s.cq, e, 16, NULL, 20000);
+		if (r == -FI_EAVAIL && fi_cq_readerr(s.cq, &ee, 0) == 1)
+			die("client: error completion", -ee.err);
+		if (r <= 0)
+			die("client: waiting", (int)r);
+		for (ssize_t k = 0; k < r; k++) {
+			if (e[k].op_context == answer) {
+				done = true;
+				bad += e[k].data != 0xfeedface12345678ull ||
+				       !(e[k].flags & FI_REMOTE_CQ_DATA) ||
+				       e[k].len != 4 || memcmp(answer, "done", 4);
+			} else {
+				sent_done++;
+			}
+		}
+	}
+	check(!bad, "client: %u sends completed, the answer's remote CQ data checked",
+	      sent_done);
+	fi_close(&s.ep->fid);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int err;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: fi-netvm-rdm-test local | server | client ADDR\n");
+		return 2;
+	}
+	open_all();
+	if (!strcmp(argv[1], "local"))
+		err = local();
+	else if (!strcmp(argv[1], "server"))
+		err = serve();
+	else if (!strcmp(argv[1], "client") && argc == 3)
+		err = client(argv[2]);
+	else
+		return 2;
+	return err || failures ? 1 : 0;
+}
