@@ -212,11 +212,16 @@ def share_link(g):
     nv0, eth0 = fw_tx_bytes(g, 0), stats(g, 0)["tx_bytes"]
     transfer(g, 0, 1, 4, "beside NetVM writes")
     nv1, eth1 = fw_tx_bytes(g, 0), stats(g, 0)["tx_bytes"]
-    rc, out, err = g.sh(0, "pidof netvm-bench >/dev/null && ! test -f /tmp/nv.stop && "
-                           "echo running; cat /tmp/nv.runs")
-    g.T.ok(rc == 0 and "running" in out,
-           "the NetVM writes still ran when the TCP transfer ended (it was not starved)",
-           g.diag(rc, out, err))
+    # the loop may be between two runs at this instant (its sleep, the
+    # server restarting): wait for a run that ends after the transfer did
+    rc, out, err = g.sh(0, "cat /tmp/nv.runs")
+    runs = int(out.strip()) if rc == 0 and out.strip().isdigit() else -1
+    rc, out, err = g.sh(0, "for i in $(seq 1200); do test $(cat /tmp/nv.runs) -gt %d && break; "
+                           "sleep 0.1; done; cat /tmp/nv.runs" % runs, timeout=300)
+    after = int(out.strip()) if rc == 0 and out.strip().isdigit() else -1
+    g.T.ok(runs > 0 and after > runs,
+           "the NetVM writes went on after the TCP transfer ended (run %d done, then run %d)"
+           % (runs, after), g.diag(rc, out, err))
     eth, nv = eth1 - eth0, nv1 - nv0
     g.T.ok(nv0 >= 0 and nv > 0 and eth >= 4 << 20,
            "while the transfer ran both got service: NetVM sent %d B, nvm0 %d B "
