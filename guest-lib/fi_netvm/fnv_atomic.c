@@ -194,21 +194,27 @@ static bool one_piece(const struct fi_msg_atomic *m)
 	       m->rma_iov[0].count == m->msg_iov[0].count;
 }
 
+/* The operation a one_piece() message describes (the *msg calls). */
+static struct atomic from_msg(enum kind kind, const struct fi_msg_atomic *m)
+{
+	struct atomic o = {
+		.kind = kind, .buf = m->msg_iov[0].addr,
+		.count = m->msg_iov[0].count, .dest = m->addr,
+		.addr = m->rma_iov[0].addr, .key = m->rma_iov[0].key,
+		.dt = m->datatype, .op = m->op, .ctx = m->context,
+	};
+
+	return o;
+}
+
 static ssize_t a_writemsg(struct fid_ep *fep, const struct fi_msg_atomic *m,
 			  uint64_t flags)
 {
-	struct atomic o = { .kind = A_WRITE };
+	struct atomic o;
 
 	if (!one_piece(m))
 		return -FI_EINVAL;
-	o.buf = m->msg_iov[0].addr;
-	o.count = m->msg_iov[0].count;
-	o.dest = m->addr;
-	o.addr = m->rma_iov[0].addr;
-	o.key = m->rma_iov[0].key;
-	o.dt = m->datatype;
-	o.op = m->op;
-	o.ctx = m->context;
+	o = from_msg(A_WRITE, m);
 	o.inject = flags & FI_INJECT;
 	return call(fep, &o, flags);
 }
@@ -263,22 +269,15 @@ static ssize_t a_readwritemsg(struct fid_ep *fep,
 			      struct fi_ioc *resultv, void **result_desc,
 			      size_t result_count, uint64_t flags)
 {
-	struct atomic o = { .kind = A_FETCH };
+	struct atomic o;
 
 	(void)result_desc;
 	if (!one_piece(m) || result_count != 1 ||
 	    resultv[0].count != m->msg_iov[0].count || !resultv[0].addr ||
 	    (flags & FI_INJECT))
 		return -FI_EINVAL;
-	o.buf = m->msg_iov[0].addr;
+	o = from_msg(A_FETCH, m);
 	o.result = resultv[0].addr;
-	o.count = m->msg_iov[0].count;
-	o.dest = m->addr;
-	o.addr = m->rma_iov[0].addr;
-	o.key = m->rma_iov[0].key;
-	o.dt = m->datatype;
-	o.op = m->op;
-	o.ctx = m->context;
 	return call(fep, &o, flags);
 }
 
@@ -327,7 +326,7 @@ static ssize_t a_compwritemsg(struct fid_ep *fep,
 			      struct fi_ioc *resultv, void **result_desc,
 			      size_t result_count, uint64_t flags)
 {
-	struct atomic o = { .kind = A_COMPARE };
+	struct atomic o;
 
 	(void)compare_desc; (void)result_desc;
 	if (!one_piece(m) || compare_count != 1 || result_count != 1 ||
@@ -335,16 +334,9 @@ static ssize_t a_compwritemsg(struct fid_ep *fep,
 	    resultv[0].count != m->msg_iov[0].count || !comparev[0].addr ||
 	    !resultv[0].addr || (flags & FI_INJECT))
 		return -FI_EINVAL;
-	o.buf = m->msg_iov[0].addr;
+	o = from_msg(A_COMPARE, m);
 	o.compare = comparev[0].addr;
 	o.result = resultv[0].addr;
-	o.count = m->msg_iov[0].count;
-	o.dest = m->addr;
-	o.addr = m->rma_iov[0].addr;
-	o.key = m->rma_iov[0].key;
-	o.dt = m->datatype;
-	o.op = m->op;
-	o.ctx = m->context;
 	return call(fep, &o, flags);
 }
 

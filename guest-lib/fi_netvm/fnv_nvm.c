@@ -177,54 +177,54 @@ static int local_word(uint64_t key, uint64_t off, bool write, uint32_t **w)
 	return err;
 }
 
-int fnv_nvm_write_locked(struct fnv_domain *d, uint16_t node, uint64_t key,
-			 uint64_t off, const struct iovec *iov, size_t count)
+/*
+ * @iov to (@write) or from the region @key names at @off on @node, through
+ * the domain's bounce buffer in FNV_BOUNCE pieces.
+ */
+static int copy_locked(struct fnv_domain *d, uint16_t node, uint64_t key,
+		       uint64_t off, const struct iovec *iov, size_t count,
+		       bool write)
 {
 	int seg, err = 0;
 
 	if (node == d->node)
-		return local_copy(key, off, iov, count, true);
+		return local_copy(key, off, iov, count, write);
 	seg = prepare(d, node, key);
 
 	if (seg < 0)
 		return seg;
 	for (size_t i = 0; i < count && !err; i++)
 		for (size_t at = 0; at < iov[i].iov_len && !err;) {
+			uint8_t *mem = (uint8_t *)iov[i].iov_base + at;
 			size_t n = iov[i].iov_len - at < FNV_BOUNCE ?
 				   iov[i].iov_len - at : FNV_BOUNCE;
 
-			memcpy(d->bounce, (const uint8_t *)iov[i].iov_base + at, n);
-			err = netvm_writeF(d->nv, seg, off, d->bounce, n);
+			if (write) {
+				memcpy(d->bounce, mem, n);
+				err = netvm_writeF(d->nv, seg, off, d->bounce,
+						   n);
+			} else {
+				err = netvm_readF(d->nv, seg, off, d->bounce,
+						  n);
+				if (!err)
+					memcpy(mem, d->bounce, n);
+			}
 			off += n;
 			at += n;
 		}
 	return done(d, node, key, err);
 }
 
+int fnv_nvm_write_locked(struct fnv_domain *d, uint16_t node, uint64_t key,
+			 uint64_t off, const struct iovec *iov, size_t count)
+{
+	return copy_locked(d, node, key, off, iov, count, true);
+}
+
 int fnv_nvm_read_locked(struct fnv_domain *d, uint16_t node, uint64_t key,
 			uint64_t off, const struct iovec *iov, size_t count)
 {
-	int seg, err = 0;
-
-	if (node == d->node)
-		return local_copy(key, off, iov, count, false);
-	seg = prepare(d, node, key);
-
-	if (seg < 0)
-		return seg;
-	for (size_t i = 0; i < count && !err; i++)
-		for (size_t at = 0; at < iov[i].iov_len && !err;) {
-			size_t n = iov[i].iov_len - at < FNV_BOUNCE ?
-				   iov[i].iov_len - at : FNV_BOUNCE;
-
-			err = netvm_readF(d->nv, seg, off, d->bounce, n);
-			if (!err)
-				memcpy((uint8_t *)iov[i].iov_base + at,
-				       d->bounce, n);
-			off += n;
-			at += n;
-		}
-	return done(d, node, key, err);
+	return copy_locked(d, node, key, off, iov, count, false);
 }
 
 int fnv_nvm_swap_locked(struct fnv_domain *d, uint16_t node, uint64_t key,
