@@ -27,6 +27,7 @@ import threading
 import time
 
 from . import agent
+from .bench_eth import must, sh  # a node's shell through its agent
 from .common import NetvmError, Timer, rel, say
 
 SERVER, CLIENT = 1, 0
@@ -41,21 +42,6 @@ NP_UPPER = 1 << 20
 NP_REPEATS = 50             # NetPIPE's round trips per size (-n)
 NETVM_SIZES = "8,64,4096,65536,1048576"
 RTT_SIZE, BW_SIZE = 64, 1 << 20   # what the targets compare
-
-
-def sh(c, node, script, timeout=300):
-    try:
-        code, out, err = agent.capture(c.node(node)["port"], ["sh", "-c", script], timeout=timeout)
-    except agent.AgentError as e:
-        raise NetvmError("node %d: %s: %s" % (node, script.split()[0], e))
-    return code, out.decode(errors="replace"), err.decode(errors="replace")
-
-
-def must(c, node, script, what, timeout=300):
-    code, out, err = sh(c, node, script, timeout)
-    if code != 0:
-        raise NetvmError("node %d: %s failed (%d): %s" % (node, what, code, (out + err).strip()[-800:]))
-    return out
 
 
 def setup(c):
