@@ -185,10 +185,17 @@ static void reset_wire(double drop, double dup, double swap)
 	fake_now = 1000;
 }
 
+/* A hash of position and seed: no period within a message, and no
+ * message's bytes pass for another's. */
 static void fill(uint8_t *p, size_t n, unsigned int seed)
 {
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)(seed * 131 + i * 7);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x = ((uint64_t)i + 1) * 0x9e3779b97f4a7c15ull ^
+			     ((uint64_t)seed + 1) * 0xbf58476d1ce4e5b9ull;
+
+		x ^= x >> 31;
+		p[i] = (uint8_t)((x * 0x94d049bb133111ebull) >> 56);
+	}
 }
 
 /*

@@ -129,20 +129,6 @@ static void open_side(struct side *s)
 	fi_av_straddr(av, s->addr, s->name, &n);
 }
 
-static void fill(uint8_t *p, size_t n, unsigned int seed)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)(seed * 31 + i * 7 + (i >> 8));
-}
-
-static bool filled(const uint8_t *p, size_t n, unsigned int seed)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != (uint8_t)(seed * 31 + i * 7 + (i >> 8)))
-			return false;
-	return true;
-}
-
 /* The next completion of cq (sread, up to 20 s); error entries as -err. */
 static ssize_t next(struct fid_cq *cq, struct fi_cq_tagged_entry *e,
 		    fi_addr_t *src, struct fi_cq_err_entry *ee)
@@ -221,7 +207,7 @@ static void messages(struct side *a, struct side *c, fi_addr_t to_a,
 	check(fi_send(c->ep, out, 1, NULL, 99, NULL) == -FI_EINVAL,
 	      "send to an fi_addr_t not in the AV: -FI_EINVAL");
 	for (unsigned int i = 0; i < 3; i++) {
-		fill(out, lens[i], i);
+		tap_fill(out, lens[i], i);
 		memset(in, 0, sizeof(in));
 		r = fi_send(c->ep, out, lens[i], NULL, to_a, &ctx[0]);
 		check(r == 0 && fi_cq_read(c->cq, &e, 1) == -FI_EAGAIN,
@@ -400,7 +386,7 @@ static void flood_local(struct side *a, struct side *d, fi_addr_t to_a)
 	for (unsigned int i = 0; i < FLOOD; i++) {
 		size_t len = 1 + (i * 37) % MAX_MSG;
 
-		fill(out, len, i);
+		tap_fill(out, len, i);
 		while ((r = fi_tsend(d->ep, out, len, NULL, to_a, FLOOD_TAG + i, NULL)) ==
 		       -FI_EAGAIN) {
 			if (!first_full)
@@ -433,7 +419,7 @@ static void flood_local(struct side *a, struct side *d, fi_addr_t to_a)
 			unsigned int i = (unsigned int)(e[k].tag - FLOOD_TAG);
 
 			if (i != got || i >= FLOOD || e[k].op_context != in[i] ||
-			    e[k].len != 1 + (i * 37) % MAX_MSG || !filled(in[i], e[k].len, i))
+			    e[k].len != 1 + (i * 37) % MAX_MSG || !tap_filled(in[i], e[k].len, i))
 				bad++;
 			got++;
 		}
@@ -522,7 +508,7 @@ static void rma(struct side *a, fi_addr_t unused)
 	if (err)
 		die("a second domain and endpoint", err);
 
-	fill(src, sizeof(src), 3);
+	tap_fill(src, sizeof(src), 3);
 	memset(tgt, 0x55, REGION);
 	madvise(tgt, REGION, MADV_DONTNEED);	/* gone: zeros when touched */
 	r = fi_write(e, src, 5000, NULL, fa, 100, key, &ctx);
@@ -531,8 +517,8 @@ static void rma(struct side *a, fi_addr_t unused)
 	      "fi_write of 5000 B at offset 100 into pages dropped (MADV_DONTNEED): there, byte "
 	      "for byte, nothing around (no pinning)");
 	madvise(tgt, REGION, MADV_DONTNEED);
-	fill(tgt + 1000, sizeof(src), 4);
-	fill(src, sizeof(src), 4);
+	tap_fill(tgt + 1000, sizeof(src), 4);
+	tap_fill(src, sizeof(src), 4);
 	memset(dst, 0, sizeof(dst));
 	r = fi_read(e, dst, sizeof(src), NULL, fa, 1000, key, &ctx);
 	check(r == 0 && comp(cq, &ctx, FI_RMA | FI_READ) == 1 && !memcmp(dst, src, sizeof(src)),
@@ -540,7 +526,7 @@ static void rma(struct side *a, fi_addr_t unused)
 	{
 		struct iovec v[3] = { { src, 10 }, { src + 10, 70000 }, { src + 70010, 5 } };
 
-		fill(src, sizeof(src), 5);
+		tap_fill(src, sizeof(src), 5);
 		r = fi_writev(e, v, NULL, 3, fa, 0, key, &ctx);
 		check(r == 0 && comp(cq, &ctx, FI_RMA | FI_WRITE) == 1 &&
 		      !memcmp(tgt, src, 70015), "fi_writev of 3 pieces: byte for byte");
@@ -690,7 +676,7 @@ static void rma_serve(struct side *s, fi_addr_t peer)
 		die("server: key", -1);
 	while (next(s->cq, &e, &src, &ee) == 1 && e.op_context != &ctx)
 		;	/* the key's send, then the client's word */
-	fill(want, RMA_LEN, 7);
+	tap_fill(want, RMA_LEN, 7);
 	check(e.op_context == &ctx && !memcmp(r + 100, want, RMA_LEN) && r[99] == 0 &&
 	      r[100 + RMA_LEN] == 0 && *(uint32_t *)(void *)r == 10,
 	      "server: the client's NetVM write (%d B) and atomics are in the region, whose "
@@ -714,7 +700,7 @@ static void rma_client(struct side *s, fi_addr_t srv)
 	fi_trecv(s->ep, &key, sizeof(key), NULL, srv, KEY_TAG, 0, &ctx);
 	while (next(s->cq, &e, &src, &ee) == 1 && e.op_context != &ctx)
 		;	/* the hello's send, then the key */
-	fill(out, RMA_LEN, 7);
+	tap_fill(out, RMA_LEN, 7);
 	r = fi_write(s->ep, out, RMA_LEN, NULL, srv, 100, key, &ctx);
 	if (!r)
 		r = comp(s->cq, &ctx, FI_RMA | FI_WRITE);
@@ -791,7 +777,7 @@ static int serve(void)
 			unsigned int i = (unsigned int)(e.tag - FLOOD_TAG);
 
 			if (i >= FLOOD || e.op_context != in[i] || src != peer ||
-			    e.len != 1 + (i * 37) % MAX_MSG || !filled(in[i], e.len, i))
+			    e.len != 1 + (i * 37) % MAX_MSG || !tap_filled(in[i], e.len, i))
 				bad++;
 		}
 		got++;
@@ -827,7 +813,7 @@ static int client(const char *server)
 	for (unsigned int i = 0; i < FLOOD; i++) {
 		size_t len = 1 + (i * 37) % MAX_MSG;
 
-		fill(out, len, i);
+		tap_fill(out, len, i);
 		while ((r = fi_tsend(s.ep, out, len, NULL, srv, FLOOD_TAG + i, NULL)) ==
 		       -FI_EAGAIN) {
 			/* progress; the answer comes only after the flood */

@@ -113,12 +113,6 @@ static void open_side(struct side *s, struct fid_av *av)
 	open_side_flags(s, av, 0);
 }
 
-static void fill(uint8_t *p, size_t n, unsigned int seed)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)(seed * 31 + i * 7 + (i >> 8));
-}
-
 /* The next completion of cq (sread, 20 s), error entries as -err. */
 static ssize_t next(struct fid_cq *cq, struct fi_cq_msg_entry *e,
 		    fi_addr_t *src, struct fi_cq_err_entry *ee)
@@ -165,7 +159,7 @@ static void iovecs(struct side *a, struct side *b, fi_addr_t to_b, fi_addr_t fro
 			sv[i].iov_len = piece[i];
 			total += piece[i];
 		}
-		fill(out, total, 40 + (unsigned int)n);
+		tap_fill(out, total, 40 + (unsigned int)n);
 		memset(in, 0xee, sizeof(in));
 		for (size_t i = 0; i < m; i++) {
 			rv[i].iov_base = in[i];
@@ -223,8 +217,8 @@ static void selective(struct side *a, struct side *c, fi_addr_t to_a, fi_addr_t 
 	s2.context = &ctx[1];
 	r1.context = &ctx[2];
 	r2.context = &ctx[3];
-	fill(m1, sizeof(m1), 51);
-	fill(m2, sizeof(m2), 52);
+	tap_fill(m1, sizeof(m1), 51);
+	tap_fill(m2, sizeof(m2), 52);
 	/* sends from c: without FI_COMPLETION (sendmsg 0, fi_send), then with */
 	memset(in1, 0, sizeof(in1));
 	memset(in2, 0, sizeof(in2));
@@ -480,7 +474,7 @@ static int local(void)
 	r = fi_cq_sread(b.cq, &e, 1, NULL, 200);
 	check(r == -FI_EAGAIN, "sread with nothing to come: -FI_EAGAIN after its timeout (%zd)", r);
 	for (unsigned int i = 0; i < 4; i++) {
-		fill(out, lens[i], i);
+		tap_fill(out, lens[i], i);
 		memset(in, 0, sizeof(in));
 		fi_recv(b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC, &ctx);
 		r = fi_send(a.ep, out, lens[i], NULL, fa[1], &ctx + 1);
@@ -492,7 +486,7 @@ static int local(void)
 		      "%zu B: received byte for byte, readfrom names A (%zd, src %llu)", lens[i], r,
 		      (unsigned long long)src);
 	}
-	fill(out, 300, 9);
+	tap_fill(out, 300, 9);
 	memset(in, 0, sizeof(in));
 	fi_recv(b.ep, in, 100, NULL, FI_ADDR_UNSPEC, &ctx);
 	fi_inject(a.ep, out, 300, fa[1]);
@@ -550,11 +544,11 @@ static int serve(void)
 			check(fi_av_insertsvc(av, name, NULL, &peer, 0, NULL) == 1,
 			      "server: the client's address %s inserted", name);
 		} else {
-			fill(out, e.len, i);
+			tap_fill(out, e.len, i);
 			check(src == peer && src != FI_ADDR_NOTAVAIL && !memcmp(in, out, e.len),
 			      "server: %zu B from the inserted client (readfrom), checked", e.len);
 		}
-		fill(out, 1 + i * 2047, 100 + i);
+		tap_fill(out, 1 + i * 2047, 100 + i);
 		fi_inject(s.ep, out, 1 + i * 2047, src == FI_ADDR_NOTAVAIL ? peer : src);
 	}
 	return 0;
@@ -580,14 +574,14 @@ static int client(const char *server)
 		ssize_t r;
 
 		if (i)
-			fill(out, n, i);
+			tap_fill(out, n, i);
 		else
 			memcpy(out, s.name, n);
 		fi_recv(s.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC, &ctx);
 		if (fi_send(s.ep, out, n, NULL, srv, NULL) || next(s.cq, &e, &src, &ee) != 1)
 			die("client: send", -1);
 		r = next(s.cq, &e, &src, &ee);
-		fill(out, 1 + i * 2047, 100 + i);
+		tap_fill(out, 1 + i * 2047, 100 + i);
 		check(r == 1 && e.len == 1 + i * 2047 && src == srv && !memcmp(in, out, e.len),
 		      "client: answer %u, %zu B from the server, checked", i, e.len);
 	}

@@ -10,6 +10,9 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -28,6 +31,35 @@ check(int cond, const char *fmt, ...)
 	printf("\n");
 	fflush(stdout);
 	failures += !cond;
+}
+
+/*
+ * Byte i of test data seeded by seed: a hash of both, so that the pattern
+ * does not repeat over any transfer (a byte at the wrong offset, or from
+ * another seed's buffer, does not pass for the right one).
+ */
+static inline uint8_t tap_pattern(unsigned int seed, size_t i)
+{
+	uint64_t x = ((uint64_t)i + 1) * 0x9e3779b97f4a7c15ull ^
+		     ((uint64_t)seed + 1) * 0xbf58476d1ce4e5b9ull;
+
+	x ^= x >> 31;
+	x *= 0x94d049bb133111ebull;
+	return (uint8_t)(x >> 56);
+}
+
+static inline void tap_fill(uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = tap_pattern(seed, i);
+}
+
+static inline bool tap_filled(const uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != tap_pattern(seed, i))
+			return false;
+	return true;
 }
 
 /* Wait up to secs for a non-empty file and read it. */
