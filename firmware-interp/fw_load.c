@@ -27,6 +27,9 @@ SAVED_AT(nv.tick_armed_ns, NVM_FW_SAVED_NV_TICK_ARMED);
 SAVED_AT(nv.tick_rem_ns, NVM_FW_SAVED_NV_TICK_REM);
 SAVED_AT(eth.tx_next, NVM_FW_SAVED_ETH_TX_NEXT);
 SAVED_AT(eth.tb_state[0], NVM_FW_SAVED_ETH_TB_STATE0);
+SAVED_AT(eth.tb_ndesc[0], NVM_FW_SAVED_ETH_TB_NDESC0);
+SAVED_AT(eth.tb_frame[0], NVM_FW_SAVED_ETH_TB_FRAME0);
+SAVED_AT(eth.rx_csum, NVM_FW_SAVED_ETH_RX_CSUM);
 
 bool fw_state_ok(const struct fw *fw, const char **what)
 {

@@ -28,5 +28,8 @@
 #define NVM_FW_SAVED_NV_TICK_REM	5576	/* nv.tick_rem_ns, uint64 */
 #define NVM_FW_SAVED_ETH_TX_NEXT	559224	/* eth.tx_next, uint32 */
 #define NVM_FW_SAVED_ETH_TB_STATE0	559228	/* eth.tb_state[0], uint32 */
+#define NVM_FW_SAVED_ETH_TB_NDESC0	559292	/* eth.tb_ndesc[0], uint32 */
+#define NVM_FW_SAVED_ETH_TB_FRAME0	559308	/* eth.tb_frame[0], uint32 */
+#define NVM_FW_SAVED_ETH_RX_CSUM	559340	/* eth.rx_csum, uint32 */
 
 #endif

@@ -1879,7 +1879,8 @@ static void test_migration_corrupt_firmware(void)
  * NetVM's round-robin endpoint and a peer's wait-queue head, a tripwire
  * bucket's first id, the U-Net divert ring's size, the peer a tx buffer
  * is held for (an index into the per-peer share), the Ethernet program's
- * next tx descriptor and a tx buffer's state.  The firmware uses each as
+ * next tx descriptor and a tx buffer's state, descriptor count, frame
+ * start and the received frame's checksum.  The firmware uses each as
  * an array index (or divides by it) without a check; a stream with any
  * of them out of range is refused by fw_state_ok and the incoming QEMU
  * stays up.  NetVM's tick bookkeeping (tick_armed_ns, tick_rem_ns) is
@@ -1908,6 +1909,9 @@ static void test_migration_corrupt_fw_tables(void)
         { NVM_FW_SAVED_NV_TXBUF_PEER0, 1, 0xff, "failed" },
         { NVM_FW_SAVED_ETH_TX_NEXT, 4, 0x10000, "failed" },
         { NVM_FW_SAVED_ETH_TB_STATE0, 4, 0x10000, "failed" },
+        { NVM_FW_SAVED_ETH_TB_NDESC0, 4, 9, "failed" }, /* > 8 pieces */
+        { NVM_FW_SAVED_ETH_TB_FRAME0, 4, 0x10000, "failed" }, /* > tb_len */
+        { NVM_FW_SAVED_ETH_RX_CSUM, 4, 0x10000, "failed" }, /* > 16 bits */
         { NVM_FW_SAVED_NV_TICK_ARMED, 8, UINT64_MAX, "completed" },
         { NVM_FW_SAVED_NV_TICK_REM, 8, UINT64_MAX, "completed" },
     };
