@@ -892,6 +892,16 @@ static void raw_send(Lanai *l, const struct nvm_sram_layout *lay,
     qpci_io_writel(l->dev, l->db, 0, NVM_DB_RAW_TX);
 }
 
+/*
+ * The stream netdev reports its socket connected from the QEMU's main
+ * loop, some time after the QEMU started: on a busy machine the link
+ * register may still read down when the test first looks.
+ */
+static void link_wait_up(Lanai *l)
+{
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_LINK) == NVM_LINK_UP));
+}
+
 /* Two QEMUs linked back to back; extra: more -device lanai options. */
 static void link_pair_with(Lanai **a, Lanai **b, const char *extra)
 {
@@ -911,6 +921,8 @@ static void link_pair_with(Lanai **a, Lanai **b, const char *extra)
     *b = lanai_boot(eb);
     close(sv[0]);
     close(sv[1]);
+    link_wait_up(*a);
+    link_wait_up(*b);
 }
 
 static void link_pair(Lanai **a, Lanai **b)
@@ -1286,6 +1298,7 @@ static Lanai *lanai_boot_wired(int *peer, const char *extra)
     l = lanai_boot(opts);
     close(sv[1]);
     *peer = sv[0];
+    link_wait_up(l);
     return l;
 }
 
