@@ -24,7 +24,8 @@
  *   fi-netvm-rdm-test server        (node 1; address to /tmp/fi-rdm.addr)
  *   fi-netvm-rdm-test client ADDR   (node 0)
  *       RMA and atomics into the server's dropped pages; the rendezvous
- *       messages of 4057 B, 100000 B and 1 MiB to the server (NetVM reads
+ *       messages of 4057 B, 100000 B, 1 MiB and 200000 B in three pieces
+ *       to the server (NetVM reads
  *       of the client's unmapped pages into the server's dropped ones),
  *       each checked; the same flood over U-Net: the server learns the client from its
  *       first message, waits (FI_PEEK) for the 256th, posts the 320
@@ -864,19 +865,27 @@ static void rma_client(struct side *s, fi_addr_t srv)
 		die("client: rma done", -1);
 }
 
+/* Across the nodes: large_len's three, and 200000 B in three pieces on
+ * pages of their own (three exports: X_AT), the pattern as one message's. */
+#define X_LARGE		4
+#define X_SPAN		(52 * 4096)
+static const size_t x_len[X_LARGE] = { MAX_MSG + 1, 100000, 1 << 20, 200000 };
+static const size_t x_at[3] = { 0, 18 * 4096, 19 * 4096 };
+static const size_t x_piece[3] = { 70000, 1, 129999 };
+
 /* The server's receives of the client's rendezvous messages, into
  * dropped pages. */
 static void large_serve(struct side *s, fi_addr_t peer)
 {
-	uint8_t *in[3];
+	uint8_t *in[X_LARGE];
 	unsigned int got = 0, good = 0;
 
-	for (unsigned int i = 0; i < 3; i++) {
-		in[i] = unmapped(large_len[i] + 1, false, 0);
-		if (fi_trecv(s->ep, in[i], large_len[i], NULL, peer, LARGE_TAG + i, 0, in[i]))
+	for (unsigned int i = 0; i < X_LARGE; i++) {
+		in[i] = unmapped(x_len[i] + 1, false, 0);
+		if (fi_trecv(s->ep, in[i], x_len[i], NULL, peer, LARGE_TAG + i, 0, in[i]))
 			die("server: large trecv", -1);
 	}
-	for (; got < 3; got++) {
+	for (; got < X_LARGE; got++) {
 		struct fi_cq_tagged_entry e;
 		struct fi_cq_err_entry ee;
 		fi_addr_t src;
@@ -885,28 +894,48 @@ static void large_serve(struct side *s, fi_addr_t peer)
 		if (next(s->cq, &e, &src, &ee) != 1)
 			break;
 		i = (unsigned int)(e.tag - LARGE_TAG);
-		good += i < 3 && e.op_context == in[i] && e.len == large_len[i] &&
-			src == peer && tap_filled(in[i], large_len[i], 60 + i) &&
-			in[i][large_len[i]] == 0;
+		good += i < X_LARGE && e.op_context == in[i] && e.len == x_len[i] &&
+			src == peer && tap_filled(in[i], x_len[i], 60 + i) &&
+			in[i][x_len[i]] == 0;
 	}
-	check(got == 3 && good == 3, "server: rendezvous messages of 4057 B, 100000 B and "
-	      "1 MiB from the client (NetVM reads) into dropped pages, byte for byte (%u of 3)",
-	      good);
-	for (unsigned int i = 0; i < 3; i++)
-		munmap(in[i], large_len[i] + 1);
+	check(got == X_LARGE && good == X_LARGE, "server: rendezvous messages of 4057 B, "
+	      "100000 B, 1 MiB and 200000 B (3 pieces) from the client (NetVM reads) into "
+	      "dropped pages, byte for byte (%u of %d)", good, X_LARGE);
+	for (unsigned int i = 0; i < X_LARGE; i++)
+		munmap(in[i], x_len[i] + 1);
 }
 
 static void large_client(struct side *s, fi_addr_t srv)
 {
-	uint8_t *out[3];
+	uint8_t *out[X_LARGE];
 	unsigned int done = 0;
 
-	for (unsigned int i = 0; i < 3; i++) {
-		out[i] = unmapped(large_len[i], true, 60 + i);
-		if (fi_tsend(s->ep, out[i], large_len[i], NULL, srv, LARGE_TAG + i, out[i]))
-			die("client: large tsend", -1);
+	for (unsigned int i = 0; i < X_LARGE; i++) {
+		struct iovec iov[3];
+		size_t pos = 0;
+		ssize_t r;
+
+		if (i < 3) {
+			out[i] = unmapped(x_len[i], true, 60 + i);
+			r = fi_tsend(s->ep, out[i], x_len[i], NULL, srv, LARGE_TAG + i, out[i]);
+			if (r)
+				die("client: large tsend", (int)r);
+			continue;
+		}
+		/* three pieces on pages of their own: three exports, read in turn */
+		out[i] = unmapped(X_SPAN, true, 0);
+		for (int k = 0; k < 3; k++) {
+			iov[k].iov_base = out[i] + x_at[k];
+			iov[k].iov_len = x_piece[k];
+			for (size_t j = 0; j < x_piece[k]; j++)
+				out[i][x_at[k] + j] = tap_pattern(60 + i, pos++);
+		}
+		madvise(out[i], X_SPAN, MADV_DONTNEED);
+		r = fi_tsendv(s->ep, iov, NULL, 3, srv, LARGE_TAG + i, out[i]);
+		if (r)
+			die("client: large tsend", (int)r);
 	}
-	for (; done < 3; done++) {
+	for (; done < X_LARGE; done++) {
 		struct fi_cq_tagged_entry e;
 		struct fi_cq_err_entry ee;
 		fi_addr_t src;
@@ -914,10 +943,11 @@ static void large_client(struct side *s, fi_addr_t srv)
 		if (next(s->cq, &e, &src, &ee) != 1 || e.flags != (FI_SEND | FI_TAGGED))
 			break;
 	}
-	check(done == 3, "client: rendezvous sends of 4057 B, 100000 B and 1 MiB from pages "
-	      "it no longer maps: completed once the server read them");
-	for (unsigned int i = 0; i < 3; i++)
-		munmap(out[i], large_len[i]);
+	check(done == X_LARGE, "client: rendezvous sends of 4057 B, 100000 B, 1 MiB and "
+	      "200000 B in 3 pieces from pages it no longer maps: completed once the server "
+	      "read them");
+	for (unsigned int i = 0; i < X_LARGE; i++)
+		munmap(out[i], i < 3 ? x_len[i] : X_SPAN);
 }
 
 static int serve(void)

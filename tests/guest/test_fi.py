@@ -311,7 +311,8 @@ def check_rdm_native():
         lines = tap_lines(out)
         T.ok(rc == 0 and len(lines) == n and all(l.startswith("ok") for l in lines),
              "fi-netvm-rdm-test %s: RMA and atomics over NetVM into dropped pages, a wrong "
-             "key; rendezvous messages of 4057 B, 100000 B, 1 MiB between dropped pages, checked; "
+             "key; rendezvous messages of 4057 B, 100000 B, 1 MiB and 200000 B in 3 pieces between "
+             "dropped pages, checked; "
              "320 tagged messages over U-Net, 256 unexpected, the rest resent, each "
              "checked; remote CQ data back" % who, diag(rc, out, err))
 
