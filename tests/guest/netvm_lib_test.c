@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <netvm/netvm_uapi.h>
 #include "netvm.h"
 
 #define CTL		"/tmp/nvlib.ctl"
@@ -49,7 +50,7 @@ static int failures;
 
 static uint8_t pat(uint32_t seed, uint64_t i)
 {
-	return (uint8_t)(((i + seed) * 0x9e3779b97f4a7c15ull) >> 56);
+	return netvm_ktest_pattern(seed, i);
 }
 
 static void fill(uint8_t *p, uint64_t len, uint32_t seed)
