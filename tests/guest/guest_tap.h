@@ -58,6 +58,15 @@ static inline bool tap_filled(const uint8_t *p, size_t n, unsigned int seed)
 	return true;
 }
 
+/* The offset of the first byte of p[0, n) that is not seed's, or -1. */
+static inline long tap_first_bad(const uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != tap_pattern(seed, i))
+			return (long)i;
+	return -1;
+}
+
 /* Wait up to secs for a non-empty file and read it. */
 static inline int wait_file(const char *path, char *buf, size_t cap, int secs)
 {
