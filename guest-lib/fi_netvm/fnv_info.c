@@ -147,6 +147,17 @@ static uint64_t implied(uint64_t caps)
 	return caps;
 }
 
+/* An endpoint's default flags (fnv_ep.c takes them from the fi_info it
+ * is opened with): FI_COMPLETION if the hints ask for it, the one default
+ * the provider acts on.  An application that binds its completion queue
+ * with FI_SELECTIVE_COMPLETION and asks for FI_COMPLETION by default (Open
+ * MPI's mtl ofi) would otherwise see no completion of fi_trecv or fi_tsend
+ * at all. */
+static uint64_t default_op_flags(uint64_t asked)
+{
+	return asked & FI_COMPLETION;
+}
+
 /* The fi_info of /dev/netvm<index>, shaped by the hints it met. */
 static struct fi_info *make_info(int index, const struct fi_info *h,
 				 const struct fnv_addr *dest,
@@ -169,7 +180,8 @@ static struct fi_info *make_info(int index, const struct fi_info *h,
 	fi->addr_format = FI_FORMAT_UNSPEC;
 	fi->tx_attr->caps = caps & (k->tx_caps |
 			    (rma ? FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE : 0));
-	fi->tx_attr->op_flags = 0;
+	fi->tx_attr->op_flags = h && h->tx_attr ?
+				default_op_flags(h->tx_attr->op_flags) : 0;
 	fi->tx_attr->msg_order = k->order;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = k->inject_max;	/* eager sends copy */
@@ -178,7 +190,8 @@ static struct fi_info *make_info(int index, const struct fi_info *h,
 	fi->tx_attr->rma_iov_limit = rma ? 1 : 0;
 	fi->rx_attr->caps = caps & (k->rx_caps | (rma ? FI_RMA | FI_ATOMIC |
 					  FI_REMOTE_READ | FI_REMOTE_WRITE : 0));
-	fi->rx_attr->op_flags = 0;
+	fi->rx_attr->op_flags = h && h->rx_attr ?
+				default_op_flags(h->rx_attr->op_flags) : 0;
 	fi->rx_attr->msg_order = k->order;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
 	fi->rx_attr->total_buffered_recv = 0;
@@ -188,6 +201,10 @@ static struct fi_info *make_info(int index, const struct fi_info *h,
 	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
 	fi->ep_attr->protocol_version = 1;
 	fi->ep_attr->max_msg_size = k->msg_max;
+	/* one field of all 64 bits: a tag is matched whole (fnv_rdm_match.c).
+	 * Open MPI's mtl ofi counts the bits it may use from the top bit of
+	 * this down: 0 leaves it none */
+	fi->ep_attr->mem_tag_format = k->caps & FI_TAGGED ? UINT64_MAX : 0;
 	fi->ep_attr->msg_prefix_size = 0;
 	fi->ep_attr->tx_ctx_cnt = 1;
 	fi->ep_attr->rx_ctx_cnt = 1;

@@ -239,10 +239,14 @@ ssize_t fnv_rdm_post_locked(struct fnv_ep *ep, bool tagged,
 			    void *ctx, uint64_t flags)
 {
 	struct fnv_rdm *r = ep->rdm;
+	/* FI_CLAIM without FI_PEEK takes the message its peek claimed: the
+	 * context names it, the source is not looked at (Open MPI's mtl ofi
+	 * passes 0, no address of its map) */
+	bool by_ctx = (flags & FI_CLAIM) && !(flags & FI_PEEK);
 	struct fnv_rdm_rx rx = {
 		.ctx = ctx, .iov_count = count, .flags = flags, .tag = tag,
 		.ignore = ignore,
-		.any_src = src == FI_ADDR_UNSPEC || !ep->directed,
+		.any_src = src == FI_ADDR_UNSPEC || !ep->directed || by_ctx,
 	};
 	struct fnv_rdm_rx *list = tagged ? r->tag_rx : r->msg_rx;
 	size_t *n = tagged ? &r->tag_n : &r->msg_n;
