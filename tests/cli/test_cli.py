@@ -264,6 +264,22 @@ class TestArguments(StateDirCase):
         self.assertEqual(verbose[-9:], ["-x", "FI_PROVIDER=tcp", "--mca", "mtl_base_verbose", "100",
                                         "--mca", "pml_base_verbose", "100", "p"])
 
+    def test_mpirun_fi_native(self):
+        """'netvm;^ofi_rxd' (or netvm-native): FI_PROVIDER leaves ofi_rxd
+        out, the mtl's include list (instead of its exclude list: Open MPI
+        refuses both) names netvm; bad names refused."""
+        want = ["--mca", "btl", "self", "--mca", "mtl_ofi_provider_include", "netvm",
+                "-x", "FI_PROVIDER=^ofi_rxd", "p"]
+        for spec in ("netvm;^ofi_rxd", "netvm-native"):
+            cmd = mpirun.command("openmpi", 2, ["10.77.0.1"], "eth1", [], ["p"], fi=spec)
+            self.assertEqual(cmd[-len(want):], want)
+        self.assertEqual(mpirun.fi_provider("netvm-rxd"), ("netvm;ofi_rxd", None, "netvm;ofi_rxd"))
+        self.assertEqual(mpirun.fi_provider("a;^b;^c"), ("^b,c", "a", "a"))
+        for bad in ("", "^ofi_rxd", "netvm;", "net vm", "netvm;^", "x" * 33, "netvm;'"):
+            with self.assertRaises(NetvmError) as e:
+                mpirun.fi_provider(bad)
+            self.assertIn("--fi wants a libfabric provider name", str(e.exception))
+
     @mock.patch.object(Cluster, "up", autospec=True)
     def test_demo_and_bench_use_their_own_cluster(self, up):
         up.side_effect = lambda c, *a, **kw: (_ for _ in ()).throw(NetvmError("up " + c.name))

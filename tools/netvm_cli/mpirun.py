@@ -10,9 +10,10 @@ nodes through their guest agents (netvm-rsh, images/agent/netvm-rsh.c):
 no ssh.  MPI traffic stays on the data network (TCP), or with --net goes
 over another interface every node has (nvm0, the Ethernet interface over
 the NIC: docs/ethernet.md) while the launch stays on the data network;
-or with --fi over libfabric (Open MPI's pml cm and mtl ofi, FI_PROVIDER
-naming the provider: "netvm;ofi_rxd", the netvm provider under
-libfabric's ofi_rxd, docs/libfabric.md; "verbs;ofi_rxm", "tcp", ...).
+or with --fi over libfabric (Open MPI's pml cm and mtl ofi on a provider:
+"netvm;^ofi_rxd" or netvm-native, the netvm provider's own RDM;
+"netvm;ofi_rxd" or netvm-rxd, libfabric's ofi_rxd on the netvm provider's
+datagrams, docs/libfabric.md; "verbs;ofi_rxm", "tcp", ...).
 Every node gets
 ceil(N / nodes) slots, filled in node order.  Output streams back; the exit
 status is mpirun's.
@@ -40,8 +41,10 @@ def add_mpirun_args(sp):
                     help="the ranks' TCP traffic over IFACE (e.g. nvm0, addressed by you on every "
                          "node) instead of the data NIC; the launch stays on the data network")
     sp.add_argument("--fi", metavar="PROVIDER", default=None,
-                    help="Open MPI: the ranks' messages over libfabric (pml cm, mtl ofi) with "
-                         "FI_PROVIDER=PROVIDER, e.g. 'netvm;ofi_rxd' (docs/libfabric.md)")
+                    help="Open MPI: the ranks' messages over libfabric (pml cm, mtl ofi) on "
+                         "PROVIDER: 'netvm;^ofi_rxd' or netvm-native (the netvm provider's own "
+                         "RDM), 'netvm;ofi_rxd' or netvm-rxd (ofi_rxd on its datagrams), "
+                         "'verbs;ofi_rxm', tcp, ... (docs/libfabric.md)")
     sp.add_argument("--verbose-fi", action="store_true",
                     help="with --fi: Open MPI says which mtl and which libfabric provider it chose")
     sp.add_argument("--timeout", type=int, default=None, metavar="S", help="give up after S seconds")
@@ -77,15 +80,50 @@ def prepare(c, nodes):
     return iface
 
 
+# --fi's friendlier names for the netvm provider's two RDM paths
+FI_ALIASES = {"netvm-native": "netvm;^ofi_rxd", "netvm-rxd": "netvm;ofi_rxd"}
+
+
+def fi_provider(spec):
+    """--fi's PROVIDER (an alias, a provider name, a layered one such as
+    "netvm;ofi_rxd", or one with utility providers left out, "netvm;^ofi_rxd")
+    -> (FI_PROVIDER's value, the ofi mtl's include list or None, the
+    prov_name of the libfabric entries that are then chosen).
+
+    libfabric takes "^" only in fi_getinfo's hints and at the start of
+    FI_PROVIDER (which then leaves out what it lists), and Open MPI's mtl
+    passes no provider name in its hints: so "A;^B" becomes FI_PROVIDER=^B
+    (no B stacked on anything) and the mtl's include list A (none of the
+    other providers' entries)."""
+    spec = FI_ALIASES.get(spec, spec)
+    parts = spec.split(";")
+    out = [p[1:] for p in parts if p.startswith("^")]
+    keep = [p for p in parts if not p.startswith("^")]
+    if not keep or not all(re.fullmatch(r"[A-Za-z0-9_-]{1,32}", p) for p in keep + out):
+        raise NetvmError("mpirun: --fi wants a libfabric provider name (PROV, PROV;UTIL or "
+                         "PROV;^UTIL) or one of %s, got %r" % (", ".join(sorted(FI_ALIASES)), spec))
+    name = ";".join(keep)
+    if not out:
+        return spec, None, name
+    return "^" + ",".join(out), name, name
+
+
 def fi_mca(provider, verbose=False):
     """Open MPI's settings for its ranks' messages over libfabric's
-    PROVIDER: the cm pml on the ofi mtl, no BTL but self (so nothing falls
-    back to TCP), FI_PROVIDER choosing the provider; the mtl's own list of
-    providers to leave out (tcp, udp, ... by default) emptied, so that the
-    one FI_PROVIDER names is taken whatever it is.  VERBOSE: the mtl and
-    provider chosen, in Open MPI's words."""
-    mca = ["--mca", "pml", "cm", "--mca", "mtl", "ofi", "--mca", "btl", "self",
-           "--mca", "mtl_ofi_provider_exclude", "", "-x", "FI_PROVIDER=%s" % provider]
+    PROVIDER (see fi_provider): the cm pml on the ofi mtl, no BTL but self
+    (so nothing falls back to TCP), FI_PROVIDER choosing the provider; the
+    mtl's own list of providers to leave out (tcp, udp, ... by default)
+    emptied, so that the one FI_PROVIDER names is taken whatever it is, or
+    instead its list to take naming it when FI_PROVIDER only leaves out.  VERBOSE:
+    the mtl and provider chosen, in Open MPI's words."""
+    env, include, _ = fi_provider(provider)
+    mca = ["--mca", "pml", "cm", "--mca", "mtl", "ofi", "--mca", "btl", "self"]
+    # Open MPI refuses both lists at once
+    if include is not None:
+        mca += ["--mca", "mtl_ofi_provider_include", include]
+    else:
+        mca += ["--mca", "mtl_ofi_provider_exclude", ""]
+    mca += ["-x", "FI_PROVIDER=%s" % env]
     if verbose:
         mca += ["--mca", "mtl_base_verbose", "100", "--mca", "pml_base_verbose", "100"]
     return mca
@@ -143,8 +181,7 @@ def cmd_mpirun(c, a):
     if a.fi is not None:
         if a.mpi != "openmpi" or a.net is not None:
             raise NetvmError("mpirun: --fi is for Open MPI, and not with --net")
-        if not re.fullmatch(r"[A-Za-z0-9_;-]{1,64}", a.fi):
-            raise NetvmError("mpirun: --fi wants a libfabric provider name, got %r" % a.fi)
+        fi_provider(a.fi)
     elif a.verbose_fi:
         raise NetvmError("mpirun: --verbose-fi goes with --fi")
     iface = prepare(c, nodes)
