@@ -1,17 +1,24 @@
 #!/usr/bin/python3
 """Guest test group mpi-fi: Debian's unmodified Open MPI on the netvm
 libfabric provider (docs/libfabric.md, "MPI over it"), 4 VMs, ranks started
-with ./netvm mpirun --fi (pml cm, mtl ofi, no BTL but self, FI_PROVIDER).
+with ./netvm mpirun --fi (pml cm, mtl ofi, no BTL but self, FI_PROVIDER),
+on each of two paths in turn: libfabric's ofi_rxd on the provider's
+datagrams ("netvm;ofi_rxd") and the provider's own RDM endpoints
+("netvm;^ofi_rxd": eager over U-Net, rendezvous by NetVM reads).
 
   - ompi_info lists the ofi mtl and the ofi btl (the package disk's
     Open MPI has its libfabric plugins)
+  - per path: fi_info offers FI_EP_RDM with FI_TAGGED under the provider
+    name the path's entries carry ("netvm;ofi_rxd", "netvm")
   - on 2 and on 4 nodes (one rank a node):
       - one mpi4py job: a ring (Sendrecv of 64 KiB, every byte checked),
         an allreduce of Python ints and an Allreduce of 65536 64-bit
         integers (512 KiB, segmented by the provider), every sum compared
         with the exact one; each rank's line compared exactly; Open MPI's
         verbose account (--verbose-fi): every rank selected pml cm and
-        mtl ofi, which opened the netvm provider's domain (netvm0)
+        mtl ofi, which opened the netvm provider's domain (netvm0; on the
+        native path ./netvm mpirun --fi lets the mtl take entries of the
+        provider netvm only)
   - with NETVM_TEST_HPCC=1 only: a short hpcc on 4 ranks (HPL N=200 on a
     2 x 2 grid, then its other tests): exit 0, HPL's residual check
     PASSED, no failure.  It takes 6-11 minutes on ofi_rxd under TCG, more
@@ -19,12 +26,16 @@ with ./netvm mpirun --fi (pml cm, mtl ofi, no BTL but self, FI_PROVIDER).
     (and says so in its output)
   - NetPIPE (NPopenmpi, 2 ranks: it is a two-rank ping-pong) in integrity
     mode, every message 1 B .. 64 KiB checked by the receiver
-  - what carried it: every rank's node's NIC sent and received at least
-    as many U-Net messages as its data needs (a 4 KiB message at most)
+  - what carried it: on ofi_rxd every rank's node's NIC sent and received
+    at least as many U-Net messages as its data needs (a 4 KiB message at
+    most); on the native path messages past 4056 B go by rendezvous, so
+    every node's NIC issued at least one NetVM read per such message
+    received and moved at least their bytes, and sent and received U-Net
+    messages (the requests and "done"s) for each; ofi_rxd issues no NetVM
+    reads at all, so these show which path carried the traffic
 
-The provider is one parameter, NETVM_MPI_FI_PROVIDER (default
-"netvm;ofi_rxd": libfabric's ofi_rxd on the provider's datagrams; "netvm"
-once the provider has its own FI_EP_RDM).
+The paths are one parameter, NETVM_MPI_FI_PROVIDER: the providers to run,
+separated by spaces (default "netvm;ofi_rxd netvm;^ofi_rxd").
 
 TAP output; the cluster 't-guest-mpi-fi' is always torn down.
 Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT, NETVM_MPI_FI_PROVIDER, NETVM_TEST_HPCC.
@@ -39,9 +50,10 @@ from guestlib import Tap, diag, run_netvm, run_parallel, sysfs_counters, tap_clu
 T = Tap()
 CLUSTER = "t-guest-mpi-fi"
 NODES = 4
-PROVIDER = os.environ.get("NETVM_MPI_FI_PROVIDER", "netvm;ofi_rxd")
+PROVIDERS = os.environ.get("NETVM_MPI_FI_PROVIDER", "netvm;ofi_rxd netvm;^ofi_rxd").split()
 DOMAIN = "netvm0"           # the netvm provider's domain on NIC 0 (docs/libfabric.md)
 UNET_MSG = 4096             # the largest U-Net message (NETVM_UNET_MSG_MAX)
+EAGER_MAX = 4056            # the native RDM's eager limit (inject_size, docs/libfabric.md)
 RING_N, RING_LEN = 20, 65536
 MPI4PY_K = 65536
 
@@ -54,29 +66,58 @@ def sh(node, script, timeout=300):
     return nv("run", node, "--", "sh", "-c", script, timeout=timeout)
 
 
-def mpirun(np, argv, verbose=False, timeout=600):
-    return nv("mpirun", "--fi", PROVIDER, *(["--verbose-fi"] if verbose else []), "-n", np,
+def native(provider):
+    """The path of the provider's own RDM endpoints (ofi_rxd left out)."""
+    return "^ofi_rxd" in provider.split(";")
+
+
+def prov_name(provider):
+    """The prov_name of the entries PROVIDER selects: the "^" parts only
+    leave out."""
+    return ";".join(p for p in provider.split(";") if not p.startswith("^"))
+
+
+def mpirun(provider, np, argv, verbose=False, timeout=600):
+    return nv("mpirun", "--fi", provider, *(["--verbose-fi"] if verbose else []), "-n", np,
               "--timeout", timeout, "--", *argv, timeout=timeout + 60)
 
 
-def unet(nodes):
-    """{node: (U-Net messages sent, received)} of NICs' firmware counters."""
+COUNTED = ("unet_tx", "unet_rx", "cmd_read", "rx_bytes")
+
+
+def counters(nodes):
+    """{node: {counter: value}} of the NICs' firmware counters COUNTED."""
     out = {}
     for n in nodes:
         c = sysfs_counters(sh, n)
-        out[n] = (c.get("unet_tx"), c.get("unet_rx"))
+        out[n] = dict((k, c.get(k)) for k in COUNTED)
     return out
 
 
-def moved(before, after, least, what):
-    """Every node's NIC sent and received at least LEAST U-Net messages."""
+def moved(provider, before, after, msgs, what):
+    """What carried MSGS (a node's received messages, [bytes]): on ofi_rxd
+    every node's NIC sent and received at least the U-Net messages their
+    bytes need; on the native path at least one U-Net message each way per
+    message (eager, or a rendezvous request and its "done"), and for those
+    past the eager limit a NetVM read each and their bytes received."""
     try:
-        d = dict((n, (after[n][0] - before[n][0], after[n][1] - before[n][1])) for n in before)
+        d = dict((n, dict((k, after[n][k] - before[n][k]) for k in COUNTED)) for n in before)
     except TypeError:
         d = None
-    T.ok(d is not None and all(tx >= least and rx >= least for tx, rx in d.values()),
-         "%s went over U-Net: every node's NIC sent and received >= %d messages (%s)"
-         % (what, least, d), "before %s after %s" % (before, after))
+    if not native(provider):
+        least = sum(msgs) // UNET_MSG
+        T.ok(d is not None and all(v["unet_tx"] >= least and v["unet_rx"] >= least
+                                   for v in d.values()),
+             "%s went over U-Net: every node's NIC sent and received >= %d messages (%s)"
+             % (what, least, d), "before %s after %s" % (before, after))
+        return
+    big = [m for m in msgs if m > EAGER_MAX]
+    T.ok(d is not None and
+         all(v["unet_tx"] >= len(msgs) and v["unet_rx"] >= len(msgs) and
+             v["cmd_read"] >= len(big) and v["rx_bytes"] >= sum(big) for v in d.values()),
+         "%s went over U-Net and NetVM reads: every node's NIC sent and received >= %d U-Net "
+         "messages, issued >= %d NetVM reads and received >= %d B (%s)"
+         % (what, len(msgs), len(big), sum(big), d), "before %s after %s" % (before, after))
 
 
 def check_setup():
@@ -87,10 +128,13 @@ def check_setup():
     comps = set(re.findall(r"^\s*MCA (\w+): (\w+) ", out, re.M))
     T.ok(rc == 0 and ("mtl", "ofi") in comps and ("btl", "ofi") in comps and ("pml", "cm") in comps,
          "ompi_info: Open MPI has the ofi mtl, the ofi btl and the cm pml", diag(rc, out, err, 2000))
-    rc, out, err = nv("run", 0, "--", "fi_info", "-p", PROVIDER, "-t", "FI_EP_RDM", "-c", "FI_TAGGED")
-    T.ok(rc == 0 and re.findall(r"^provider: (.*)$", out, re.M) == [PROVIDER],
-         "fi_info: %s offers FI_EP_RDM with FI_TAGGED (what the ofi mtl asks for)" % PROVIDER,
-         diag(rc, out, err))
+
+
+def check_fi_info(provider):
+    rc, out, err = nv("run", 0, "--", "fi_info", "-p", provider, "-t", "FI_EP_RDM", "-c", "FI_TAGGED")
+    T.ok(rc == 0 and re.findall(r"^provider: (.*)$", out, re.M) == [prov_name(provider)],
+         "fi_info -p '%s': provider %s offers FI_EP_RDM with FI_TAGGED (what the ofi mtl asks "
+         "for)" % (provider, prov_name(provider)), diag(rc, out, err))
 
 
 MPI4PY = r"""
@@ -116,23 +160,24 @@ print("rank %d of %d on %s: ring %d x %d B, %d bad; allreduce %d; Allreduce of %
 """
 
 
-def check_mpi4py(np):
+def check_mpi4py(provider, np):
     """One job: Open MPI's account of what it chose (verbose), a ring and
-    the allreduces, U-Net's counters around it."""
+    the allreduces, the NICs' counters around it."""
     nodes = range(np)
-    before = unet(nodes)
+    before = counters(nodes)
     t0 = time.monotonic()
-    rc, out, err = mpirun(np, ["python3", "-c", MPI4PY, RING_N, RING_LEN, MPI4PY_K], verbose=True)
-    T.note("%d ranks, ring and allreduces: %.1f s" % (np, time.monotonic() - t0))
-    after = unet(nodes)
+    rc, out, err = mpirun(provider, np, ["python3", "-c", MPI4PY, RING_N, RING_LEN, MPI4PY_K],
+                          verbose=True)
+    T.note("%s, %d ranks, ring and allreduces: %.1f s" % (provider, np, time.monotonic() - t0))
+    after = counters(nodes)
     got = sorted(l for l in out.splitlines() if l.startswith("rank "))
     total = 1000003 * np * (np - 1) // 2 + 7 * np
     want = ["rank %d of %d on node%d: ring %d x %d B, 0 bad; allreduce %d; Allreduce of %d int64, "
             "0 wrong" % (r, np, r, RING_N, RING_LEN, total, MPI4PY_K) for r in nodes]
     T.ok(rc == 0 and got == want,
-         "%d ranks, mpi4py: ring of %d x %d B (every byte checked), allreduce (exactly %d) and "
-         "Allreduce of %d int64 (every sum exact); lines exact"
-         % (np, RING_N, RING_LEN, total, MPI4PY_K), diag(rc, out, err, 3000))
+         "%s, %d ranks, mpi4py: ring of %d x %d B (every byte checked), allreduce (exactly %d) "
+         "and Allreduce of %d int64 (every sum exact); lines exact"
+         % (provider, np, RING_N, RING_LEN, total, MPI4PY_K), diag(rc, out, err, 3000))
     text = out + err
     # the mtl names the domain of the provider it opened: the netvm
     # provider's (netvm0), which no other provider has
@@ -142,10 +187,10 @@ def check_mpi4py(np):
                         text, re.M)) == np and
          len(re.findall(r"mtl:ofi:provider: (\S+)$", text, re.M)) == np and
          set(re.findall(r"mtl:ofi:provider: (\S+)$", text, re.M)) == {DOMAIN},
-         "%d ranks, Open MPI verbose: every rank selected pml cm, mtl ofi, on domain %s (%s's)"
-         % (np, DOMAIN, PROVIDER), diag(rc, out[-2000:], err[-3000:]))
-    # the ring alone: RING_N messages of RING_LEN each way per node
-    moved(before, after, RING_N * RING_LEN // UNET_MSG, "%d-rank ring" % np)
+         "%s, %d ranks, Open MPI verbose: every rank selected pml cm, mtl ofi, on domain %s"
+         % (provider, np, DOMAIN), diag(rc, out[-2000:], err[-3000:]))
+    # the ring alone: RING_N messages of RING_LEN received per node
+    moved(provider, before, after, [RING_LEN] * RING_N, "%s, %d-rank ring" % (provider, np))
 
 
 HPCCINF = """HPLinpack benchmark input file
@@ -188,7 +233,7 @@ HPL.out      output file name (if any)
 HPCC_DIR = "/tmp/hpcc"
 
 
-def check_hpcc(np):
+def check_hpcc(provider, np):
     p = 2 if np == 4 else 1
     inf = HPCCINF % (p, np // p)
     res = run_parallel(lambda n: sh(n, "rm -rf %s && mkdir -p %s" % (HPCC_DIR, HPCC_DIR)),
@@ -197,8 +242,8 @@ def check_hpcc(np):
                              stdin=inf.encode())
     ok = rc == 0 and all(r[0] == 0 for r in res.values())
     t0 = time.monotonic()
-    rc, out, err = mpirun(np, ["sh", "-c", "cd %s && exec hpcc" % HPCC_DIR], timeout=1200)
-    T.note("%d ranks, hpcc: %.1f s" % (np, time.monotonic() - t0))
+    rc, out, err = mpirun(provider, np, ["sh", "-c", "cd %s && exec hpcc" % HPCC_DIR], timeout=1200)
+    T.note("%s, %d ranks, hpcc: %.1f s" % (provider, np, time.monotonic() - t0))
     _, res_out, _ = sh(0, "cat %s/hpccoutf.txt" % HPCC_DIR)
     summary = dict(re.findall(r"^(\w+)=(\S+)$", res_out, re.M))
     hpl = re.findall(r"\|\|Ax-b\|\|_oo/\(eps\*\(\|\|A\|\|_oo\*\|\|x\|\|_oo\+\|\|b\|\|_oo\)\*N\)=.*"
@@ -206,44 +251,47 @@ def check_hpcc(np):
     T.ok(ok and rc == 0 and summary.get("CommWorldProcs") == str(np) and
          summary.get("HPL_N") == "200" and hpl == ["PASSED"] and "FAILED" not in res_out and
          "End of HPC Challenge tests." in res_out,
-         "%d ranks: hpcc (HPL N=200 on %d x %d, then its other tests) exits 0, HPL's residual "
-         "PASSED, nothing FAILED" % (np, p, np // p),
+         "%s, %d ranks: hpcc (HPL N=200 on %d x %d, then its other tests) exits 0, HPL's "
+         "residual PASSED, nothing FAILED" % (provider, np, p, np // p),
          diag(rc, out, err, 2000) + "\nhpccoutf.txt:\n" + res_out[-3000:])
 
 
-def check_netpipe():
+def check_netpipe(provider):
     """NetPIPE's integrity mode on 2 ranks (node 0 and node 1): every
     message checked by the receiving rank."""
-    before = unet((0, 1))
+    before = counters((0, 1))
     t0 = time.monotonic()
-    rc, out, err = mpirun(2, ["NPopenmpi", "-i", "-u", "65536"])
-    T.note("NetPIPE: %.1f s" % (time.monotonic() - t0))
-    after = unet((0, 1))
+    rc, out, err = mpirun(provider, 2, ["NPopenmpi", "-i", "-u", "65536"])
+    T.note("%s, NetPIPE: %.1f s" % (provider, time.monotonic() - t0))
+    after = counters((0, 1))
     sizes = [(int(m.group(1)), "Integrity check passed" in l) for l in err.splitlines()
              for m in [re.match(r"^\s*\d+:\s+(\d+) bytes", l)] if m]
     T.ok(rc == 0 and "0: node0" in out.splitlines() and "1: node1" in out.splitlines() and
          len(sizes) >= 20 and all(ok for _, ok in sizes) and max(n for n, _ in sizes) > 32768 and
          "Integrity check failed" not in out + err,
          "NPopenmpi -i over %s: %d message sizes up to %s B, every one checked, ranks on node0 "
-         "and node1" % (PROVIDER, len(sizes), max([n for n, _ in sizes] or [0])),
+         "and node1" % (provider, len(sizes), max([n for n, _ in sizes] or [0])),
          diag(rc, out, err))
-    moved(before, after, sum(n for n, _ in sizes) // UNET_MSG, "NetPIPE")
+    # NetPIPE's sizes each once a way at least (it repeats each many times)
+    moved(provider, before, after, [n for n, _ in sizes], "%s, NetPIPE" % provider)
 
 
 def main():
     def body():
         check_setup()
-        for np in (2, 4):
-            check_mpi4py(np)
-        # hpcc's own tests (its b_eff ping-pongs of 2 MB above all) take
-        # minutes on ofi_rxd under TCG (343 s on 2 ranks, 406 s on 4, the
-        # shared host loaded; 659 s on 4 another time): on the 2 x 2 grid
-        # only, and only when asked for
-        if os.environ.get("NETVM_TEST_HPCC") == "1":
-            check_hpcc(4)
-        else:
-            T.note("hpcc left out (6-11 min on ofi_rxd): NETVM_TEST_HPCC=1 runs it")
-        check_netpipe()
+        for provider in PROVIDERS:
+            check_fi_info(provider)
+            for np in (2, 4):
+                check_mpi4py(provider, np)
+            # hpcc's own tests (its b_eff ping-pongs of 2 MB above all) take
+            # minutes on ofi_rxd under TCG (343 s on 2 ranks, 406 s on 4, the
+            # shared host loaded; 659 s on 4 another time): on the 2 x 2 grid
+            # only, and only when asked for
+            if os.environ.get("NETVM_TEST_HPCC") == "1":
+                check_hpcc(provider, 4)
+            else:
+                T.note("hpcc left out (6-11 min on ofi_rxd): NETVM_TEST_HPCC=1 runs it")
+            check_netpipe(provider)
     return tap_cluster_main(T, CLUSTER, NODES, body)
 
 
