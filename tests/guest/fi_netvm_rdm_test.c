@@ -6,7 +6,8 @@
  *
  *   fi-netvm-rdm-test local
  *       three RDM endpoints of one process (the node's loop-back): the
- *       fi_info entry exactly; FI_RMA refused natively; messages of 0, 1
+ *       fi_info entry exactly (mem_tag_format, the default op_flags the
+ *       hints ask for); FI_RMA refused natively; messages of 0, 1
  *       and 4056 bytes (the most one U-Net message carries) byte for
  *       byte, an inject of 4057 -FI_EMSGSIZE; rendezvous messages of
  *       4057 B, 100000 B and 1 MiB from pages the sender no longer maps
@@ -15,7 +16,8 @@
  *       completes only once the receiver has it; tagged messages taken
  *       unexpected and matched by tag in the order sent, posted receives
  *       matched out of order, ignore bits, FI_DIRECTED_RECV, remote CQ
- *       data, FI_PEEK / FI_CLAIM / FI_DISCARD, FI_ETRUNC, fi_cancel, bad
+ *       data, FI_PEEK / FI_CLAIM (whatever address the claim names) /
+ *       FI_DISCARD, FI_ETRUNC, fi_cancel, bad
  *       flags and addresses; a flood of 320 tagged messages to a receiver
  *       that posts nothing: the 65th send finds the window full
  *       (-FI_EAGAIN), what the receiver cannot take is lost
@@ -174,6 +176,27 @@ static bool native_entry(struct fi_info *h, uint64_t *caps, int *mr_mode)
 	return native;
 }
 
+/* The native entry's default tx and rx op_flags for hints asking for
+ * ASKED in both (false if there is no native entry). */
+static bool native_op_flags(uint64_t asked, uint64_t *tx, uint64_t *rx)
+{
+	struct fi_info *h = rdm_hints(FI_TAGGED, 0), *got = NULL;
+	bool native = false;
+
+	h->tx_attr->op_flags = asked;
+	h->rx_attr->op_flags = asked;
+	fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &got);
+	for (struct fi_info *i = got; i; i = i->next)
+		if (!strcmp(i->fabric_attr->prov_name, "netvm")) {
+			native = true;
+			*tx = i->tx_attr->op_flags;
+			*rx = i->rx_attr->op_flags;
+		}
+	fi_freeinfo(got);
+	fi_freeinfo(h);
+	return native;
+}
+
 static void check_info(void)
 {
 	uint64_t caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE |
@@ -194,6 +217,16 @@ static void check_info(void)
 	      !strcmp(info->fabric_attr->prov_name, "netvm"),
 	      "fi_getinfo FI_EP_RDM, FI_MR_PROV_KEY: the native entry with RMA and atomics, "
 	      "exactly (caps %s)", fi_tostr(&info->caps, FI_TYPE_CAPS));
+	uint64_t tx = 1, rx = 1;
+
+	/* Open MPI's mtl ofi counts its tag bits from the top one down */
+	check(info->ep_attr->mem_tag_format == UINT64_MAX &&
+	      info->tx_attr->op_flags == 0 && info->rx_attr->op_flags == 0,
+	      "mem_tag_format: 64 bits, one field; no op_flags asked, none given");
+	check(native_op_flags(FI_COMPLETION | FI_INJECT, &tx, &rx) &&
+	      tx == FI_COMPLETION && rx == FI_COMPLETION,
+	      "op_flags FI_COMPLETION | FI_INJECT asked: FI_COMPLETION the default (what "
+	      "Open MPI's FI_SELECTIVE_COMPLETION needs), FI_INJECT not");
 	check(native_entry(rdm_hints(0, 0), &got, &mode) && got == caps && mode == 0,
 	      "an application that takes no provider keys: the native entry without RMA, "
 	      "mr_mode 0");
@@ -480,6 +513,23 @@ static void probes(struct side *a, struct side *c, fi_addr_t to_a)
 	r = trecvmsg(a, in, sizeof(in), 99, &ctx[1], FI_CLAIM);
 	check(r == 0 && got_tagged(a, &ctx[1], in, "peek at me", 99),
 	      "FI_CLAIM with the claiming context: the message's bytes");
+	tsend(c, to_a, "claim me", 97);
+	r = trecvmsg(a, NULL, 0, 97, &ctx[1], FI_PEEK | FI_CLAIM);
+	check(r == 0 && next(a->cq, &e, &src, &ee) == 1 && e.op_context == &ctx[1],
+	      "FI_PEEK | FI_CLAIM again: claimed");
+	{
+		struct iovec iov = { .iov_base = in, .iov_len = sizeof(in) };
+		struct fi_msg_tagged m = {
+			.msg_iov = &iov, .iov_count = 1, .addr = 99, .tag = 97,
+			.context = &ctx[1],
+		};
+
+		memset(in, 0, sizeof(in));
+		r = fi_trecvmsg(a->ep, &m, FI_CLAIM);
+	}
+	check(r == 0 && got_tagged(a, &ctx[1], in, "claim me", 97),
+	      "FI_CLAIM naming an address not in the AV (Open MPI passes 0): the "
+	      "context names the message, its bytes");
 	tsend(c, to_a, "drop me", 98);
 	r = trecvmsg(a, NULL, 0, 98, &ctx[0], FI_PEEK | FI_DISCARD);
 	check(r == 0 && next(a->cq, &e, &src, &ee) == 1 && e.len == 7,
