@@ -507,6 +507,37 @@ START_TEST(test_hostile_lengths)
 }
 END_TEST
 
+/*
+ * The Ethernet doorbell is the Ethernet program's, although page 0 is also
+ * the kernel endpoint's, whose NetVM doorbell reads any word as a command
+ * count: it used to take NVM_DB_ETH as a bogus count and raise an error
+ * event (and an interrupt) at every doorbell.
+ */
+START_TEST(test_doorbell_is_eth)
+{
+	uint32_t asked = 0;
+
+	/* every program is offered doorbells, once */
+	for (uint32_t k = 0; k < FW_PROG_COUNT; k++)
+		asked |= 1u << fw_doorbell_order[k];
+	ck_assert_uint_eq(asked, (1u << FW_PROG_COUNT) - 1);
+	/* b's SRAM holds NetVM, so its kernel endpoint is open */
+	ck_assert_uint_gt(sim_layout(&b)->ep_count, 0);
+	post_rx(&a, 0, NVM_ETH_MAX_FRAME);
+	fill(&b, TX_BUF(0), 3, 60);
+	post_tx(&b, 0, TX_BUF(0), 60, 1, NULL, 0);
+	sim_doorbell(&a, 0, NVM_DB_ETH);
+	sim_doorbell(&b, 0, NVM_DB_ETH);
+	sim_settle(&a, &b);
+	ck_assert(rx_is(&a, 0, 3, 60));
+	ck_assert_int_eq(sim_count_events(&a, NVM_EV_ERROR, -1), 0);
+	ck_assert_int_eq(sim_count_events(&b, NVM_EV_ERROR, -1), 0);
+	ck_assert_uint_eq(a.fw.counters[FW_CNT_BAD_DOORBELLS], 0);
+	ck_assert_uint_eq(b.fw.counters[FW_CNT_BAD_DOORBELLS], 0);
+	ck_assert_uint_eq(b.fw.counters[FW_CNT_DOORBELLS], 1);
+}
+END_TEST
+
 static Suite *fw_eth_suite(void)
 {
 	Suite *s = suite_create("firmware-eth");
@@ -522,6 +553,7 @@ static Suite *fw_eth_suite(void)
 	tcase_add_test(tc, test_rx_short_buffer);
 	tcase_add_test(tc, test_tx_errors);
 	tcase_add_test(tc, test_irq_arm);
+	tcase_add_test(tc, test_doorbell_is_eth);
 	tcase_add_test(tc, test_hostile_lengths);
 	tcase_add_test(tc, test_sg_csum);
 	tcase_add_test(tc, test_csum_zero);
