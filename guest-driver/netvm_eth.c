@@ -27,7 +27,9 @@
  * is usually on the link before the doorbell write returns (the NIC runs
  * its firmware in that write), so xmit reaps it at once and the NIC is
  * told not to interrupt for tx completions (ctl.tx_irq OFF); only while
- * some stay outstanding does xmit or the poll ask for one (ONCE).
+ * some stay outstanding does xmit or the poll ask for one (ONCE).  The
+ * doorbell is rung once per batch the stack hands down (xmit_more: the
+ * segments of a GSO skb), not per frame.
  * Interrupt mitigation: the firmware raises NVM_EV_ETH only when
  * ctl.irq_arm is set, and clears it; the poll sets it when it is done and
  * then looks at the rings once more.  Receive buffers go back without a
@@ -120,6 +122,7 @@ struct netvm_eth {
 	u32 tx_clean;		/* free-running; the poll writes */
 	u32 rx_clean;		/* free-running; the poll */
 	bool grp_ok;		/* some copy of the current group went out */
+	bool tx_unrung;		/* posted, doorbell not yet rung (xmit_more) */
 
 	spinlock_t route_lock;		/* the fields below, IRQ-safe */
 	bool registered;
@@ -466,6 +469,19 @@ static void eth_tx_poll(struct netvm_eth *eth, int budget)
 	__netif_tx_unlock(txq);
 }
 
+/*
+ * Ring for what xmit posted, and reap what the NIC finished in that write.
+ * Under the queue's lock.
+ */
+static void eth_tx_flush(struct netvm_eth *eth)
+{
+	if (!eth->tx_unrung)
+		return;
+	eth->tx_unrung = false;
+	eth_doorbell(eth);
+	eth_tx_settle(eth, 0);
+}
+
 static netdev_tx_t netvm_eth_xmit(struct sk_buff *skb, struct net_device *ndev)
 {
 	struct netvm_eth *eth = netdev_priv(ndev);
@@ -481,6 +497,7 @@ static netdev_tx_t netvm_eth_xmit(struct sk_buff *skb, struct net_device *ndev)
 	if (eth_tx_free(eth) < NETVM_ETH_MAX_DESCS) {
 		/* cannot happen while the stop below works; be safe */
 		netif_stop_queue(ndev);
+		eth_tx_flush(eth);
 		return NETDEV_TX_BUSY;
 	}
 	if (!eth_tx_map(dev, &f))
@@ -494,18 +511,24 @@ static netdev_tx_t netvm_eth_xmit(struct sk_buff *skb, struct net_device *ndev)
 		goto drop;
 	}
 	skb_tx_timestamp(skb);
-	eth_doorbell(eth);
-	/* under the queue's lock, as every tx reap: the poll waits for it */
-	eth_tx_settle(eth, 0);
+	eth->tx_unrung = true;
 	if (eth_tx_free(eth) < NETVM_ETH_MAX_DESCS) {
-		/* the settle asked for an interrupt: the poll wakes us */
+		/* the flush asks for an interrupt: the poll wakes us */
 		netif_stop_queue(ndev);
 		eth->stats.tx_queue_stops++;
 	}
+	/*
+	 * More frames follow at once (a GSO skb's segments): one doorbell,
+	 * one run of the firmware, for all of them.
+	 */
+	if (!netdev_xmit_more() || netif_queue_stopped(ndev))
+		eth_tx_flush(eth);
 	return NETDEV_TX_OK;
 drop:
 	ndev->stats.tx_dropped++;
 	dev_kfree_skb_any(skb);
+	if (!netdev_xmit_more())
+		eth_tx_flush(eth);
 	return NETDEV_TX_OK;
 }
 
