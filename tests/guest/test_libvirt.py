@@ -30,12 +30,12 @@ import re
 import select
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 
-from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, cluster_processes, diag, run, run_netvm
+import libvirt_daemons as lvd
+from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, cluster_processes, diag, run_netvm
 
 T = Tap()
 CLUSTER = "t-guest-libvirt"
@@ -44,9 +44,6 @@ N = 3
 NODES = range(N)
 DOMAINS = ["netvm-%s-node%d" % (CLUSTER, i) for i in NODES]
 PAIRS = [(a, b) for a in NODES for b in NODES if a != b]
-# what a daemon started here writes (libvirtd -d and virtlogd -d, as root)
-PIDFILES = {"virtlogd": "/run/virtlogd.pid", "libvirtd": "/run/libvirtd.pid"}
-QEMU_CONF = "/etc/libvirt/qemu.conf"
 W = 1 << 20            # netvm-ktest's test window
 
 
@@ -55,73 +52,11 @@ def nv(*args, timeout=300):
 
 
 def virsh(*args, uri=URIS[0]):
-    return run(["virsh", "-q", "-c", uri] + list(args), timeout=60)
+    return lvd.virsh(uri, *args)
 
 
 def daemon_answers():
     return virsh("uri")[0] == 0
-
-
-def wait_for(cond, secs):
-    deadline = time.monotonic() + secs
-    while not cond():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
-
-
-def pid_of(name):
-    try:
-        with open(PIDFILES[name]) as f:
-            pid = int(f.read().strip())
-        os.kill(pid, 0)
-        return pid
-    except (OSError, ValueError):
-        return None
-
-
-def qemu_conf(tmp):
-    """The test's libvirtd's qemu.conf: the host's, with QEMU run as root.
-    libvirt runs its capability probe of our emulator and then asks
-    whether the user of qemu.conf (libvirt-qemu) may open /dev/kvm; where
-    only root may (mode 0600), it finds KVM "not available now", throws
-    the cached capabilities away and probes again on every call that needs
-    them (a define ran 12 probes).  As root the cache holds."""
-    with open(QEMU_CONF) as f:
-        host = [l for l in f if not re.match(r"\s*(user|group)\s*=", l)]
-    path = os.path.join(tmp, "qemu.conf")
-    with open(path, "w") as f:
-        f.writelines(host + ['user = "root"\n', 'group = "root"\n'])
-    return path
-
-
-def start_daemons(tmp):
-    """virtlogd (the serial logs and QEMU's output go through it) and
-    libvirtd, if none runs; -> {name: pid} of those started here.
-    libvirtd runs in a mount namespace of its own where qemu_conf() is
-    bound over QEMU_CONF: the host's file is not changed, and the binding
-    ends with the daemon."""
-    started = {}
-    if pid_of("virtlogd") is None:
-        subprocess.run(["virtlogd", "-d"], check=True)
-        if wait_for(lambda: pid_of("virtlogd") is not None, 30):
-            started["virtlogd"] = pid_of("virtlogd")
-    subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                    'mount --bind "$1" "$2" && exec libvirtd -d', "sh", qemu_conf(tmp), QEMU_CONF],
-                   check=True)
-    if wait_for(daemon_answers, 60):
-        started["libvirtd"] = pid_of("libvirtd")
-    return started
-
-
-def stop_daemons(started):
-    for name in ("libvirtd", "virtlogd"):
-        pid = started.get(name)
-        if pid:
-            os.kill(pid, signal.SIGTERM)
-            gone = wait_for(lambda: not os.path.exists("/proc/%d" % pid), 30)
-            T.ok(gone, "%s (pid %d, started by this test) stopped" % (name, pid))
 
 
 def ktest(node, *args):
@@ -330,22 +265,22 @@ def main():
             print("Bail out! no libvirtd answers on %s, and only root may start one" % URIS[0], flush=True)
             return 1
         tmp = tempfile.mkdtemp(prefix="netvm-libvirt-")
-        with open(QEMU_CONF, "rb") as f:
+        with open(lvd.QEMU_CONF, "rb") as f:
             host_conf = f.read()
-        started = start_daemons(tmp)
+        started = lvd.start_daemons(tmp)
         T.ok("libvirtd" in started, "libvirtd started (none was running)", virsh("uri"))
-        with open(QEMU_CONF, "rb") as f:
+        with open(lvd.QEMU_CONF, "rb") as f:
             T.ok(f.read() == host_conf, "the host's %s is unchanged (the test's libvirtd has its "
-                 "own, in its mount namespace)" % QEMU_CONF)
+                 "own, in its mount namespace)" % lvd.QEMU_CONF)
         if "libvirtd" not in started:
-            stop_daemons(started)
+            lvd.stop_daemons(started, T)
             shutil.rmtree(tmp)
             T.plan()
             return 1
     try:
         cluster_frame()
     finally:
-        stop_daemons(started)
+        lvd.stop_daemons(started, T)
         if tmp:
             shutil.rmtree(tmp)
     T.plan()
