@@ -25,17 +25,15 @@ test starts virtlogd and libvirtd itself, as root, and stops them after.
 TAP output.  Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT.
 """
 import os
-import pty
 import re
-import select
 import shutil
 import signal
 import sys
 import tempfile
 import time
 
-import libvirt_daemons as lvd
-from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, cluster_processes, diag, run_netvm
+import libvirt_testlib as lvd
+from guestlib import BOOT_TIMEOUT, REPO, Tap, cluster_processes, diag, run_netvm
 
 T = Tap()
 CLUSTER = "t-guest-libvirt"
@@ -164,45 +162,7 @@ def check_reload_driver():
 
 
 def check_console():
-    """./netvm console 0 on a terminal (virsh console wants one): a line
-    typed there runs in node 0's shell; Ctrl-] leaves."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execv(NETVM, [NETVM, "--cluster", CLUSTER, "console", "0"])
-    seen = b""
-    deadline = time.monotonic() + 60
-    sent = None
-    while time.monotonic() < deadline and b"console-" + b"42" not in seen:
-        r, _, _ = select.select([fd], [], [], 1.0)
-        if r:
-            try:
-                seen += os.read(fd, 4096)
-            except OSError:
-                break
-        # virsh says "Escape character" before it makes its terminal raw,
-        # which may flush what was typed meanwhile: typed again while the
-        # answer has not come
-        if b"Escape character" in seen and (sent is None or time.monotonic() - sent > 5):
-            os.write(fd, b"\recho console-$((6*7))\r")
-            sent = time.monotonic()
-    found = b"console-42" in seen
-    os.write(fd, b"\x1d")
-    end = time.monotonic() + 30
-    status = None
-    while time.monotonic() < end:
-        p, st = os.waitpid(pid, os.WNOHANG)
-        if p:
-            status = st
-            break
-        try:
-            if select.select([fd], [], [], 0.5)[0]:
-                os.read(fd, 4096)
-        except OSError:
-            pass
-    if status is None:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    os.close(fd)
+    found, status, seen = lvd.console_echo(CLUSTER, 0)
     T.ok(found and status is not None and os.WEXITSTATUS(status) == 0,
          "./netvm console 0 (virsh console): echo runs in node 0, Ctrl-] leaves with status 0",
          "status %r, output: %r" % (status, seen[-500:]))

@@ -28,7 +28,9 @@ checkout is "at the same path" there without a copy.
   - virsh on each URI sees its own domain and not the other's; node 1's
     QEMU runs in the remote namespace
   - NetVM writeP and readP both ways between the hosts, every byte
-    verified; status, logs 1 (over ssh), reload-driver
+    verified; status, logs 1 (over ssh), reload-driver, console 1
+    (virsh console through the ssh URI), save and restore (node 1's file
+    on the remote host), NetVM verified again after each
   - down: no domain on either URI, no QEMU, no switch, no tunnel, no
     state dir; then the test's sshd and daemons stopped, the namespace gone
 
@@ -42,7 +44,7 @@ import subprocess
 import sys
 import tempfile
 
-import libvirt_daemons as lvd
+import libvirt_testlib as lvd
 from guestlib import BOOT_TIMEOUT, REPO, Tap, cluster_processes, diag, run, run_netvm
 
 T = Tap()
@@ -62,7 +64,7 @@ mount -t tmpfs tmpfs /run
 for d in /var/lib/libvirt /var/cache/libvirt /var/log/libvirt /etc/libvirt/qemu; do
     mount -t tmpfs tmpfs "$d"
 done
-mkdir -p /run/libvirt /run/sshd /var/lib/libvirt/qemu /var/cache/libvirt/qemu /var/log/libvirt/qemu
+mkdir -p /run/lock /run/libvirt /run/sshd /var/lib/libvirt/qemu /var/cache/libvirt/qemu /var/log/libvirt/qemu
 mount --bind "$1/qemu.conf" /etc/libvirt/qemu.conf
 virtlogd -d -p "$1/virtlogd.pid"
 /usr/sbin/sshd -f "$1/sshd_config" -E "$1/sshd.log"
@@ -234,6 +236,34 @@ def check_front_door():
     T.ok(rc == 0 and "node 1: netvm.ko reloaded" in out + err, "reload-driver reaches node 1 through the tunnel",
          diag(rc, out, err))
     check_netvm("after reload-driver: ")
+    found, status, seen = lvd.console_echo(CLUSTER, 1)
+    T.ok(found and status is not None and os.WEXITSTATUS(status) == 0,
+         "./netvm console 1 (virsh console through the ssh URI): echo runs in node 1, Ctrl-] leaves",
+         "status %r, output: %r" % (status, seen[-500:]))
+
+
+def check_save_restore(rh):
+    """libvirt saves each domain where it runs (node 1's file on the remote
+    host) and restores it; the windows keep their bytes and NetVM works
+    across the hosts again."""
+    size = 65536
+    for n in range(2):
+        r = ktest(n, "fill", 0, size, 70 + n)
+        T.ok(r[0] == 0, "node %d: window filled before save" % n, diag(*r))
+    rc, out, err = nv("save", timeout=600)
+    T.ok(rc == 0 and all("node %d saved by libvirt" % n in out for n in range(2)),
+         "./netvm save: each domain saved by its own libvirtd", diag(rc, out, err))
+    for uri, dom in ((LOCAL, DOMAINS[0]), (rh.uri, DOMAINS[1])):
+        r = lvd.virsh(uri, "list", "--all", "--state-shutoff", "--name")
+        T.ok(r[0] == 0 and dom in r[1].split(), "after save: %s defined, shut off, on %s"
+             % (dom, uri.split("?")[0]), diag(*r))
+    rc, out, err = nv("restore", timeout=600)
+    T.ok(rc == 0, "./netvm restore: both domains restored, agents answer (node 1 through the tunnel)",
+         diag(rc, out, err))
+    for n in range(2):
+        r = ktest(n, "check", 0, size, 70 + n)
+        T.ok(r[0] == 0, "node %d: window's %d B as before save, every byte" % (n, size), diag(*r))
+    check_netvm("after restore: ")
 
 
 def cluster_frame(rh):
@@ -250,6 +280,7 @@ def cluster_frame(rh):
             check_placement(rh)
             check_netvm("")
             check_front_door()
+            check_save_restore(rh)
     finally:
         rc, out, err = nv("down")
         left = cluster_processes(CLUSTER, switch_dir=state)

@@ -1,14 +1,16 @@
-"""libvirt daemons for the guest tests that need one (test_libvirt.py,
-test_libvirt_ssh.py): this host's, started here when none answers, with
-QEMU run as root in a mount namespace of its own (docs/cluster.md, "A slow
-define where only root may open /dev/kvm")."""
+"""What the libvirt guest tests share (test_libvirt.py, test_libvirt_ssh.py):
+this host's libvirt daemons, started here when none answers, with QEMU
+run as root in a mount namespace of their own (docs/cluster.md, "A slow
+define where only root may open /dev/kvm"); ./netvm console on a pty."""
 import os
+import pty
 import re
+import select
 import signal
 import subprocess
 import time
 
-from guestlib import run
+from guestlib import NETVM, run
 
 # what a daemon started here writes (libvirtd -d and virtlogd -d, as root)
 PIDFILES = {"virtlogd": "/run/virtlogd.pid", "libvirtd": "/run/libvirtd.pid"}
@@ -86,3 +88,47 @@ def stop_daemons(started, tap):
         pid = started.get(name)
         if pid:
             tap.ok(stop_pid(pid), "%s (pid %d, started by this test) stopped" % (name, pid))
+
+
+def console_echo(cluster, node):
+    """./netvm console NODE on a terminal (virsh console wants one): a line
+    typed there runs in the node's shell; Ctrl-] leaves.  -> (the answer
+    seen, the exit status or None, the output)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(NETVM, [NETVM, "--cluster", cluster, "console", str(node)])
+    seen = b""
+    deadline = time.monotonic() + 60
+    sent = None
+    while time.monotonic() < deadline and b"console-" + b"42" not in seen:
+        r, _, _ = select.select([fd], [], [], 1.0)
+        if r:
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:
+                break
+        # virsh says "Escape character" before it makes its terminal raw,
+        # which may flush what was typed meanwhile: typed again while the
+        # answer has not come
+        if b"Escape character" in seen and (sent is None or time.monotonic() - sent > 5):
+            os.write(fd, b"\recho console-$((6*7))\r")
+            sent = time.monotonic()
+    found = b"console-42" in seen
+    os.write(fd, b"\x1d")
+    end = time.monotonic() + 30
+    status = None
+    while time.monotonic() < end:
+        p, st = os.waitpid(pid, os.WNOHANG)
+        if p:
+            status = st
+            break
+        try:
+            if select.select([fd], [], [], 0.5)[0]:
+                os.read(fd, 4096)
+        except OSError:
+            pass
+    if status is None:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    os.close(fd)
+    return found, status, seen
