@@ -979,7 +979,7 @@ static void test_raw_frames(void)
                      sizeof(struct nvm_raw_desc);
 
         for (uint32_t k = 0; k < n; k++) {
-            pat[k] = (uint8_t)(k * 7 + i * 131);
+            pat[k] = (uint8_t)(k * 7 + i * 131 + (k >> 8) * 13);  /* no period */
         }
         qtest_memwrite(qts(a), tx, pat, n);
         qtest_memset(qts(b), rx, 0, 4096);
