@@ -43,6 +43,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import libvirt_testlib as lvd
 from guestlib import BOOT_TIMEOUT, REPO, Tap, cluster_processes, diag, run, run_netvm
@@ -207,12 +208,12 @@ def windows():
     return pa
 
 
-def check_netvm(what):
+def check_netvm(what, sizes=(4097, W - 13)):
     pa = windows()
     if not pa:
         return
     for k, (src, dst) in enumerate(((0, 1), (1, 0))):
-        for i, size in enumerate((4097, W - 13)):
+        for i, size in enumerate(sizes):
             loff = (3 + 1237 * (i + k)) % (W - size + 1)
             roff = (5 + 3571 * (i + k)) % (W - size + 1)
             seed = 100 * src + 10 * dst + i + (50 if what else 0)
@@ -235,7 +236,7 @@ def check_front_door():
     rc, out, err = nv("reload-driver", timeout=300)
     T.ok(rc == 0 and "node 1: netvm.ko reloaded" in out + err, "reload-driver reaches node 1 through the tunnel",
          diag(rc, out, err))
-    check_netvm("after reload-driver: ")
+    check_netvm("after reload-driver: ", (4097,))
     found, status, seen = lvd.console_echo(CLUSTER, 1)
     T.ok(found and status is not None and os.WEXITSTATUS(status) == 0,
          "./netvm console 1 (virsh console through the ssh URI): echo runs in node 1, Ctrl-] leaves",
@@ -263,19 +264,21 @@ def check_save_restore(rh):
     for n in range(2):
         r = ktest(n, "check", 0, size, 70 + n)
         T.ok(r[0] == 0, "node %d: window's %d B as before save, every byte" % (n, size), diag(*r))
-    check_netvm("after restore: ")
+    check_netvm("after restore: ", (4097,))
 
 
 def cluster_frame(rh):
     nv("down")
     state = os.path.join(REPO, "build", "cluster", CLUSTER)
     try:
+        t0 = time.monotonic()
         rc, out, err = nv("up", "-n", "2", "--libvirt", "%s,%s" % (LOCAL, rh.uri), "--timeout", BOOT_TIMEOUT,
                           timeout=int(BOOT_TIMEOUT) + 600)
+        secs = time.monotonic() - t0
         T.ok(rc == 0 and "netvm-switch h1 up on root@%s" % THERE in out
              and re.search(r"node 1: domain %s on qemu\+ssh://\S+ defined in [0-9.]+ s, started in" % DOMAINS[1], out),
-             "up -n 2 --libvirt %s,qemu+ssh://...: switch there started over ssh, nodes ready, routes set"
-             % LOCAL, diag(rc, out, err))
+             "up -n 2 --libvirt %s,qemu+ssh://...: switch there started over ssh, nodes ready, routes set "
+             "(%.1f s)" % (LOCAL, secs), diag(rc, out, err))
         if rc == 0:
             check_placement(rh)
             check_netvm("")
