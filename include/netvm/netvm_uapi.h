@@ -164,10 +164,11 @@ struct netvm_ep_info {
 #define NETVM_EXPORT_RO		0x1	/* remote writes and atomics fail */
 
 #define NETVM_EXPORT_NAME_LEN	32	/* bytes of a name, its NUL included */
+#define NETVM_EXPORT_MAX	(1ull << 30)	/* bytes one export covers */
 
 struct netvm_export_req {
 	uint64_t addr;
-	uint64_t len;		/* bytes, at most 1 GiB */
+	uint64_t len;		/* bytes, at most NETVM_EXPORT_MAX */
 	uint32_t flags;		/* NETVM_EXPORT_* */
 	uint32_t reserved;
 	uint64_t key;		/* out */
