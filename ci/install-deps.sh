@@ -10,7 +10,7 @@ PKGS_BACKPORTS="meson python3-pycotap"
 PKGS_GUEST="busybox-static seabios qemu-system-data kmod squashfs-tools"
 PKGS_TEST="check tshark clang libclang-rt-14-dev iproute2 libfabric-dev"	# iproute2: guest-multihost's namespaces; libfabric-dev: the netvm provider (docs/libfabric.md)
 PKGS_BENCH="gnuplot-nox"	# ./netvm bench draws its PNG plots with it
-PKGS_LIBVIRT="libvirt-daemon-system libvirt-clients"	# ./netvm up --libvirt, guest-libvirt
+PKGS_LIBVIRT="libvirt-daemon-system libvirt-clients openssh-server"	# ./netvm up --libvirt, guest-libvirt; openssh-server: guest-libvirt-ssh's "remote host"
 
 want_missing() {
 	for p in "$@"; do

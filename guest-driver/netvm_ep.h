@@ -35,6 +35,7 @@
 
 #include <netvm/lanai_event.h>
 #include <netvm/netvm_fw.h>
+#include <netvm/netvm_uapi.h>
 
 struct netvm_dev;
 struct netvm_ep;
@@ -43,7 +44,6 @@ struct fasync_struct;
 #define NETVM_EP_MAX		NVM_EP_COUNT	/* ports; 0 = kernel */
 #define NETVM_EP_NOTF_LEN	256
 #define NETVM_EP_HOST_SIZE	(2 * 4096)
-#define NETVM_EXPORT_MAX	BIT_ULL(30)
 #define NETVM_EP_EVQ		512	/* events waiting for the worker */
 
 /*

@@ -623,11 +623,6 @@ void netvm_nv_event(struct netvm_dev *nd, const struct nvm_event *ev)
 
 /* ---- test ioctls ---- */
 
-static u8 nv_pattern(u32 seed, u64 i)
-{
-	return (u8)(((i + seed) * 0x9e3779b97f4a7c15ull) >> 56);
-}
-
 static bool nv_window_ok(u32 off, u32 len)
 {
 	return len && (u64)off + len <= NETVM_KTEST_WINDOW;
@@ -675,14 +670,14 @@ long netvm_nv_ioc_ktest(struct netvm_dev *nd, void __user *uarg)
 		if (!nv_window_ok(k.offset, k.len))
 			return -EINVAL;
 		for (i = 0; i < k.len; i++)
-			win[k.offset + i] = nv_pattern(k.seed, i);
+			win[k.offset + i] = netvm_ktest_pattern(k.seed, i);
 		break;
 	case NETVM_KTEST_CHECK:
 		if (!nv_window_ok(k.offset, k.len))
 			return -EINVAL;
 		k.bad_offset = U32_MAX;
 		for (i = 0; i < k.len; i++) {
-			u8 want = nv_pattern(k.seed, i);
+			u8 want = netvm_ktest_pattern(k.seed, i);
 
 			if (win[k.offset + i] != want) {
 				k.bad_offset = k.offset + i;

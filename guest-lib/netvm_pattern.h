@@ -3,8 +3,10 @@
  * Test-frame pattern shared by netvm-raw, the guest test programs and the
  * unit tests (not part of libnetvm's ABI).
  *
- * Byte i of frame k is (k * 131 + i * 7) & 0xff, except that a frame of at
- * least 4 bytes carries k, little-endian, in its first 4 bytes.
+ * Byte i of frame k is a hash of k and i (so the pattern never repeats
+ * within a frame, and a byte at the wrong offset or from another frame does
+ * not pass for the right one), except that a frame of at least 4 bytes
+ * carries k, little-endian, in its first 4 bytes.
  */
 #ifndef NETVM_PATTERN_H
 #define NETVM_PATTERN_H
@@ -14,7 +16,12 @@
 
 static inline uint8_t netvm_pattern_byte(uint32_t k, size_t i)
 {
-	return (uint8_t)((k * 131u + (uint32_t)i * 7u) & 0xff);
+	uint64_t x = ((uint64_t)i + 1) * 0x9e3779b97f4a7c15ull ^
+		     ((uint64_t)k + 1) * 0xbf58476d1ce4e5b9ull;
+
+	x ^= x >> 31;
+	x *= 0x94d049bb133111ebull;
+	return (uint8_t)(x >> 56);
 }
 
 /* Fill buf[0 .. size) with frame k. */

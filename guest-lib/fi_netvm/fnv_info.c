@@ -48,7 +48,7 @@ struct fnv_kind {
 	enum fi_ep_type type;
 	uint64_t caps, tx_caps, rx_caps, order;
 	bool rma;		/* FNV_RMA_CAPS, if the keys may be ours */
-	size_t msg_max, tx_size, rx_size, cq_data;
+	size_t msg_max, inject_max, tx_size, rx_size, cq_data;
 };
 
 static const struct fnv_kind kinds[] = {
@@ -57,7 +57,9 @@ static const struct fnv_kind kinds[] = {
 		.tx_caps = FI_MSG | FI_TAGGED | FI_SEND,
 		.rx_caps = FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE |
 			   FI_DIRECTED_RECV,
-		.order = FNV_RDM_ORDER, .msg_max = FNV_RDM_MSG_MAX,
+		/* larger than one U-Net message: rendezvous */
+		.order = FNV_RDM_ORDER, .msg_max = FNV_RDV_MAX,
+		.inject_max = FNV_RDM_MSG_MAX,
 		.tx_size = FNV_RDM_WIN, .rx_size = FNV_RDM_POSTED,
 		.cq_data = sizeof(uint64_t), .rma = true,
 	},
@@ -66,6 +68,7 @@ static const struct fnv_kind kinds[] = {
 		.tx_caps = FI_MSG | FI_SEND,
 		.rx_caps = FI_MSG | FI_RECV | FI_SOURCE,
 		.order = FI_ORDER_NONE, .msg_max = FNV_MSG_MAX,
+		.inject_max = FNV_MSG_MAX,
 		.tx_size = FNV_TX_SIZE, .rx_size = FNV_RX_SIZE,
 	},
 };
@@ -120,7 +123,7 @@ static const char *hints_refused(const struct fi_info *h, const char *dom_name,
 	if (h->tx_attr && ((h->tx_attr->caps & ~caps) ||
 			   (h->tx_attr->msg_order & ~k->order) ||
 			   h->tx_attr->comp_order ||
-			   h->tx_attr->inject_size > k->msg_max ||
+			   h->tx_attr->inject_size > k->inject_max ||
 			   h->tx_attr->iov_limit > FNV_IOV_MAX))
 		return "transmit attributes";
 	if (h->rx_attr && ((h->rx_attr->caps & ~caps) ||
@@ -169,7 +172,7 @@ static struct fi_info *make_info(int index, const struct fi_info *h,
 	fi->tx_attr->op_flags = 0;
 	fi->tx_attr->msg_order = k->order;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
-	fi->tx_attr->inject_size = k->msg_max;	/* sends copy at once */
+	fi->tx_attr->inject_size = k->inject_max;	/* eager sends copy */
 	fi->tx_attr->size = k->tx_size;
 	fi->tx_attr->iov_limit = FNV_IOV_MAX;
 	fi->tx_attr->rma_iov_limit = rma ? 1 : 0;

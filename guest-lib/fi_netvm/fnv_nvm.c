@@ -11,15 +11,20 @@
  * bounce buffer (a copy, no pinning).  Transfers are synchronous (the F
  * calls): an RMA completes when the NIC reported it done.  The NIC does
  * not send to its own node: a region of this node is reached by the CPU
- * (this process's regions only, fnv_mr_local), atomics included.
+ * (this process's regions only, fnv_mr_local), atomics included.  Also
+ * here: the NetVM side of rendezvous messages (fnv_rdm_rdv.c).
  */
+#define _GNU_SOURCE	/* process_vm_readv */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/uio.h>
 
 #include "fnv_nvm.h"
+#include "fnv_rdm.h"
 
 void fnv_nvm_key_name(uint64_t key, char name[FNV_NVM_NAME])
 {
@@ -270,4 +275,117 @@ int fnv_nvm_cswap_locked(struct fnv_domain *d, uint16_t node, uint64_t key,
 		return seg;
 	return done(d, node, key,
 		    netvm_cswap(d->nv, seg, off, expect, val, old));
+}
+
+/* ---- rendezvous (fnv_rdm_rdv.c): a send's buffers, read by the receiver */
+
+int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
+			  uint64_t *key)
+{
+	int err = fnv_nvm_ready_locked(d);
+	char name[FNV_NVM_NAME];
+	uint64_t r;
+
+	if (err)
+		return err;
+	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+		return -EIO;
+	*key = (uint64_t)d->nvm_port << FNV_KEY_PORT_SHIFT |
+	       (r & FNV_KEY_RAND_MASK);
+	fnv_nvm_key_name(*key, name);
+	/* -EEXIST: the pages overlap another export (a name taken by 48
+	 * random bits is as unlikely): the caller copies */
+	return netvm_export(d->nv, name, (void *)buf, len, NETVM_EXPORT_RO,
+			    NULL);
+}
+
+void fnv_rdv_unexport_locked(struct fnv_domain *d, int handle)
+{
+	(void)netvm_unexport(d->nv, handle);
+}
+
+/* n bytes of src into iov at byte pos of it. */
+static void scatter(const struct iovec *iov, size_t count, size_t pos,
+		    const uint8_t *src, size_t n)
+{
+	for (size_t i = 0; i < count && n; i++) {
+		size_t k;
+
+		if (pos >= iov[i].iov_len) {
+			pos -= iov[i].iov_len;
+			continue;
+		}
+		k = iov[i].iov_len - pos < n ? iov[i].iov_len - pos : n;
+		memcpy((uint8_t *)iov[i].iov_base + pos, src, k);
+		src += k;
+		n -= k;
+		pos = 0;
+	}
+}
+
+/* The loop-back: the sender is a process of this node. */
+static int read_local(const struct fnv_rdv_req *q, const struct iovec *iov,
+		      size_t count, size_t n)
+{
+	struct iovec loc[FNV_IOV_MAX], rem[FNV_IOV_MAX];
+	size_t nloc = 0, nrem = 0, left = n;
+	ssize_t got;
+
+	for (size_t i = 0; i < count && left; i++) {
+		size_t k = iov[i].iov_len < left ? iov[i].iov_len : left;
+
+		loc[nloc].iov_base = iov[i].iov_base;
+		loc[nloc++].iov_len = k;
+		left -= k;
+	}
+	left = n;
+	for (uint32_t i = 0; i < q->count && left; i++) {
+		size_t k = q->piece[i].len < left ? q->piece[i].len : left;
+
+		rem[nrem].iov_base = (void *)(uintptr_t)q->piece[i].addr;
+		rem[nrem++].iov_len = k;
+		left -= k;
+	}
+	/* the kernel faults the sender's pages in; short only past an
+	 * unmapped one */
+	got = process_vm_readv((pid_t)q->pid, loc, nloc, rem, nrem, 0);
+	if (got < 0)
+		return errno == ESRCH ? FI_EHOSTUNREACH : FI_EIO;
+	return (size_t)got == n ? 0 : FI_EIO;
+}
+
+int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
+			const struct fnv_rdv_req *q, const struct iovec *iov,
+			size_t count, size_t n)
+{
+	size_t pos = 0;
+	int err;
+
+	if (node == d->node)
+		return read_local(q, iov, count, n);
+	err = fnv_nvm_ready_locked(d);
+	for (uint32_t i = 0; i < q->count && pos < n && !err; i++) {
+		uint64_t key = q->piece[i].key;
+		int seg = segment_locked(d, node, key);
+
+		if (seg < 0) {
+			err = seg;
+			break;
+		}
+		for (uint64_t off = 0; off < q->piece[i].len && pos < n;) {
+			size_t k = n - pos < FNV_BOUNCE ? n - pos : FNV_BOUNCE;
+
+			if (k > q->piece[i].len - off)
+				k = (size_t)(q->piece[i].len - off);
+			err = netvm_readF(d->nv, seg, off, d->bounce, k);
+			if (err)
+				break;
+			scatter(iov, count, pos, d->bounce, k);
+			off += k;
+			pos += k;
+		}
+		/* a fresh key each message: no use keeping its import */
+		forget_locked(d, node, key);
+	}
+	return err ? fnv_nvm_fi_err(err) : 0;
 }

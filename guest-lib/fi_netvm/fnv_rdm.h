@@ -6,7 +6,9 @@
  * drops frames at a full output, and U-Net does not resend);
  * fnv_rdm_match.c matches messages to posted receives (FI_MSG in order,
  * FI_TAGGED by tag, FI_DIRECTED_RECV by sender) and keeps the unexpected
- * ones; fnv_rdm_ops.c is the API (fi_ops_msg, fi_ops_tagged).
+ * ones; fnv_rdm_rdv.c carries messages larger than one U-Net message
+ * (rendezvous: the receiver reads them from the sender's NetVM export);
+ * fnv_rdm_ops.c is the API (fi_ops_msg, fi_ops_tagged).
  */
 #ifndef FNV_RDM_H
 #define FNV_RDM_H
@@ -19,14 +21,20 @@
 #define FNV_RDM_POSTED		256	/* posted receives, each kind */
 #define FNV_RDM_RTO_MS		100	/* first resend, doubling to 3.2 s */
 #define FNV_RDM_RETRIES		12	/* then the peer is given up */
+#define FNV_RDV_TX		32	/* rendezvous sends waiting, per endpoint */
+#define FNV_RDV_DONE_Q		256	/* "done" answers waiting for a window */
 
 enum fnv_rdm_type {
 	FNV_RDM_MSG = 1,	/* fi_send and friends */
 	FNV_RDM_TAGGED = 2,	/* fi_tsend and friends */
 	FNV_RDM_ACK = 3,	/* acknowledgement only, no sequence number */
+	FNV_RDM_DONE = 4,	/* a rendezvous read is over: struct fnv_rdv_done */
 };
 
 #define FNV_RDM_HAS_DATA	0x1	/* remote CQ data in the header */
+#define FNV_RDM_RDV		0x2	/* MSG, TAGGED: the payload is a struct
+					 * fnv_rdv_req, the bytes wait in the
+					 * sender's NetVM exports */
 
 /* Leads every frame of an RDM endpoint; the payload follows. */
 struct fnv_rdm_hdr {
@@ -43,12 +51,54 @@ struct fnv_rdm_hdr {
 };
 
 #define FNV_RDM_MSG_MAX		(FNV_MSG_MAX - sizeof(struct fnv_rdm_hdr))
+/* Every piece of a rendezvous message is one export: at most this long. */
+#define FNV_RDV_MAX		NETVM_EXPORT_MAX
+
+/* Where a piece of a rendezvous message waits: an export of the sender
+ * (its key names port and export, fnv_nvm.c) at this address of the
+ * sender's process (what the loop-back reads, process_vm_readv). */
+struct fnv_rdv_piece {
+	uint64_t key;
+	uint64_t addr;
+	uint64_t len;
+};
+
+/* A rendezvous message's payload; its header carries kind, tag, data. */
+struct fnv_rdv_req {
+	uint64_t id;		/* the sender's, for the "done" */
+	uint64_t len;		/* the message's bytes: the pieces' sum */
+	uint32_t pid;		/* the sender's process (the loop-back) */
+	uint32_t count;		/* pieces, 1 .. FNV_IOV_MAX */
+	struct fnv_rdv_piece piece[FNV_IOV_MAX];
+};
+
+/* The receiver's answer once it read (or discarded) a rendezvous message. */
+struct fnv_rdv_done {
+	uint64_t id;
+	uint32_t status;	/* 0, or the reader's FI_E* */
+	uint32_t pad;
+};
+
+/* A rendezvous send waiting for its "done". */
+struct fnv_rdv_tx {
+	bool used;
+	uint64_t id;
+	void *ctx;
+	uint64_t cflags;
+	bool complete;
+	uint16_t node, port;
+	int exports[FNV_IOV_MAX];	/* NetVM export handles */
+	size_t nexports;
+	void *copy;		/* the bytes copied, when the buffers could
+				 * not be exported as they are; or NULL */
+};
 
 /* A message sent and not yet acknowledged (or acknowledged, not completed). */
 struct fnv_pkt {
 	void *ctx;
 	uint64_t cflags;	/* the completion's flags */
 	bool complete;		/* write a completion when acknowledged */
+	bool quiet;		/* none at all, not even an error's */
 	size_t len;		/* the frame's, header included */
 	uint8_t frame[];
 };
@@ -88,7 +138,8 @@ struct fnv_unexp {
 	uint64_t tag, data;
 	uint16_t node, port;
 	void *claimed;		/* FI_CLAIM: the context that claimed it */
-	size_t len;
+	size_t len;		/* the message's (rendezvous: not buf's) */
+	bool rdv;		/* buf holds a struct fnv_rdv_req */
 	uint8_t *buf;
 };
 
@@ -99,6 +150,15 @@ struct fnv_rdm {
 	size_t msg_n, tag_n;
 	struct fnv_unexp unexp[FNV_RDM_UNEXP];
 	size_t unexp_n;
+	/* rendezvous (fnv_rdm_rdv.c): sends waiting for their "done", and
+	 * "done"s waiting for room in their peer's window */
+	struct fnv_rdv_tx rdv_tx[FNV_RDV_TX];
+	uint64_t rdv_next_id;
+	struct fnv_rdv_todo {
+		uint16_t node, port;
+		struct fnv_rdv_done d;
+	} done_q[FNV_RDV_DONE_Q];
+	size_t done_n;
 	uint64_t resent, dropped_order, dropped_full;	/* for FI_LOG */
 	uint8_t frame[FNV_MSG_MAX];
 };
@@ -113,11 +173,18 @@ void fnv_rdm_fini(struct fnv_ep *ep);
 struct fnv_peer *fnv_rdm_peer(struct fnv_rdm *r, uint16_t node,
 			      uint16_t port, bool create);
 /* Send one message (header built here from type, tag, data, flags):
- * 0, -FI_EAGAIN (the window is full), or an error. */
+ * 0, -FI_EAGAIN (the window is full), or an error.  Larger than one
+ * U-Net message: by rendezvous (fnv_rdm_rdv.c). */
 ssize_t fnv_rdm_send_locked(struct fnv_ep *ep, uint8_t type,
 			    const struct iovec *iov, size_t count,
 			    fi_addr_t dest, uint64_t tag, uint64_t data,
 			    bool has_data, void *ctx, bool complete);
+/* One frame to (node, port) as it is: flags FNV_RDM_*, no completion at
+ * all (quiet: the rendezvous's own, which complete otherwise). */
+ssize_t fnv_rdm_send_frame_locked(struct fnv_ep *ep, uint16_t node,
+				  uint16_t port, uint8_t type, uint8_t flags,
+				  const struct iovec *iov, size_t count,
+				  uint64_t tag, uint64_t data);
 void fnv_rdm_progress_locked(struct fnv_ep *ep);
 /* Milliseconds until progress has a resend to make; -1: none. */
 int fnv_rdm_timer_ms(struct fnv_ep *ep);
@@ -135,6 +202,44 @@ ssize_t fnv_rdm_post_locked(struct fnv_ep *ep, bool tagged,
 			    void *ctx, uint64_t flags);
 ssize_t fnv_rdm_cancel_locked(struct fnv_ep *ep, void *ctx);
 void fnv_rdm_match_fini(struct fnv_ep *ep);
+
+/* fnv_rdm_rdv.c: rendezvous */
+ssize_t fnv_rdv_send_locked(struct fnv_ep *ep, uint8_t type,
+			    const struct iovec *iov, size_t count, size_t len,
+			    const struct fnv_addr *to, uint64_t tag,
+			    uint64_t data, bool has_data, void *ctx,
+			    bool complete);
+/* A rendezvous request's payload is sound (len bytes of it). */
+bool fnv_rdv_req_ok(const uint8_t *payload, size_t len);
+/* Whether a "done" can be promised now (room to queue one). */
+bool fnv_rdv_can_answer(const struct fnv_ep *ep);
+/* Read a matched rendezvous message into iov (at most cap bytes of it):
+ * 0 or the completion's FI_E*; the "done" goes to the sender. */
+int fnv_rdv_pull_locked(struct fnv_ep *ep, const struct fnv_rdv_req *q,
+			const struct iovec *iov, size_t count, size_t cap,
+			uint16_t node, uint16_t port);
+/* The sender need not wait any more (discarded): its "done". */
+void fnv_rdv_answer_locked(struct fnv_ep *ep, uint16_t node, uint16_t port,
+			   uint64_t id, uint32_t status);
+/* A "done" from (node, port): false if its completion finds no room
+ * (dropped, sent again). */
+bool fnv_rdv_done_locked(struct fnv_ep *ep, const uint8_t *payload,
+			 size_t len, uint16_t node, uint16_t port);
+/* Each progress pass: queued "done"s, and sends to peers given up. */
+void fnv_rdv_progress_locked(struct fnv_ep *ep);
+void fnv_rdv_fini(struct fnv_ep *ep);
+
+/* fnv_nvm.c (the unit test replaces these): export [buf, +len) read-only
+ * under a fresh key (a handle, or a negative errno: -EEXIST the range
+ * overlaps another export); unexport; read the first n bytes of q's
+ * pieces on node into iov (0 or the completion's FI_E*; on the own node
+ * from q's process). */
+int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
+			  uint64_t *key);
+void fnv_rdv_unexport_locked(struct fnv_domain *d, int handle);
+int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
+			const struct fnv_rdv_req *q, const struct iovec *iov,
+			size_t count, size_t n);
 
 /* fnv_rdm_ops.c */
 extern struct fi_ops_msg fnv_rdm_msg_ops;

@@ -45,6 +45,7 @@ void fnv_rdm_fini(struct fnv_ep *ep)
 
 	if (!r)
 		return;
+	fnv_rdv_fini(ep);
 	for (int i = 0; i < FNV_RDM_PEERS; i++) {
 		if (!r->peers[i])
 			continue;
@@ -102,35 +103,29 @@ static void stamp_ack(struct fnv_peer *p, struct fnv_rdm_hdr *h)
 	p->ack_now = false;
 }
 
-ssize_t fnv_rdm_send_locked(struct fnv_ep *ep, uint8_t type,
-			    const struct iovec *iov, size_t count,
-			    fi_addr_t dest, uint64_t tag, uint64_t data,
-			    bool has_data, void *ctx, bool complete)
+/* What a frame to p says besides its payload. */
+struct frame_head {
+	uint8_t type, flags;
+	uint64_t tag, data;
+	void *ctx;
+	bool complete, quiet;
+};
+
+/* One frame to p, kept until acknowledged: 0, -FI_EAGAIN, or an error. */
+static ssize_t send_to_peer(struct fnv_ep *ep, struct fnv_peer *p,
+			    const struct frame_head *f,
+			    const struct iovec *iov, size_t count)
 {
-	struct fnv_rdm *r = ep->rdm;
 	size_t len = fnv_iov_total(iov, count), off;
 	struct fnv_rdm_hdr h = {
-		.type = type, .flags = has_data ? FNV_RDM_HAS_DATA : 0,
-		.epoch = r->epoch, .tag = tag, .data = data,
+		.type = f->type, .flags = f->flags, .epoch = ep->rdm->epoch,
+		.tag = f->tag, .data = f->data,
 	};
-	struct fnv_addr to;
-	struct fnv_peer *p;
 	struct fnv_pkt *pkt;
 	int err;
 
-	if (!ep->enabled)
-		return -FI_EOPBADSTATE;
-	if (count > FNV_IOV_MAX)
-		return -FI_EINVAL;
 	if (len > FNV_RDM_MSG_MAX)
 		return -FI_EMSGSIZE;
-	if (fnv_av_resolve(ep->av, dest, &to))
-		return -FI_EINVAL;
-	if (to.nic != ep->w.nic)
-		return -FI_EHOSTUNREACH;	/* another NIC's fabric */
-	p = fnv_rdm_peer(r, to.node, to.port, true);
-	if (!p)
-		return -FI_ENOMEM;
 	if (p->dead)
 		return -FI_EHOSTUNREACH;
 	if (p->tx_next - p->tx_done >= FNV_RDM_WIN)
@@ -138,9 +133,11 @@ ssize_t fnv_rdm_send_locked(struct fnv_ep *ep, uint8_t type,
 	pkt = malloc(sizeof(*pkt) + sizeof(h) + len);
 	if (!pkt)
 		return -FI_ENOMEM;
-	pkt->ctx = ctx;
-	pkt->cflags = FI_SEND | (type == FNV_RDM_TAGGED ? FI_TAGGED : FI_MSG);
-	pkt->complete = complete && ep->tx_cq;
+	pkt->ctx = f->ctx;
+	pkt->cflags = FI_SEND |
+		      (f->type == FNV_RDM_TAGGED ? FI_TAGGED : FI_MSG);
+	pkt->complete = f->complete && ep->tx_cq;
+	pkt->quiet = f->quiet;
 	pkt->len = sizeof(h) + len;
 	h.seq = p->tx_next;
 	stamp_ack(p, &h);
@@ -169,6 +166,54 @@ ssize_t fnv_rdm_send_locked(struct fnv_ep *ep, uint8_t type,
 	return 0;
 }
 
+ssize_t fnv_rdm_send_locked(struct fnv_ep *ep, uint8_t type,
+			    const struct iovec *iov, size_t count,
+			    fi_addr_t dest, uint64_t tag, uint64_t data,
+			    bool has_data, void *ctx, bool complete)
+{
+	size_t len = fnv_iov_total(iov, count);
+	struct frame_head f = {
+		.type = type, .flags = has_data ? FNV_RDM_HAS_DATA : 0,
+		.tag = tag, .data = data, .ctx = ctx, .complete = complete,
+	};
+	struct fnv_addr to;
+	struct fnv_peer *p;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (count > FNV_IOV_MAX)
+		return -FI_EINVAL;
+	if (len == SIZE_MAX)
+		return -FI_EMSGSIZE;	/* the pieces' sum wraps */
+	if (fnv_av_resolve(ep->av, dest, &to))
+		return -FI_EINVAL;
+	if (to.nic != ep->w.nic)
+		return -FI_EHOSTUNREACH;	/* another NIC's fabric */
+	if (len > FNV_RDM_MSG_MAX)
+		return fnv_rdv_send_locked(ep, type, iov, count, len, &to, tag,
+					   data, has_data, ctx, complete);
+	p = fnv_rdm_peer(ep->rdm, to.node, to.port, true);
+	if (!p)
+		return -FI_ENOMEM;
+	return send_to_peer(ep, p, &f, iov, count);
+}
+
+ssize_t fnv_rdm_send_frame_locked(struct fnv_ep *ep, uint16_t node,
+				  uint16_t port, uint8_t type, uint8_t flags,
+				  const struct iovec *iov, size_t count,
+				  uint64_t tag, uint64_t data)
+{
+	struct frame_head f = {
+		.type = type, .flags = flags, .tag = tag, .data = data,
+		.quiet = true,
+	};
+	struct fnv_peer *p = fnv_rdm_peer(ep->rdm, node, port, true);
+
+	if (!p)
+		return -FI_ENOMEM;
+	return send_to_peer(ep, p, &f, iov, count);
+}
+
 /* Completions of the acknowledged sends, oldest first, while there is room. */
 static void complete_acked(struct fnv_ep *ep, struct fnv_peer *p, int err)
 {
@@ -179,7 +224,7 @@ static void complete_acked(struct fnv_ep *ep, struct fnv_peer *p, int err)
 			.src = FI_ADDR_NOTAVAIL, .err = err,
 		};
 
-		if ((*slot)->complete || err) {
+		if (!(*slot)->quiet && ((*slot)->complete || err)) {
 			if (ep->tx_cq && !fnv_cq_room_locked(ep->tx_cq, 1))
 				return;
 			if (ep->tx_cq)
@@ -223,7 +268,7 @@ static void take_frame(struct fnv_ep *ep, size_t n, uint16_t node,
 	if (n < sizeof(h) || n > FNV_MSG_MAX)
 		return;		/* not one of ours */
 	memcpy(&h, r->frame, sizeof(h));
-	if (h.type < FNV_RDM_MSG || h.type > FNV_RDM_ACK)
+	if (h.type < FNV_RDM_MSG || h.type > FNV_RDM_DONE)
 		return;
 	p = fnv_rdm_peer(r, node, port, true);
 	if (!p)
@@ -245,7 +290,10 @@ static void take_frame(struct fnv_ep *ep, size_t n, uint16_t node,
 		p->ack_now = true;
 		return;
 	}
-	if (!fnv_rdm_arrive_locked(ep, &h, r->frame + sizeof(h),
+	if (h.type == FNV_RDM_DONE ?
+	    !fnv_rdv_done_locked(ep, r->frame + sizeof(h), n - sizeof(h), node,
+				 port) :
+	    !fnv_rdm_arrive_locked(ep, &h, r->frame + sizeof(h),
 				   n - sizeof(h), node, port)) {
 		r->dropped_full++;	/* not acknowledged: sent again */
 		return;
@@ -320,6 +368,7 @@ void fnv_rdm_progress_locked(struct fnv_ep *ep)
 		/* what a full queue held back; a dead peer's fail */
 		complete_acked(ep, p, p->dead ? FI_EHOSTUNREACH : 0);
 	}
+	fnv_rdv_progress_locked(ep);
 }
 
 int fnv_rdm_timer_ms(struct fnv_ep *ep)

@@ -8,7 +8,9 @@
  * the next receive posted that would have taken it, so two messages of a
  * sender match in the order sent (FI_ORDER_SAS).  Tagged receives also
  * probe (FI_PEEK), claim (FI_CLAIM) and discard (FI_DISCARD) unexpected
- * messages, as MPI's probes need.
+ * messages, as MPI's probes need.  A rendezvous message (fnv_rdm_rdv.c)
+ * matches like any other, by its header; only its request waits as
+ * unexpected, and its bytes are read when a receive takes it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,33 +30,46 @@ static bool rx_complete(const struct fnv_ep *ep, uint64_t flags, int err)
 	return ep->rx_cq && (err || !ep->rx_selective || (flags & FI_COMPLETION));
 }
 
-/* The message's bytes into rx's buffers, and its completion. */
+/* The message's bytes into rx's buffers, and its completion: m's bytes,
+ * or (rendezvous) read from the sender's export, which is then told. */
 static void deliver(struct fnv_ep *ep, const struct fnv_rdm_rx *rx,
-		    bool tagged, uint64_t tag, uint64_t data, bool has_data,
-		    const uint8_t *buf, size_t len, uint16_t node,
-		    uint16_t port)
+		    bool tagged, const struct fnv_unexp *m)
 {
 	size_t cap = fnv_iov_total(rx->iov, rx->iov_count), off = 0;
-	size_t got = len < cap ? len : cap;
+	size_t got = m->len < cap ? m->len : cap;
 	struct fnv_cqe e = {
-		.ctx = rx->ctx, .len = got, .tag = tagged ? tag : 0,
+		.ctx = rx->ctx, .len = got, .tag = tagged ? m->tag : 0,
 		.flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) |
-			 (has_data ? FI_REMOTE_CQ_DATA : 0),
-		.data = has_data ? data : 0,
+			 (m->has_data ? FI_REMOTE_CQ_DATA : 0),
+		.data = m->has_data ? m->data : 0,
 		.buf = rx->iov_count ? rx->iov[0].iov_base : NULL,
-		.src = fnv_av_reverse(ep->av, node, port),
+		.src = fnv_av_reverse(ep->av, m->node, m->port),
 	};
 
-	for (size_t i = 0; i < rx->iov_count && off < got; i++) {
-		size_t k = got - off < rx->iov[i].iov_len ?
-			   got - off : rx->iov[i].iov_len;
-
-		memcpy(rx->iov[i].iov_base, buf + off, k);
-		off += k;
-	}
-	if (len > cap) {
+	if (m->len > cap) {
 		e.err = FI_ETRUNC;
-		e.olen = len - cap;
+		e.olen = m->len - cap;
+	}
+	if (m->rdv) {
+		struct fnv_rdv_req q;
+		int err;
+
+		memcpy(&q, m->buf, sizeof(q));
+		err = fnv_rdv_pull_locked(ep, &q, rx->iov, rx->iov_count, got,
+					  m->node, m->port);
+		if (err) {
+			e.err = err;
+			e.len = 0;
+			e.olen = 0;
+		}
+	} else {
+		for (size_t i = 0; i < rx->iov_count && off < got; i++) {
+			size_t k = got - off < rx->iov[i].iov_len ?
+				   got - off : rx->iov[i].iov_len;
+
+			memcpy(rx->iov[i].iov_base, m->buf + off, k);
+			off += k;
+		}
 	}
 	if (rx_complete(ep, rx->flags, e.err))
 		fnv_cq_push_locked(ep->rx_cq, &e);
@@ -74,40 +89,62 @@ static void remove_unexp(struct fnv_rdm *r, size_t i)
 	r->unexp_n--;
 }
 
+/* An unexpected message dropped unread (FI_DISCARD): a rendezvous
+ * sender is told, so that its send completes. */
+static void discard_unexp(struct fnv_ep *ep, size_t i)
+{
+	struct fnv_unexp *u = &ep->rdm->unexp[i];
+
+	if (u->rdv) {
+		struct fnv_rdv_req q;
+
+		memcpy(&q, u->buf, sizeof(q));
+		fnv_rdv_answer_locked(ep, u->node, u->port, q.id, 0);
+	}
+	remove_unexp(ep->rdm, i);
+}
+
 bool fnv_rdm_arrive_locked(struct fnv_ep *ep, const struct fnv_rdm_hdr *h,
 			   const uint8_t *payload, size_t len, uint16_t node,
 			   uint16_t port)
 {
 	struct fnv_rdm *r = ep->rdm;
 	bool tagged = h->type == FNV_RDM_TAGGED;
-	bool has_data = h->flags & FNV_RDM_HAS_DATA;
 	struct fnv_rdm_rx *list = tagged ? r->tag_rx : r->msg_rx;
 	size_t *n = tagged ? &r->tag_n : &r->msg_n;
+	struct fnv_unexp m = {
+		.type = h->type, .has_data = h->flags & FNV_RDM_HAS_DATA,
+		.tag = h->tag, .data = h->data, .node = node, .port = port,
+		.len = len, .rdv = h->flags & FNV_RDM_RDV,
+		.buf = (uint8_t *)payload,
+	};
 	struct fnv_unexp *u;
 
+	if (m.rdv) {
+		struct fnv_rdv_req q;
+
+		if (!fnv_rdv_req_ok(payload, len))
+			return true;	/* forged: taken, and ignored */
+		if (!fnv_rdv_can_answer(ep))
+			return false;	/* sent again once "done"s left */
+		memcpy(&q, payload, sizeof(q));
+		m.len = q.len;
+	}
 	for (size_t i = 0; i < *n; i++) {
 		if (!takes(&list[i], tagged, h->tag, node, port))
 			continue;
-		deliver(ep, &list[i], tagged, h->tag, h->data, has_data,
-			payload, len, node, port);
+		deliver(ep, &list[i], tagged, &m);
 		remove_rx(list, n, i);
 		return true;
 	}
 	if (r->unexp_n == FNV_RDM_UNEXP)
 		return false;
 	u = &r->unexp[r->unexp_n];
-	memset(u, 0, sizeof(*u));
+	*u = m;
 	u->buf = malloc(len ? len : 1);
 	if (!u->buf)
 		return false;
 	memcpy(u->buf, payload, len);
-	u->len = len;
-	u->type = h->type;
-	u->has_data = has_data;
-	u->tag = h->tag;
-	u->data = h->data;
-	u->node = node;
-	u->port = port;
 	r->unexp_n++;
 	return true;
 }
@@ -141,6 +178,8 @@ static ssize_t peek(struct fnv_ep *ep, const struct fnv_rdm_rx *rx)
 
 	if (ep->rx_cq && !fnv_cq_room_locked(ep->rx_cq, 1))
 		return -FI_EAGAIN;
+	if (i >= 0 && r->unexp[i].rdv && !fnv_rdv_can_answer(ep))
+		return -FI_EAGAIN;
 	if (i < 0) {
 		e.err = FI_ENOMSG;	/* nothing (yet) */
 	} else {
@@ -152,7 +191,7 @@ static ssize_t peek(struct fnv_ep *ep, const struct fnv_rdm_rx *rx)
 		e.flags |= u->has_data ? FI_REMOTE_CQ_DATA : 0;
 		e.src = fnv_av_reverse(ep->av, u->node, u->port);
 		if (rx->flags & FI_DISCARD)
-			remove_unexp(r, (size_t)i);
+			discard_unexp(ep, (size_t)i);
 		else if (rx->flags & FI_CLAIM)
 			u->claimed = rx->ctx;
 	}
@@ -173,6 +212,8 @@ static ssize_t claimed(struct fnv_ep *ep, const struct fnv_rdm_rx *rx)
 			continue;
 		if (ep->rx_cq && !fnv_cq_room_locked(ep->rx_cq, 1))
 			return -FI_EAGAIN;
+		if (u->rdv && !fnv_rdv_can_answer(ep))
+			return -FI_EAGAIN;
 		if (rx->flags & FI_DISCARD) {
 			struct fnv_cqe e = {
 				.ctx = rx->ctx, .flags = FI_RECV | FI_TAGGED,
@@ -182,11 +223,11 @@ static ssize_t claimed(struct fnv_ep *ep, const struct fnv_rdm_rx *rx)
 
 			if (rx_complete(ep, rx->flags, 0))
 				fnv_cq_push_locked(ep->rx_cq, &e);
+			discard_unexp(ep, i);
 		} else {
-			deliver(ep, rx, true, u->tag, u->data, u->has_data,
-				u->buf, u->len, u->node, u->port);
+			deliver(ep, rx, true, u);
+			remove_unexp(r, i);
 		}
-		remove_unexp(r, i);
 		return 0;
 	}
 	return -FI_EINVAL;	/* nothing was claimed with this context */
@@ -233,8 +274,9 @@ ssize_t fnv_rdm_post_locked(struct fnv_ep *ep, bool tagged,
 
 		if (ep->rx_cq && !fnv_cq_room_locked(ep->rx_cq, 1))
 			return -FI_EAGAIN;
-		deliver(ep, &rx, tagged, u->tag, u->data, u->has_data, u->buf,
-			u->len, u->node, u->port);
+		if (u->rdv && !fnv_rdv_can_answer(ep))
+			return -FI_EAGAIN;
+		deliver(ep, &rx, tagged, u);
 		remove_unexp(r, (size_t)i);
 		return 0;
 	}

@@ -3,7 +3,8 @@
  * The API of an RDM endpoint: fi_ops_msg and fi_ops_tagged, each call
  * taking the domain lock and handing on to fnv_rdm_link.c (sends) or
  * fnv_rdm_match.c (receives).  Remote CQ data (8 bytes) travels in the
- * header.  Sends copy the bytes, so every send is also an inject.
+ * header.  Sends up to one U-Net message copy the bytes (an inject is
+ * one of those); larger ones go by rendezvous (fnv_rdm_rdv.c).
  */
 #include "fnv_rdm.h"
 
@@ -21,6 +22,7 @@ struct tx {
 	bool has_data;
 	void *ctx;
 	bool complete;
+	bool inject;		/* the buffer is free on return: eager only */
 };
 
 static ssize_t tx_locked_call(struct fid_ep *fep, const struct tx *t)
@@ -28,6 +30,8 @@ static ssize_t tx_locked_call(struct fid_ep *fep, const struct tx *t)
 	struct fnv_ep *ep = (struct fnv_ep *)fep;
 	ssize_t r;
 
+	if (t->inject && fnv_iov_total(t->iov, t->count) > FNV_RDM_MSG_MAX)
+		return -FI_EMSGSIZE;	/* inject_size */
 	pthread_mutex_lock(&ep->dom->lock);
 	r = fnv_rdm_send_locked(ep, t->type, t->iov, t->count, t->dest,
 				t->tag, t->data, t->has_data, t->ctx,
@@ -91,6 +95,7 @@ static ssize_t m_sendmsg(struct fid_ep *fep, const struct fi_msg *msg,
 		.count = msg->iov_count, .dest = msg->addr,
 		.data = msg->data, .has_data = flags & FI_REMOTE_CQ_DATA,
 		.ctx = msg->context, .complete = tx_complete(ep, flags),
+		.inject = flags & FI_INJECT,
 	};
 
 	if (flags & ~TX_FLAGS)
@@ -119,6 +124,7 @@ static ssize_t m_inject(struct fid_ep *fep, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct tx t = {
 		.type = FNV_RDM_MSG, .iov = &iov, .count = 1, .dest = dest,
+		.inject = true,
 	};
 
 	return tx_locked_call(fep, &t);
@@ -130,7 +136,7 @@ static ssize_t m_injectdata(struct fid_ep *fep, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct tx t = {
 		.type = FNV_RDM_MSG, .iov = &iov, .count = 1, .dest = dest,
-		.data = data, .has_data = true,
+		.data = data, .has_data = true, .inject = true,
 	};
 
 	return tx_locked_call(fep, &t);
@@ -210,6 +216,7 @@ static ssize_t t_sendmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg,
 		.count = msg->iov_count, .dest = msg->addr, .tag = msg->tag,
 		.data = msg->data, .has_data = flags & FI_REMOTE_CQ_DATA,
 		.ctx = msg->context, .complete = tx_complete(ep, flags),
+		.inject = flags & FI_INJECT,
 	};
 
 	if (flags & ~TX_FLAGS)
@@ -239,7 +246,7 @@ static ssize_t t_inject(struct fid_ep *fep, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct tx t = {
 		.type = FNV_RDM_TAGGED, .iov = &iov, .count = 1, .dest = dest,
-		.tag = tag,
+		.tag = tag, .inject = true,
 	};
 
 	return tx_locked_call(fep, &t);
@@ -251,7 +258,7 @@ static ssize_t t_injectdata(struct fid_ep *fep, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct tx t = {
 		.type = FNV_RDM_TAGGED, .iov = &iov, .count = 1, .dest = dest,
-		.tag = tag, .data = data, .has_data = true,
+		.tag = tag, .data = data, .has_data = true, .inject = true,
 	};
 
 	return tx_locked_call(fep, &t);

@@ -6,10 +6,16 @@
  * once, in order, byte for byte, and every send completes; a peer that
  * never answers is given up (FI_EHOSTUNREACH); a restarted peer (a new
  * incarnation on the same port) starts a new stream; 300 unexpected
- * messages (256 kept, the rest resent) all arrive.  The wire, the AV and
- * the completion queues are stand-ins defined here.
+ * messages (256 kept, the rest resent) all arrive; rendezvous messages
+ * (fnv_rdm_rdv.c: larger than one U-Net message) on the same wire, their
+ * bytes read from a stand-in for NetVM's exports: byte for byte, cut to
+ * the receive (FI_ETRUNC), unexpected, peeked, claimed and discarded,
+ * from several pieces, copied when the pages cannot be exported, and
+ * every export taken back.  The wire, the AV, the completion queues and
+ * NetVM are stand-ins defined here.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,6 +142,79 @@ void fnv_cq_push_locked(struct fnv_cq *cq, const struct fnv_cqe *e)
 {
 	cq->ring[(cq->head + cq->n) % cq->size] = *e;
 	cq->n++;
+}
+
+/* NetVM's exports, as fnv_nvm.c would make them: a key names a range */
+#define FAKE_EXPORTS	64
+static struct fake_export {
+	bool used;
+	uint64_t key;
+	const uint8_t *buf;
+	size_t len;
+} exports[FAKE_EXPORTS];
+static size_t live_exports, exported_total;
+static const void *overlapping;	/* exporting this fails -EEXIST */
+static bool reads_fail;		/* every read: FI_EKEYREJECTED */
+
+int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
+			  uint64_t *key)
+{
+	(void)d;
+	if (buf == overlapping)
+		return -EEXIST;
+	for (int i = 0; i < FAKE_EXPORTS; i++) {
+		if (exports[i].used)
+			continue;
+		exports[i] = (struct fake_export){
+			.used = true, .buf = buf, .len = len,
+			.key = ((uint64_t)random() << 20) ^ (uint64_t)i,
+		};
+		*key = exports[i].key;
+		live_exports++;
+		exported_total++;
+		return i;
+	}
+	return -ENOSPC;
+}
+
+void fnv_rdv_unexport_locked(struct fnv_domain *d, int handle)
+{
+	(void)d;
+	ck_assert_int_ge(handle, 0);
+	ck_assert_int_lt(handle, FAKE_EXPORTS);
+	ck_assert(exports[handle].used);
+	exports[handle].used = false;
+	live_exports--;
+}
+
+int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
+			const struct fnv_rdv_req *q, const struct iovec *iov,
+			size_t count, size_t n)
+{
+	size_t pos = 0, i = 0, at = 0;
+
+	(void)d;
+	(void)node;
+	if (reads_fail)
+		return FI_EKEYREJECTED;
+	for (uint32_t k = 0; k < q->count && pos < n; k++) {
+		const struct fake_export *x = NULL;
+
+		for (int e = 0; e < FAKE_EXPORTS; e++)
+			if (exports[e].used && exports[e].key == q->piece[k].key)
+				x = &exports[e];
+		if (!x || x->len < q->piece[k].len)
+			return FI_EKEYREJECTED;
+		for (size_t off = 0; off < q->piece[k].len && pos < n; off++, pos++) {
+			while (at == iov[i].iov_len) {
+				i++;
+				at = 0;
+				ck_assert_uint_lt(i, count);
+			}
+			((uint8_t *)iov[i].iov_base)[at++] = x->buf[off];
+		}
+	}
+	return 0;
 }
 
 /* ---- the test's endpoints ---- */
@@ -435,14 +514,20 @@ END_TEST
 START_TEST(refusals)
 {
 	struct node *x = calloc(1, sizeof(*x));
-	uint8_t big[FNV_RDM_MSG_MAX + 1] = { 0 };
-	struct iovec iov = { big, sizeof(big) };
+	static uint8_t big[1];
+	/* two pieces of an export's most: too large for one message, and
+	 * never looked at */
+	struct iovec two[2] = { { big, FNV_RDV_MAX }, { big, FNV_RDV_MAX } };
+	struct iovec one = { big, FNV_RDV_MAX + 1 };
+	struct iovec iov = { big, 1 };
 
 	reset_wire(0, 0, 0);
 	node_init(x, 1);
-	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &iov, 1, 2, 0, 0,
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, two, 2, 2, 0, 0,
 					     false, NULL, true), -FI_EMSGSIZE);
-	iov.iov_len = 1;
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &one, 1, 2, 0, 0,
+					     false, NULL, true), -FI_EMSGSIZE);
+	ck_assert_uint_eq(live_exports, 0);
 	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &iov, 1, 9, 0, 0,
 					     false, NULL, true), -FI_EINVAL);
 	ck_assert_int_eq(fnv_rdm_post_locked(&x->ep, false, &iov, 1, FI_ADDR_UNSPEC,
@@ -466,6 +551,430 @@ START_TEST(refusals)
 }
 END_TEST
 
+/* ---- rendezvous ---- */
+
+static const size_t rdv_sizes[] = {
+	4057, 100000, 10, 70000, FNV_RDM_MSG_MAX, 1 << 20, 8191,
+};
+#define RDV_SIZES	(sizeof(rdv_sizes) / sizeof(rdv_sizes[0]))
+static uint8_t expect[1 << 20];
+
+static void pump(struct node *x, struct node *y)
+{
+	for (int i = 0; i < 4; i++) {
+		fnv_rdm_progress_locked(&y->ep);
+		fnv_rdm_progress_locked(&x->ep);
+	}
+}
+
+/*
+ * x sends `total` tagged messages to y (tag i, sizes from rdv_sizes:
+ * eager and rendezvous mixed), y posts receives by tag, sometimes before
+ * the message, sometimes after (unexpected); each arrives once, byte for
+ * byte, nothing written past it; every send completes once, successfully;
+ * no export is left.
+ */
+static void rdv_stream(unsigned int total, unsigned int seed)
+{
+	struct node *x = calloc(1, sizeof(*x)), *y = calloc(1, sizeof(*y));
+	uint8_t **out = calloc(total, sizeof(*out));
+	uint8_t **in = calloc(total, sizeof(*in));
+	bool *sent_ok = calloc(total, 1), *got_ok = calloc(total, 1);
+	unsigned int sent = 0, posted = 0, got = 0, done = 0;
+	size_t before = exported_total;
+	int rounds = 0;
+
+	srandom(seed);
+	node_init(x, 1);
+	node_init(y, 2);
+	while ((got < total || done < total) && rounds < 200000) {
+		struct fnv_cqe e;
+
+		rounds++;
+		for (int k = 0; k < 4 && sent < total; k++) {
+			size_t len = rdv_sizes[sent % RDV_SIZES];
+			struct iovec iov;
+			ssize_t r;
+
+			if (!out[sent]) {
+				out[sent] = malloc(len);
+				fill(out[sent], len, seed * 1000 + sent);
+			}
+			iov = (struct iovec){ out[sent], len };
+			r = fnv_rdm_send_locked(&x->ep, FNV_RDM_TAGGED, &iov, 1, 2,
+						sent, 0, false,
+						(void *)(uintptr_t)(sent + 1), true);
+			if (r == -FI_EAGAIN)
+				break;
+			ck_assert_int_eq(r, 0);
+			sent++;
+		}
+		while (posted < total && posted < sent + 2 && rnd() < 0.5) {
+			size_t len = rdv_sizes[posted % RDV_SIZES];
+			struct iovec iov;
+
+			in[posted] = malloc(len + 1);
+			memset(in[posted], 0xa5, len + 1);
+			iov = (struct iovec){ in[posted], len };
+			ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, true, &iov, 1,
+							     FI_ADDR_UNSPEC, posted, 0,
+							     (void *)(uintptr_t)(posted + 1),
+							     0), 0);
+			posted++;
+		}
+		fnv_rdm_progress_locked(&y->ep);
+		fnv_rdm_progress_locked(&x->ep);
+		while (pop(y, &e)) {
+			unsigned int t = (unsigned int)e.tag;
+			size_t len = rdv_sizes[t % RDV_SIZES];
+
+			ck_assert_int_eq(e.err, 0);
+			ck_assert_uint_lt(t, posted);
+			ck_assert(!got_ok[t]);
+			ck_assert_ptr_eq(e.ctx, (void *)(uintptr_t)(t + 1));
+			ck_assert_uint_eq(e.len, len);
+			fill(expect, len, seed * 1000 + t);
+			ck_assert_int_eq(memcmp(in[t], expect, len), 0);
+			ck_assert_uint_eq(in[t][len], 0xa5);
+			got_ok[t] = true;
+			got++;
+		}
+		while (pop(x, &e)) {
+			unsigned int t = (unsigned int)(uintptr_t)e.ctx - 1;
+
+			ck_assert_int_eq(e.err, 0);
+			ck_assert_uint_eq(e.flags, FI_SEND | FI_TAGGED);
+			ck_assert_uint_lt(t, sent);
+			ck_assert(!sent_ok[t]);
+			sent_ok[t] = true;
+			done++;
+		}
+		fake_now += 10;
+	}
+	ck_assert_uint_eq(got, total);
+	ck_assert_uint_eq(done, total);
+	ck_assert_uint_eq(live_exports, 0);
+	ck_assert_uint_gt(exported_total, before);	/* rendezvous was used */
+	fnv_rdm_fini(&x->ep);
+	fnv_rdm_fini(&y->ep);
+	for (unsigned int i = 0; i < total; i++) {
+		free(out[i]);
+		free(in[i]);
+	}
+	free(out);
+	free(in);
+	free(sent_ok);
+	free(got_ok);
+	free(x);
+	free(y);
+}
+
+START_TEST(rdv_lossless)
+{
+	reset_wire(0, 0, 0);
+	rdv_stream(70, 3);
+}
+END_TEST
+
+START_TEST(rdv_lossy)
+{
+	/* requests and "done"s lost, duplicated, reordered */
+	static const double rates[][3] = {
+		{ 0.2, 0, 0 }, { 0, 0.3, 0 }, { 0, 0, 0.3 }, { 0.3, 0.2, 0.2 },
+	};
+
+	for (unsigned int i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		reset_wire(rates[i][0], rates[i][1], rates[i][2]);
+		rdv_stream(50, 11 + i);
+	}
+}
+END_TEST
+
+static void two_nodes(struct node **x, struct node **y)
+{
+	reset_wire(0, 0, 0);
+	*x = calloc(1, sizeof(**x));
+	*y = calloc(1, sizeof(**y));
+	node_init(*x, 1);
+	node_init(*y, 2);
+}
+
+static void free_nodes(struct node *x, struct node *y)
+{
+	ck_assert_uint_eq(live_exports, 0);	/* every export taken back */
+	fnv_rdm_fini(&x->ep);
+	fnv_rdm_fini(&y->ep);
+	free(x);
+	free(y);
+}
+
+START_TEST(rdv_truncated)
+{
+	struct node *x, *y;
+	static uint8_t out[10000], in[6001];
+	struct iovec ov = { out, sizeof(out) }, iv = { in, 6000 };
+	struct fnv_cqe e;
+
+	two_nodes(&x, &y);
+	fill(out, sizeof(out), 5);
+	memset(in, 0xa5, sizeof(in));
+	ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, false, &iv, 1, FI_ADDR_UNSPEC,
+					     0, 0, in, 0), 0);
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 2, 0, 77,
+					     true, out, true), 0);
+	pump(x, y);
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, FI_ETRUNC);
+	ck_assert_uint_eq(e.olen, 4000);
+	ck_assert_uint_eq(e.len, 6000);
+	ck_assert_uint_eq(e.flags, FI_RECV | FI_MSG | FI_REMOTE_CQ_DATA);
+	ck_assert_uint_eq(e.data, 77);
+	ck_assert_ptr_eq(e.ctx, in);
+	ck_assert_int_eq(memcmp(in, out, 6000), 0);
+	ck_assert_uint_eq(in[6000], 0xa5);
+	/* the sender's send is whole: a success */
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_ptr_eq(e.ctx, out);
+	ck_assert_uint_eq(e.flags, FI_SEND | FI_MSG);
+	ck_assert(!pop(x, &e));
+	free_nodes(x, y);
+}
+END_TEST
+
+static void post_tagged(struct node *y, void *buf, size_t len, uint64_t tag,
+			void *ctx, uint64_t flags)
+{
+	struct iovec iov = { buf, len };
+
+	ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, true, &iov, buf ? 1 : 0,
+					     FI_ADDR_UNSPEC, tag, 0, ctx, flags), 0);
+}
+
+START_TEST(rdv_unexpected)
+{
+	static const size_t len[3] = { 50000, 60000, 70000 };
+	static uint8_t out[3][70000], in[2][70000];
+	struct node *x, *y;
+	struct fnv_cqe e;
+	int peek, claim, disc, recv, seen = 0;
+
+	two_nodes(&x, &y);
+	for (int i = 0; i < 3; i++) {
+		struct iovec iov = { out[i], len[i] };
+
+		fill(out[i], len[i], 20 + i);
+		ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_TAGGED, &iov, 1,
+						     2, i + 1, 0, false, out[i],
+						     true), 0);
+	}
+	pump(x, y);
+	/* kept aside, unread: the senders wait for their "done" */
+	ck_assert_uint_eq(y->ep.rdm->unexp_n, 3);
+	ck_assert_uint_eq(live_exports, 3);
+	ck_assert(!pop(x, &e));
+	/* "done"s for those sends from port 3, which they did not go to */
+	for (uint32_t id = 0; id < 3; id++) {
+		struct frame f = { .src_port = 3 };
+		struct fnv_rdm_hdr h = { .type = FNV_RDM_DONE, .epoch = 98,
+					 .seq = id };
+		struct fnv_rdv_done d = { .id = id };
+
+		memcpy(f.b, &h, sizeof(h));
+		memcpy(f.b + sizeof(h), &d, sizeof(d));
+		f.len = sizeof(h) + sizeof(d);
+		enqueue(1, &f);
+	}
+	pump(x, y);
+	ck_assert(!pop(x, &e));
+	ck_assert_uint_eq(live_exports, 3);
+	/* FI_PEEK sees the true length */
+	post_tagged(y, NULL, 0, 2, &peek, FI_PEEK);
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_ptr_eq(e.ctx, &peek);
+	ck_assert_uint_eq(e.len, 60000);
+	ck_assert_uint_eq(e.tag, 2);
+	/* FI_PEEK | FI_CLAIM, then FI_CLAIM reads it */
+	post_tagged(y, NULL, 0, 1, &claim, FI_PEEK | FI_CLAIM);
+	ck_assert(pop(y, &e));
+	ck_assert_uint_eq(e.len, 50000);
+	ck_assert_uint_eq(e.tag, 1);
+	post_tagged(y, in[0], 50000, 1, &claim, FI_CLAIM);
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_ptr_eq(e.ctx, &claim);
+	ck_assert_uint_eq(e.len, 50000);
+	ck_assert_int_eq(memcmp(in[0], out[0], 50000), 0);
+	/* FI_PEEK | FI_DISCARD: never read, and its sender still completes */
+	post_tagged(y, NULL, 0, 3, &disc, FI_PEEK | FI_DISCARD);
+	ck_assert(pop(y, &e));
+	ck_assert_uint_eq(e.len, 70000);
+	ck_assert_uint_eq(e.tag, 3);
+	/* a plain receive of the one peeked at */
+	post_tagged(y, in[1], 60000, 2, &recv, 0);
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_ptr_eq(e.ctx, &recv);
+	ck_assert_int_eq(memcmp(in[1], out[1], 60000), 0);
+	ck_assert_uint_eq(y->ep.rdm->unexp_n, 0);
+	pump(x, y);
+	while (pop(x, &e)) {
+		ck_assert_int_eq(e.err, 0);
+		for (int i = 0; i < 3; i++)
+			if (e.ctx == out[i])
+				seen |= 1 << i;
+	}
+	ck_assert_int_eq(seen, 7);
+	free_nodes(x, y);
+}
+END_TEST
+
+START_TEST(rdv_pieces)
+{
+	static uint8_t out[25001], r0[10000], r1[15002];
+	struct iovec ov[3] = {
+		{ out, 5000 }, { out + 5000, 1 }, { out + 5001, 20000 },
+	};
+	struct iovec iv[2] = { { r0, sizeof(r0) }, { r1, 15001 } };
+	struct node *x, *y;
+	struct fnv_cqe e;
+
+	two_nodes(&x, &y);
+	fill(out, sizeof(out), 31);
+	for (int copy = 0; copy < 2; copy++) {
+		size_t before = exported_total;
+
+		/* the second time the pages cannot be exported: a copy */
+		overlapping = copy ? out : NULL;
+		memset(r0, 0, sizeof(r0));
+		memset(r1, 0xa5, sizeof(r1));
+		ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, false, iv, 2,
+						     FI_ADDR_UNSPEC, 0, 0, r0, 0), 0);
+		ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, ov, 3, 2,
+						     0, 0, false, out, true), 0);
+		ck_assert_uint_eq(exported_total - before, copy ? 1 : 3);
+		pump(x, y);
+		ck_assert(pop(y, &e));
+		ck_assert_int_eq(e.err, 0);
+		ck_assert_uint_eq(e.len, 25001);
+		ck_assert_int_eq(memcmp(r0, out, 10000), 0);
+		ck_assert_int_eq(memcmp(r1, out + 10000, 15001), 0);
+		ck_assert_uint_eq(r1[15001], 0xa5);
+		ck_assert(pop(x, &e));
+		ck_assert_int_eq(e.err, 0);
+		ck_assert_uint_eq(live_exports, 0);
+	}
+	overlapping = NULL;
+	free_nodes(x, y);
+}
+END_TEST
+
+START_TEST(rdv_read_fails)
+{
+	static uint8_t out[9000], in[9000];
+	struct iovec ov = { out, sizeof(out) }, iv = { in, sizeof(in) };
+	struct node *x, *y;
+	struct fnv_cqe e;
+
+	two_nodes(&x, &y);
+	reads_fail = true;
+	ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, false, &iv, 1, FI_ADDR_UNSPEC,
+					     0, 0, in, 0), 0);
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 2, 0, 0,
+					     false, out, true), 0);
+	pump(x, y);
+	reads_fail = false;
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, FI_EKEYREJECTED);
+	ck_assert_ptr_eq(e.ctx, in);
+	/* the sender hears of it */
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, FI_EKEYREJECTED);
+	ck_assert_ptr_eq(e.ctx, out);
+	free_nodes(x, y);
+}
+END_TEST
+
+START_TEST(rdv_peer_gone)
+{
+	static uint8_t out[9000];
+	struct iovec ov = { out, sizeof(out) };
+	struct node *x = calloc(1, sizeof(*x));
+	struct fnv_cqe e = { 0 };
+
+	reset_wire(0, 0, 0);
+	deaf[2] = true;
+	node_init(x, 1);
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 2, 0, 0,
+					     false, out, true), 0);
+	ck_assert_uint_eq(live_exports, 1);
+	for (int i = 0; i < 100 && !pop(x, &e); i++) {
+		fnv_rdm_progress_locked(&x->ep);
+		fake_now += 4000;
+	}
+	ck_assert_int_eq(e.err, FI_EHOSTUNREACH);
+	ck_assert_ptr_eq(e.ctx, out);
+	ck_assert(!pop(x, &e));		/* once */
+	ck_assert_uint_eq(live_exports, 0);
+	fnv_rdm_fini(&x->ep);
+	free(x);
+}
+END_TEST
+
+START_TEST(rdv_forged)
+{
+	/* requests that do not add up, and "done"s nothing waits for, from
+	 * port 3: taken and ignored, the stream goes on */
+	static const struct { uint32_t count; uint64_t len, piece; } bad[] = {
+		{ 0, 100, 100 }, { 5, 100, 100 }, { 1, 100, 99 },
+		{ 1, 0, 0 }, { 1, FNV_RDV_MAX + 1ull, FNV_RDV_MAX + 1ull },
+	};
+	struct node *x, *y;
+	struct fnv_cqe e;
+	char in[16] = "";
+	struct iovec iv = { in, sizeof(in) }, ov = { "after", 5 };
+	uint32_t seq = 0;
+
+	two_nodes(&x, &y);
+	ck_assert_int_eq(fnv_rdm_post_locked(&x->ep, false, &iv, 1, FI_ADDR_UNSPEC,
+					     0, 0, in, 0), 0);
+	for (unsigned int i = 0; i <= sizeof(bad) / sizeof(bad[0]); i++) {
+		struct frame f = { .src_port = 3 };
+		struct fnv_rdm_hdr h = { .type = FNV_RDM_MSG, .flags = FNV_RDM_RDV,
+					 .epoch = 99, .seq = seq++ };
+		struct fnv_rdv_req q = { .id = 1 };
+		struct fnv_rdv_done d = { .id = 12345 };
+
+		if (i < sizeof(bad) / sizeof(bad[0])) {
+			q.count = bad[i].count;
+			q.len = bad[i].len;
+			q.piece[0].len = bad[i].piece;
+			memcpy(f.b + sizeof(h), &q, sizeof(q));
+			f.len = sizeof(h) + sizeof(q);
+		} else {
+			h.type = FNV_RDM_DONE;
+			h.flags = 0;
+			memcpy(f.b + sizeof(h), &d, sizeof(d));
+			f.len = sizeof(h) + sizeof(d);
+		}
+		memcpy(f.b, &h, sizeof(h));
+		enqueue(1, &f);
+	}
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert(!pop(x, &e));
+	ck_assert_uint_eq(qn[1], 0);
+	/* then a real message takes the receive */
+	ck_assert_int_eq(fnv_rdm_send_locked(&y->ep, FNV_RDM_MSG, &ov, 1, 1, 0, 0,
+					     false, NULL, false), 0);
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_str_eq(in, "after");
+	free_nodes(x, y);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fnv_rdm");
@@ -480,6 +989,14 @@ int main(void)
 	tcase_add_test(tc, peer_restarts);
 	tcase_add_test(tc, unexpected_overflow);
 	tcase_add_test(tc, refusals);
+	tcase_add_test(tc, rdv_lossless);
+	tcase_add_test(tc, rdv_lossy);
+	tcase_add_test(tc, rdv_truncated);
+	tcase_add_test(tc, rdv_unexpected);
+	tcase_add_test(tc, rdv_pieces);
+	tcase_add_test(tc, rdv_read_fails);
+	tcase_add_test(tc, rdv_peer_gone);
+	tcase_add_test(tc, rdv_forged);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

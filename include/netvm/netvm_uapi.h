@@ -66,7 +66,22 @@ enum netvm_ktest_op {
 	NETVM_KTEST_INFO = 6,	/* only the window fields */
 };
 
-/* Byte i of a pattern range: (((i + seed) * 0x9e3779b97f4a7c15) >> 56). */
+/*
+ * Byte i of a pattern range seeded by seed (FILL, CHECK; the guest test
+ * programs use it too): a hash of both, so that the pattern never repeats
+ * within a range and a byte at the wrong offset, or from another seed's
+ * range, does not pass for the right one.
+ */
+static inline uint8_t netvm_ktest_pattern(uint32_t seed, uint64_t i)
+{
+	uint64_t x = (i + 1) * 0x9e3779b97f4a7c15ull ^
+		     ((uint64_t)seed + 1) * 0xbf58476d1ce4e5b9ull;
+
+	x ^= x >> 31;
+	x *= 0x94d049bb133111ebull;
+	return (uint8_t)(x >> 56);
+}
+
 struct netvm_ktest {
 	uint32_t op;		/* enum netvm_ktest_op */
 	uint32_t node;		/* remote node (WRITE, READ, ATOMIC) */
@@ -149,10 +164,11 @@ struct netvm_ep_info {
 #define NETVM_EXPORT_RO		0x1	/* remote writes and atomics fail */
 
 #define NETVM_EXPORT_NAME_LEN	32	/* bytes of a name, its NUL included */
+#define NETVM_EXPORT_MAX	(1ull << 30)	/* bytes one export covers */
 
 struct netvm_export_req {
 	uint64_t addr;
-	uint64_t len;		/* bytes, at most 1 GiB */
+	uint64_t len;		/* bytes, at most NETVM_EXPORT_MAX */
 	uint32_t flags;		/* NETVM_EXPORT_* */
 	uint32_t reserved;
 	uint64_t key;		/* out */

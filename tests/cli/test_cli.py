@@ -32,7 +32,7 @@ sys.dont_write_bytecode = True   # leave no __pycache__ in tools/
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tools"))
 
-from netvm_cli import (build, cli, cluster, clustercmd, fabric, inject, libvirt, libvirt_save,  # noqa: E402
+from netvm_cli import (build, cli, cluster, clustercmd, fabric, inject, libvirt, libvirt_remote, libvirt_save,  # noqa: E402
                        mpirun, snapshot, testing)
 from netvm_cli import vmsched  # noqa: E402
 from netvm_cli.cluster import Cluster  # noqa: E402
@@ -614,16 +614,81 @@ class TestLibvirt(StateDirCase):
     virsh for such a cluster (virsh replaced by a recorder)."""
 
     def test_uri_checks(self):
-        self.refused("--libvirt wants URI[,URI...], e.g. qemu:///system", "up", "--libvirt", "qemu:///system,")
-        self.refused("--libvirt xen:///system: not a libvirt QEMU URI (qemu:///system, qemu:///session)",
-                     "up", "--libvirt", "xen:///system")
-        self.refused("--libvirt qemu+ssh://h/system: a remote host; only this host's URIs (qemu:///system, "
-                     "qemu:///session) for now: docs/cluster.md, \"libvirt and several hosts\"",
-                     "up", "--libvirt", "qemu:///system,qemu+ssh://h/system")
+        self.refused("--libvirt wants URI[,URI...], e.g. qemu:///system or "
+                     "qemu:///system,qemu+ssh://root@host2/system", "up", "--libvirt", "qemu:///system,")
+        self.refused("--libvirt xen:///system: not a libvirt QEMU URI (qemu:///system, qemu:///session, "
+                     "qemu+ssh://[USER@]HOST[:PORT]/system)", "up", "--libvirt", "xen:///system")
+        self.refused("--libvirt qemu+tcp://h/system: a remote host is reached through "
+                     "qemu+ssh://[USER@]HOST[:PORT]/system only (the front door needs ssh to it as well)",
+                     "up", "--libvirt", "qemu:///system,qemu+tcp://h/system")
+        self.refused("--libvirt qemu+ssh://h/session: a remote host's system daemon (/system), as root there",
+                     "up", "--libvirt", "qemu:///system,qemu+ssh://h/session")
         self.refused("--libvirt: 1 to 16 nodes (-n 17)", "up", "-n", "17", "--libvirt", "qemu:///system")
         self.refused("--libvirt takes neither --topology nor --qemu-arg",
                      "up", "--libvirt", "qemu:///system", "--qemu-arg=-S")
         self.assertFalse(os.path.exists(self.clusters))
+        self.assertEqual(libvirt.parse_uris("qemu:///system,qemu+ssh://u@h:22/system?keyfile=/k"),
+                         ["qemu:///system", "qemu+ssh://u@h:22/system?keyfile=/k"])
+
+    def test_ssh_takes_the_uris_options(self):
+        """The front door's ssh to a remote host uses what the URI gives
+        libvirt: user, port, keyfile=, no_verify=1, command=."""
+        h = libvirt_remote.Host("qemu+ssh://me@h2:2222/system?keyfile=/k/id&no_verify=1&command=/x/ssh")
+        self.assertEqual(h.argv("-N"), ["/x/ssh", "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=20",
+                                        "-p", "2222", "-i", "/k/id", "-o", "StrictHostKeyChecking=no",
+                                        "-N", "me@h2"])
+        self.assertEqual(libvirt_remote.Host("qemu+ssh://h2/system").argv(),
+                         ["ssh", "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=20", "h2"])
+
+    def fake_ssh(self, script):
+        path = os.path.join(self.tmp, "fake-ssh")
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + script + "\n")
+        os.chmod(path, 0o755)
+        return libvirt_remote.Host("qemu+ssh://root@h2/system?command=" + path)
+
+    def test_remote_check_errors(self):
+        """Before anything is defined: ssh's own failure, and a remote host
+        without the checkout, each with what to do."""
+        with self.assertRaises(NetvmError) as e:
+            libvirt_remote.check(self.fake_ssh("echo 'Connection refused' >&2; exit 255"))
+        self.assertEqual(str(e.exception), "cannot reach root@h2 over ssh (qemu+ssh://root@h2/system?command=%s): "
+                         "Connection refused" % os.path.join(self.tmp, "fake-ssh"))
+        with self.assertRaises(NetvmError) as e:
+            libvirt_remote.check(self.fake_ssh("echo 'missing: /r/build/x'; exit 4"))
+        self.assertIn(": missing: /r/build/x: a remote host needs this checkout at the same path (%s), built "
+                      "(./netvm build there), and libvirt" % cluster.REPO, str(e.exception))
+
+    def test_remote_topology(self):
+        """One switch per host: s0 here with this host's nodes and an
+        uplink per remote host, which dials s0 on this host's address."""
+        where = ["qemu:///system", "qemu+ssh://a/system", "qemu:///system", "qemu+ssh://a/system",
+                 "qemu+ssh://b/system"]
+        with mock.patch.object(libvirt_remote, "fabric_port", side_effect=[7101, 7102]):
+            text, info = libvirt_remote.topology(where, {"qemu+ssh://a/system": "192.0.2.1",
+                                                         "qemu+ssh://b/system": "198.51.100.1"})
+        self.assertEqual(text.splitlines()[1:], [
+            "switch s0 4", "node 0 s0:0", "node 2 s0:1",
+            "switch h1 3", "node 1 h1:0", "node 3 h1:1", "link s0:2 h1:2 tcp:192.0.2.1:7101",
+            "switch h2 2", "node 4 h2:0", "link s0:3 h2:1 tcp:198.51.100.1:7102"])
+        self.assertEqual(info, {"qemu+ssh://a/system": ("h1", 7101), "qemu+ssh://b/system": ("h2", 7102)})
+
+    def test_remote_node_domain(self):
+        """With a node on another host even 2 nodes go through switches:
+        the remote node's link is its own switch's TCP port on that host's
+        loopback, the local one's our switch's socket; no peer-node, no
+        FIFO."""
+        c = self.make_cluster("x", two_nodes(nodes=[], fabric={"pid": 1}, libvirt={
+            "uris": ["qemu:///system", "qemu+ssh://h/system"],
+            "remote": {"qemu+ssh://h/system": {"switch": "h1", "base": 30000, "nodes": [1]}}}))
+        for i, link in ((0, "stream,id=link0,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500"
+                         % c.path("node0.sock")),
+                        (1, "stream,id=link0,server=off,addr.type=inet,addr.host=127.0.0.1,addr.port=30001,"
+                         "reconnect-ms=500")):
+            args = [a.get("value") for a in self.domain(c, i, 2).iter("{%s}arg" % libvirt.QEMU_NS)]
+            self.assertIn(link, args)
+            self.assertIn("lanai,id=nic,netdev=link0,node-id=%d,sram-size=8388608,addr=0x12" % i, args)
+            self.assertNotIn("-chardev", args)
 
     def test_round_robin(self):
         self.assertEqual(libvirt.spread(5, ["a", "b"]), ["a", "b", "a", "b", "a"])

@@ -7,7 +7,11 @@
  *   fi-netvm-rdm-test local
  *       three RDM endpoints of one process (the node's loop-back): the
  *       fi_info entry exactly; FI_RMA refused natively; messages of 0, 1
- *       and 4056 bytes (the most) byte for byte, 4057 -FI_EMSGSIZE; a send
+ *       and 4056 bytes (the most one U-Net message carries) byte for
+ *       byte, an inject of 4057 -FI_EMSGSIZE; rendezvous messages of
+ *       4057 B, 100000 B and 1 MiB from pages the sender no longer maps
+ *       into pages dropped (MADV_DONTNEED), expected and unexpected,
+ *       tagged, from three pieces into two, cut (FI_ETRUNC); a send
  *       completes only once the receiver has it; tagged messages taken
  *       unexpected and matched by tag in the order sent, posted receives
  *       matched out of order, ignore bits, FI_DIRECTED_RECV, remote CQ
@@ -19,16 +23,23 @@
  *       byte in order (the sender's resends).
  *   fi-netvm-rdm-test server        (node 1; address to /tmp/fi-rdm.addr)
  *   fi-netvm-rdm-test client ADDR   (node 0)
- *       the same flood over U-Net: the server learns the client from its
+ *       RMA and atomics into the server's dropped pages; the rendezvous
+ *       messages of 4057 B, 100000 B, 1 MiB and 200000 B in three pieces
+ *       to the server (NetVM reads
+ *       of the client's unmapped pages into the server's dropped ones),
+ *       each checked; the same flood over U-Net: the server learns the client from its
  *       first message, waits (FI_PEEK) for the 256th, posts the 320
  *       receives newest first and checks each; then answers with remote
  *       CQ data, which the client checks.
  */
+#define _GNU_SOURCE	/* memfd_create */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <unistd.h>
 
 #include <sys/mman.h>
 
@@ -52,6 +63,8 @@
 #define KEY_TAG		2
 #define RMA_DONE_TAG	3
 #define RMA_LEN		100000
+#define LARGE_TAG	500
+#define MAX_LARGE	(1ull << 30)	/* max_msg_size: one NetVM export */
 
 struct side {
 	struct fid_ep *ep;
@@ -170,7 +183,7 @@ static void check_info(void)
 	int mode = -1;
 
 	check(info->caps == (caps | rma) && info->ep_attr->type == FI_EP_RDM &&
-	      info->ep_attr->max_msg_size == MAX_MSG &&
+	      info->ep_attr->max_msg_size == MAX_LARGE &&
 	      info->tx_attr->inject_size == MAX_MSG &&
 	      info->tx_attr->msg_order == FI_ORDER_SAS &&
 	      info->rx_attr->msg_order == FI_ORDER_SAS &&
@@ -202,8 +215,10 @@ static void messages(struct side *a, struct side *c, fi_addr_t to_a,
 	int ctx[2];
 	ssize_t r;
 
-	check(fi_send(c->ep, out, MAX_MSG + 1, NULL, to_a, NULL) == -FI_EMSGSIZE,
-	      "send of %d bytes: -FI_EMSGSIZE", MAX_MSG + 1);
+	check(fi_inject(c->ep, out, MAX_MSG + 1, to_a) == -FI_EMSGSIZE,
+	      "inject of %d bytes: -FI_EMSGSIZE (inject_size)", MAX_MSG + 1);
+	check(fi_send(c->ep, out, MAX_LARGE + 1, NULL, to_a, NULL) == -FI_EMSGSIZE,
+	      "send of 1 GiB + 1: -FI_EMSGSIZE (max_msg_size)");
 	check(fi_send(c->ep, out, 1, NULL, 99, NULL) == -FI_EINVAL,
 	      "send to an fi_addr_t not in the AV: -FI_EINVAL");
 	for (unsigned int i = 0; i < 3; i++) {
@@ -222,6 +237,121 @@ static void messages(struct side *a, struct side *c, fi_addr_t to_a,
 		check(r == 1 && e.op_context == &ctx[0] && e.flags == (FI_SEND | FI_MSG),
 		      "%zu B: then the send completes, FI_SEND|FI_MSG", lens[i]);
 	}
+}
+
+/* ---- rendezvous: messages larger than one U-Net message ---- */
+
+static ssize_t comp(struct fid_cq *cq, void *ctx, uint64_t flags);
+
+static const size_t large_len[] = { MAX_MSG + 1, 100000, 1 << 20 };
+
+/*
+ * len bytes of which the process maps no page: a memfd's, filled with the
+ * pattern of seed, then dropped from the process (MADV_DONTNEED: the page
+ * cache keeps them, NetVM must fault them back); or (!keep) anonymous
+ * pages written and dropped (zeros when touched again).
+ */
+static uint8_t *unmapped(size_t len, bool keep, unsigned int seed)
+{
+	uint8_t *p;
+	int fd = -1;
+
+	if (keep) {
+		fd = memfd_create("fi-rdv", 0);
+		if (fd < 0 || ftruncate(fd, (off_t)len))
+			die("memfd", -1);
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 keep ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS, fd, 0);
+	if (p == MAP_FAILED)
+		die("mmap", -1);
+	if (fd >= 0)
+		close(fd);
+	if (keep)
+		tap_fill(p, len, seed);
+	else
+		memset(p, 0x55, len);
+	madvise(p, len, MADV_DONTNEED);
+	return p;
+}
+
+/* The message's receive completion on a: len bytes of seed into in, and
+ * nothing past (in has one more, dropped: zero). */
+static bool got_large(struct side *a, void *ctx, const uint8_t *in,
+		      size_t len, unsigned int seed, uint64_t flags)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	fi_addr_t src;
+
+	return next(a->cq, &e, &src, &ee) == 1 && e.op_context == ctx &&
+	       e.len == len && e.flags == flags && tap_filled(in, len, seed) &&
+	       in[len] == 0;
+}
+
+static void large_local(struct side *a, struct side *c, fi_addr_t to_a)
+{
+	int sctx, rctx;
+
+	for (unsigned int i = 0; i < 3; i++) {
+		size_t len = large_len[i];
+		uint8_t *out = unmapped(len, true, 40 + i);
+		uint8_t *in = unmapped(len + 1, false, 0);
+		bool ok;
+
+		/* the first expected, the second unexpected, the third tagged */
+		if (i == 0)
+			fi_recv(a->ep, in, len, NULL, FI_ADDR_UNSPEC, &rctx);
+		if (i < 2)
+			ok = !fi_send(c->ep, out, len, NULL, to_a, &sctx);
+		else
+			ok = !fi_tsend(c->ep, out, len, NULL, to_a, 9, &sctx);
+		if (i == 1)
+			fi_recv(a->ep, in, len, NULL, FI_ADDR_UNSPEC, &rctx);
+		if (i == 2)
+			fi_trecv(a->ep, in, len, NULL, FI_ADDR_UNSPEC, 9, 0, &rctx);
+		ok = ok && got_large(a, &rctx, in, len, 40 + i,
+				     FI_RECV | (i == 2 ? FI_TAGGED : FI_MSG));
+		check(ok && comp(c->cq, &sctx, FI_SEND | (i == 2 ? FI_TAGGED : FI_MSG)) == 1,
+		      "rendezvous %zu B %s: from pages the sender no longer maps into dropped "
+		      "ones, byte for byte, nothing past; then the send completes", len,
+		      i == 0 ? "expected" : i == 1 ? "unexpected" : "tagged");
+		munmap(out, len);
+		munmap(in, len + 1);
+	}
+}
+
+/* Three pieces into two, and 100000 B into 60000 (FI_ETRUNC). */
+static void large_pieces(struct side *a, struct side *c, fi_addr_t to_a)
+{
+	uint8_t *out = unmapped(120000, true, 50);
+	uint8_t *in = unmapped(120001, false, 0);
+	struct iovec ov[3] = {
+		{ out, 30000 }, { out + 30000, 1 }, { out + 30001, 89999 },
+	};
+	struct iovec iv[2] = { { in, 70000 }, { in + 70000, 50000 } };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	fi_addr_t src;
+	int sctx, rctx;
+	ssize_t r;
+
+	fi_recvv(a->ep, iv, NULL, 2, FI_ADDR_UNSPEC, &rctx);
+	r = fi_sendv(c->ep, ov, NULL, 3, to_a, &sctx);
+	check(r == 0 && got_large(a, &rctx, in, 120000, 50, FI_RECV | FI_MSG) &&
+	      comp(c->cq, &sctx, FI_SEND | FI_MSG) == 1,
+	      "rendezvous fi_sendv of 3 pieces (120000 B) into fi_recvv of 2: byte for byte");
+	memset(in, 0x55, 120001);
+	fi_trecv(a->ep, in, 60000, NULL, FI_ADDR_UNSPEC, 8, 0, &rctx);
+	r = fi_tsend(c->ep, out, 100000, NULL, to_a, 8, &sctx);
+	r = r ? r : next(a->cq, &e, &src, &ee);
+	check(r == -FI_ETRUNC && ee.op_context == &rctx && ee.olen == 40000 &&
+	      ee.tag == 8 && tap_filled(in, 60000, 50) && in[60000] == 0x55 &&
+	      comp(c->cq, &sctx, FI_SEND | FI_TAGGED) == 1,
+	      "rendezvous 100000 B into 60000: FI_ETRUNC, olen 40000, the first 60000 B "
+	      "kept, nothing past; the send completes (%zd)", r);
+	munmap(out, 120000);
+	munmap(in, 120001);
 }
 
 static ssize_t tsend(struct side *s, fi_addr_t to, const char *text,
@@ -630,6 +760,8 @@ static int local(void)
 	if (n != 3)
 		die("fi_av_insert", -1);
 	messages(&a, &c, fa[0], fa[2]);
+	large_local(&a, &c, fa[0]);
+	large_pieces(&a, &c, fa[0]);
 	tagged(&a, &b, &c, fa[0], fa[1]);
 	probes(&a, &c, fa[0]);
 	flood_local(&a, &d, fa[0]);
@@ -733,6 +865,91 @@ static void rma_client(struct side *s, fi_addr_t srv)
 		die("client: rma done", -1);
 }
 
+/* Across the nodes: large_len's three, and 200000 B in three pieces on
+ * pages of their own (three exports: X_AT), the pattern as one message's. */
+#define X_LARGE		4
+#define X_SPAN		(52 * 4096)
+static const size_t x_len[X_LARGE] = { MAX_MSG + 1, 100000, 1 << 20, 200000 };
+static const size_t x_at[3] = { 0, 18 * 4096, 19 * 4096 };
+static const size_t x_piece[3] = { 70000, 1, 129999 };
+
+/* The server's receives of the client's rendezvous messages, into
+ * dropped pages. */
+static void large_serve(struct side *s, fi_addr_t peer)
+{
+	uint8_t *in[X_LARGE];
+	unsigned int got = 0, good = 0;
+
+	for (unsigned int i = 0; i < X_LARGE; i++) {
+		in[i] = unmapped(x_len[i] + 1, false, 0);
+		if (fi_trecv(s->ep, in[i], x_len[i], NULL, peer, LARGE_TAG + i, 0, in[i]))
+			die("server: large trecv", -1);
+	}
+	for (; got < X_LARGE; got++) {
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry ee;
+		fi_addr_t src;
+		unsigned int i;
+
+		if (next(s->cq, &e, &src, &ee) != 1)
+			break;
+		i = (unsigned int)(e.tag - LARGE_TAG);
+		good += i < X_LARGE && e.op_context == in[i] && e.len == x_len[i] &&
+			src == peer && tap_filled(in[i], x_len[i], 60 + i) &&
+			in[i][x_len[i]] == 0;
+	}
+	check(got == X_LARGE && good == X_LARGE, "server: rendezvous messages of 4057 B, "
+	      "100000 B, 1 MiB and 200000 B (3 pieces) from the client (NetVM reads) into "
+	      "dropped pages, byte for byte (%u of %d)", good, X_LARGE);
+	for (unsigned int i = 0; i < X_LARGE; i++)
+		munmap(in[i], x_len[i] + 1);
+}
+
+static void large_client(struct side *s, fi_addr_t srv)
+{
+	uint8_t *out[X_LARGE];
+	unsigned int done = 0;
+
+	for (unsigned int i = 0; i < X_LARGE; i++) {
+		struct iovec iov[3];
+		size_t pos = 0;
+		ssize_t r;
+
+		if (i < 3) {
+			out[i] = unmapped(x_len[i], true, 60 + i);
+			r = fi_tsend(s->ep, out[i], x_len[i], NULL, srv, LARGE_TAG + i, out[i]);
+			if (r)
+				die("client: large tsend", (int)r);
+			continue;
+		}
+		/* three pieces on pages of their own: three exports, read in turn */
+		out[i] = unmapped(X_SPAN, true, 0);
+		for (int k = 0; k < 3; k++) {
+			iov[k].iov_base = out[i] + x_at[k];
+			iov[k].iov_len = x_piece[k];
+			for (size_t j = 0; j < x_piece[k]; j++)
+				out[i][x_at[k] + j] = tap_pattern(60 + i, pos++);
+		}
+		madvise(out[i], X_SPAN, MADV_DONTNEED);
+		r = fi_tsendv(s->ep, iov, NULL, 3, srv, LARGE_TAG + i, out[i]);
+		if (r)
+			die("client: large tsend", (int)r);
+	}
+	for (; done < X_LARGE; done++) {
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry ee;
+		fi_addr_t src;
+
+		if (next(s->cq, &e, &src, &ee) != 1 || e.flags != (FI_SEND | FI_TAGGED))
+			break;
+	}
+	check(done == X_LARGE, "client: rendezvous sends of 4057 B, 100000 B, 1 MiB and "
+	      "200000 B in 3 pieces from pages it no longer maps: completed once the server "
+	      "read them");
+	for (unsigned int i = 0; i < X_LARGE; i++)
+		munmap(out[i], i < 3 ? x_len[i] : X_SPAN);
+}
+
 static int serve(void)
 {
 	static uint8_t in[FLOOD][MAX_MSG];
@@ -754,6 +971,7 @@ static int serve(void)
 	      "server: the client's first message (not in the AV), its address %s inserted",
 	      hello);
 	rma_serve(&s, peer);
+	large_serve(&s, peer);
 	/* wait for the 256th flood message to be there (unexpected) */
 	for (;;) {
 		r = trecvmsg(&s, NULL, 0, FLOOD_TAG + 255, &ctx, FI_PEEK);
@@ -810,6 +1028,7 @@ static int client(const char *server)
 	if (fi_tsend(s.ep, s.name, strlen(s.name), NULL, srv, HELLO_TAG, NULL))
 		die("client: hello", -1);
 	rma_client(&s, srv);
+	large_client(&s, srv);
 	for (unsigned int i = 0; i < FLOOD; i++) {
 		size_t len = 1 + (i * 37) % MAX_MSG;
 

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <netvm/netvm_uapi.h>
+
 static int failures;
 static const char *tap_prefix = "";
 
@@ -34,18 +36,12 @@ check(int cond, const char *fmt, ...)
 }
 
 /*
- * Byte i of test data seeded by seed: a hash of both, so that the pattern
- * does not repeat over any transfer (a byte at the wrong offset, or from
- * another seed's buffer, does not pass for the right one).
+ * Byte i of test data seeded by seed: netvm_ktest_pattern, the bytes the
+ * driver's test ioctl fills and checks (a hash of both, never repeating).
  */
 static inline uint8_t tap_pattern(unsigned int seed, size_t i)
 {
-	uint64_t x = ((uint64_t)i + 1) * 0x9e3779b97f4a7c15ull ^
-		     ((uint64_t)seed + 1) * 0xbf58476d1ce4e5b9ull;
-
-	x ^= x >> 31;
-	x *= 0x94d049bb133111ebull;
-	return (uint8_t)(x >> 56);
+	return netvm_ktest_pattern(seed, i);
 }
 
 static inline void tap_fill(uint8_t *p, size_t n, unsigned int seed)
@@ -60,6 +56,15 @@ static inline bool tap_filled(const uint8_t *p, size_t n, unsigned int seed)
 		if (p[i] != tap_pattern(seed, i))
 			return false;
 	return true;
+}
+
+/* The offset of the first byte of p[0, n) that is not seed's, or -1. */
+static inline long tap_first_bad(const uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != tap_pattern(seed, i))
+			return (long)i;
+	return -1;
 }
 
 /* Wait up to secs for a non-empty file and read it. */

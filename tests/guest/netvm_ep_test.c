@@ -19,7 +19,7 @@
  *       command per page-bounded fragment.  Prints "ok" or one
  *       "error status S tag T" line per failed command (exit 3).
  *
- * Pattern byte i: (((i + seed) * 0x9e3779b97f4a7c15) >> 56).
+ * Pattern byte i: netvm_ktest_pattern(seed, i) (include/netvm/netvm_uapi.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,7 +59,7 @@ static void die(const char *what)
 
 static uint8_t pat(uint32_t seed, uint64_t i)
 {
-	return (uint8_t)(((i + seed) * 0x9e3779b97f4a7c15ull) >> 56);
+	return netvm_ktest_pattern(seed, i);
 }
 
 static void ep_open(struct ep *e)

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guest_tap.h"
 #include "netvm.h"
 
 #define CTL		"/tmp/nvlib.ctl"
@@ -44,45 +45,6 @@
 #define RO_SIZE		65536
 #define ATOM_OFF	(2u << 20)
 #define LOCAL_SIZE	((1u << 20) + 65536)
-
-static int failures;
-
-static uint8_t pat(uint32_t seed, uint64_t i)
-{
-	return (uint8_t)(((i + seed) * 0x9e3779b97f4a7c15ull) >> 56);
-}
-
-static void fill(uint8_t *p, uint64_t len, uint32_t seed)
-{
-	for (uint64_t i = 0; i < len; i++)
-		p[i] = pat(seed, i);
-}
-
-/* index of the first bad byte, or -1 */
-static int64_t check(const uint8_t *p, uint64_t len, uint32_t seed)
-{
-	for (uint64_t i = 0; i < len; i++)
-		if (p[i] != pat(seed, i))
-			return (int64_t)i;
-	return -1;
-}
-
-static void ok(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", cond ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!cond)
-		failures++;
-}
 
 static void die(const char *what, int err)
 {
@@ -142,7 +104,7 @@ static int serve(void)
 	int err;
 	FILE *f;
 
-	fill(ro, RO_SIZE, 99);
+	tap_fill(ro, RO_SIZE, 99);
 	err = netvm_export(nv, "buf", buf, BUF_SIZE, 0, NULL);
 	if (err < 0)
 		die("export buf", err);
@@ -212,7 +174,7 @@ static int serve(void)
 				snprintf(msg, sizeof(msg), "wait: %s\n",
 					 netvm_strerror(r));
 			} else if (off + len > BUF_SIZE ||
-				   check(buf + off, len, (uint32_t)seed) >= 0) {
+				   tap_first_bad(buf + off, len, (uint32_t)seed) >= 0) {
 				snprintf(msg, sizeof(msg), "data not there\n");
 			} else {
 				r = netvm_notf_ack(nv, (uint32_t)a);
@@ -226,10 +188,10 @@ static int serve(void)
 			if (off + len > BUF_SIZE) {
 				snprintf(msg, sizeof(msg), "range\n");
 			} else if (!strcmp(cmd, "fill")) {
-				fill(buf + off, len, (uint32_t)seed);
+				tap_fill(buf + off, len, (uint32_t)seed);
 				snprintf(msg, sizeof(msg), "ok\n");
 			} else if (!strcmp(cmd, "check")) {
-				bad = check(buf + off, len, (uint32_t)seed);
+				bad = tap_first_bad(buf + off, len, (uint32_t)seed);
 				if (bad < 0)
 					snprintf(msg, sizeof(msg), "ok\n");
 				else
@@ -293,10 +255,10 @@ static int client(unsigned int node, unsigned int port)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	seg = import(nv, node, port, "buf");
 	err = netvm_import_info(nv, seg, &si);
-	ok(!err && si.len == BUF_SIZE,
+	check(!err && si.len == BUF_SIZE,
 	   "import of \"buf\" from node %u port %u over the network (%.3f s): "
 	   "%" PRIu64 " bytes", node, port, secs(&t0), si.len);
-	ok(netvm_import_lookup(nv, node, port, "buf") == seg,
+	check(netvm_import_lookup(nv, node, port, "buf") == seg,
 	   "netvm_import_lookup finds it");
 	roseg = import(nv, node, port, "ro");
 
@@ -312,7 +274,7 @@ static int client(unsigned int node, unsigned int port)
 		 * the next size's write, and the exporter checks them all */
 		off = next;
 		next = off + size + 7 * i + 5;
-		fill(src + loff, size, seed);
+		tap_fill(src + loff, size, seed);
 		memset(dst + loff, 0, size);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		err = f ? netvm_writeF(nv, seg, off, src + loff, size) :
@@ -323,8 +285,8 @@ static int client(unsigned int node, unsigned int port)
 		     netvm_read(nv, seg, off, dst + loff, size);
 		if (!e2 && !f)
 			e2 = netvm_flushR(nv);
-		bad = check(dst + loff, size, seed);
-		ok(!err && !e2 && bad < 0,
+		bad = tap_first_bad(dst + loff, size, seed);
+		check(!err && !e2 && bad < 0,
 		   "%s %" PRIu64 " B at remote offset %" PRIu64 " (local +%" PRIu64
 		   ") and read back, byte-verified (%.3f s)%s%s%s",
 		   f ? "writeF/readF" : "write/read + flush", size, off, loff,
@@ -334,10 +296,10 @@ static int client(unsigned int node, unsigned int port)
 			uint64_t nbad = 0;
 
 			for (uint64_t j = 0; j < size; j++)
-				nbad += dst[loff + j] != pat(seed, j);
+				nbad += dst[loff + j] != tap_pattern(seed, j);
 			printf("# first bad byte %" PRId64 " (got %u want %u), "
 			       "%" PRIu64 " bad\n", bad, dst[loff + bad],
-			       pat(seed, (uint64_t)bad), nbad);
+			       tap_pattern(seed, (uint64_t)bad), nbad);
 		}
 		printf("range %" PRIu64 " %" PRIu64 " %u\n", off, size, seed);
 	}
@@ -346,92 +308,92 @@ static int client(unsigned int node, unsigned int port)
 
 	/* atomics on the word at ATOM_OFF + 16 */
 	err = netvm_swap(nv, seg, ATOM_OFF + 16, 5, &old);
-	ok(!err, "swap: %s", netvm_strerror(err));
+	check(!err, "swap: %s", netvm_strerror(err));
 	err = netvm_incr(nv, seg, ATOM_OFF + 16, &old);
-	ok(!err && old == 5, "incr returns the old value 5 (got %u)", old);
+	check(!err && old == 5, "incr returns the old value 5 (got %u)", old);
 	err = netvm_decr(nv, seg, ATOM_OFF + 16, &old);
-	ok(!err && old == 6, "decr returns the old value 6 (got %u)", old);
+	check(!err && old == 6, "decr returns the old value 6 (got %u)", old);
 	err = netvm_testandset(nv, seg, ATOM_OFF + 16, &old);
-	ok(!err && old == 1, "testandset of a set word returns 1 (got %u)", old);
+	check(!err && old == 1, "testandset of a set word returns 1 (got %u)", old);
 	err = netvm_cswap(nv, seg, ATOM_OFF + 16, 1, 42, &old);
-	ok(!err && old == 1, "cswap(1 -> 42) succeeds, old 1 (got %u)", old);
+	check(!err && old == 1, "cswap(1 -> 42) succeeds, old 1 (got %u)", old);
 	err = netvm_cswap(nv, seg, ATOM_OFF + 16, 7, 9, &old);
-	ok(!err && old == 42, "cswap(7 -> 9) fails, old 42 (got %u)", old);
+	check(!err && old == 42, "cswap(7 -> 9) fails, old 42 (got %u)", old);
 	memset(dst, 0, 64);
 	err = netvm_readF(nv, seg, ATOM_OFF + 16, dst, 4);
-	ok(!err && *(uint32_t *)dst == 42, "the word reads back as 42 (got %u)",
+	check(!err && *(uint32_t *)dst == 42, "the word reads back as 42 (got %u)",
 	   *(uint32_t *)dst);
 	/* wait queue / semaphore block at ATOM_OFF + 64: zeroed */
 	memset(src, 0, 64);
 	err = netvm_writeF(nv, seg, ATOM_OFF + 64, src, 20);
 	err = err ? err : netvm_semV(nv, seg, ATOM_OFF + 64, r);
-	ok(!err && r[0] == NETVM_WQ_EMPTY && r[2] == 1,
+	check(!err && r[0] == NETVM_WQ_EMPTY && r[2] == 1,
 	   "semV with nobody waiting: S = 1 (r %#x %u %u)", r[0], r[1], r[2]);
 	err = netvm_semP(nv, seg, ATOM_OFF + 64, 3, r);
-	ok(!err && r[0] == NETVM_WQ_EMPTY && r[1] == 1,
+	check(!err && r[0] == NETVM_WQ_EMPTY && r[1] == 1,
 	   "semP takes it at once (r %#x %u)", r[0], r[1]);
 	err = netvm_semP(nv, seg, ATOM_OFF + 64, 4, r);
-	ok(!err && r[0] == NETVM_WQ_EMPTY && r[1] == 0,
+	check(!err && r[0] == NETVM_WQ_EMPTY && r[1] == 0,
 	   "semP again queues id 4 on an empty queue (r %#x %u)", r[0], r[1]);
 	err = netvm_enqueue(nv, seg, ATOM_OFF + 64, 5, r);
-	ok(!err && r[0] == 4, "enqueue 5 returns the old tail 4 (r %u)", r[0]);
+	check(!err && r[0] == 4, "enqueue 5 returns the old tail 4 (r %u)", r[0]);
 	err = netvm_dequeue(nv, seg, ATOM_OFF + 64, r);
-	ok(!err && r[0] == 4 && r[1] == 1, "dequeue gives head 4, count 1 "
+	check(!err && r[0] == 4 && r[1] == 1, "dequeue gives head 4, count 1 "
 	   "(r %u %u)", r[0], r[1]);
 	err = netvm_newhead(nv, seg, ATOM_OFF + 64, 5, r);
-	ok(!err && r[0] == 0 && r[1] == 1, "newhead 5 (r %u %u)", r[0], r[1]);
+	check(!err && r[0] == 0 && r[1] == 1, "newhead 5 (r %u %u)", r[0], r[1]);
 	err = netvm_incr(nv, seg, ATOM_OFF + 18, &old);
-	ok(err == -EINVAL, "unaligned atomic: -EINVAL (%s)", netvm_strerror(err));
+	check(err == -EINVAL, "unaligned atomic: -EINVAL (%s)", netvm_strerror(err));
 
 	/* error paths: nothing sent */
-	fill(src, 100, 7);
+	tap_fill(src, 100, 7);
 	err = netvm_writeF(nv, seg, BUF_SIZE - 100, src, 100);
-	fill(src, 20, 8);
+	tap_fill(src, 20, 8);
 	e2 = netvm_write(nv, seg, BUF_SIZE - 10, src, 20);
-	ok(!err && e2 == -ERANGE, "write past the end of the import: -ERANGE "
+	check(!err && e2 == -ERANGE, "write past the end of the import: -ERANGE "
 	   "(%s)", netvm_strerror(e2));
 	e2 = netvm_write(nv, seg, UINT64_MAX - 5, src, 20);
-	ok(e2 == -ERANGE, "write at a wrapping offset: -ERANGE");
+	check(e2 == -ERANGE, "write at a wrapping offset: -ERANGE");
 	memset(dst, 0, 100);
 	err = netvm_readF(nv, seg, BUF_SIZE - 100, dst, 100);
-	ok(!err && check(dst, 100, 7) < 0,
+	check(!err && tap_first_bad(dst, 100, 7) < 0,
 	   "... and nothing was written there (read back, byte-verified)");
 	e2 = netvm_read(nv, seg, BUF_SIZE, dst, 1);
-	ok(e2 == -ERANGE, "read past the end: -ERANGE");
+	check(e2 == -ERANGE, "read past the end: -ERANGE");
 	e2 = netvm_write(nv, 17, 0, src, 20);
-	ok(e2 == -EBADF, "bad segment handle: -EBADF");
+	check(e2 == -EBADF, "bad segment handle: -EBADF");
 	e2 = netvm_write(nv, seg, 0, unexp, 4096);
-	ok(e2 == -ENOKEY, "source outside every export: -ENOKEY (%s)",
+	check(e2 == -ENOKEY, "source outside every export: -ENOKEY (%s)",
 	   netvm_strerror(e2));
 	e2 = netvm_writeN(nv, seg, 0, src, 4, 0);
-	ok(e2 == -EINVAL, "notification 0: -EINVAL");
+	check(e2 == -EINVAL, "notification 0: -EINVAL");
 	e2 = netvm_notf_test(nv, 1024);
-	ok(e2 == -EINVAL, "notf_test of a one-shot number: -EINVAL");
+	check(e2 == -EINVAL, "notf_test of a one-shot number: -EINVAL");
 	e2 = netvm_write(nv, roseg, 0, src, 20);
-	ok(e2 == -EROFS, "write to a read-only import: -EROFS");
+	check(e2 == -EROFS, "write to a read-only import: -EROFS");
 	/* from byte 0: the refused write aimed at bytes 0..19 */
 	err = netvm_readF(nv, roseg, 0, dst, 4000);
-	ok(!err && check(dst, 4000, 99) < 0,
+	check(!err && tap_first_bad(dst, 4000, 99) < 0,
 	   "read of the read-only import, byte-verified: the refused write "
 	   "left bytes 0..19 alone");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	e2 = netvm_import(nv, node, port, "nope");
-	ok(e2 == -ENOENT, "import of a missing name: -ENOENT (%s, %.3f s)",
+	check(e2 == -ENOENT, "import of a missing name: -ENOENT (%s, %.3f s)",
 	   netvm_strerror(e2), secs(&t0));
 	e2 = netvm_import(nv, node, port + 1, "buf");
-	ok(e2 == -ENOENT, "import from a port with no endpoint: -ENOENT (%s)",
+	check(e2 == -ENOENT, "import from a port with no endpoint: -ENOENT (%s)",
 	   netvm_strerror(e2));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	e2 = netvm_import(nv, 5, port, "buf");
-	ok(e2 == -EHOSTUNREACH || e2 == -ETIMEDOUT,
+	check(e2 == -EHOSTUNREACH || e2 == -ETIMEDOUT,
 	   "import from node 5 (not on the cable): %s (%.3f s)",
 	   netvm_strerror(e2), secs(&t0));
-	ok(netvm_unimport(nv, seg) == 0 && netvm_unimport(nv, seg) == -EBADF &&
+	check(netvm_unimport(nv, seg) == 0 && netvm_unimport(nv, seg) == -EBADF &&
 	   netvm_write(nv, seg, 0, src, 4) == -EBADF,
 	   "unimport; the handle is then bad (-EBADF)");
-	ok(netvm_flushRW(nv) == 0, "flushRW: nothing outstanding");
+	check(netvm_flushRW(nv) == 0, "flushRW: nothing outstanding");
 	err = netvm_close(nv);
-	ok(!err, "netvm_close");
+	check(!err, "netvm_close");
 	return failures ? 1 : 0;
 }
 
@@ -450,7 +412,7 @@ static int notify(int argc, char **argv)
 		die("export", -EIO);
 	seg = import(nv, (unsigned int)strtoul(argv[2], NULL, 0),
 		     (unsigned int)strtoul(argv[3], NULL, 0), "buf");
-	fill(src + 3, len, seed);
+	tap_fill(src + 3, len, seed);
 	err = netvm_writeN(nv, seg, off, src + 3, len, notf);
 	if (!err)
 		err = netvm_flushW(nv);

@@ -56,13 +56,13 @@
 #define WAIT_MS		20000
 
 /*
- * C's data: a byte from a multiplicative hash of the position, so no two
- * pieces of the 9200 bytes look alike (i * 7 repeated every 256 bytes:
- * a piece landing in the wrong page would still have matched).
+ * C's data: a hash of the position, so no two pieces of the 9200 bytes
+ * look alike (i * 7 repeated every 256 bytes: a piece landing in the
+ * wrong page would still have matched).
  */
 static uint8_t c_byte(int i)
 {
-	return (uint8_t)(((uint64_t)i + 1) * 0x9e3779b97f4a7c15ull >> 56);
+	return tap_pattern(0, (size_t)i);
 }
 
 static void die(const char *what, int err)

@@ -39,11 +39,10 @@
 #define DONE_NOTF	1
 #define WAIT_MS		60000
 
-/* Bytes that do not repeat within a page, different for each seed. */
+/* Bytes that do not repeat, different for each seed. */
 static uint8_t pat(uint32_t seed, uint32_t i)
 {
-	return (uint8_t)(((uint64_t)i + 1 + seed * 0x10001ull) *
-			 0x9e3779b97f4a7c15ull >> 56);
+	return tap_pattern(seed, i);
 }
 
 static void die(const char *what, int err)

@@ -84,7 +84,7 @@
 
 static uint8_t pat(uint32_t seed, uint64_t i)
 {
-	return seed ? (uint8_t)(((i + seed) * 0x9e3779b97f4a7c15ull) >> 56) : 0;
+	return seed ? netvm_ktest_pattern(seed, i) : 0;
 }
 
 static void fill(uint8_t *p, uint64_t len, uint32_t seed)

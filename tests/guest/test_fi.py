@@ -24,7 +24,8 @@ under Debian's unmodified libfabric tools, on 2 VMs.
   - FI_EP_RDM from ofi_rxd stacked on it (FI_PROVIDER-style "netvm;ofi_rxd"):
     fi_pingpong -e rdm -c, its whole sweep up to 1 MiB, checked, over U-Net
   - the native FI_EP_RDM: fi_pingpong -p 'netvm;^ofi_rxd' -e rdm -c between
-    the nodes (its sweep to 1 KiB: 4 KiB exceeds max_msg_size), checked,
+    the nodes (its whole sweep to 1 MiB: 4 KiB and up by rendezvous, NetVM
+    reads), and -S 1048576 alone, checked,
     over U-Net; fi-netvm-rdm-test (tests/guest/fi_netvm_rdm_test.c) on one
     node (messages, tags, unexpected, directed receives, remote CQ data,
     probes, errors, the window and resends, RMA and atomics on the
@@ -50,6 +51,7 @@ RDM_CAPS = ("[ FI_MSG, FI_RMA, FI_TAGGED, FI_ATOMIC, FI_READ, FI_WRITE, FI_RECV,
             "FI_REMOTE_READ, FI_REMOTE_WRITE, FI_LOCAL_COMM, FI_REMOTE_COMM, FI_SOURCE, "
             "FI_DIRECTED_RECV ]")
 NATIVE = "netvm;^ofi_rxd"    # the provider's own RDM, not ofi_rxd's stacked on it
+NATIVE_ITERS = 20
 COUNTERS = ("unet_tx", "unet_rx", "unet_no_channel", "unet_dropped", "unet_diverted")
 
 
@@ -119,12 +121,13 @@ def check_info():
          "registration needed", diag(rc, out, err))
     rc, out, err = nv("run", 0, "--", "fi_info", "-p", "netvm", "-t", "FI_EP_RDM", "-v")
     fields = info_fields(out, "FI_EP_RDM")
-    T.ok(rc == 0 and fields.get("caps") == RDM_CAPS and fields.get("max_msg_size") == "4056" and
+    T.ok(rc == 0 and fields.get("caps") == RDM_CAPS and fields.get("max_msg_size") == "1073741824" and
          fields.get("inject_size") == "4056" and fields.get("msg_order") == "[ FI_ORDER_SAS ]" and
          fields.get("cq_data_size") == "8" and fields.get("mr_mode") == "[ FI_MR_PROV_KEY ]" and
          fields.get("data_progress") == "FI_PROGRESS_MANUAL",
          "fi_info -p netvm -t FI_EP_RDM -v: the native entry's capabilities exactly (RMA and "
-         "atomics with provider keys), 4056 B messages, FI_ORDER_SAS, 8 bytes of remote CQ data",
+         "atomics with provider keys), messages up to 1 GiB (rendezvous past 4056 B, injects up to "
+         "4056 B), FI_ORDER_SAS, 8 bytes of remote CQ data",
          diag(rc, out, err))
     rc, out, err = nv("run", 0, "--", "fi_info", "-p", "netvm", "-t", "FI_EP_MSG")
     T.ok(rc == 61 and "fi_getinfo: -61" in out + err,
@@ -207,7 +210,7 @@ def check_loopback():
 
 FI_TEST = "/netvm/build/meson/guest-lib/fi_netvm/fi-netvm-test"
 RDM_TEST = "/netvm/build/meson/guest-lib/fi_netvm/fi-netvm-rdm-test"
-RDM_LOCAL_CHECKS = 56
+RDM_LOCAL_CHECKS = 62
 
 
 def tap_lines(out):
@@ -264,23 +267,31 @@ def check_rdm_native():
     """The provider's own FI_EP_RDM: fi_pingpong between the nodes, then
     fi-netvm-rdm-test on one node and across the nodes."""
     before = {n: counters(n) for n in (0, 1)}
-    s, c = pingpong(1, 0, PEER_IP, ["-I", "100"], prov=NATIVE, ep="rdm")
-    want = [(size, "100", "100") for size in ("64", "256", "1k")]
-    check_both(s, c, want, "fi_pingpong -p '%s' -e rdm -c -I 100, node 0 to node 1" % NATIVE)
+    # the whole sweep: 4 KiB and up go by rendezvous (NetVM reads)
+    s, c = pingpong(1, 0, PEER_IP, ["-I", str(NATIVE_ITERS)], prov=NATIVE, ep="rdm")
+    n = str(NATIVE_ITERS)
+    want = [(size, n, n) for size in ("64", "256", "1k", "4k", "64k", "1m")]
+    check_both(s, c, want, "fi_pingpong -p '%s' -e rdm -c -I %d, node 0 to node 1"
+               % (NATIVE, NATIVE_ITERS))
     after = {n: counters(n) for n in (0, 1)}
-    # 300 messages each way at least (acks are extra), none lost by U-Net
+    # a message (or a rendezvous request) per iteration and size each way
+    # at least (acks and "done"s are extra), none lost by U-Net
     T.ok(None not in before.values() and None not in after.values() and
-         all(after[n]["unet_tx"] - before[n]["unet_tx"] >= 300 and
+         all(after[n]["unet_tx"] - before[n]["unet_tx"] >= 6 * NATIVE_ITERS and
              after[n]["unet_dropped"] == before[n]["unet_dropped"] for n in (0, 1)),
-         "native RDM went over U-Net (at least 300 messages each way, none dropped)",
-         str((before, after)))
+         "native RDM went over U-Net (at least %d messages each way, none dropped)"
+         % (6 * NATIVE_ITERS), str((before, after)))
+    s, c = pingpong(1, 0, PEER_IP, ["-I", "10", "-S", "1048576"], prov=NATIVE, ep="rdm")
+    check_both(s, c, [("1m", "10", "10")], "fi_pingpong -p '%s' -e rdm -c -S 1048576 -I 10"
+               % NATIVE)
     rc, out, err = nv("run", 0, "--", RDM_TEST, "local", timeout=300)
     lines = tap_lines(out)
     T.ok(rc == 0 and len(lines) == RDM_LOCAL_CHECKS and all(l.startswith("ok") for l in lines),
          "fi-netvm-rdm-test local: the RDM entry, sizes, completion on acknowledgement, tags "
          "unexpected and posted, ignore bits, directed receives, remote CQ data, FI_PEEK/"
          "FI_CLAIM/FI_DISCARD, FI_ETRUNC, fi_cancel, the window, resends, RMA and atomics "
-         "(loop-back), wrong keys, read-only regions (%d checks)" % len(lines),
+         "(loop-back), wrong keys, read-only regions, rendezvous messages up to 1 MiB from and "
+         "into dropped pages, pieces, FI_ETRUNC (%d checks)" % len(lines),
          diag(rc, out, err))
     res = {}
 
@@ -295,12 +306,14 @@ def check_rdm_native():
         else:
             res["c"] = (-1, addr, "the server wrote no address: " + err)
     run_parallel(lambda f: f(), {"s": (srv,), "c": (cli,)})
-    for k, who, n in (("s", "server (node 1)", 4), ("c", "client (node 0)", 5)):
+    for k, who, n in (("s", "server (node 1)", 5), ("c", "client (node 0)", 6)):
         rc, out, err = res[k]
         lines = tap_lines(out)
         T.ok(rc == 0 and len(lines) == n and all(l.startswith("ok") for l in lines),
              "fi-netvm-rdm-test %s: RMA and atomics over NetVM into dropped pages, a wrong "
-             "key; 320 tagged messages over U-Net, 256 unexpected, the rest resent, each "
+             "key; rendezvous messages of 4057 B, 100000 B, 1 MiB and 200000 B in 3 pieces between "
+             "dropped pages, checked; "
+             "320 tagged messages over U-Net, 256 unexpected, the rest resent, each "
              "checked; remote CQ data back" % who, diag(rc, out, err))
 
 

@@ -25,17 +25,15 @@ test starts virtlogd and libvirtd itself, as root, and stops them after.
 TAP output.  Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT.
 """
 import os
-import pty
 import re
-import select
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 
-from guestlib import BOOT_TIMEOUT, NETVM, REPO, Tap, cluster_processes, diag, run, run_netvm
+import libvirt_testlib as lvd
+from guestlib import BOOT_TIMEOUT, REPO, Tap, cluster_processes, diag, run_netvm
 
 T = Tap()
 CLUSTER = "t-guest-libvirt"
@@ -44,9 +42,6 @@ N = 3
 NODES = range(N)
 DOMAINS = ["netvm-%s-node%d" % (CLUSTER, i) for i in NODES]
 PAIRS = [(a, b) for a in NODES for b in NODES if a != b]
-# what a daemon started here writes (libvirtd -d and virtlogd -d, as root)
-PIDFILES = {"virtlogd": "/run/virtlogd.pid", "libvirtd": "/run/libvirtd.pid"}
-QEMU_CONF = "/etc/libvirt/qemu.conf"
 W = 1 << 20            # netvm-ktest's test window
 
 
@@ -55,73 +50,11 @@ def nv(*args, timeout=300):
 
 
 def virsh(*args, uri=URIS[0]):
-    return run(["virsh", "-q", "-c", uri] + list(args), timeout=60)
+    return lvd.virsh(uri, *args)
 
 
 def daemon_answers():
     return virsh("uri")[0] == 0
-
-
-def wait_for(cond, secs):
-    deadline = time.monotonic() + secs
-    while not cond():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
-
-
-def pid_of(name):
-    try:
-        with open(PIDFILES[name]) as f:
-            pid = int(f.read().strip())
-        os.kill(pid, 0)
-        return pid
-    except (OSError, ValueError):
-        return None
-
-
-def qemu_conf(tmp):
-    """The test's libvirtd's qemu.conf: the host's, with QEMU run as root.
-    libvirt runs its capability probe of our emulator and then asks
-    whether the user of qemu.conf (libvirt-qemu) may open /dev/kvm; where
-    only root may (mode 0600), it finds KVM "not available now", throws
-    the cached capabilities away and probes again on every call that needs
-    them (a define ran 12 probes).  As root the cache holds."""
-    with open(QEMU_CONF) as f:
-        host = [l for l in f if not re.match(r"\s*(user|group)\s*=", l)]
-    path = os.path.join(tmp, "qemu.conf")
-    with open(path, "w") as f:
-        f.writelines(host + ['user = "root"\n', 'group = "root"\n'])
-    return path
-
-
-def start_daemons(tmp):
-    """virtlogd (the serial logs and QEMU's output go through it) and
-    libvirtd, if none runs; -> {name: pid} of those started here.
-    libvirtd runs in a mount namespace of its own where qemu_conf() is
-    bound over QEMU_CONF: the host's file is not changed, and the binding
-    ends with the daemon."""
-    started = {}
-    if pid_of("virtlogd") is None:
-        subprocess.run(["virtlogd", "-d"], check=True)
-        if wait_for(lambda: pid_of("virtlogd") is not None, 30):
-            started["virtlogd"] = pid_of("virtlogd")
-    subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                    'mount --bind "$1" "$2" && exec libvirtd -d', "sh", qemu_conf(tmp), QEMU_CONF],
-                   check=True)
-    if wait_for(daemon_answers, 60):
-        started["libvirtd"] = pid_of("libvirtd")
-    return started
-
-
-def stop_daemons(started):
-    for name in ("libvirtd", "virtlogd"):
-        pid = started.get(name)
-        if pid:
-            os.kill(pid, signal.SIGTERM)
-            gone = wait_for(lambda: not os.path.exists("/proc/%d" % pid), 30)
-            T.ok(gone, "%s (pid %d, started by this test) stopped" % (name, pid))
 
 
 def ktest(node, *args):
@@ -229,45 +162,7 @@ def check_reload_driver():
 
 
 def check_console():
-    """./netvm console 0 on a terminal (virsh console wants one): a line
-    typed there runs in node 0's shell; Ctrl-] leaves."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execv(NETVM, [NETVM, "--cluster", CLUSTER, "console", "0"])
-    seen = b""
-    deadline = time.monotonic() + 60
-    sent = None
-    while time.monotonic() < deadline and b"console-" + b"42" not in seen:
-        r, _, _ = select.select([fd], [], [], 1.0)
-        if r:
-            try:
-                seen += os.read(fd, 4096)
-            except OSError:
-                break
-        # virsh says "Escape character" before it makes its terminal raw,
-        # which may flush what was typed meanwhile: typed again while the
-        # answer has not come
-        if b"Escape character" in seen and (sent is None or time.monotonic() - sent > 5):
-            os.write(fd, b"\recho console-$((6*7))\r")
-            sent = time.monotonic()
-    found = b"console-42" in seen
-    os.write(fd, b"\x1d")
-    end = time.monotonic() + 30
-    status = None
-    while time.monotonic() < end:
-        p, st = os.waitpid(pid, os.WNOHANG)
-        if p:
-            status = st
-            break
-        try:
-            if select.select([fd], [], [], 0.5)[0]:
-                os.read(fd, 4096)
-        except OSError:
-            pass
-    if status is None:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    os.close(fd)
+    found, status, seen = lvd.console_echo(CLUSTER, 0)
     T.ok(found and status is not None and os.WEXITSTATUS(status) == 0,
          "./netvm console 0 (virsh console): echo runs in node 0, Ctrl-] leaves with status 0",
          "status %r, output: %r" % (status, seen[-500:]))
@@ -330,22 +225,22 @@ def main():
             print("Bail out! no libvirtd answers on %s, and only root may start one" % URIS[0], flush=True)
             return 1
         tmp = tempfile.mkdtemp(prefix="netvm-libvirt-")
-        with open(QEMU_CONF, "rb") as f:
+        with open(lvd.QEMU_CONF, "rb") as f:
             host_conf = f.read()
-        started = start_daemons(tmp)
+        started = lvd.start_daemons(tmp)
         T.ok("libvirtd" in started, "libvirtd started (none was running)", virsh("uri"))
-        with open(QEMU_CONF, "rb") as f:
+        with open(lvd.QEMU_CONF, "rb") as f:
             T.ok(f.read() == host_conf, "the host's %s is unchanged (the test's libvirtd has its "
-                 "own, in its mount namespace)" % QEMU_CONF)
+                 "own, in its mount namespace)" % lvd.QEMU_CONF)
         if "libvirtd" not in started:
-            stop_daemons(started)
+            lvd.stop_daemons(started, T)
             shutil.rmtree(tmp)
             T.plan()
             return 1
     try:
         cluster_frame()
     finally:
-        stop_daemons(started)
+        lvd.stop_daemons(started, T)
         if tmp:
             shutil.rmtree(tmp)
     T.plan()

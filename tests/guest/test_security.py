@@ -77,7 +77,13 @@ nv, sh, state_dir = G.nv, G.sh, G.state_dir
 
 def pattern(k, size):
     """netvm_pattern_fill (guest-lib/netvm_pattern.c): what netvm-raw recv checks."""
-    b = bytearray((k * 131 + i * 7) & 0xff for i in range(size))
+    m = (1 << 64) - 1
+
+    def byte(i):
+        x = (((i + 1) * 0x9e3779b97f4a7c15) & m) ^ (((k + 1) * 0xbf58476d1ce4e5b9) & m)
+        x ^= x >> 31
+        return ((x * 0x94d049bb133111eb) & m) >> 56
+    b = bytearray(byte(i) for i in range(size))
     if size >= 4:
         b[0:4] = struct.pack("<I", k)
     return bytes(b)

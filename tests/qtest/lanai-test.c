@@ -979,7 +979,8 @@ static void test_raw_frames(void)
                      sizeof(struct nvm_raw_desc);
 
         for (uint32_t k = 0; k < n; k++) {
-            pat[k] = (uint8_t)(k * 7 + i * 131);
+            /* (k >> 8): no 256-byte period within a frame */
+            pat[k] = (uint8_t)(k * 7 + i * 131 + (k >> 8) * 13);
         }
         qtest_memwrite(qts(a), tx, pat, n);
         qtest_memset(qts(b), rx, 0, 4096);

@@ -496,6 +496,9 @@ def cmd_bench(a, c):
     if a.fi and (a.eth or a.kernel or a.sizes or a.tests or a.csv):
         raise NetvmError("--fi has its own sizes and tests and prints a table: not with --eth, "
                          "--kernel, --sizes, --tests or --csv")
+    if (a.fi_paths or a.fi_no_netpipe or a.fi_unchecked) and not a.fi:
+        raise NetvmError("--fi-paths, --fi-no-netpipe and --fi-unchecked go with --fi")
+    fi_paths = a.fi_paths.split(",") if a.fi_paths else None
     c = Cluster(cluster_name(getattr(a, "cluster", None) or "bench"))
     if not a.no_build:
         buildmod.build()
@@ -504,7 +507,8 @@ def cmd_bench(a, c):
         if a.fi:
             from . import bench_fi
             return bench_fi.run(c, a.iterations, os.path.abspath(a.out) if a.out else BENCH_DIR,
-                                not a.no_plot, a.rounds)
+                                not a.no_plot, a.rounds, fi_paths, not a.fi_no_netpipe,
+                                not a.fi_unchecked)
         if a.eth:
             from . import bench_eth
             return bench_eth.run(c, a.iterations, os.path.abspath(a.out) if a.out else BENCH_DIR,
@@ -555,6 +559,14 @@ def add_bench_args(sp):
                     help="instead: libfabric (fi_pingpong, NetPIPE under Open MPI's mtl ofi) on "
                     "the netvm provider, verbs over soft RoCE on nvm0 and tcp over virtio-net, "
                     "against NetVM writes (docs/libfabric.md)")
+    sp.add_argument("--fi-paths", metavar="P,P,..",
+                    help="with --fi: only these paths (netvm: the provider's own RDM, netvm-rxd, "
+                    "verbs, tcp); netvm-bench's NetVM write always runs")
+    sp.add_argument("--fi-no-netpipe", action="store_true",
+                    help="with --fi: fi_pingpong only, no NetPIPE under Open MPI")
+    sp.add_argument("--fi-unchecked", action="store_true",
+                    help="with --fi: fi_pingpong without -c (its buffers neither filled nor "
+                    "verified; guest-fi checks the data)")
     sp.set_defaults(func=cmd_bench)
 
 

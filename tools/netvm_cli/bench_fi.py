@@ -2,22 +2,29 @@
 "Figures"): Debian's unmodified fi_pingpong and NetPIPE under Open MPI
 (./netvm mpirun --fi: pml cm, mtl ofi) on
 
-  - netvm       the netvm provider's own FI_EP_RDM (when it has one)
+  - netvm       the netvm provider's own FI_EP_RDM ("netvm;^ofi_rxd": eager
+                messages over U-Net, rendezvous by NetVM reads past 4056 B)
   - netvm-rxd   libfabric's ofi_rxd on the netvm provider's datagrams
   - verbs       libfabric's verbs provider (with ofi_rxm) over soft RoCE,
                 rxe0 on nvm0 (the Ethernet interface over the NIC)
   - tcp         libfabric's tcp provider over the virtio-net data network
 
 and, as the yardstick of issue 18's targets, netvm-bench's NetVM write
-round trip and write bandwidth between the same nodes.
+round trip and write bandwidth between the same nodes (and its reads',
+which the native provider's rendezvous uses).
 
 Every round is reported, none dropped: fi_pingpong gives one mean per size
 and run (its usec/xfer is half a round trip: a round trip is two
 transfers), NetPIPE one per size (its time is half a round trip too);
 netvm-bench gives each round's median and p99 of its own round trips.
 Across the rounds the summary takes the median, and the p99 (with a few
-rounds, the slowest).  Results under build/bench/: fi.json, fi.csv
-(every round's rows), fi_latency.png, fi_bandwidth.png.
+rounds, the slowest).  Issue 18's two targets are figured per round, each
+path against the NetVM write of the same round: the 64-byte round trip
+over NetVM's (target: at most 1.3x) and the 1 MiB bandwidth over NetVM's
+(target: at least 80 %).  Results under build/bench/: fi.json, fi.csv
+(every round's rows, the ratios as tests ratio_rtt and ratio_bw),
+fi_latency.png, fi_bandwidth.png (every round drawn), fi_ratios.png (the
+ratios per round, with the targets).
 """
 import json
 import os
@@ -35,8 +42,9 @@ NVM_NET = "10.16.0.%d"
 OOB_PORT = 47592            # fi_pingpong's control port
 # (path, libfabric provider, extra environment); the native one only when
 # fi_info lists it
-PATHS = [("netvm", "netvm"), ("netvm-rxd", "netvm;ofi_rxd"), ("verbs", "verbs;ofi_rxm"),
-         ("tcp", "tcp")]
+PATHS = [("netvm", "netvm;^ofi_rxd"), ("netvm-rxd", "netvm;ofi_rxd"),
+         ("verbs", "verbs;ofi_rxm"), ("tcp", "tcp")]
+RTT_TARGET, BW_TARGET = 1.3, 0.8  # issue 18: round trip at most, bandwidth at least
 PP_SIZES = (64, 4096, 65536, 1 << 20)
 NP_UPPER = 1 << 20
 NP_REPEATS = 50             # NetPIPE's round trips per size (-n)
@@ -44,10 +52,11 @@ NETVM_SIZES = "8,64,4096,65536,1048576"
 RTT_SIZE, BW_SIZE = 64, 1 << 20   # what the targets compare
 
 
-def setup(c):
+def setup(c, only=None):
     """The package disk, nvm0 addressed and rxe0 on it on both nodes;
     returns {path: environment for that path's programs} of the paths this
-    cluster has (the native netvm RDM only when fi_info offers it)."""
+    cluster has (the native netvm RDM only when fi_info offers it), or of
+    those of ONLY."""
     data = None
     for n in (0, 1):
         data = must(c, n, "netvm-pkgs && cat /run/netvm-pkgs.done", "netvm-pkgs").strip()
@@ -61,7 +70,7 @@ def setup(c):
     code, out, _ = sh(c, CLIENT, "fi_info -p netvm -t FI_EP_RDM")
     if code != 0 or "provider: netvm\n" not in out:
         del env["netvm"]
-    return env
+    return {p: e for p, e in env.items() if only is None or p in only}
 
 
 def wait_listening(c, node, port):
@@ -74,10 +83,13 @@ def envs(env):
     return " ".join("%s=%s" % kv for kv in sorted(env.items()))
 
 
-def pingpong(c, path, prov, env, size, iters):
+def pingpong(c, path, prov, env, size, iters, check=True):
     """fi_pingpong -e rdm -c -S SIZE -I ITERS, server on SERVER, client on
-    CLIENT (to the server's data address) -> a row."""
-    cmd = "%s fi_pingpong -p '%s' -e rdm -c -S %d -I %d" % (envs(env), prov, size, iters)
+    CLIENT (to the server's data address) -> a row.  Without CHECK no -c:
+    fi_pingpong then neither fills nor verifies its buffers, which under
+    TCG costs about as much per byte as the transfer itself."""
+    cmd = "%s fi_pingpong -p '%s' -e rdm %s-S %d -I %d" % (envs(env), prov,
+                                                          "-c " if check else "", size, iters)
     res = {}
 
     def srv():
@@ -126,10 +138,11 @@ def netpipe(c, path, prov, env):
 
 
 def netvm_rows(c, iterations):
-    """netvm-bench's write round trip and write bandwidth, this round."""
+    """netvm-bench's write round trip and write bandwidth, this round (and
+    its reads', which the native provider's rendezvous rides on)."""
     from . import bench
     argv = ["netvm-bench", "client", "-n", str(iterations), "-s", NETVM_SIZES,
-            "-T", "write_lat,write_bw", "10.77.0.%d" % (SERVER + 1)]
+            "-T", "write_lat,write_bw,read_lat,read_bw", "10.77.0.%d" % (SERVER + 1)]
     rc, src, sout, text = bench.one_round(c, argv, True)
     rows = bench.parse_csv(text) if rc == 0 else []
     if rc != 0 or src != 0 or not rows or any(r["verified"] != "yes" for r in rows):
@@ -138,7 +151,24 @@ def netvm_rows(c, iterations):
              "rtt_us": r["median_us"], "p99_us": r["p99_us"], "mbps": r["mbps"]} for r in rows]
 
 
-def one_round(c, env, iterations, errors):
+def ratio_rows(rows):
+    """This round's targets: per path, fi_pingpong's 64-byte round trip over
+    NetVM write's, and its 1 MiB bandwidth over NetVM write's."""
+    w_rtt = get(rows, "netvm-bench", "write_lat", RTT_SIZE, "rtt_us")
+    w_bw = get(rows, "netvm-bench", "write_bw", BW_SIZE, "mbps")
+    out = []
+    for path, _ in PATHS:
+        rtt = get(rows, path, "fi_pingpong", RTT_SIZE, "rtt_us")
+        bw = get(rows, path, "fi_pingpong", BW_SIZE, "mbps")
+        if rtt and w_rtt:
+            out.append({"path": path, "test": "ratio_rtt", "size": RTT_SIZE,
+                        "ratio": rtt / w_rtt})
+        if bw and w_bw:
+            out.append({"path": path, "test": "ratio_bw", "size": BW_SIZE, "ratio": bw / w_bw})
+    return out
+
+
+def one_round(c, env, iterations, errors, netpipe_too=True, check=True):
     """netvm-bench, then every path; a path's program that fails is
     recorded in ERRORS (and printed), the others still run."""
     rows = netvm_rows(c, iterations)
@@ -148,16 +178,18 @@ def one_round(c, env, iterations, errors):
         for z in PP_SIZES:
             iters = iterations if z <= 4096 else max(5, iterations // (10 if z <= 65536 else 50))
             try:
-                rows.append(pingpong(c, path, prov, env[path], z, iters))
+                rows.append(pingpong(c, path, prov, env[path], z, iters, check))
             except NetvmError as e:
                 errors.append(str(e))
                 say("FAILED: %s" % e)
+        if not netpipe_too:
+            continue
         try:
             rows += netpipe(c, path, prov, env[path])
         except NetvmError as e:
             errors.append(str(e))
             say("FAILED: %s" % e)
-    return rows
+    return rows + ratio_rows(rows)
 
 
 def across(rounds, path, test, size, field):
@@ -183,7 +215,7 @@ def summarise(rounds, paths):
     for rows in rounds:
         for r in rows:
             k = (r["path"], r["test"], r["size"])
-            if k not in keys:
+            if k not in keys and "ratio" not in r:
                 keys.append(k)
     out = []
     for path, test, size in keys:
@@ -203,13 +235,38 @@ def summarise(rounds, paths):
             continue
         rtt = get(out, path, "fi_pingpong", RTT_SIZE, "rtt_us_median")
         bw = get(out, path, "fi_pingpong", BW_SIZE, "mbps_median")
+        per_round = [ratio_of(rows, path) for rows in rounds]
         s[path] = {"fi_pingpong_rtt_%dB_us" % RTT_SIZE: rtt,
+                   "rtt_over_netvm_write_rounds": [r for r, _ in per_round],
+                   "bw_over_netvm_write_rounds": [b for _, b in per_round],
                    "rtt_over_netvm_write": rtt / w_rtt if rtt and w_rtt else None,
                    "fi_pingpong_bw_1MiB_MBps": bw,
                    "bw_over_netvm_write": bw / w_bw if bw and w_bw else None,
                    "netpipe_rtt_%dB_us" % RTT_SIZE: near(out, path, RTT_SIZE, "rtt_us_median"),
                    "netpipe_bw_1MiB_MBps": near(out, path, BW_SIZE, "mbps_median")}
     return out, s
+
+
+def ratio_of(rows, path):
+    """(round trip ratio, bandwidth ratio) of PATH in one round's rows."""
+    return (get(rows, path, "ratio_rtt", RTT_SIZE, "ratio"),
+            get(rows, path, "ratio_bw", BW_SIZE, "ratio"))
+
+
+def print_ratios(rounds, paths):
+    """Issue 18's targets, every round: the path against that round's
+    NetVM write."""
+    print("%-11s %-34s %-34s" % ("path", "64 B round trip / NetVM write's",
+                                 "1 MiB MB/s / NetVM write's"))
+    for path, _ in PATHS:
+        if path not in paths:
+            continue
+        per = [ratio_of(rows, path) for rows in rounds]
+        r = ["%.2fx" % a if a else "-" for a, _ in per]
+        b = ["%.1f%%" % (100 * x) if x else "-" for _, x in per]
+        print("%-11s %-34s %-34s" % (
+            path, " ".join(r) + " (target <= %.1fx)" % RTT_TARGET,
+            " ".join(b) + " (target >= %d%%)" % (100 * BW_TARGET)))
 
 
 def get(rows, path, test, size, field):
@@ -246,58 +303,112 @@ def print_rounds(out):
             fmt(r["mbps_p99"], "%.2f")))
 
 
-def plot(out, out_dir):
+def plot(all_rounds, out_dir):
+    """fi_latency.png and fi_bandwidth.png, every round drawn; fi_ratios.png:
+    the targets' ratios per round."""
     from . import bench
     rows = []
-    for r in out:
-        t = "%s_%s" % (r["test"], r["path"].replace("-", "_"))
-        rows.append({"test": t, "size": r["size"], "median_us": r["rtt_us_median"],
-                     "p99_us": r["rtt_us_p99"], "mbps": r["mbps_median"]})
+    for i, rr in enumerate(all_rounds, 1):
+        for r in rr:
+            if "ratio" in r:
+                continue
+            t = "%s_%s" % (r["test"], r["path"].replace("-", "_"))
+            rows.append({"round": i, "test": t, "size": r["size"], "median_us": r["rtt_us"],
+                         "p99_us": r.get("p99_us"), "mbps": r["mbps"]})
     lat, bw = [], []
     for path, _ in [("netvm-bench", None)] + PATHS:
         p = path.replace("-", "_")
         if path == "netvm-bench":
-            lat.append(("write_lat_netvm_bench", "NetVM write round trip (netvm-bench)"))
-            bw.append(("write_bw_netvm_bench", "NetVM write (netvm-bench)"))
+            lat += [("write_lat_netvm_bench", "NetVM write round trip (netvm-bench)"),
+                    ("read_lat_netvm_bench", "NetVM readF (netvm-bench)")]
+            bw += [("write_bw_netvm_bench", "NetVM write (netvm-bench)"),
+                   ("read_bw_netvm_bench", "NetVM read (netvm-bench)")]
             continue
         lat += [("fi_pingpong_" + p, "fi_pingpong rdm, %s (round trip)" % path),
                 ("netpipe_" + p, "NetPIPE/Open MPI mtl ofi, %s (round trip)" % path)]
         bw += [("fi_pingpong_" + p, "fi_pingpong rdm, %s" % path),
                ("netpipe_" + p, "NetPIPE/Open MPI mtl ofi, %s" % path)]
-    return bench.plot(rows, out_dir, charts=(("fi_latency", lat), ("fi_bandwidth", bw)))
+    made = bench.plot(rows, out_dir, charts=(("fi_latency", lat), ("fi_bandwidth", bw)))
+    r = plot_ratios(all_rounds, out_dir)
+    return made + ([r] if r else [])
 
 
-def run(c, iterations, out_dir, plots=True, rounds=3):
+def plot_ratios(all_rounds, out_dir):
+    """fi_ratios.png: per path and round, the 64-byte round trip over NetVM
+    write's and the 1 MiB bandwidth over NetVM write's, with the targets
+    (1.3x, 80 %) drawn.  Its path, or None."""
+    import shutil
+    from . import bench
+    gnuplot = shutil.which("gnuplot")
+    if not gnuplot:
+        raise NetvmError("gnuplot is missing (Debian package gnuplot-nox: ./netvm deps)")
+    plots = []
+    for idx, (path, _) in enumerate(PATHS, 1):
+        for test, what, dash in (("ratio_rtt", "64 B round trip / NetVM write", 1),
+                                 ("ratio_bw", "1 MiB MB/s / NetVM write", 2)):
+            pts = [(i, get(rr, path, test, RTT_SIZE if test == "ratio_rtt" else BW_SIZE,
+                           "ratio")) for i, rr in enumerate(all_rounds, 1)]
+            pts = [p for p in pts if p[1]]
+            if not pts:
+                continue
+            dat = os.path.join(out_dir, "fi_%s_%s.dat" % (test, path.replace("-", "_")))
+            with open(dat, "w") as f:
+                f.write("# round %s\n" % test)
+                f.writelines("%d %g\n" % p for p in pts)
+            plots.append("'%s' using 1:2 with linespoints lw 2 dt %d lc %d title '%s: %s'"
+                         % (dat, dash, idx, path, what))
+    if not plots:
+        return None
+    plots += ["%g with lines lc 'black' dt 3 title 'round trip target (<= %gx)'"
+              % (RTT_TARGET, RTT_TARGET),
+              "%g with lines lc 'gray' dt 3 title 'bandwidth target (>= %g)'"
+              % (BW_TARGET, BW_TARGET)]
+    extra = ("unset logscale\nset logscale y\nset xrange [0.5:%g]\nset xtics 1\n"
+             "set xlabel 'round'\n" % (len(all_rounds) + 0.5))
+    return bench._gnuplot(gnuplot, out_dir, "fi_ratios", "issue 18 targets per round: "
+                          "path / NetVM write (same round)", "ratio (log)", plots, extra)
+
+
+def run(c, iterations, out_dir, plots=True, rounds=3, only=None, netpipe_too=True, check=True):
     from .bench import loadavg
     os.makedirs(out_dir, exist_ok=True)
     t = Timer()
     load0 = loadavg()
-    env = setup(c)
+    if only and any(p not in dict(PATHS) for p in only):
+        raise NetvmError("--fi-paths: one of %s (not %s)" % (", ".join(p for p, _ in PATHS),
+                                                             ",".join(only)))
+    env = setup(c, only)
     say("paths: %s (the netvm provider's own RDM %s)" % (", ".join(p for p, _ in PATHS if p in env),
                                                          "found" if "netvm" in env else "not offered"))
     all_rounds, errors = [], []
     for i in range(rounds):
         say("--- round %d/%d: netvm-bench write, then per path fi_pingpong and NetPIPE "
             "(Open MPI, mtl ofi)" % (i + 1, rounds))
-        all_rounds.append(one_round(c, env, iterations, errors))
+        all_rounds.append(one_round(c, env, iterations, errors, netpipe_too, check))
         print_rounds(summarise(all_rounds[-1:], env)[0])
+        print_ratios(all_rounds[-1:], env)
     out, s = summarise(all_rounds, env)
     host = {"cpus": os.cpu_count(), "loadavg_before": load0, "loadavg_after": loadavg()}
     with open(os.path.join(out_dir, "fi.json"), "w") as f:
         json.dump({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                    "iterations": iterations, "rounds": rounds, "host": host, "env": env,
+                   "fi_pingpong_checks_data": check,
                    "summary": s, "rows": out, "all_rounds": all_rounds, "errors": errors},
                   f, indent=1)
-    cols = ["round", "path", "test", "size", "iters", "rtt_us", "p99_us", "mbps"]
+    cols = ["round", "path", "test", "size", "iters", "rtt_us", "p99_us", "mbps", "ratio"]
     with open(os.path.join(out_dir, "fi.csv"), "w") as f:
         f.write(",".join(cols) + "\n")
         for i, rows in enumerate(all_rounds, 1):
             for r in rows:
                 r = dict(r, round=i)
                 f.write(",".join("" if r.get(k) is None else str(r[k]) for k in cols) + "\n")
-    made = plot(out, out_dir) if plots else []
-    print("every round (%d), median and p99 across them:" % rounds)
+    made = plot(all_rounds, out_dir) if plots else []
+    print("every round (%d), median and p99 across them (fi_pingpong %s):" % (
+        rounds, "-c: every buffer filled and verified" if check else
+        "without -c: buffers neither filled nor verified"))
     print_rounds(out)
+    print("issue 18's targets, every round (each against that round's NetVM write):")
+    print_ratios(all_rounds, env)
     w_rtt, w_bw = s["netvm_write_rtt_%dB_us" % RTT_SIZE], s["netvm_write_bw_1MiB_MBps"]
     print("NetVM write (netvm-bench): %d B round trip %s us, 1 MiB %s MB/s (medians of the rounds' "
           "medians)" % (RTT_SIZE, fmt(w_rtt), fmt(w_bw)))

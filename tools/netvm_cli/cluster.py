@@ -133,7 +133,11 @@ class Cluster:
         return "netvm-%s-node%d" % (self.name, i)
 
     def pid_alive(self, node):
-        """True if node's QEMU runs (the pid is ours, not recycled, not a zombie)."""
+        """True if node's QEMU runs (the pid is ours, not recycled, not a zombie);
+        a libvirt domain on another host: if libvirt says it runs."""
+        if "+ssh://" in node.get("uri", ""):
+            from . import libvirt_remote
+            return libvirt_remote.domain_running(self, node)
         info = proc_running(node["pid"]) if node.get("pid") else None
         name = self.vm_name(node["id"]).encode()
         # libvirt names its QEMU with -name guest=NAME,debug-threads=on

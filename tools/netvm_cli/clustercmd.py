@@ -4,7 +4,7 @@ started with up --libvirt: libvirt.py for up, status, console and down)."""
 import argparse
 
 from . import build as buildmod
-from . import libvirt
+from . import libvirt, libvirt_remote
 from .cluster import BACK_TO_BACK_MAX, MAX_NODES
 from .command import Command
 from .common import DEFAULT_MEM, DEFAULT_TIMEOUT, NetvmError, say
@@ -28,8 +28,12 @@ def add_up_args(sp):
                     help="extra QEMU argument for every node (repeatable), e.g. --qemu-arg=-trace "
                     "--qemu-arg='lanai_*'")
     sp.add_argument("--libvirt", metavar="URI[,URI...]",
-                    help="start the nodes as libvirt domains, spread over these URIs round robin "
-                    "(this host's: qemu:///system, qemu:///session; more than 2 nodes through netvm-switch, cold boot)")
+                    help="start the nodes as libvirt domains, spread over these URIs round robin: this "
+                    "host's (qemu:///system, qemu:///session) or another's over ssh "
+                    "(qemu+ssh://[USER@]HOST[:PORT]/system[?keyfile=K&no_verify=1&command=SSH]; that host "
+                    "needs this checkout built at the same path and libvirtd, checked first; it runs a "
+                    "netvm-switch of its own, linked to this host's over TCP). More than 2 nodes, or other "
+                    "hosts: through netvm-switch. docs/cluster.md, \"libvirt and several hosts\"")
     sp.set_defaults(func=up)
 
 
@@ -79,13 +83,16 @@ def add_console_args(sp):
 def add_logs_args(sp):
     sp.add_argument("node", metavar="NODE")
     sp.add_argument("-f", "--follow", action="store_true", help="keep printing while the node runs")
-    sp.set_defaults(func=lambda a, c: c.logs(a.node, a.follow))
+    sp.set_defaults(func=by_engine(lambda a, c: c.logs(a.node, a.follow),
+                                   lambda a, c: libvirt.logs(c, a.node, a.follow)))
 
 
 def reload_driver(a, c):
     c.require_up()
     say("[driver] rebuilding netvm.ko")
     buildmod.step_driver()
+    if libvirt.is_libvirt(c):
+        libvirt_remote.push_driver(c)   # nodes on other hosts load their checkout's
     c.reload_driver()
 
 

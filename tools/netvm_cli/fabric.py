@@ -59,9 +59,10 @@ def load_routes(topo_path, n):
     return data, routes
 
 
-def start_switch(c, n, topology):
-    """Starts netvm-switch for cluster c in its state dir; returns the state
-    entry {"pid", "topology", "routes"}."""
+def start_switch(c, n, topology, only=None):
+    """Starts netvm-switch for cluster c in its state dir (only: the switch
+    of the topology this process runs, the others elsewhere); returns the
+    state entry {"pid", "topology", "routes"}."""
     topo = c.path("fabric.topo")
     if topology == "@reuse":  # restore: the file is already there
         with open(topo) as f:
@@ -81,7 +82,7 @@ def start_switch(c, n, topology):
     with log:
         # the mapper runs in node 0 (./netvm map --node N hands the role on)
         p = subprocess.Popen([switch_binary(), "--topology", "fabric.topo", "--sock-dir", ".",
-                              "--mapper", "0"],
+                              "--mapper", "0"] + (["--only", only] if only else []),
                              cwd=c.dir, stdin=subprocess.DEVNULL, stdout=log,
                              stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 10

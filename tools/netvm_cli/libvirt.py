@@ -21,9 +21,9 @@ listens for node 1); beyond two nodes they go through netvm-switch, a
 process of ours started before the domains and stopped after them.  Nodes
 start from a boot template of their own (libvirt_boot.py) unless
 NETVM_COLD_BOOT is set; save and restore go through libvirt
-(libvirt_save.py).  Only URIs of this host (no host part: qemu:///system,
-qemu:///session): the agent ports, the sockets and the share are this
-host's.
+(libvirt_save.py).  A qemu+ssh:// URI puts its nodes on another host
+(libvirt_remote.py: its own switch, linked to this host's over TCP, and
+an ssh tunnel to its nodes' agents); those nodes boot cold.
 """
 import os
 import subprocess
@@ -32,7 +32,7 @@ import urllib.parse
 import uuid
 import xml.etree.ElementTree as ET
 
-from . import fabric, mapper, pkgdisk
+from . import fabric, libvirt_remote, mapper, pkgdisk
 from .build import require_built
 from .cluster import (AGENT_GUEST_PORT, BACK_TO_BACK_MAX, DATA_GROUP, MAX_NODES, check_memory,
                       free_port, free_udp_port, uses_switch)
@@ -50,18 +50,20 @@ PCI_SLOTS = {"ctl": 0x10, "data": 0x11, "nic": 0x12}
 
 
 def parse_uris(text):
-    """--libvirt's URI[,URI...] -> list; each must be a libvirt QEMU URI
-    of this host (docs/cluster.md says why)."""
+    """--libvirt's URI[,URI...] -> list; each a libvirt QEMU URI of this
+    host (qemu:///system, qemu:///session) or of another one reached over
+    ssh (qemu+ssh://[USER@]HOST[:PORT]/system[?keyfile=...])."""
     uris = [u.strip() for u in (text or "").split(",")]
     if not text or not all(uris):
-        raise NetvmError("--libvirt wants URI[,URI...], e.g. qemu:///system")
+        raise NetvmError("--libvirt wants URI[,URI...], e.g. qemu:///system or "
+                         "qemu:///system,qemu+ssh://root@host2/system")
     for u in uris:
         p = urllib.parse.urlsplit(u)
         if not p.scheme.startswith("qemu"):
-            raise NetvmError("--libvirt %s: not a libvirt QEMU URI (qemu:///system, qemu:///session)" % u)
+            raise NetvmError("--libvirt %s: not a libvirt QEMU URI (qemu:///system, qemu:///session, "
+                             "qemu+ssh://[USER@]HOST[:PORT]/system)" % u)
         if p.netloc:
-            raise NetvmError("--libvirt %s: a remote host; only this host's URIs (qemu:///system, "
-                             "qemu:///session) for now: docs/cluster.md, \"libvirt and several hosts\"" % u)
+            libvirt_remote.Host(u)   # refuses what the front door cannot reach
     return uris
 
 
@@ -103,16 +105,22 @@ def passthrough_args(c, i, n, port, template=False, incoming=False):
     if data:
         data[-1] += ",addr=%#x" % PCI_SLOTS["data"]
     auth, inject = "", []
-    if n == BACK_TO_BACK_MAX and not template:   # Cluster.link_auth's, with the FIFO's absolute path (up makes it)
+    switched = through_switch(c, n)
+    if not switched and n == BACK_TO_BACK_MAX and not template:   # Cluster.link_auth's, with the FIFO's absolute path (up makes it)
         auth = ",peer-node=%d" % (1 - i)
         inject = ["-chardev", "pipe,id=inject,path=%s" % c.path("node%d.inject" % i),
                   "-object", "filter-redirector,id=injf,netdev=link0,queue=tx,indev=inject"]
     return args + data + [
         "-device", "lanai,id=nic,netdev=link0,node-id=%d,sram-size=8388608%s,addr=%#x"
         % (i, auth, PCI_SLOTS["nic"]),
-        "-netdev", c.link_netdev(i, uses_switch(n, None))] + inject + [
+        "-netdev", libvirt_remote.link_netdev(c, i) or c.link_netdev(i, switched)] + inject + [
         "-d", "guest_errors", "-D", c.path("node%d.qemu.log" % i)] + (
         ["-incoming", "defer"] if incoming else [])
+
+
+def through_switch(c, n):
+    """Beyond two nodes, or with nodes on other hosts: netvm-switch."""
+    return uses_switch(n, None) or bool((c.state or {}).get("libvirt", {}).get("remote"))
 
 
 def sub(parent, tag, text=None, **attrs):
@@ -220,16 +228,20 @@ def is_libvirt(c):
 
 def up(c, n, accel, mem, timeout, uris):
     """./netvm up --libvirt: define and start every node as a domain (from
-    the libvirt boot template unless NETVM_COLD_BOOT is set), the switch
-    beside them beyond two nodes; wait for their agents and links, then
-    the routes."""
+    the libvirt boot template unless NETVM_COLD_BOOT is set or the node is
+    on another host), the switches beside them beyond two nodes or with
+    other hosts; wait for their agents and links, then the routes."""
     check_args(n, accel, mem)
     uris = parse_uris(uris)
     require_built()
-    use_switch = uses_switch(n, None)
+    where = spread(n, uris)
+    remotes = {}   # uri: this host's address as that host sees it
+    for u in dict.fromkeys(where):
+        if libvirt_remote.is_remote(u):
+            remotes[u] = libvirt_remote.check(libvirt_remote.Host(u))
+    use_switch = uses_switch(n, None) or bool(remotes)
     if use_switch:
         fabric.switch_binary()
-    where = spread(n, uris)
     for u in dict.fromkeys(uris):
         virsh(u, "uri")   # the daemon answers
     for i in range(n):
@@ -239,9 +251,10 @@ def up(c, n, accel, mem, timeout, uris):
                              "'%s'?): ./netvm down, or virsh -c %s undefine %s"
                              % (c.vm_name(i), where[i], c.name, where[i], c.vm_name(i)))
     template = None
-    if not os.environ.get("NETVM_COLD_BOOT"):
+    local = [u for u in where if u not in remotes]
+    if local and not os.environ.get("NETVM_COLD_BOOT"):
         from . import libvirt_boot
-        template = libvirt_boot.ensure_template(where[0], accel, mem, timeout)
+        template = libvirt_boot.ensure_template(local[0], accel, mem, timeout)
     c.lock()
     try:
         if c.clean_stale():
@@ -257,13 +270,16 @@ def up(c, n, accel, mem, timeout, uris):
                "through the switch" if use_switch else "back to back" if n == 2 else "no link",
                ", ".join(dict.fromkeys(uris)), "from the boot template" if template else "cold boot"))
         try:
-            if use_switch:   # a process of ours, beside the domains (down stops it)
-                c.state["fabric"] = fabric.start_switch(c, n, None)
-                c.save()
-                say("netvm-switch up (pid %d, %s)" % (c.state["fabric"]["pid"], c.state["fabric"]["topology"]))
+            if use_switch:   # processes of ours, beside the domains (down stops them)
+                start_switches(c, n, where, remotes)
             try:
                 for i in range(n):
-                    ptys.extend(start_domain(c, i, n, where[i], accel, mem, template))
+                    ptys.extend(start_domain(c, i, n, where[i], accel, mem,
+                                             None if where[i] in remotes else template))
+                for k, (h, e) in enumerate(libvirt_remote.hosts(c).values(), 1):
+                    e["tunnel"] = libvirt_remote.start_tunnel(
+                        c, h, k, [c.state["nodes"][i]["port"] for i in e["nodes"]])
+                    c.save()
                 c.wait_ready(timeout, progress=True)
             finally:
                 for fd in ptys:
@@ -274,6 +290,7 @@ def up(c, n, accel, mem, timeout, uris):
                 mapper.install_routes(c)
         except BaseException:
             remove_domains(c)
+            libvirt_remote.teardown(c)
             fabric.stop_switch(c, c.state.get("fabric"))
             c.remove_dir(keep_logs=True)
             raise
@@ -283,14 +300,46 @@ def up(c, n, accel, mem, timeout, uris):
         c.unlock()
 
 
+def start_switches(c, n, where, remotes):
+    """This host's netvm-switch; with other hosts, one of a topology of one
+    switch per host (libvirt_remote.topology), the others started there
+    over ssh, after ours (they dial its TCP link ports)."""
+    if not remotes:
+        c.state["fabric"] = fabric.start_switch(c, n, None)
+        c.save()
+        say("netvm-switch up (pid %d, %s)" % (c.state["fabric"]["pid"], c.state["fabric"]["topology"]))
+        return
+    text, info = libvirt_remote.topology(where, remotes)
+    with open(c.path("fabric.topo"), "w") as f:
+        f.write(text)
+    rem = c.state["libvirt"]["remote"] = {}
+    for u, (sw, lport) in info.items():
+        rem[u] = {"switch": sw, "base": libvirt_remote.node_base(), "link_port": lport,
+                  "nodes": [i for i in range(n) if where[i] == u]}
+    c.state["fabric"] = fabric.start_switch(c, n, "@reuse", only="s0")
+    c.state["fabric"]["topology"] = "one switch per host (fabric.topo)"
+    c.save()
+    say("netvm-switch s0 up here (pid %d)" % c.state["fabric"]["pid"])
+    libvirt_remote.prepare(c)
+    for k, (h, e) in enumerate(libvirt_remote.hosts(c).values(), 1):
+        e["switch_pid"] = libvirt_remote.start_switch(c, h, k, text, e["switch"], e["base"])
+        c.save()
+        say("netvm-switch %s up on %s (pid %d there, nodes %s on its 127.0.0.1:%d+I, linked to s0 over "
+            "TCP port %d)" % (e["switch"], h.name(), e["switch_pid"], ",".join(map(str, e["nodes"])),
+                             e["base"], e["link_port"]))
+
+
 def start_domain(c, i, n, uri, accel, mem, template):
     """Defines and starts node i's domain on uri; from the template
     (libvirt_boot.py): defined and started waiting for it, loaded, then
     defined again as booting cold, so that a later virsh start of it
-    boots.  -> the serial pty fds to close once the node is ready."""
+    boots.  A remote host's domain is defined from this host's file
+    (virsh sends the XML) and boots cold.  -> the serial pty fds to close
+    once the node is ready."""
+    remote = libvirt_remote.is_remote(uri)
     port = free_port()
     xml_path = c.path("node%d.xml" % i)
-    c.link_auth(i, n)      # makes nodeI.inject
+    c.link_auth(i, n)      # makes nodeI.inject (back to back)
     uid = str(uuid.uuid4())   # both definitions are of one domain
     with open(xml_path, "w") as f:
         f.write(domain_xml(c, i, n, port, accel, mem, uuid=uid))
@@ -308,9 +357,10 @@ def start_domain(c, i, n, uri, accel, mem, template):
     c.save()
     ts = Timer()
     virsh(uri, "start", c.vm_name(i))
-    node["pid"] = find_pid(c, i) or 0
-    if not node["pid"]:
-        raise NetvmError("node %d: domain %s started but its QEMU is not on this host" % (i, c.vm_name(i)))
+    if not remote:
+        node["pid"] = find_pid(c, i) or 0
+        if not node["pid"]:
+            raise NetvmError("node %d: domain %s started but its QEMU is not on this host" % (i, c.vm_name(i)))
     c.save()
     ptys = []
     if template:
@@ -350,6 +400,9 @@ def down(c):
         left = remove_domains(c)
         if left:
             raise NetvmError("could not remove libvirt domain(s) %s" % ", ".join(left))
+        left = libvirt_remote.teardown(c)
+        if left:
+            raise NetvmError("; ".join(left))
         fabric.stop_switch(c, st.get("fabric"))
         c.remove_dir()
         say("cluster '%s' down (%d libvirt domain%s stopped and undefined in %s)" % (
@@ -365,7 +418,16 @@ def status(c):
         rc, state = virsh(node["uri"], "domstate", node["domain"], check=False)
         print("  node %d: %s on %s: %s" % (node["id"], node["domain"], node["uri"],
                                          state if rc == 0 else "NOT DEFINED"))
+    libvirt_remote.print_status(c)
     return c.status()
+
+
+def logs(c, n, follow):
+    """./netvm logs: a remote node's serial log is read there over ssh."""
+    node = c.node(n)
+    if libvirt_remote.is_remote(node["uri"]):
+        return libvirt_remote.logs(c, node, follow)
+    return c.logs(n, follow)
 
 
 def console(c, n):

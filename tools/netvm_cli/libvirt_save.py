@@ -10,11 +10,13 @@ file and stops it; the domain stays defined, shut off).  restore: `virsh
 restore` of each file, node 0 first (back to back it listens for node 1),
 through the switch the same switch process (the QEMUs reconnect to it;
 started again if it died), then the agents awaited and /netvm mounted.
+A node on another host is saved into the same path there (its switch
+there stays up meanwhile).
 """
 import os
 import time
 
-from . import fabric
+from . import fabric, libvirt_remote
 from .common import NetvmError, Timer, say
 from .libvirt import find_pid, virsh
 from .snapshot import check_order, mount_shares, unmount_shares
@@ -24,11 +26,21 @@ def save_file(c, i):
     return os.path.join(c.path("snapshot"), "node%d.save" % i)
 
 
+def saved_size(c, node, path):
+    h = libvirt_remote.host_of(c, node)
+    if not h:
+        return os.path.getsize(path)
+    out = h.must("reading the saved file's size", 'stat -c %s "$1"', path)
+    return int(out.split()[-1])
+
+
 def save(c, order, drain):
     st = c.state
     nodes = {nd["id"]: nd for nd in st["nodes"]}
     order = check_order(nodes, order)
     os.makedirs(c.path("snapshot"), exist_ok=True)
+    for h, _ in libvirt_remote.hosts(c).values():
+        h.must("making the snapshot dir", 'mkdir -p "$1"', c.path("snapshot"))
     t = Timer()
     unmount_shares(nodes, order)
     for k, i in enumerate(order):
@@ -41,7 +53,7 @@ def save(c, order, drain):
         # --running: restore resumes it (it was saved paused)
         virsh(nodes[i]["uri"], "save", nodes[i]["domain"], path, "--running", timeout=600)
         nodes[i]["pid"] = 0
-        say("node %d saved by libvirt (%d MiB)" % (i, os.path.getsize(path) >> 20))
+        say("node %d saved by libvirt (%d MiB)" % (i, saved_size(c, nodes[i], path) >> 20))
     st["saved"] = True
     c.save()
     say("cluster '%s' saved in %s (%s): ./netvm restore" % (c.name, c.path("snapshot"), t))
@@ -61,10 +73,11 @@ def restore(c, timeout):
         say("netvm-switch started again")
     for nd in sorted(st["nodes"], key=lambda nd: nd["id"]):
         path = save_file(c, nd["id"])
-        if not os.path.exists(path):
-            raise NetvmError("node %d: no saved file %s" % (nd["id"], path))
+        h = libvirt_remote.host_of(c, nd)
+        if not (h.sh('test -f "$1"', path)[0] == 0 if h else os.path.exists(path)):
+            raise NetvmError("node %d: no saved file %s%s" % (nd["id"], path, " on " + h.name() if h else ""))
         virsh(nd["uri"], "restore", path, timeout=600)
-        nd["pid"] = find_pid(c, nd["id"]) or 0
+        nd["pid"] = 0 if h else find_pid(c, nd["id"]) or 0
         c.save()
         say("node %d: domain %s restored by libvirt" % (nd["id"], nd["domain"]))
     st.pop("saved", None)
@@ -72,5 +85,9 @@ def restore(c, timeout):
     c.wait_ready(timeout)
     mount_shares(st["nodes"])
     for nd in st["nodes"]:
-        os.unlink(save_file(c, nd["id"]))
+        h = libvirt_remote.host_of(c, nd)
+        if h:
+            h.must("removing the saved file", 'rm -f "$1"', save_file(c, nd["id"]))
+        else:
+            os.unlink(save_file(c, nd["id"]))
     say("cluster '%s' restored as libvirt domains (%d nodes, %s)" % (c.name, len(st["nodes"]), t))

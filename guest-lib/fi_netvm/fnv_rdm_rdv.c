@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Rendezvous on an RDM endpoint: messages larger than one U-Net message.
+ * The sender exports its buffers as NetVM memory (read-only, nothing
+ * pinned: NetVM faults pages in) under fresh keys and sends a small
+ * request instead of the bytes (struct fnv_rdv_req: length, pieces,
+ * keys; kind, tag and CQ data in the header as always), reliably and in
+ * order like any message.  The receiver matches the request like an
+ * eager message (unexpected ones wait in the same queue, FI_PEEK and
+ * FI_CLAIM see their true length), reads the bytes with NetVM reads
+ * into the receive buffer once a receive took it (at most what fits:
+ * FI_ETRUNC as for eager messages), and answers "done"; then the sender
+ * removes its exports and completes the send.  A buffer NetVM cannot
+ * export as it is (its pages overlap another export: a region, another
+ * send) is copied into pages of its own first.  The loop-back reads the
+ * sender's process directly (the NIC does not send to its own node).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fnv_rdm.h"
+
+bool fnv_rdv_req_ok(const uint8_t *payload, size_t len)
+{
+	struct fnv_rdv_req q;
+	uint64_t sum = 0;
+
+	if (len != sizeof(q))
+		return false;
+	memcpy(&q, payload, sizeof(q));
+	if (q.count < 1 || q.count > FNV_IOV_MAX)
+		return false;
+	for (uint32_t i = 0; i < q.count; i++) {
+		if (!q.piece[i].len || q.piece[i].len > FNV_RDV_MAX)
+			return false;
+		sum += q.piece[i].len;	/* <= 4 GiB: no wrap */
+	}
+	return sum == q.len;
+}
+
+bool fnv_rdv_can_answer(const struct fnv_ep *ep)
+{
+	return ep->rdm->done_n < FNV_RDV_DONE_Q;
+}
+
+static ssize_t send_done(struct fnv_ep *ep, uint16_t node, uint16_t port,
+			 const struct fnv_rdv_done *d)
+{
+	struct iovec iov = { .iov_base = (void *)d, .iov_len = sizeof(*d) };
+
+	return fnv_rdm_send_frame_locked(ep, node, port, FNV_RDM_DONE, 0, &iov,
+					 1, 0, 0);
+}
+
+void fnv_rdv_answer_locked(struct fnv_ep *ep, uint16_t node, uint16_t port,
+			   uint64_t id, uint32_t status)
+{
+	struct fnv_rdm *r = ep->rdm;
+	struct fnv_rdv_done d = { .id = id, .status = status };
+
+	/* behind others queued for the same peer: they go first */
+	for (size_t i = 0; i < r->done_n; i++)
+		if (r->done_q[i].node == node && r->done_q[i].port == port)
+			goto queue;
+	if (send_done(ep, node, port, &d) != -FI_EAGAIN)
+		return;		/* sent, or the peer is gone */
+queue:
+	if (r->done_n == FNV_RDV_DONE_Q)
+		return;		/* callers asked fnv_rdv_can_answer first */
+	r->done_q[r->done_n].node = node;
+	r->done_q[r->done_n].port = port;
+	r->done_q[r->done_n].d = d;
+	r->done_n++;
+}
+
+int fnv_rdv_pull_locked(struct fnv_ep *ep, const struct fnv_rdv_req *q,
+			const struct iovec *iov, size_t count, size_t cap,
+			uint16_t node, uint16_t port)
+{
+	int fi_err = 0;
+
+	if (cap)
+		fi_err = fnv_rdv_read_locked(ep->dom, node, q, iov, count, cap);
+	if (fi_err)
+		FI_WARN(&fnv_prov, FI_LOG_EP_DATA,
+			"rendezvous read of %llu B from %u:%u: error %d\n",
+			(unsigned long long)q->len, node, port, fi_err);
+	fnv_rdv_answer_locked(ep, node, port, q->id, (uint32_t)fi_err);
+	return fi_err;
+}
+
+/* Take back what a send exported or copied. */
+static void release(struct fnv_ep *ep, struct fnv_rdv_tx *t)
+{
+	for (size_t i = 0; i < t->nexports; i++)
+		fnv_rdv_unexport_locked(ep->dom, t->exports[i]);
+	free(t->copy);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Export the message's pieces as they are, or (overlapping another
+ * export) a copy of the whole: 0 or a negative errno. */
+static int export_pieces(struct fnv_ep *ep, struct fnv_rdv_tx *t,
+			 struct fnv_rdv_req *q, const struct iovec *iov,
+			 size_t count, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t off = 0;
+	int h = 0;
+
+	for (size_t i = 0; i < count; i++) {
+		if (!iov[i].iov_len)
+			continue;
+		h = fnv_rdv_export_locked(ep->dom, iov[i].iov_base,
+					  iov[i].iov_len,
+					  &q->piece[q->count].key);
+		if (h < 0)
+			break;
+		t->exports[t->nexports++] = h;
+		q->piece[q->count].addr = (uintptr_t)iov[i].iov_base;
+		q->piece[q->count].len = iov[i].iov_len;
+		q->count++;
+	}
+	if (h >= 0)
+		return 0;
+	if (h != -EEXIST)
+		return h;
+	/* pages shared with another export: a copy on pages of its own */
+	for (size_t i = 0; i < t->nexports; i++)
+		fnv_rdv_unexport_locked(ep->dom, t->exports[i]);
+	t->nexports = 0;
+	q->count = 0;
+	t->copy = aligned_alloc((size_t)page,
+				(len + (size_t)page - 1) / (size_t)page *
+				(size_t)page);
+	if (!t->copy)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		memcpy((uint8_t *)t->copy + off, iov[i].iov_base,
+		       iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+	h = fnv_rdv_export_locked(ep->dom, t->copy, len, &q->piece[0].key);
+	if (h < 0)
+		return h;
+	t->exports[t->nexports++] = h;
+	q->piece[0].addr = (uintptr_t)t->copy;
+	q->piece[0].len = len;
+	q->count = 1;
+	return 0;
+}
+
+ssize_t fnv_rdv_send_locked(struct fnv_ep *ep, uint8_t type,
+			    const struct iovec *iov, size_t count, size_t len,
+			    const struct fnv_addr *to, uint64_t tag,
+			    uint64_t data, bool has_data, void *ctx,
+			    bool complete)
+{
+	struct fnv_rdm *r = ep->rdm;
+	struct fnv_rdv_req q = { .len = len, .pid = (uint32_t)getpid() };
+	struct iovec qv = { .iov_base = &q, .iov_len = sizeof(q) };
+	struct fnv_rdv_tx *t = NULL;
+	struct fnv_peer *p;
+	ssize_t err;
+
+	for (size_t i = 0; i < count; i++)
+		if (iov[i].iov_len > FNV_RDV_MAX)
+			return -FI_EMSGSIZE;
+	if (len > FNV_RDV_MAX)
+		return -FI_EMSGSIZE;
+	p = fnv_rdm_peer(r, to->node, to->port, true);
+	if (!p)
+		return -FI_ENOMEM;
+	if (p->dead)
+		return -FI_EHOSTUNREACH;
+	if (p->tx_next - p->tx_done >= FNV_RDM_WIN)
+		return -FI_EAGAIN;	/* the request would not go now */
+	for (int i = 0; i < FNV_RDV_TX && !t; i++)
+		if (!r->rdv_tx[i].used)
+			t = &r->rdv_tx[i];
+	if (!t)
+		return -FI_EAGAIN;	/* "done"s free them */
+	t->used = true;
+	err = export_pieces(ep, t, &q, iov, count, len);
+	if (err) {
+		release(ep, t);
+		FI_INFO(&fnv_prov, FI_LOG_EP_DATA,
+			"rendezvous export of %zu B: %zd\n", len, err);
+		/* NetVM's 64 exports taken: sends waiting free theirs */
+		return err == -ENOSPC ? -FI_EAGAIN : -fnv_errno_to_fi((int)err);
+	}
+	q.id = r->rdv_next_id++;
+	err = fnv_rdm_send_frame_locked(ep, to->node, to->port, type,
+					FNV_RDM_RDV |
+					(has_data ? FNV_RDM_HAS_DATA : 0),
+					&qv, 1, tag, data);
+	if (err) {
+		release(ep, t);
+		return err;
+	}
+	t->id = q.id;
+	t->ctx = ctx;
+	t->cflags = FI_SEND | (type == FNV_RDM_TAGGED ? FI_TAGGED : FI_MSG);
+	t->complete = complete && ep->tx_cq;
+	t->node = to->node;
+	t->port = to->port;
+	return 0;
+}
+
+/* Complete t (with err, 0 or FI_E*) if the queue has room: true if done. */
+static bool finish(struct fnv_ep *ep, struct fnv_rdv_tx *t, int err)
+{
+	struct fnv_cqe e = {
+		.ctx = t->ctx, .flags = t->cflags, .src = FI_ADDR_NOTAVAIL,
+		.err = err,
+	};
+
+	if ((t->complete || err) && ep->tx_cq) {
+		if (!fnv_cq_room_locked(ep->tx_cq, 1))
+			return false;
+		fnv_cq_push_locked(ep->tx_cq, &e);
+	}
+	release(ep, t);
+	return true;
+}
+
+bool fnv_rdv_done_locked(struct fnv_ep *ep, const uint8_t *payload,
+			 size_t len, uint16_t node, uint16_t port)
+{
+	struct fnv_rdm *r = ep->rdm;
+	struct fnv_rdv_done d;
+
+	if (len != sizeof(d))
+		return true;	/* forged: taken, and ignored */
+	memcpy(&d, payload, sizeof(d));
+	for (int i = 0; i < FNV_RDV_TX; i++) {
+		struct fnv_rdv_tx *t = &r->rdv_tx[i];
+
+		/* only the peer the request went to ends it */
+		if (!t->used || t->id != d.id || t->node != node ||
+		    t->port != port)
+			continue;
+		return finish(ep, t, (int)d.status);
+	}
+	return true;	/* nothing waits for it (a duplicate): ignored */
+}
+
+void fnv_rdv_progress_locked(struct fnv_ep *ep)
+{
+	struct fnv_rdm *r = ep->rdm;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < r->done_n; i++) {
+		struct fnv_rdv_todo *o = &r->done_q[i];
+		bool held = false;
+
+		/* in order per peer: not past one still held back */
+		for (size_t k = 0; k < kept && !held; k++)
+			held = r->done_q[k].node == o->node &&
+			       r->done_q[k].port == o->port;
+		if (!held && send_done(ep, o->node, o->port, &o->d) != -FI_EAGAIN)
+			continue;	/* sent, or the peer is gone */
+		r->done_q[kept++] = *o;
+	}
+	r->done_n = kept;
+	/* a peer given up answers no more: its sends fail */
+	for (int i = 0; i < FNV_RDV_TX; i++) {
+		struct fnv_rdv_tx *t = &r->rdv_tx[i];
+		struct fnv_peer *p;
+
+		if (!t->used)
+			continue;
+		p = fnv_rdm_peer(r, t->node, t->port, false);
+		if (p && p->dead)
+			(void)finish(ep, t, FI_EHOSTUNREACH);
+	}
+}
+
+void fnv_rdv_fini(struct fnv_ep *ep)
+{
+	for (int i = 0; i < FNV_RDV_TX; i++)
+		if (ep->rdm->rdv_tx[i].used)
+			release(ep, &ep->rdm->rdv_tx[i]);
+}
