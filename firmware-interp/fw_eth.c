@@ -70,16 +70,30 @@ static uint32_t ctl_rd(struct fw *fw, uint32_t field)
 /*
  * A completion happened: interrupt the host if it armed us (it arms when
  * its poll is done, then looks at the rings again; the fences on both
- * sides make one of the two see the other's write).
+ * sides make one of the two see the other's write).  A TX completion
+ * (@tx) interrupts only as ctl.tx_irq says (eth_abi.h): a host that reaps
+ * its own completions asks for none, since an interrupt per frame sent,
+ * taken while the frame is already on its way, was half of all the
+ * interrupts of a TCP round trip.  ONCE goes back to OFF before the
+ * event, so that the poll the event starts may ask again.
  */
-static void eth_notify(struct fw *fw)
+static void eth_notify(struct fw *fw, bool tx)
 {
 	uint32_t arm = fw->layout.eth_ctl + offsetof(struct nvm_eth_ctl, irq_arm);
+	uint32_t txi = fw->layout.eth_ctl + offsetof(struct nvm_eth_ctl, tx_irq);
+	uint32_t mode = NVM_ETH_TXIRQ_EVERY;
 
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (tx) {
+		mode = fw_sram_rd32(fw->chip, txi);
+		if (mode == NVM_ETH_TXIRQ_OFF)
+			return;
+	}
 	if (!fw_sram_rd32(fw->chip, arm))
 		return;
 	fw_sram_wr32(fw->chip, arm, 0);
+	if (mode == NVM_ETH_TXIRQ_ONCE)
+		fw_sram_wr32(fw->chip, txi, NVM_ETH_TXIRQ_OFF);
 	fw_post(fw, NVM_EV_ETH, 0, 0, 0);
 }
 
@@ -118,7 +132,7 @@ static void tx_complete(struct fw *fw, uint32_t idx, uint32_t n,
 		memcpy(&d, fw->chip->sram + off, sizeof(d));
 		desc_complete(fw, off, status, d.len, d.node, 0, 0);
 	}
-	eth_notify(fw);
+	eth_notify(fw, true);
 }
 
 /*
@@ -305,7 +319,28 @@ static void rx_complete(struct fw *fw, uint8_t status)
 		      e->rx_len, (uint16_t)e->rx_src,
 		      status == NVM_ETH_OK ? NVM_ETH_CSUM : 0,
 		      (uint16_t)e->rx_csum);
-	eth_notify(fw);
+	eth_notify(fw, false);
+}
+
+/*
+ * Copy the next RX descriptor into @d; false while the host has not posted
+ * it.  Then ctl.rx_wait tells the host to ring the doorbell when it posts
+ * (it posts without one otherwise); the look again after setting it, with
+ * the host's fence between its post and its read of rx_wait, makes one of
+ * the two see the other.
+ */
+static bool rx_desc(struct fw *fw, struct nvm_eth_desc *d)
+{
+	uint32_t off = desc_off(fw->layout.eth_rx_ring, fw->eth.rx_next);
+
+	memcpy(d, fw->chip->sram + off, sizeof(*d));
+	if (d->flags & NVM_ETH_OWN)
+		return true;
+	fw_sram_wr32(fw->chip,
+		     fw->layout.eth_ctl + offsetof(struct nvm_eth_ctl, rx_wait), 1);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	memcpy(d, fw->chip->sram + off, sizeof(*d));
+	return d->flags & NVM_ETH_OWN;
 }
 
 enum fw_rx_verdict fw_eth_rx(struct fw *fw, uint32_t data, uint32_t len,
@@ -325,10 +360,8 @@ enum fw_rx_verdict fw_eth_rx(struct fw *fw, uint32_t data, uint32_t len,
 		fw_tr_fw_eth_bad_frame(fw, src, len);
 		return FW_RX_RELEASE;
 	}
-	memcpy(&d, fw->chip->sram + desc_off(fw->layout.eth_rx_ring, e->rx_next),
-	       sizeof(d));
-	if (!(d.flags & NVM_ETH_OWN))
-		return FW_RX_WAIT;	/* the driver re-posts at once */
+	if (!rx_desc(fw, &d))
+		return FW_RX_WAIT;	/* the host rings when it posts */
 
 	e->rx_idx = e->rx_next;
 	e->rx_src = src;

@@ -13,6 +13,18 @@ const struct fw_program *const fw_programs[FW_PROG_COUNT] = {
 	[FW_PROG_ETH] = &fw_prog_eth,
 };
 
+/*
+ * Who is asked first whether a doorbell write is theirs.  Page 0 is the
+ * kernel endpoint's, and NetVM reads any word written there as that
+ * endpoint's command count; the raw and Ethernet programs take fixed words
+ * on the same page, so they are asked before NetVM (asked after it, the
+ * Ethernet doorbell was refused as a bogus count, an error event and an
+ * interrupt per doorbell).
+ */
+const enum fw_prog_id fw_doorbell_order[FW_PROG_COUNT] = {
+	FW_PROG_RAW, FW_PROG_ETH, FW_PROG_NV, FW_PROG_UNET, FW_PROG_TRIPWIRE,
+};
+
 /* A kernel command goes to the program that claims its op. */
 uint32_t fw_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 {

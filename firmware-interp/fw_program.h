@@ -42,7 +42,7 @@ enum fw_prog_id {
 
 /*
  * One program.  Every hook may be NULL.  The scheduler calls them in
- * fw_programs[] order.
+ * fw_programs[] order (doorbells in fw_doorbell_order[]).
  */
 struct fw_program {
 	const char *name;
@@ -77,6 +77,8 @@ struct fw_program {
 };
 
 extern const struct fw_program *const fw_programs[FW_PROG_COUNT];
+/* every program once, in the order doorbell writes are offered to them */
+extern const enum fw_prog_id fw_doorbell_order[FW_PROG_COUNT];
 
 /* Each program's row, defined beside its code. */
 extern const struct fw_program fw_prog_raw;

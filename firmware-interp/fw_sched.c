@@ -65,8 +65,8 @@ void fw_halt(struct fw *fw)
 static bool doorbell_claimed(struct fw *fw, uint32_t ep, uint32_t off,
 			     uint32_t data)
 {
-	for (uint32_t p = 0; p < FW_PROG_COUNT; p++) {
-		const struct fw_program *prog = fw_programs[p];
+	for (uint32_t k = 0; k < FW_PROG_COUNT; k++) {
+		const struct fw_program *prog = fw_programs[fw_doorbell_order[k]];
 
 		if (prog->doorbell && prog->doorbell(fw, ep, off, data))
 			return true;

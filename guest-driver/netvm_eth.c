@@ -23,9 +23,17 @@
  * poll hands it up and posts a fresh skb in its place (or, when none can
  * be allocated, drops the frame and posts the old one again).
  *
- * Both rings are reaped by NAPI.  Interrupt mitigation: the firmware
- * raises NVM_EV_ETH only when ctl.irq_arm is set, and clears it; the poll
- * sets it when it is done and then looks at the rings once more.
+ * Both rings are reaped by NAPI, and the tx ring by xmit as well: a frame
+ * is usually on the link before the doorbell write returns (the NIC runs
+ * its firmware in that write), so xmit reaps it at once and the NIC is
+ * told not to interrupt for tx completions (ctl.tx_irq OFF); only while
+ * some stay outstanding does xmit or the poll ask for one (ONCE).  The
+ * doorbell is rung once per batch the stack hands down (xmit_more: the
+ * segments of a GSO skb), not per frame.
+ * Interrupt mitigation: the firmware raises NVM_EV_ETH only when
+ * ctl.irq_arm is set, and clears it; the poll sets it when it is done and
+ * then looks at the rings once more.  Receive buffers go back without a
+ * doorbell unless the firmware says a frame waits for one (ctl.rx_wait).
  *
  * Destinations: a node's MAC is 02:4e:56:4d:<node id>.  Until a route has
  * been set (back to back) every frame goes without a route, broadcast as
@@ -34,10 +42,10 @@
  * unreachable; carrier is on while the link is up and, once mapped, some
  * node has a route.
  *
- * Locking: xmit runs under the queue's lock; the poll is the only reaper
- * of both rings.  tx_post is published with release after the
- * descriptors, tx_clean likewise by the poll.  route_lock (IRQ-safe)
- * guards the route copy, @mapped and @registered.
+ * Locking: xmit runs under the queue's lock, and the tx ring is reaped
+ * under it too (xmit, the poll, stop); the poll is the only reaper of the
+ * rx ring.  tx_post is published with release after the descriptors.
+ * route_lock (IRQ-safe) guards the route copy, @mapped and @registered.
  */
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
@@ -114,6 +122,7 @@ struct netvm_eth {
 	u32 tx_clean;		/* free-running; the poll writes */
 	u32 rx_clean;		/* free-running; the poll */
 	bool grp_ok;		/* some copy of the current group went out */
+	bool tx_unrung;		/* posted, doorbell not yet rung (xmit_more) */
 
 	spinlock_t route_lock;		/* the fields below, IRQ-safe */
 	bool registered;
@@ -388,51 +397,7 @@ static bool eth_tx_shape(struct sk_buff *skb, struct netvm_eth_frame *f)
 	return !skb_checksum_help(skb);
 }
 
-static netdev_tx_t netvm_eth_xmit(struct sk_buff *skb, struct net_device *ndev)
-{
-	struct netvm_eth *eth = netdev_priv(ndev);
-	struct device *dev = &eth->nd->pdev->dev;
-	struct netvm_eth_frame f;
-	unsigned long flags;
-	bool sent;
-	u32 k;
-
-	if (skb->len < ETH_HLEN || skb->len > eth->buf_size ||
-	    !eth_tx_shape(skb, &f))
-		goto drop;
-	if (eth_tx_free(eth) < NETVM_ETH_MAX_DESCS) {
-		/* cannot happen while the stop below works; be safe */
-		netif_stop_queue(ndev);
-		return NETDEV_TX_BUSY;
-	}
-	if (!eth_tx_map(dev, &f))
-		goto drop;
-	spin_lock_irqsave(&eth->route_lock, flags);
-	sent = eth_tx_route(eth, &f);
-	spin_unlock_irqrestore(&eth->route_lock, flags);
-	if (!sent) {
-		for (k = 0; k < f.npieces; k++)
-			eth_unmap(dev, &f.piece[k]);
-		goto drop;
-	}
-	skb_tx_timestamp(skb);
-	eth_doorbell(eth);
-
-	if (eth_tx_free(eth) < NETVM_ETH_MAX_DESCS) {
-		netif_stop_queue(ndev);
-		eth->stats.tx_queue_stops++;
-		smp_mb();	/* stopped before the poll's look at tx_clean */
-		if (eth_tx_free(eth) >= NETVM_ETH_MAX_DESCS)
-			netif_start_queue(ndev);
-	}
-	return NETDEV_TX_OK;
-drop:
-	ndev->stats.tx_dropped++;
-	dev_kfree_skb_any(skb);
-	return NETDEV_TX_OK;
-}
-
-/* Reap finished tx descriptors in ring order; the poll (or stop) only. */
+/* Reap finished tx descriptors in ring order; under the queue's lock. */
 static void eth_tx_clean(struct netvm_eth *eth, int budget)
 {
 	struct net_device *ndev = eth->ndev;
@@ -470,12 +435,101 @@ static void eth_tx_clean(struct netvm_eth *eth, int budget)
 		}
 		clean++;
 	}
-	/* pairs with xmit's load of tx_clean (eth_tx_free) */
+	/* eth_pending reads it without the lock */
 	smp_store_release(&eth->tx_clean, clean);
-	smp_mb();	/* tx_clean before looking at the queue's state */
 	if (netif_queue_stopped(ndev) && netif_running(ndev) &&
 	    eth_tx_free(eth) >= NETVM_ETH_MAX_DESCS)
 		netif_wake_queue(ndev);
+}
+
+/*
+ * Reap, and if some descriptors are still the NIC's (the link was busy),
+ * ask for an interrupt at the next completion and look once more: the
+ * firmware fences between its completion and its read of tx_irq, we
+ * between our write and our look, so one of the two sees the other.
+ * Under the queue's lock.
+ */
+static void eth_tx_settle(struct netvm_eth *eth, int budget)
+{
+	eth_tx_clean(eth, budget);
+	if (eth->tx_clean == eth->tx_post)
+		return;
+	writel(NVM_ETH_TXIRQ_ONCE, eth_ctl(eth, offsetof(struct nvm_eth_ctl, tx_irq)));
+	mb();	/* asked before we look again */
+	eth_tx_clean(eth, budget);
+}
+
+/* The poll's reap: under the queue's lock, which xmit holds. */
+static void eth_tx_poll(struct netvm_eth *eth, int budget)
+{
+	struct netdev_queue *txq = netdev_get_tx_queue(eth->ndev, 0);
+
+	__netif_tx_lock(txq, smp_processor_id());
+	eth_tx_settle(eth, budget);
+	__netif_tx_unlock(txq);
+}
+
+/*
+ * Ring for what xmit posted, and reap what the NIC finished in that write.
+ * Under the queue's lock.
+ */
+static void eth_tx_flush(struct netvm_eth *eth)
+{
+	if (!eth->tx_unrung)
+		return;
+	eth->tx_unrung = false;
+	eth_doorbell(eth);
+	eth_tx_settle(eth, 0);
+}
+
+static netdev_tx_t netvm_eth_xmit(struct sk_buff *skb, struct net_device *ndev)
+{
+	struct netvm_eth *eth = netdev_priv(ndev);
+	struct device *dev = &eth->nd->pdev->dev;
+	struct netvm_eth_frame f;
+	unsigned long flags;
+	bool sent;
+	u32 k;
+
+	if (skb->len < ETH_HLEN || skb->len > eth->buf_size ||
+	    !eth_tx_shape(skb, &f))
+		goto drop;
+	if (eth_tx_free(eth) < NETVM_ETH_MAX_DESCS) {
+		/* cannot happen while the stop below works; be safe */
+		netif_stop_queue(ndev);
+		eth_tx_flush(eth);
+		return NETDEV_TX_BUSY;
+	}
+	if (!eth_tx_map(dev, &f))
+		goto drop;
+	spin_lock_irqsave(&eth->route_lock, flags);
+	sent = eth_tx_route(eth, &f);
+	spin_unlock_irqrestore(&eth->route_lock, flags);
+	if (!sent) {
+		for (k = 0; k < f.npieces; k++)
+			eth_unmap(dev, &f.piece[k]);
+		goto drop;
+	}
+	skb_tx_timestamp(skb);
+	eth->tx_unrung = true;
+	if (eth_tx_free(eth) < NETVM_ETH_MAX_DESCS) {
+		/* the flush asks for an interrupt: the poll wakes us */
+		netif_stop_queue(ndev);
+		eth->stats.tx_queue_stops++;
+	}
+	/*
+	 * More frames follow at once (a GSO skb's segments): one doorbell,
+	 * one run of the firmware, for all of them.
+	 */
+	if (!netdev_xmit_more() || netif_queue_stopped(ndev))
+		eth_tx_flush(eth);
+	return NETDEV_TX_OK;
+drop:
+	ndev->stats.tx_dropped++;
+	dev_kfree_skb_any(skb);
+	if (!netdev_xmit_more())
+		eth_tx_flush(eth);
+	return NETDEV_TX_OK;
 }
 
 /* ---- receive ------------------------------------------------------- */
@@ -514,6 +568,21 @@ static bool eth_rx_fill(struct netvm_eth *eth, u32 i, gfp_t gfp)
 	eth->rx[i].skb = skb;
 	eth->rx[i].dma = dma;
 	return true;
+}
+
+/*
+ * Buffers were posted: ring only if the firmware said a frame waits for
+ * one (it sets rx_wait, then looks at the ring again; we fence between
+ * our posts and our read).  Otherwise it finds them when it needs them,
+ * and the doorbell (a run of the firmware in our write) is saved.
+ */
+static void eth_rx_kick(struct netvm_eth *eth)
+{
+	mb();	/* the posts before the read of rx_wait */
+	if (!readl(eth_ctl(eth, offsetof(struct nvm_eth_ctl, rx_wait))))
+		return;
+	writel(0, eth_ctl(eth, offsetof(struct nvm_eth_ctl, rx_wait)));
+	eth_doorbell(eth);
 }
 
 static int eth_rx(struct netvm_eth *eth, int budget)
@@ -569,7 +638,7 @@ static int eth_rx(struct netvm_eth *eth, int budget)
 		napi_gro_receive(&eth->napi, old.skb);
 	}
 	if (posted)
-		eth_doorbell(eth);
+		eth_rx_kick(eth);
 	return done;
 }
 
@@ -592,7 +661,7 @@ static int netvm_eth_poll(struct napi_struct *napi, int budget)
 	struct netvm_eth *eth = container_of(napi, struct netvm_eth, napi);
 	int done;
 
-	eth_tx_clean(eth, budget);
+	eth_tx_poll(eth, budget);
 	done = eth_rx(eth, budget);
 	if (done < budget && napi_complete_done(napi, done)) {
 		writel(1, eth_ctl(eth, offsetof(struct nvm_eth_ctl, irq_arm)));
@@ -620,6 +689,7 @@ static int netvm_eth_open(struct net_device *ndev)
 	struct netvm_eth *eth = netdev_priv(ndev);
 
 	napi_enable(&eth->napi);
+	writel(NVM_ETH_TXIRQ_OFF, eth_ctl(eth, offsetof(struct nvm_eth_ctl, tx_irq)));
 	writel(1, eth_ctl(eth, offsetof(struct nvm_eth_ctl, rx_enable)));
 	writel(1, eth_ctl(eth, offsetof(struct nvm_eth_ctl, irq_arm)));
 	netif_start_queue(ndev);
@@ -643,7 +713,9 @@ static int netvm_eth_stop(struct net_device *ndev)
 	 * (a halted NIC) are reaped at the next open or freed at teardown.
 	 */
 	for (i = 0; i < 100 && eth->tx_clean != eth->tx_post; i++) {
+		netif_tx_lock_bh(ndev);
 		eth_tx_clean(eth, 0);
+		netif_tx_unlock_bh(ndev);
 		if (eth->tx_clean != eth->tx_post)
 			usleep_range(1000, 2000);
 	}
@@ -824,6 +896,8 @@ int netvm_eth_init(struct netvm_dev *nd)
 		return -ENOMEM;		/* netvm_eth_free() undoes it all */
 	writel(0, eth_ctl(eth, offsetof(struct nvm_eth_ctl, rx_enable)));
 	writel(0, eth_ctl(eth, offsetof(struct nvm_eth_ctl, irq_arm)));
+	writel(NVM_ETH_TXIRQ_OFF, eth_ctl(eth, offsetof(struct nvm_eth_ctl, tx_irq)));
+	writel(0, eth_ctl(eth, offsetof(struct nvm_eth_ctl, rx_wait)));
 	for (i = 0; i < eth->tx_len; i++)
 		writel(0, eth_desc(eth, eth->tx_ring, i) + D_CTRL);
 	for (i = 0; i < eth->rx_len; i++) {

@@ -29,7 +29,14 @@
  *
  * Interrupt mitigation: the firmware raises NVM_EV_ETH only when
  * ctl.irq_arm is non-zero, and clears it when it does; the driver arms it
- * when its NAPI poll is done, then looks at the rings once more.
+ * when its NAPI poll is done, then looks at the rings once more.  A TX
+ * completion interrupts only as ctl.tx_irq says: a host that reaps its
+ * own completions (most are done before its doorbell write returns) sets
+ * NVM_ETH_TXIRQ_OFF, and NVM_ETH_TXIRQ_ONCE while it waits for one.
+ *
+ * Receive buffers go back without a doorbell: the firmware sets
+ * ctl.rx_wait while a frame waits for a buffer, and only then does the
+ * host ring after posting (clearing rx_wait first).
  */
 #ifndef NETVM_ETH_ABI_H
 #define NETVM_ETH_ABI_H
@@ -86,9 +93,20 @@ enum nvm_eth_status {
 struct nvm_eth_ctl {
 	uint32_t irq_arm;	/* 1: raise NVM_EV_ETH at the next completion */
 	uint32_t rx_enable;	/* 0: ETH packets are dropped (interface down) */
-	uint32_t reserved[6];
+	uint32_t tx_irq;	/* enum nvm_eth_tx_irq: which TX completions
+				 * may raise NVM_EV_ETH (irq_arm permitting) */
+	uint32_t rx_wait;	/* set by the firmware while a frame waits for
+				 * an RX buffer: ring the doorbell after posting */
+	uint32_t reserved[4];
 };
 NVM_ABI_ASSERT(sizeof(struct nvm_eth_ctl) == 32, "eth ctl size");
+
+enum nvm_eth_tx_irq {
+	NVM_ETH_TXIRQ_EVERY = 0,	/* every completion (any unknown value too) */
+	NVM_ETH_TXIRQ_OFF = 1,		/* none: the host reaps on its own */
+	NVM_ETH_TXIRQ_ONCE = 2,		/* the next one that raises the event;
+					 * the firmware then sets OFF */
+};
 
 /* Doorbell data word on page 0: descriptors posted on either ring. */
 #define NVM_DB_ETH		0x48544545u	/* "EETH" */

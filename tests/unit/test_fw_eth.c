@@ -206,11 +206,76 @@ START_TEST(test_backpressure)
 	sim_settle(&a, &b);
 	ck_assert_uint_eq(desc(&a, true, 0)->status, NVM_ETH_OK);
 	ck_assert_uint_eq(b.fw.counters[FW_CNT_ETH_RX], 0);
+	/* the frame waits for a buffer: the host is asked to ring */
+	ck_assert_uint_eq(ctl(&b)->rx_wait, 1);
 	post_rx(&b, 0, NVM_ETH_MAX_FRAME);
+	ctl(&b)->rx_wait = 0;
 	sim_doorbell(&b, 0, NVM_DB_ETH);
 	sim_settle(&a, &b);
 	ck_assert_uint_eq(b.fw.counters[FW_CNT_ETH_RX], 1);
 	ck_assert(rx_is(&b, 0, 7, 1500));
+	ck_assert_uint_eq(ctl(&b)->rx_wait, 0);
+}
+END_TEST
+
+/* With a buffer posted nothing waits: rx_wait stays 0, no doorbell needed
+ * for buffers posted after the first ones. */
+START_TEST(test_rx_no_wait)
+{
+	post_rx(&b, 0, NVM_ETH_MAX_FRAME);
+	sim_doorbell(&b, 0, NVM_DB_ETH);
+	fill(&a, TX_BUF(0), 5, 100);
+	post_tx(&a, 0, TX_BUF(0), 100, 2, NULL, 0);
+	sim_doorbell(&a, 0, NVM_DB_ETH);
+	sim_settle(&a, &b);
+	ck_assert(rx_is(&b, 0, 5, 100));
+	post_rx(&b, 1, NVM_ETH_MAX_FRAME);	/* no doorbell on b */
+	post_tx(&a, 1, TX_BUF(0), 100, 2, NULL, 0);
+	sim_doorbell(&a, 0, NVM_DB_ETH);
+	sim_settle(&a, &b);
+	ck_assert_uint_eq(b.fw.counters[FW_CNT_ETH_RX], 2);
+	ck_assert(rx_is(&b, 1, 5, 100));
+	ck_assert_uint_eq(ctl(&b)->rx_wait, 0);
+}
+END_TEST
+
+/*
+ * ctl.tx_irq: OFF, no event for a TX completion (irq_arm stays set);
+ * ONCE, one event and back to OFF; EVERY (0, the default) as before.
+ */
+START_TEST(test_tx_irq)
+{
+	for (uint32_t i = 0; i < 3; i++)
+		post_rx(&b, i, NVM_ETH_MAX_FRAME);
+	sim_doorbell(&b, 0, NVM_DB_ETH);
+	fill(&a, TX_BUF(0), 1, 60);
+	ctl(&a)->irq_arm = 1;
+	ctl(&a)->tx_irq = NVM_ETH_TXIRQ_OFF;
+	post_tx(&a, 0, TX_BUF(0), 60, 2, NULL, 0);
+	sim_doorbell(&a, 0, NVM_DB_ETH);
+	sim_settle(&a, &b);
+	ck_assert_uint_eq(desc(&a, true, 0)->flags & NVM_ETH_OWN, 0);
+	ck_assert_uint_eq(desc(&a, true, 0)->status, NVM_ETH_OK);
+	ck_assert_int_eq(sim_count_events(&a, NVM_EV_ETH, -1), 0);
+	ck_assert_uint_eq(ctl(&a)->irq_arm, 1);
+
+	ctl(&a)->tx_irq = NVM_ETH_TXIRQ_ONCE;
+	post_tx(&a, 1, TX_BUF(0), 60, 2, NULL, 0);
+	sim_doorbell(&a, 0, NVM_DB_ETH);
+	sim_settle(&a, &b);
+	ck_assert_int_eq(sim_count_events(&a, NVM_EV_ETH, -1), 1);
+	ck_assert_uint_eq(ctl(&a)->irq_arm, 0);
+	ck_assert_uint_eq(ctl(&a)->tx_irq, NVM_ETH_TXIRQ_OFF);
+
+	ctl(&a)->irq_arm = 1;
+	ctl(&a)->tx_irq = NVM_ETH_TXIRQ_EVERY;
+	post_tx(&a, 2, TX_BUF(0), 60, 2, NULL, 0);
+	sim_doorbell(&a, 0, NVM_DB_ETH);
+	sim_settle(&a, &b);
+	ck_assert_int_eq(sim_count_events(&a, NVM_EV_ETH, -1), 2);
+	ck_assert_uint_eq(ctl(&a)->tx_irq, NVM_ETH_TXIRQ_EVERY);
+	ck_assert_uint_eq(b.fw.counters[FW_CNT_ETH_RX], 3);
+	ck_assert(rx_is(&b, 2, 1, 60));
 }
 END_TEST
 
@@ -507,6 +572,37 @@ START_TEST(test_hostile_lengths)
 }
 END_TEST
 
+/*
+ * The Ethernet doorbell is the Ethernet program's, although page 0 is also
+ * the kernel endpoint's, whose NetVM doorbell reads any word as a command
+ * count: it used to take NVM_DB_ETH as a bogus count and raise an error
+ * event (and an interrupt) at every doorbell.
+ */
+START_TEST(test_doorbell_is_eth)
+{
+	uint32_t asked = 0;
+
+	/* every program is offered doorbells, once */
+	for (uint32_t k = 0; k < FW_PROG_COUNT; k++)
+		asked |= 1u << fw_doorbell_order[k];
+	ck_assert_uint_eq(asked, (1u << FW_PROG_COUNT) - 1);
+	/* b's SRAM holds NetVM, so its kernel endpoint is open */
+	ck_assert_uint_gt(sim_layout(&b)->ep_count, 0);
+	post_rx(&a, 0, NVM_ETH_MAX_FRAME);
+	fill(&b, TX_BUF(0), 3, 60);
+	post_tx(&b, 0, TX_BUF(0), 60, 1, NULL, 0);
+	sim_doorbell(&a, 0, NVM_DB_ETH);
+	sim_doorbell(&b, 0, NVM_DB_ETH);
+	sim_settle(&a, &b);
+	ck_assert(rx_is(&a, 0, 3, 60));
+	ck_assert_int_eq(sim_count_events(&a, NVM_EV_ERROR, -1), 0);
+	ck_assert_int_eq(sim_count_events(&b, NVM_EV_ERROR, -1), 0);
+	ck_assert_uint_eq(a.fw.counters[FW_CNT_BAD_DOORBELLS], 0);
+	ck_assert_uint_eq(b.fw.counters[FW_CNT_BAD_DOORBELLS], 0);
+	ck_assert_uint_eq(b.fw.counters[FW_CNT_DOORBELLS], 1);
+}
+END_TEST
+
 static Suite *fw_eth_suite(void)
 {
 	Suite *s = suite_create("firmware-eth");
@@ -518,10 +614,13 @@ static Suite *fw_eth_suite(void)
 	tcase_add_loop_test(tc, test_every_size, 0, 2);
 	tcase_add_test(tc, test_burst_in_order);
 	tcase_add_test(tc, test_backpressure);
+	tcase_add_test(tc, test_rx_no_wait);
+	tcase_add_test(tc, test_tx_irq);
 	tcase_add_test(tc, test_rx_off);
 	tcase_add_test(tc, test_rx_short_buffer);
 	tcase_add_test(tc, test_tx_errors);
 	tcase_add_test(tc, test_irq_arm);
+	tcase_add_test(tc, test_doorbell_is_eth);
 	tcase_add_test(tc, test_hostile_lengths);
 	tcase_add_test(tc, test_sg_csum);
 	tcase_add_test(tc, test_csum_zero);

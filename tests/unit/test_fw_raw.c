@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sim_chip.h"
+#include "netvm/crc32.h"
 #include "netvm/packet.h"
 
 #define TX_BUF	(SIM_HOST_BASE + 0x10000)
@@ -294,6 +295,26 @@ START_TEST(test_bad_doorbell)
 }
 END_TEST
 
+/* The chip's CRC unit (zlib) is netvm/crc32.h's CRC: every length up to
+ * a frame and beyond, from every alignment, chained or not. */
+START_TEST(test_crc32_unit_is_nvm_crc32)
+{
+	static uint8_t buf[NVM_FRAME_MAX + 64];
+
+	for (uint32_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 2654435761u >> 13);
+	for (uint32_t len = 0; len <= NVM_FRAME_MAX + 8; len += len < 64 ? 1 : 61)
+		for (uint32_t at = 0; at < 8; at++) {
+			uint32_t seed = len * 7 + at;
+
+			ck_assert_uint_eq(fw_crc32(0, buf + at, len),
+					  nvm_crc32(0, buf + at, len));
+			ck_assert_uint_eq(fw_crc32(seed, buf + at, len),
+					  nvm_crc32(seed, buf + at, len));
+		}
+}
+END_TEST
+
 START_TEST(test_crc32)
 {
 	/* the IEEE check value */
@@ -330,6 +351,7 @@ static Suite *fw_raw_suite(void)
 	tcase_add_test(tc, test_rx_bad_frames);
 	tcase_add_test(tc, test_rx_short_buffer);
 	tcase_add_test(tc, test_bad_doorbell);
+	tcase_add_test(tc, test_crc32_unit_is_nvm_crc32);
 	tcase_add_test(tc, test_crc32);
 	tcase_add_test(tc, test_name_tables);
 	suite_add_tcase(s, tc);
