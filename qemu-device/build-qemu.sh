@@ -96,6 +96,19 @@ sed -i 's/^    unpack_edk2_blobs = bzip2.found()$/    unpack_edk2_blobs = false 
 grep -q 'netvm: non-blocking' "$SRC/net/stream.c" ||
 	sed -i 's|^    s->ioc = QIO_CHANNEL(cioc);$|&\n    qio_channel_set_blocking(s->ioc, false, NULL); /* netvm: non-blocking */|' \
 		"$SRC/net/stream.c"
+# net/stream.c reads the link from a glib watch.  glib blocks a source that
+# cannot recurse while it dispatches it: it takes the socket out of the
+# poll set and puts it back, and each of those signals the main context's
+# wakeup eventfd, so every frame cost the main loop two eventfd writes and
+# one more iteration (a poll of every descriptor, the eventfd read) before
+# it slept and the vCPU on its host CPU ran again (docs/bench.md, "Where a
+# write round trip goes").  QEMU's own AioContext sources recurse (util/
+# async.c), as this one now does; its callback reads the socket once and
+# runs no nested main loop.
+grep -q 'netvm: no wakeup' "$SRC/net/stream.c" ||
+	sed -i '/s->ioc_read_tag = qio_channel_add_watch(s->ioc, G_IO_IN/{n;a\
+    g_source_set_can_recurse(g_main_context_find_source_by_id(NULL, s->ioc_read_tag), TRUE); /* netvm: no wakeup per frame */
+}' "$SRC/net/stream.c"
 # the ASan build's device set (--with-devices-x86_64=netvm-asan)
 ln -sfn "$REPO/qemu-device/asan-devices.mak" \
 	"$SRC/configs/devices/x86_64-softmmu/netvm-asan.mak"
