@@ -241,11 +241,12 @@ END_TEST
 
 /*
  * ctl.tx_irq: OFF, no event for a TX completion (irq_arm stays set);
- * ONCE, one event and back to OFF; EVERY (0, the default) as before.
+ * ONCE, one event and back to OFF; EVERY (0, the default) as before;
+ * any other value the host writes counts as EVERY and is left alone.
  */
 START_TEST(test_tx_irq)
 {
-	for (uint32_t i = 0; i < 3; i++)
+	for (uint32_t i = 0; i < 4; i++)
 		post_rx(&b, i, NVM_ETH_MAX_FRAME);
 	sim_doorbell(&b, 0, NVM_DB_ETH);
 	fill(&a, TX_BUF(0), 1, 60);
@@ -274,8 +275,16 @@ START_TEST(test_tx_irq)
 	sim_settle(&a, &b);
 	ck_assert_int_eq(sim_count_events(&a, NVM_EV_ETH, -1), 2);
 	ck_assert_uint_eq(ctl(&a)->tx_irq, NVM_ETH_TXIRQ_EVERY);
-	ck_assert_uint_eq(b.fw.counters[FW_CNT_ETH_RX], 3);
-	ck_assert(rx_is(&b, 2, 1, 60));
+
+	ctl(&a)->irq_arm = 1;
+	ctl(&a)->tx_irq = 0xdeadbeef;
+	post_tx(&a, 3, TX_BUF(0), 60, 2, NULL, 0);
+	sim_doorbell(&a, 0, NVM_DB_ETH);
+	sim_settle(&a, &b);
+	ck_assert_int_eq(sim_count_events(&a, NVM_EV_ETH, -1), 3);
+	ck_assert_uint_eq(ctl(&a)->tx_irq, 0xdeadbeef);
+	ck_assert_uint_eq(b.fw.counters[FW_CNT_ETH_RX], 4);
+	ck_assert(rx_is(&b, 3, 1, 60));
 }
 END_TEST
 
