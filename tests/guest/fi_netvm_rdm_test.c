@@ -157,44 +157,50 @@ static ssize_t next(struct fid_cq *cq, struct fi_cq_tagged_entry *e,
 
 /* ---- one process ---- */
 
+/* The provider's own RDM entry among what fi_getinfo lists for hints h
+ * (freed here), as a copy to free with fi_freeinfo; NULL if none. */
+static struct fi_info *native_info(struct fi_info *h)
+{
+	struct fi_info *got = NULL, *native = NULL;
+
+	fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &got);
+	for (struct fi_info *i = got; i && !native; i = i->next)
+		if (!strcmp(i->fabric_attr->prov_name, "netvm"))
+			native = fi_dupinfo(i);
+	fi_freeinfo(got);
+	fi_freeinfo(h);
+	return native;
+}
+
 /* Whether fi_getinfo with hints lists the provider's own RDM entry, and
  * that entry's capabilities and memory registration mode. */
 static bool native_entry(struct fi_info *h, uint64_t *caps, int *mr_mode)
 {
-	struct fi_info *got = NULL;
-	bool native = false;
+	struct fi_info *i = native_info(h);
 
-	fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &got);
-	for (struct fi_info *i = got; i; i = i->next)
-		if (!strcmp(i->fabric_attr->prov_name, "netvm")) {
-			native = true;
-			*caps = i->caps;
-			*mr_mode = i->domain_attr->mr_mode;
-		}
-	fi_freeinfo(got);
-	fi_freeinfo(h);
-	return native;
+	if (!i)
+		return false;
+	*caps = i->caps;
+	*mr_mode = i->domain_attr->mr_mode;
+	fi_freeinfo(i);
+	return true;
 }
 
 /* The native entry's default tx and rx op_flags for hints asking for
  * ASKED in both (false if there is no native entry). */
 static bool native_op_flags(uint64_t asked, uint64_t *tx, uint64_t *rx)
 {
-	struct fi_info *h = rdm_hints(FI_TAGGED, 0), *got = NULL;
-	bool native = false;
+	struct fi_info *h = rdm_hints(FI_TAGGED, 0), *i;
 
 	h->tx_attr->op_flags = asked;
 	h->rx_attr->op_flags = asked;
-	fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &got);
-	for (struct fi_info *i = got; i; i = i->next)
-		if (!strcmp(i->fabric_attr->prov_name, "netvm")) {
-			native = true;
-			*tx = i->tx_attr->op_flags;
-			*rx = i->rx_attr->op_flags;
-		}
-	fi_freeinfo(got);
-	fi_freeinfo(h);
-	return native;
+	i = native_info(h);
+	if (!i)
+		return false;
+	*tx = i->tx_attr->op_flags;
+	*rx = i->rx_attr->op_flags;
+	fi_freeinfo(i);
+	return true;
 }
 
 static void check_info(void)
