@@ -177,8 +177,12 @@ ssize_t fnv_wire_recv(struct fnv_wire *w, void *buf, size_t cap,
 int fnv_wire_arm(struct fnv_wire *w, int fds[2]);
 
 /* ---- fnv_ep.c, fnv_msg.c: endpoints and their data path ---- */
-/* The bytes of n pieces; SIZE_MAX if they overflow a size_t. */
+/* fnv_iov.c: the bytes of n pieces (SIZE_MAX if they overflow a
+ * size_t); n bytes of src into iov from byte pos of it on (what does not
+ * fit is left out). */
 size_t fnv_iov_total(const struct iovec *iov, size_t n);
+void fnv_iov_scatter(const struct iovec *iov, size_t count, size_t pos,
+		     const void *src, size_t n);
 struct fnv_rx {
 	void *ctx;
 	struct iovec iov[FNV_IOV_MAX];

@@ -13,20 +13,6 @@
 
 #include "fnv_rdm.h"
 
-/* The bytes of n pieces; SIZE_MAX if they overflow a size_t (which a
- * wrapped sum would hide from the size checks, and the copy overrun). */
-size_t fnv_iov_total(const struct iovec *iov, size_t n)
-{
-	size_t t = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (iov[i].iov_len > SIZE_MAX - t)
-			return SIZE_MAX;
-		t += iov[i].iov_len;
-	}
-	return t;
-}
-
 /* ---- send ---- */
 
 static ssize_t send_locked(struct fnv_ep *ep, const struct iovec *iov,
@@ -226,17 +212,8 @@ static bool take_one_locked(struct fnv_ep *ep)
 		n = 0;
 	}
 	got = (size_t)n < cap ? (size_t)n : cap;
-	if (!one) {
-		size_t off = 0;
-
-		for (size_t i = 0; i < r->iov_count && off < got; i++) {
-			size_t k = got - off < r->iov[i].iov_len ?
-				   got - off : r->iov[i].iov_len;
-
-			memcpy(r->iov[i].iov_base, ep->bounce + off, k);
-			off += k;
-		}
-	}
+	if (!one)
+		fnv_iov_scatter(r->iov, r->iov_count, 0, ep->bounce, got);
 	e.len = got;
 	e.buf = r->iov_count ? r->iov[0].iov_base : NULL;
 	e.src = e.err ? FI_ADDR_NOTAVAIL : fnv_av_reverse(ep->av, node, port);

@@ -304,25 +304,6 @@ void fnv_rdv_unexport_locked(struct fnv_domain *d, int handle)
 	(void)netvm_unexport(d->nv, handle);
 }
 
-/* n bytes of src into iov at byte pos of it. */
-static void scatter(const struct iovec *iov, size_t count, size_t pos,
-		    const uint8_t *src, size_t n)
-{
-	for (size_t i = 0; i < count && n; i++) {
-		size_t k;
-
-		if (pos >= iov[i].iov_len) {
-			pos -= iov[i].iov_len;
-			continue;
-		}
-		k = iov[i].iov_len - pos < n ? iov[i].iov_len - pos : n;
-		memcpy((uint8_t *)iov[i].iov_base + pos, src, k);
-		src += k;
-		n -= k;
-		pos = 0;
-	}
-}
-
 /* The loop-back: the sender is a process of this node. */
 static int read_local(const struct fnv_rdv_req *q, const struct iovec *iov,
 		      size_t count, size_t n)
@@ -380,7 +361,7 @@ int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 			err = netvm_readF(d->nv, seg, off, d->bounce, k);
 			if (err)
 				break;
-			scatter(iov, count, pos, d->bounce, k);
+			fnv_iov_scatter(iov, count, pos, d->bounce, k);
 			off += k;
 			pos += k;
 		}

@@ -35,7 +35,7 @@ static bool rx_complete(const struct fnv_ep *ep, uint64_t flags, int err)
 static void deliver(struct fnv_ep *ep, const struct fnv_rdm_rx *rx,
 		    bool tagged, const struct fnv_unexp *m)
 {
-	size_t cap = fnv_iov_total(rx->iov, rx->iov_count), off = 0;
+	size_t cap = fnv_iov_total(rx->iov, rx->iov_count);
 	size_t got = m->len < cap ? m->len : cap;
 	struct fnv_cqe e = {
 		.ctx = rx->ctx, .len = got, .tag = tagged ? m->tag : 0,
@@ -63,13 +63,7 @@ static void deliver(struct fnv_ep *ep, const struct fnv_rdm_rx *rx,
 			e.olen = 0;
 		}
 	} else {
-		for (size_t i = 0; i < rx->iov_count && off < got; i++) {
-			size_t k = got - off < rx->iov[i].iov_len ?
-				   got - off : rx->iov[i].iov_len;
-
-			memcpy(rx->iov[i].iov_base, m->buf + off, k);
-			off += k;
-		}
+		fnv_iov_scatter(rx->iov, rx->iov_count, 0, m->buf, got);
 	}
 	if (rx_complete(ep, rx->flags, e.err))
 		fnv_cq_push_locked(ep->rx_cq, &e);

@@ -119,15 +119,6 @@ fi_addr_t fnv_av_reverse(const struct fnv_av *av, uint16_t node, uint16_t port)
 	return port;
 }
 
-size_t fnv_iov_total(const struct iovec *iov, size_t n)
-{
-	size_t t = 0;
-
-	for (size_t i = 0; i < n; i++)
-		t += iov[i].iov_len;
-	return t;
-}
-
 int fnv_errno_to_fi(int err)
 {
 	return -err;
