@@ -67,51 +67,46 @@ static uint32_t k_close(struct fw *fw, uint32_t port)
 	return NVM_ST_OK;
 }
 
-/* An any-source channel: its tag is unique among the endpoint's. */
-static uint32_t any_chan(struct fw *fw, const struct nvm_k_unet_chan *k,
-			 struct fw_unet_chan *ch)
+/*
+ * Whether @e already has a channel that would take @k's frames: the rule
+ * is per endpoint (nvm_unet_chan_clash), since every frame names the
+ * endpoint it is for; the NIC's other endpoints may hold the same triple.
+ */
+static bool chan_taken(const struct fw_unet_ep *e,
+		       const struct nvm_k_unet_chan *k)
 {
-	const struct fw_unet_ep *e = &fw->unet.ep[k->port];
-
-	if (ch->open)
-		return NVM_ST_BAD_CMD;
 	for (uint32_t c = 0; c < NVM_UNET_CHANNELS; c++)
-		if (e->ch[c].open && e->ch[c].tag == k->tag &&
-		    nvm_unet_is_any(e->ch[c].node, e->ch[c].rport))
-			return NVM_ST_BAD_CMD;
-	ch->node = NVM_UNET_ANY;
-	ch->rport = NVM_UNET_ANY;
-	ch->tag = k->tag;
-	ch->open = 1;
-	return NVM_ST_OK;
+		if (e->ch[c].open &&
+		    nvm_unet_chan_clash(k->node, k->rport, k->tag,
+					e->ch[c].node, e->ch[c].rport,
+					e->ch[c].tag))
+			return true;
+	return false;
 }
 
+/*
+ * A channel to a named (node, port), or an any-source one (both
+ * NVM_UNET_ANY; half of it is refused by the bounds).
+ */
 static uint32_t k_chan(struct fw *fw, const struct nvm_k_unet_chan *k)
 {
+	struct fw_unet_ep *e;
 	struct fw_unet_chan *ch;
 
 	if (!fw_unet_open_port(fw, k->port) || k->channel >= NVM_UNET_CHANNELS)
 		return NVM_ST_BAD_CMD;
-	ch = &fw->unet.ep[k->port].ch[k->channel];
+	e = &fw->unet.ep[k->port];
+	ch = &e->ch[k->channel];
 	if (!k->open) {
 		memset(ch, 0, sizeof(*ch));
 		return NVM_ST_OK;
 	}
-	if (nvm_unet_is_any(k->node, k->rport))
-		return any_chan(fw, k, ch);
-	if (ch->open || k->node >= FW_NV_NODES ||
-	    k->rport >= NVM_UNET_VPORT_MAX ||
-	    k->rport == NVM_EP_KERNEL)
+	if (ch->open ||
+	    (!nvm_unet_is_any(k->node, k->rport) &&
+	     (k->node >= FW_NV_NODES || k->rport >= NVM_UNET_VPORT_MAX ||
+	      k->rport == NVM_EP_KERNEL)) ||
+	    chan_taken(e, k))
 		return NVM_ST_BAD_CMD;
-	/* a tag names one channel per remote node on this NIC */
-	for (uint32_t p = 0; p < FW_UNET_EPS; p++)
-		for (uint32_t c = 0; c < NVM_UNET_CHANNELS; c++) {
-			const struct fw_unet_chan *o = &fw->unet.ep[p].ch[c];
-
-			if (fw_unet_open_port(fw, p) && o->open &&
-			    o->node == k->node && o->tag == k->tag)
-				return NVM_ST_BAD_CMD;
-		}
 	ch->node = k->node;
 	ch->rport = k->rport;
 	ch->tag = k->tag;

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * U-Net receive.  A packet is demultiplexed on (source node, tag, ports)
- * to an endpoint's channel; anything else is dropped and counted.  Small
+ * U-Net receive.  A packet goes to the endpoint it names (dst_port) and
+ * there to the channel whose (source node, source port, tag) it carries,
+ * else to the endpoint's any-source channel for its tag; anything else is
+ * dropped and counted.  Channels of other endpoints are never asked, so
+ * endpoints of one NIC may hold the same (node, port, tag).  Small
  * messages go whole into the receive descriptor, large ones into buffers
  * popped from the free queue (or, a reply, straight into the buffer the
  * reply table names); the descriptor's seq is written last.  What cannot

@@ -593,31 +593,30 @@ err_free:
 }
 
 /*
- * Whether an emulated endpoint of @nd has a channel with (node, tag): the
- * firmware checks the NIC's endpoints, the driver these.  Read without
- * their channel locks: a channel being set up at the same moment on
- * another endpoint may slip through, which costs only the uniqueness, not
- * isolation (delivery also matches the ports).
+ * Whether @u already has an open channel that would take the frames of
+ * (node, port, tag) (nvm_unet_chan_clash): the rule is per endpoint, as
+ * every frame names its endpoint.  Called with u->lock, which every
+ * change of u->ch[] holds.
  */
-static bool unet_tag_taken(struct netvm_dev *nd, u32 node, u32 tag)
+static bool unet_chan_taken(struct netvm_unet *u,
+			    const struct netvm_unet_chan *req)
 {
-	bool taken = false;
-	u32 p, c;
+	u32 c;
 
-	mutex_lock(&nd->unet.div_lock);	/* no endpoint is freed meanwhile */
-	for (p = 1; p < NVM_UNET_VPORT_MAX && !taken; p++) {
-		struct netvm_unet *o = unet_lookup(nd, p);
-
-		for (c = 0; o && c < NVM_UNET_CHANNELS; c++)
-			if (READ_ONCE(o->ch[c].open) && o->ch[c].node == node &&
-			    o->ch[c].tag == tag)
-				taken = true;
-	}
-	mutex_unlock(&nd->unet.div_lock);
-	return taken;
+	for (c = 0; c < NVM_UNET_CHANNELS; c++)
+		if (u->ch[c].open &&
+		    nvm_unet_chan_clash(req->node, req->port, req->tag,
+					u->ch[c].node, u->ch[c].port,
+					u->ch[c].tag))
+			return true;
+	return false;
 }
 
-/* Only the kernel names the tag; the firmware refuses a duplicate. */
+/*
+ * Only the kernel names the tag.  A duplicate of one of the endpoint's
+ * own channels is refused here for both kinds of endpoint; the firmware
+ * refuses it again for a NIC endpoint (it is that endpoint's NI).
+ */
 static int unet_channel(struct netvm_unet *u, void __user *uarg, bool open)
 {
 	struct netvm_unet_chan req;
@@ -663,6 +662,10 @@ static int unet_channel(struct netvm_unet *u, void __user *uarg, bool open)
 		ret = -EINVAL;
 		goto out;
 	}
+	if (unet_chan_taken(u, &req)) {
+		ret = -EADDRINUSE;
+		goto out;
+	}
 	for (c = 0; c < NVM_UNET_CHANNELS && u->ch[c].open; c++)
 		;
 	if (c == NVM_UNET_CHANNELS) {
@@ -674,22 +677,9 @@ static int unet_channel(struct netvm_unet *u, void __user *uarg, bool open)
 	kc.node = req.node;
 	kc.rport = req.port;
 	kc.tag = req.tag;
-	if (u->emulated) {
-		/* the driver is the NI: it checks the tag over every endpoint */
-		ret = unet_tag_taken(u->nd, req.node, req.tag) ? -EINVAL : 0;
-	} else {
-		ret = nv_kcmd(u->nd, NVM_KOP_UNET_CHAN, 0, 0, 0, 0, &kc,
-			      sizeof(kc));
-		/* any-source tags are per endpoint: the firmware checks */
-		if (!ret && !any &&
-		    unet_tag_taken(u->nd, req.node, req.tag)) {
-			/* an emulated endpoint has it: undo */
-			kc.open = 0;
-			nv_kcmd(u->nd, NVM_KOP_UNET_CHAN, 0, 0, 0, 0, &kc,
-				sizeof(kc));
-			ret = -EINVAL;
-		}
-	}
+	/* the driver is an emulated endpoint's NI: checked above */
+	ret = u->emulated ? 0 : nv_kcmd(u->nd, NVM_KOP_UNET_CHAN, 0, 0, 0, 0,
+					&kc, sizeof(kc));
 	if (ret == -EINVAL) {
 		/* every other reason was checked above: the tag is taken */
 		ret = -EADDRINUSE;

@@ -424,7 +424,8 @@ void *netvm_unet_segment(struct netvm_unet *u, size_t *size, size_t *app_end);
 /*
  * Ask the kernel for a channel to (node, port) carrying tag; returns the
  * channel id (>= 0).  Both ends set up a channel with the same tag.
- * Errors: -EINVAL, -EADDRINUSE (the tag is taken for that node here),
+ * Errors: -EINVAL, -EADDRINUSE (this endpoint already has a channel to
+ * that node and port with that tag; other endpoints may have one),
  * -ENOSPC (16 channels).  netvm_unet_unchannel: -ENOENT.
  */
 int netvm_unet_channel(struct netvm_unet *u, unsigned int node,

@@ -459,7 +459,7 @@ struct nvm_k_unet_chan {
 	uint32_t open;		/* 1 = set up, 0 = tear down */
 	uint32_t node;		/* remote node, or NVM_UNET_ANY */
 	uint32_t rport;		/* remote endpoint, or NVM_UNET_ANY */
-	uint32_t tag;		/* unique per (node, tag) on this NIC */
+	uint32_t tag;		/* see nvm_unet_chan_clash() */
 	uint32_t reserved[2];
 };
 
@@ -478,6 +478,23 @@ struct nvm_k_unet_chan {
 static inline int nvm_unet_is_any(uint32_t node, uint32_t rport)
 {
 	return node == NVM_UNET_ANY && rport == NVM_UNET_ANY;
+}
+
+/*
+ * Whether a new channel (node, rport, tag) clashes with an open channel
+ * (onode, orport, otag) of the same endpoint: one rule for the firmware
+ * and for the driver playing a kernel-emulated endpoint's NI.  A frame
+ * names the endpoint it is for (dst_port), and the endpoint's channels
+ * are told apart by (source node, source port, tag), so only two channels
+ * of one endpoint with the same triple could take the same frames; any
+ * other endpoint of the NIC may hold the same triple.  Two any-source
+ * channels (node = port = NVM_UNET_ANY) clash on the tag alone.
+ */
+static inline int nvm_unet_chan_clash(uint32_t node, uint32_t rport,
+				      uint32_t tag, uint32_t onode,
+				      uint32_t orport, uint32_t otag)
+{
+	return node == onode && rport == orport && tag == otag;
 }
 
 /* ---- ioctls on /dev/netvmN ------------------------------------------- */
@@ -521,7 +538,8 @@ struct netvm_unet_open {
 struct netvm_unet_chan {
 	uint32_t node;
 	uint32_t port;
-	uint32_t tag;		/* agreed by both ends; unique per node here */
+	uint32_t tag;		/* agreed by both ends; one endpoint's channels
+				 * differ in (node, port, tag) */
 	uint32_t channel;	/* out (UNET_CHANNEL), in (UNET_UNCHANNEL) */
 	uint32_t reserved[4];
 };

@@ -49,13 +49,16 @@
 #include "guest_tap.h"
 #include "unet_pattern.h"
 
-#define T1		0x1001u	/* C <-> S */
+#define T1		0x1001u	/* C <-> S; X -> V (V's second channel), and
+				 * X -> S, which S has from C only */
 #define T2		0x2002u	/* X -> S: S has no such channel */
 #define T3		0x3003u	/* V expects it from C; X uses it */
 #define SEG		(256u * 1024)
 #define BUFS		32
 #define BUFSZ		2048
 #define RESUME_NOTF	1	/* into the server's "resume": echo on */
+#define X_TO_V		2	/* X's messages to V on T1 */
+#define X_TO_V_K	40	/* ... their patterns' first number */
 
 static void pattern(uint8_t *p, size_t n, unsigned int k)
 {
@@ -100,7 +103,7 @@ static int serve(struct netvm *nv, unsigned int peer)
 	struct netvm *rn;
 	char text[128];
 	size_t len;
-	int cs, cv, err, pn;
+	int cs, cv, cx, err, pn, good = 0;
 
 	if (netvm_unet_open(nv, SEG, BUFSZ, BUFS, &s) ||
 	    netvm_unet_open(nv, SEG, BUFSZ, BUFS, &v)) {
@@ -125,9 +128,12 @@ static int serve(struct netvm *nv, unsigned int peer)
 	}
 	cs = netvm_unet_channel(s, peer, pc, T1);
 	cv = netvm_unet_channel(v, peer, pc, T3);
-	if (cs < 0 || cv < 0) {
-		fprintf(stderr, "serve: channels: %s / %s\n",
-			netvm_strerror(cs), netvm_strerror(cv));
+	/* S's (node, tag) on another endpoint of this NIC: per endpoint */
+	cx = netvm_unet_channel(v, peer, px, T1);
+	if (cs < 0 || cv < 0 || cx < 0) {
+		fprintf(stderr, "serve: channels: %s / %s / %s\n",
+			netvm_strerror(cs), netvm_strerror(cv),
+			netvm_strerror(cx));
 		return 1;
 	}
 	write_file("/tmp/unet.ready", "ready\n");
@@ -160,11 +166,21 @@ static int serve(struct netvm *nv, unsigned int peer)
 			return 1;
 		}
 	}
-	/* the victim must have seen nothing of the intruder's messages */
+	/*
+	 * The victim must have seen nothing of the intruder's messages but
+	 * the ones X sent it on T1, each whole on the channel from X.
+	 */
+	for (int i = 0; i < X_TO_V; i++) {
+		err = netvm_unet_recv(v, buf, sizeof(buf), &len, &ch, 30000);
+		good += !err && ch == (unsigned int)cx &&
+			len == 1000u + (unsigned int)i &&
+			unet_pattern_ok(buf, len, X_TO_V_K + i);
+	}
 	err = netvm_unet_recv(v, buf, sizeof(buf), &len, NULL, 0);
 	netvm_unet_stats(v, &st);
-	snprintf(text, sizeof(text), "bye %s %u",
-		 err == -EAGAIN && st.received == 0 ? "ok" : "bad", st.received);
+	snprintf(text, sizeof(text), "bye %s %u %d",
+		 err == -EAGAIN && st.received == X_TO_V && good == X_TO_V ?
+		 "ok" : "bad", st.received, good);
 	err = netvm_unet_send(s, cs, text, strlen(text));
 	if (!err)
 		err = netvm_unet_flush(s, 10000);
@@ -800,7 +816,7 @@ static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 	unsigned int got_ch;
 	char text[128];
 	uint8_t *seg;
-	int cc, xs, xv, err, e2;
+	int cc, xt, xs, xv, xw, err, e2;
 
 	int emu = !!getenv("NETVM_UNET_EMULATE");
 
@@ -827,16 +843,22 @@ static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 	pattern_self_check();
 	check(cc >= 0, "channel to node %u port %u, tag %#x: id %d", node, ps,
 	      T1, cc);
+	xt = netvm_unet_channel(x, node, ps, T1);
+	check(xt >= 0,
+	      "a second endpoint of this NIC takes the same (node %u, port %u, tag %#x): id %d",
+	      node, ps, T1, xt);
 	err = netvm_unet_channel(x, node, ps, T1);
 	check(err == -EADDRINUSE,
-	      "a second endpoint cannot take the same tag for that node: %s",
+	      "but one endpoint cannot take it twice: EADDRINUSE (%s)",
 	      netvm_strerror(err));
 	err = netvm_unet_channel(x, node, 0, T2);
 	check(err == -EINVAL, "a channel to port 0 (the kernel's) is refused: %s",
 	      netvm_strerror(err));
 	xs = netvm_unet_channel(x, node, ps, T2);
 	xv = netvm_unet_channel(x, node, pv, T3);
-	if (cc < 0 || xs < 0 || xv < 0)
+	/* T1 again, to another port: a channel of its own */
+	xw = netvm_unet_channel(x, node, pv, T1);
+	if (cc < 0 || xt < 0 || xs < 0 || xv < 0 || xw < 0)
 		return 1;
 	snprintf(text, sizeof(text), "%d %d\n", netvm_unet_port(c),
 		 netvm_unet_port(x));
@@ -907,14 +929,25 @@ static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 	      "the endpoint's status counts %d refused descriptors (%u)",
 	      emu ? 4 : 5, st.send_errors);
 
-	/* isolation: X's messages match no channel at node 1 */
+	/*
+	 * Isolation: X's messages on xs, xv and xt match no channel at node
+	 * 1 (xt: S's tag, but from X's port; V has a channel for it, but the
+	 * frames name S), and are dropped there; the ones on xw name V and
+	 * take V's channel from X.
+	 */
 	pattern(out, 64, 1);
 	for (int i = 0; i < 3; i++) {
 		netvm_unet_send(x, xs, out, 64);
 		netvm_unet_send(x, xv, out, 1500);
+		netvm_unet_send(x, xt, out, 700);
+	}
+	for (int i = 0; i < X_TO_V; i++) {
+		pattern(out, 1000 + i, X_TO_V_K + i);
+		netvm_unet_send(x, xw, out, 1000 + i);
 	}
 	err = netvm_unet_flush(x, 10000);
-	check(!err, "the intruder's 6 messages left node 0 (%s)", netvm_strerror(err));
+	check(!err, "the intruder's 9 messages and its %d to V left node 0 (%s)",
+	      X_TO_V, netvm_strerror(err));
 	/* and the pair still works, nothing of X's in between */
 	pattern(out, 77, 3);
 	err = netvm_unet_send(c, cc, out, 77);
@@ -928,7 +961,8 @@ static int client(struct netvm *nv, unsigned int node, unsigned int ps,
 		err = netvm_unet_recv(c, in, sizeof(in) - 1, &len, NULL, 30000);
 	in[err ? 0 : len] = 0;
 	check(!err && !strncmp((char *)in, "bye ok", 6),
-	      "the server's victim endpoint received nothing: \"%s\"", (char *)in);
+	      "the server's victim endpoint received X's %d messages on T1, byte-verified, and nothing else: \"%s\"",
+	      X_TO_V, (char *)in);
 	netvm_unet_close(x);
 	netvm_unet_close(c);
 	return failures ? 1 : 0;

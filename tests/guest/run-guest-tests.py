@@ -636,8 +636,8 @@ def unet_pair(s, c, emulate=False):
     T.ok(src == 0, "node %d: the echo server exits 0" % s, diag(src, sout, serr))
     after = sysfs_counters(s, "fw_counters")
     d = dict((k, after.get(k, 0) - before.get(k, 0)) for k in after)
-    T.ok(d.get("unet_no_channel", 0) == 6,
-         "node %d: the intruder's 6 messages dropped and counted (unet_no_channel +%d)"
+    T.ok(d.get("unet_no_channel", 0) == 9,
+         "node %d: the intruder's 9 messages dropped and counted (unet_no_channel +%d)"
          % (s, d.get("unet_no_channel", 0)), "%s" % d)
     T.ok(d.get("unet_rx", 0) >= 60 and d.get("unet_dropped", 1) == 0,
          "node %d: %d messages delivered direct, %d diverted, none dropped"

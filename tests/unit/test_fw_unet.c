@@ -481,9 +481,24 @@ START_TEST(demultiplexed_on_tag)
 	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 0);
 	/* the same tag from another port of A is not B's channel either */
 	ck_assert_int_eq(open_ep(&ha, PORT_A + 5), 0);
-	ck_assert_int_eq(chan(&ha, PORT_A + 5, 0, 1, PORT_B, TAG), 1);	/* taken */
-	/* a tag is unique per node, not per NIC */
-	ck_assert_int_eq(chan(&ha, PORT_A + 5, 0, 7, PORT_B, TAG), 0);
+	ck_assert_int_eq(chan(&ha, PORT_A + 5, 0, 1, PORT_B, TAG), 0);
+	{
+		struct nvm_unet_send_desc d = { .channel = 0, .len = 8,
+						.flags = NVM_UNET_F_INLINE,
+						.seq = 1 };
+		uint8_t *slot = region(&ca, PORT_A + 5) + NVM_UNET_SENDQ;
+
+		memcpy(d.data, m, 8);
+		memcpy(slot, &d, sizeof(d));
+		sim_doorbell(&ca, (PORT_A + 5) * LANAI_DOORBELL_PAGE, 1);
+		settle();
+		ck_assert_uint_eq(slot[offsetof(struct nvm_unet_send_desc,
+						status)], NVM_UNET_ST_SENT);
+	}
+	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_NO_CHANNEL], 2);
+	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 0);
+	/* channels are per endpoint (test_fw_unet_ports.c): not twice on one */
+	ck_assert_int_eq(chan(&ha, PORT_A + 5, 1, 1, PORT_B, TAG), 1);
 	/* a port is one model's: NetVM cannot open a U-Net port, nor U-Net
 	 * an open one or the kernel's */
 	{
