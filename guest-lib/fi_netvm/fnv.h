@@ -44,7 +44,9 @@
 /*
  * Every netvm endpoint's any-source channel carries this tag plus its
  * port; a sender's channel to (node, port) carries the same, so the tag
- * names the receiving endpoint and the NI names the sender.
+ * names the receiving endpoint and the NI names the sender.  Several
+ * endpoints of a node may each hold such a channel to the same (node,
+ * port): U-Net's channels are per endpoint (docs/unet.md, "Tags").
  */
 #define FNV_TAG(port)		(0x4e564600u | (port))	/* "NVF" + port */
 

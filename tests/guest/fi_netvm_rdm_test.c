@@ -32,7 +32,12 @@
  *       each checked; the same flood over U-Net: the server learns the client from its
  *       first message, waits (FI_PEEK) for the 256th, posts the 320
  *       receives newest first and checks each; then answers with remote
- *       CQ data, which the client checks.
+ *       CQ data, which the client checks.  Before the flood, a second
+ *       RDM endpoint of the client (the same node and NIC) and its first
+ *       both exchange 24 tagged messages each way with the server's one
+ *       endpoint, interleaved; every one is checked byte for byte, its
+ *       sender and receiver too (two local endpoints with a common peer,
+ *       as two MPI ranks of a node).
  */
 #define _GNU_SOURCE	/* memfd_create */
 #include <stdbool.h>
@@ -67,6 +72,10 @@
 #define RMA_LEN		100000
 #define LARGE_TAG	500
 #define MAX_LARGE	(1ull << 30)	/* max_msg_size: one NetVM export */
+#define HELLO2_TAG	4	/* the client's second endpoint's address */
+#define PAIR_N		24	/* tagged messages each way, per client endpoint */
+#define PAIR_TAG	2000	/* + 1000 k + i: client endpoint k's message i */
+#define PAIR_BACK	4000	/* + 1000 k + i: the server's answer i to k */
 
 struct side {
 	struct fid_ep *ep;
@@ -1006,6 +1015,164 @@ static void large_client(struct side *s, fi_addr_t srv)
 		munmap(out[i], i < 3 ? x_len[i] : X_SPAN);
 }
 
+
+/* ---- two local endpoints, one remote peer ---- */
+
+static size_t pair_len(unsigned int k, unsigned int i)
+{
+	return 1 + (i * 331 + k * 977) % MAX_MSG;
+}
+
+/* Pattern seeds: endpoint k's message i to the server, and the answer. */
+static unsigned int pair_seed(unsigned int k, unsigned int back,
+			      unsigned int i)
+{
+	return 5000 + k * 1000 + back * 500 + i;
+}
+
+/*
+ * The server's half: the second endpoint's address from its hello, then
+ * PAIR_N messages from each endpoint (by tag), each from the endpoint its
+ * tag names, byte for byte, and an answer to each of the two.
+ */
+static void pair_serve(struct side *s, fi_addr_t peer)
+{
+	static uint8_t in[2][PAIR_N][MAX_MSG];
+	static uint8_t out[2][PAIR_N][MAX_MSG];
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	char hello[64] = { 0 };
+	fi_addr_t src, from[2] = { peer, FI_ADDR_NOTAVAIL };
+	unsigned int got = 0, good = 0, acked = 0, k, i;
+	int ctx;
+	ssize_t r;
+
+	fi_trecv(s->ep, hello, sizeof(hello) - 1, NULL, FI_ADDR_UNSPEC, HELLO2_TAG, 0, &ctx);
+	while ((r = next(s->cq, &e, &src, &ee)) == 1 && e.op_context != &ctx)
+		;	/* an earlier phase's send completing late */
+	check(r == 1 && e.op_context == &ctx &&
+	      fi_av_insertsvc(av, hello, NULL, &from[1], 0, NULL) == 1 && from[1] != peer,
+	      "server: the client's second endpoint's address %s inserted", hello);
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < PAIR_N; i++)
+			if (fi_trecv(s->ep, in[k][i], MAX_MSG, NULL, FI_ADDR_UNSPEC,
+				     PAIR_TAG + 1000 * k + i, 0, in[k][i]))
+				die("server: pair trecv", -1);
+	for (; got < 2 * PAIR_N; got++) {
+		r = next(s->cq, &e, &src, &ee);
+		if (r != 1)
+			die("server: pair receive", (int)r);
+		k = (unsigned int)(e.tag - PAIR_TAG) / 1000;
+		i = (unsigned int)(e.tag - PAIR_TAG) % 1000;
+		good += k < 2 && i < PAIR_N && e.op_context == in[k][i] &&
+			src == from[k] && e.len == pair_len(k, i) &&
+			tap_filled(in[k][i], e.len, pair_seed(k, 0, i));
+	}
+	check(good == 2 * PAIR_N,
+	      "server: %d tagged messages from each of the client's two endpoints, each from "
+	      "the endpoint its tag names, byte for byte (%u of %d)", PAIR_N, good, 2 * PAIR_N);
+	for (i = 0; i < PAIR_N; i++)
+		for (k = 0; k < 2; k++) {
+			tap_fill(out[k][i], pair_len(k, i), pair_seed(k, 1, i));
+			while ((r = fi_tsend(s->ep, out[k][i], pair_len(k, i), NULL, from[k],
+					     PAIR_BACK + 1000 * k + i, out[k][i])) == -FI_EAGAIN)
+				acked += fi_cq_sread(s->cq, &e, 1, NULL, 10) == 1;
+			if (r)
+				die("server: pair tsend", (int)r);
+		}
+	while (acked < 2 * PAIR_N) {
+		r = next(s->cq, &e, &src, &ee);
+		if (r != 1)
+			die("server: pair answers", (int)r);
+		acked++;
+	}
+	check(acked == 2 * PAIR_N, "server: its %d answers to the two endpoints acknowledged",
+	      2 * PAIR_N);
+}
+
+/* Both endpoints' completions so far: sends by context, receives checked. */
+static void pair_poll(struct side *sd[2], uint8_t (*in)[PAIR_N][MAX_MSG],
+		      uint8_t (*out)[PAIR_N][MAX_MSG], fi_addr_t srv,
+		      unsigned int sent[2], unsigned int got[2], unsigned int *good,
+		      int timeout)
+{
+	struct fi_cq_tagged_entry e[16];
+	struct fi_cq_err_entry ee;
+	fi_addr_t src[16];
+
+	for (unsigned int k = 0; k < 2; k++) {
+		ssize_t r = fi_cq_sreadfrom(sd[k]->cq, e, 16, src, NULL, timeout);
+
+		if (r == -FI_EAVAIL && fi_cq_readerr(sd[k]->cq, &ee, 0) == 1)
+			die("client: pair error completion", -ee.err);
+		for (ssize_t n = 0; n < r; n++) {
+			uint8_t *c = e[n].op_context;
+			unsigned int i = (unsigned int)(e[n].tag - PAIR_BACK - 1000 * k);
+
+			if (e[n].flags & FI_SEND) {
+				sent[k] += c >= out[k][0] && c <= out[k][PAIR_N - 1];
+				continue;
+			}
+			got[k]++;
+			*good += i < PAIR_N && c == in[k][i] && src[n] == srv &&
+				 e[n].len == pair_len(k, i) &&
+				 tap_filled(in[k][i], e[n].len, pair_seed(k, 1, i));
+		}
+	}
+}
+
+/*
+ * The client's half: a second RDM endpoint beside s; both send PAIR_N
+ * tagged messages to the server, interleaved, and take its answers.
+ * Each send completes only on the server's acknowledgement, so both
+ * directions between both endpoints and the server's one are exercised.
+ */
+static void pair_client(struct side *s, fi_addr_t srv)
+{
+	static uint8_t in[2][PAIR_N][MAX_MSG], out[2][PAIR_N][MAX_MSG];
+	unsigned int sent[2] = { 0 }, got[2] = { 0 }, good = 0, k, i;
+	struct side s2, *sd[2] = { s, &s2 };
+	int hello_ctx;
+	ssize_t r;
+
+	open_side(&s2);
+	check(strcmp(s->name, s2.name) != 0, "client: a second RDM endpoint on this node: %s "
+	      "beside %s", s2.name, s->name);
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < PAIR_N; i++)
+			if (fi_trecv(sd[k]->ep, in[k][i], MAX_MSG, NULL, FI_ADDR_UNSPEC,
+				     PAIR_BACK + 1000 * k + i, 0, in[k][i]))
+				die("client: pair trecv", -1);
+	r = fi_tsend(s2.ep, s2.name, strlen(s2.name), NULL, srv, HELLO2_TAG, &hello_ctx);
+	if (r)
+		die("client: second hello", (int)r);
+	for (i = 0; i < PAIR_N; i++)
+		for (k = 0; k < 2; k++) {
+			tap_fill(out[k][i], pair_len(k, i), pair_seed(k, 0, i));
+			while ((r = fi_tsend(sd[k]->ep, out[k][i], pair_len(k, i), NULL, srv,
+					     PAIR_TAG + 1000 * k + i, out[k][i])) == -FI_EAGAIN)
+				pair_poll(sd, in, out, srv, sent, got, &good, 10);
+			if (r)
+				die("client: pair tsend", (int)r);
+		}
+	/* both in turn, briefly each: a wait on one is no progress for the other */
+	for (unsigned int idle = 0; idle < 2000 &&
+	     (sent[0] + sent[1] < 2 * PAIR_N || got[0] + got[1] < 2 * PAIR_N);) {
+		unsigned int before = sent[0] + sent[1] + got[0] + got[1];
+
+		pair_poll(sd, in, out, srv, sent, got, &good, 10);
+		idle = sent[0] + sent[1] + got[0] + got[1] == before ? idle + 1 : 0;
+	}
+	check(sent[0] == PAIR_N && sent[1] == PAIR_N,
+	      "client: both endpoints' %d sends to the one server endpoint acknowledged "
+	      "(%u, %u)", PAIR_N, sent[0], sent[1]);
+	check(got[0] == PAIR_N && got[1] == PAIR_N && good == 2 * PAIR_N,
+	      "client: each endpoint took its own %d answers from the server, byte for byte "
+	      "(%u, %u; %u right)", PAIR_N, got[0], got[1], good);
+	fi_close(&s2.ep->fid);
+	fi_close(&s2.cq->fid);
+}
+
 static int serve(void)
 {
 	static uint8_t in[FLOOD][MAX_MSG];
@@ -1028,6 +1195,7 @@ static int serve(void)
 	      hello);
 	rma_serve(&s, peer);
 	large_serve(&s, peer);
+	pair_serve(&s, peer);
 	/* wait for the 256th flood message to be there (unexpected) */
 	for (;;) {
 		r = trecvmsg(&s, NULL, 0, FLOOD_TAG + 255, &ctx, FI_PEEK);
@@ -1085,6 +1253,7 @@ static int client(const char *server)
 		die("client: hello", -1);
 	rma_client(&s, srv);
 	large_client(&s, srv);
+	pair_client(&s, srv);
 	for (unsigned int i = 0; i < FLOOD; i++) {
 		size_t len = 1 + (i * 37) % MAX_MSG;
 

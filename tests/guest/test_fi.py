@@ -30,8 +30,9 @@ under Debian's unmodified libfabric tools, on 2 VMs.
     node (messages, tags, unexpected, directed receives, remote CQ data,
     probes, errors, the window and resends, RMA and atomics on the
     loop-back) and across the nodes (RMA and atomics over NetVM into
-    dropped pages, a wrong key; a flood of 320 tagged messages, 256
-    unexpected and the rest resent)
+    dropped pages, a wrong key; two RDM endpoints of one node both
+    exchanging tagged messages with the server's one; a flood of 320
+    tagged messages, 256 unexpected and the rest resent)
 
 TAP output; the cluster 't-guest-fi' is always torn down.
 Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT.
@@ -306,13 +307,14 @@ def check_rdm_native():
         else:
             res["c"] = (-1, addr, "the server wrote no address: " + err)
     run_parallel(lambda f: f(), {"s": (srv,), "c": (cli,)})
-    for k, who, n in (("s", "server (node 1)", 5), ("c", "client (node 0)", 6)):
+    for k, who, n in (("s", "server (node 1)", 8), ("c", "client (node 0)", 9)):
         rc, out, err = res[k]
         lines = tap_lines(out)
         T.ok(rc == 0 and len(lines) == n and all(l.startswith("ok") for l in lines),
              "fi-netvm-rdm-test %s: RMA and atomics over NetVM into dropped pages, a wrong "
              "key; rendezvous messages of 4057 B, 100000 B, 1 MiB and 200000 B in 3 pieces between "
-             "dropped pages, checked; "
+             "dropped pages, checked; two RDM endpoints of node 0 and the server's one "
+             "exchanging 24 tagged messages each way, each checked; "
              "320 tagged messages over U-Net, 256 unexpected, the rest resent, each "
              "checked; remote CQ data back" % who, diag(rc, out, err))
 
