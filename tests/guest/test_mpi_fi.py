@@ -19,6 +19,13 @@ datagrams ("netvm;ofi_rxd") and the provider's own RDM endpoints
         mtl ofi, which opened the netvm provider's domain (netvm0; on the
         native path ./netvm mpirun --fi lets the mtl take entries of the
         provider netvm only)
+  - two ranks a node on the 4 nodes (8 ranks): every rank sends every
+    other rank a message of 2000 B (eager) and of 20000 B (past the
+    native path's eager limit) in each of 3 rounds, all at once
+    (Isend/Irecv), and checks every byte of each it receives; so the two
+    ranks of a node each talk to every remote rank, a common peer
+    (U-Net's channels per endpoint, docs/unet.md "Tags"); each rank's
+    line compared exactly
   - with NETVM_TEST_HPCC=1 only: a short hpcc on 4 ranks (HPL N=200 on a
     2 x 2 grid, then its other tests): exit 0, HPL's residual check
     PASSED, no failure.  It takes 6-11 minutes on ofi_rxd under TCG, more
@@ -160,6 +167,48 @@ print("rank %d of %d on %s: ring %d x %d B, %d bad; allreduce %d; Allreduce of %
 """
 
 
+MPI_ALL = r"""
+import socket, sys
+from mpi4py import MPI
+c = MPI.COMM_WORLD
+r, s, N = c.rank, c.size, int(sys.argv[1])
+lens = [int(a) for a in sys.argv[2:]]
+base = bytes(range(256)) * (max(lens) // 256 + 2)
+def msg(a, b, i, n):   # from rank a to rank b, round i: its own rotation
+    k = (a * 31 + b * 7 + i * 3 + n) % 256
+    return base[k:k + n]
+bad = 0
+for i in range(N):
+    for n in lens:
+        got = dict((p, bytearray(n)) for p in range(s) if p != r)
+        reqs = [c.Irecv(got[p], p, i) for p in got]
+        reqs += [c.Isend(msg(r, p, i, n), p, i) for p in got]
+        MPI.Request.Waitall(reqs)
+        bad += sum(bytes(got[p]) != msg(p, r, i, n) for p in got)
+print("rank %d of %d on %s: %d rounds of %s B to and from each of %d ranks, %d bad"
+      % (r, s, socket.gethostname(), N, "+".join(map(str, lens)), s - 1, bad), flush=True)
+"""
+ALL_N, ALL_LENS = 3, (2000, 20000)
+
+
+def check_two_a_node(provider):
+    """Two ranks on each node, every rank exchanging checked messages with
+    every other: two local endpoints with common peers."""
+    np = 2 * NODES
+    t0 = time.monotonic()
+    rc, out, err = mpirun(provider, np, ["python3", "-c", MPI_ALL, ALL_N] + list(ALL_LENS))
+    T.note("%s, %d ranks, 2 a node, all to all: %.1f s" % (provider, np, time.monotonic() - t0))
+    got = sorted((l for l in out.splitlines() if l.startswith("rank ")),
+                 key=lambda l: int(l.split()[1]))
+    lens = "+".join(map(str, ALL_LENS))
+    # the hosts' slots are filled in node order: ranks 2n and 2n + 1 on node n
+    want = ["rank %d of %d on node%d: %d rounds of %s B to and from each of %d ranks, 0 bad"
+            % (r, np, r // 2, ALL_N, lens, np - 1) for r in range(np)]
+    T.ok(rc == 0 and got == want,
+         "%s, %d ranks, 2 a node: every rank to and from every other, %d rounds of %s B, every "
+         "byte checked; lines exact" % (provider, np, ALL_N, lens), diag(rc, out, err, 3000))
+
+
 def check_mpi4py(provider, np):
     """One job: Open MPI's account of what it chose (verbose), a ring and
     the allreduces, the NICs' counters around it."""
@@ -283,6 +332,7 @@ def main():
             check_fi_info(provider)
             for np in (2, 4):
                 check_mpi4py(provider, np)
+            check_two_a_node(provider)
             # hpcc's own tests (its b_eff ping-pongs of 2 MB above all) take
             # minutes on ofi_rxd under TCG (343 s on 2 ranks, 406 s on 4, the
             # shared host loaded; 659 s on 4 another time): on the 2 x 2 grid
