@@ -870,6 +870,8 @@ static void counter_refusals(void)
 	struct fid_ep *ep;
 	int err;
 
+	check(info->domain_attr->cntr_cnt == 64,
+	      "the RDM entry offers counters: cntr_cnt 64 (%zu)", info->domain_attr->cntr_cnt);
 	check(fi_cntr_open(dom, &ca, &c, NULL) == -FI_ENOSYS,
 	      "fi_cntr_open FI_WAIT_FD: -FI_ENOSYS (sleeping is in fi_cntr_wait only)");
 	ca.wait_obj = FI_WAIT_UNSPEC;

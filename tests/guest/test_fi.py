@@ -210,7 +210,7 @@ def check_loopback():
 
 FI_TEST = "/netvm/build/meson/guest-lib/fi_netvm/fi-netvm-test"
 RDM_TEST = "/netvm/build/meson/guest-lib/fi_netvm/fi-netvm-rdm-test"
-RDM_LOCAL_CHECKS = 98
+RDM_LOCAL_CHECKS = 99
 
 
 def tap_lines(out):
