@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fnv_rdm.h"
 
@@ -128,11 +129,21 @@ int fnv_errno_to_fi(int err)
 	return -err;
 }
 
-/* fnv_cntr.c's sleep: no descriptor to wake it (poll(2) skips -1) */
+/* fnv_cntr.c's sleep: a descriptor always readable, so poll(2) returns at
+ * once, and 100 ms of the test's clock pass: a wait's timeout runs out
+ * in the test's time, not the host's. */
 int fnv_wire_arm(struct fnv_wire *w, int fds[2])
 {
+	static int p[2] = { -1, -1 };
+
 	(void)w;
-	fds[0] = fds[1] = -1;
+	if (p[0] < 0) {
+		ck_assert_int_eq(pipe(p), 0);
+		ck_assert_int_eq(write(p[1], "x", 1), 1);
+	}
+	fds[0] = p[0];
+	fds[1] = -1;
+	fake_now += 100;
 	return 0;
 }
 
@@ -1164,6 +1175,9 @@ START_TEST(cntr_calls)
 	counts(x->rx, 1, 2);
 	ck_assert(pop(x, &e));
 	ck_assert_int_eq(e.err, FI_ETRUNC);
+	/* nothing more comes: 1000 ms of the test's clock, then timed out */
+	ck_assert_int_eq(fi_cntr_wait(x->rx, 2, 1000), -FI_ETIMEDOUT);
+	counts(x->rx, 1, 2);
 	/* reached already: no wait */
 	ck_assert_int_eq(fi_cntr_wait(x->rx, 1, 0), 0);
 	free_nodes(x, y);
