@@ -94,7 +94,9 @@ def envs(env):
 
 def pingpong(c, path, prov, env, size, iters, check=True):
     """fi_pingpong -e rdm -c -S SIZE -I ITERS, server on SERVER, client on
-    CLIENT (to the server's data address) -> a row.  Without CHECK no -c:
+    CLIENT (to the server's data address: its control connection; the
+    endpoint names it swaps are the provider's, rxe0's for verbs, so the
+    transfers take the path's own network) -> a row.  Without CHECK no -c:
     fi_pingpong then neither fills nor verifies its buffers, which under
     TCG costs about as much per byte as the transfer itself."""
     cmd = "%s fi_pingpong -p '%s' -e rdm %s-S %d -I %d" % (envs(env), prov,
