@@ -854,5 +854,33 @@ class TestLibvirt(StateDirCase):
         self.assertTrue(os.path.exists(c.state_file))
 
 
+class TestBenchReport(unittest.TestCase):
+    """What ./netvm bench writes from its rows: plots and ratios."""
+
+    def test_plot_title_with_a_quote(self):
+        # a title with an apostrophe once ended gnuplot's string early
+        from netvm_cli import bench
+        if not shutil.which("gnuplot"):
+            self.skipTest("gnuplot is not installed (./netvm deps installs it)")
+        rows = [{"test": "t_a", "size": z, "median_us": 10.0 * z, "p99_us": 20.0 * z, "mbps": None,
+                 "round": 1} for z in (8, 64)]
+        with tempfile.TemporaryDirectory() as d:
+            made = bench.plot(rows, d, charts=(("lat", [("t_a", "one guest's loopback")]),))
+            self.assertEqual(made, [os.path.join(d, "lat.png")])
+            with open(made[0], "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+            with open(os.path.join(d, "lat.gp")) as f:
+                self.assertIn("'one guest''s loopback (median)'", f.read())
+
+    def test_eth_ratios_with_the_loopback_floor(self):
+        from netvm_cli import bench_eth
+        rows = [{"path": p, "test": "tcp_lat", "size": 8, "median_us": m}
+                for p, m in (("nvm0", 400.0), ("virtio", 500.0), ("loopback", 200.0))]
+        s = bench_eth.summary(rows)
+        self.assertEqual((s["tcp_rr_8B_virtio_over_nvm0"], s["tcp_rr_8B_virtio_over_loopback"]),
+                         (1.25, 2.5))
+        self.assertIsNone(s["tcp_rr_4096B_virtio_over_loopback"])
+
+
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0]] + sys.argv[1:], verbosity=2)
