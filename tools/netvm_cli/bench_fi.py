@@ -7,7 +7,7 @@
   - netvm-rxd   libfabric's ofi_rxd on the netvm provider's datagrams
   - verbs       libfabric's verbs provider (with ofi_rxm) over soft RoCE,
                 rxe0 on nvm0 (the Ethernet interface over the NIC), with
-                FI_UNIVERSE_SIZE=64 (see VERBS_UNIVERSE)
+                FI_UNIVERSE_SIZE=64 (see mpirun.VERBS_UNIVERSE)
   - tcp         libfabric's tcp provider over the virtio-net data network
 
 and, as the yardstick of issue 18's targets, netvm-bench's NetVM write
@@ -34,7 +34,7 @@ import statistics
 import threading
 import time
 
-from . import agent
+from . import agent, mpirun
 from .bench_eth import must, sh  # a node's shell through its agent
 from .common import NetvmError, Timer, rel, say
 
@@ -51,13 +51,6 @@ NP_UPPER = 1 << 20
 NP_REPEATS = 50             # NetPIPE's round trips per size (-n)
 NETVM_SIZES = "8,64,4096,65536,1048576"
 RTT_SIZE, BW_SIZE = 64, 1 << 20   # what the targets compare
-# ofi_rxm opens one verbs completion queue of (FI_OFI_RXM_MSG_TX_SIZE +
-# FI_OFI_RXM_MSG_RX_SIZE) x FI_UNIVERSE_SIZE entries, by default (128 + 128)
-# x 256 = 65536 (fi_rxm(7)); rxe allows 32767 (ibv_devinfo -v: max_cqe), so
-# ibv_create_cq fails and with it fi_enable (-FI_EINVAL).  The peers this
-# benchmark has are 2: a universe of 64 asks for 16384 entries
-# (docs/libfabric.md, "verbs over soft RoCE").
-VERBS_UNIVERSE = 64
 
 
 def setup(c, only=None):
@@ -74,7 +67,7 @@ def setup(c, only=None):
              "nvm0 and soft RoCE")
     must(c, CLIENT, "for i in $(seq 100); do ping -c 1 -W 2 %s >/dev/null && exit 0; sleep 0.1; "
                     "done; exit 1" % (NVM_NET % (SERVER + 1)), "ping over nvm0", timeout=120)
-    env = {"netvm": {}, "netvm-rxd": {}, "verbs": {"FI_UNIVERSE_SIZE": str(VERBS_UNIVERSE)},
+    env = {"netvm": {}, "netvm-rxd": {}, "verbs": {"FI_UNIVERSE_SIZE": str(mpirun.VERBS_UNIVERSE)},
            "tcp": {"FI_TCP_IFACE": data}}
     code, out, _ = sh(c, CLIENT, "fi_info -p netvm -t FI_EP_RDM")
     if code != 0 or "provider: netvm\n" not in out:
