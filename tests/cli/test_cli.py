@@ -280,6 +280,19 @@ class TestArguments(StateDirCase):
                 mpirun.fi_provider(bad)
             self.assertIn("--fi wants a libfabric provider name", str(e.exception))
 
+    def test_mpirun_fi_verbs_universe(self):
+        """verbs (ofi_rxm over soft RoCE) gets FI_UNIVERSE_SIZE=64, which
+        keeps ofi_rxm's completion queue under rxe's max_cqe, unless -x
+        gives one; other providers get none."""
+        cmd = mpirun.command("openmpi", 2, ["10.77.0.1"], "eth1", [], ["p"], fi="verbs;ofi_rxm")
+        self.assertEqual(cmd[-5:], ["-x", "FI_PROVIDER=verbs;ofi_rxm", "-x", "FI_UNIVERSE_SIZE=64", "p"])
+        cmd = mpirun.command("openmpi", 2, ["10.77.0.1"], "eth1", ["FI_UNIVERSE_SIZE=8"], ["p"],
+                             fi="verbs;ofi_rxm")
+        self.assertEqual(cmd[-5:], ["-x", "FI_PROVIDER=verbs;ofi_rxm", "-x", "FI_UNIVERSE_SIZE=8", "p"])
+        for spec in ("tcp", "netvm-native", "netvm;ofi_rxd"):
+            cmd = mpirun.command("openmpi", 2, ["10.77.0.1"], "eth1", [], ["p"], fi=spec)
+            self.assertFalse([a for a in cmd if a.startswith("FI_UNIVERSE_SIZE")], spec)
+
     @mock.patch.object(Cluster, "up", autospec=True)
     def test_demo_and_bench_use_their_own_cluster(self, up):
         up.side_effect = lambda c, *a, **kw: (_ for _ in ()).throw(NetvmError("up " + c.name))
