@@ -432,9 +432,9 @@ class TestLimits(StateDirCase):
     def test_node_threads_scheduling(self):
         """vmsched (docs/bench.md, "The tail of a spinning round trip" and "Crossed CPUs"), on a
         stand-in process with no vCPU thread: the default pins it (its main
-        loop) to the next node's vCPU's CPU and gives it the kernel's least
-        slice, pin-idle to its own node's CPU; NETVM_VM_SCHED=none leaves
-        it alone; a bad value is refused by name."""
+        loop) to its node's CPU and gives it the kernel's least slice,
+        cross-idle to the next node's vCPU's CPU; NETVM_VM_SCHED=none
+        leaves it alone; a bad value is refused by name."""
         p = subprocess.Popen(["sleep", "60"])
         try:
             before = vmsched.get_slice(p.pid)
@@ -448,20 +448,20 @@ class TestLimits(StateDirCase):
                 with self.assertRaises(NetvmError) as e:
                     vmsched.apply(p.pid)
             self.assertEqual(str(e.exception),
-                             "NETVM_VM_SCHED=fast: one of cross-idle, pin-idle, short-main, none")
+                             "NETVM_VM_SCHED=fast: one of pin-idle, cross-idle, short-main, none")
             with mock.patch.dict(os.environ):
                 os.environ.pop("NETVM_VM_SCHED", None)
                 done = vmsched.apply(p.pid, "x", 1)
             self.assertIn("pin", done)
             self.assertNotIn("idle-vcpu", done)     # no thread of sleep is a vCPU
-            self.assertEqual(os.sched_getaffinity(p.pid), {vmsched.main_cpu("x", 1)})
-            with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "pin-idle"}):
-                self.assertIn("pin", vmsched.apply(p.pid, "x", 1))
             self.assertEqual(os.sched_getaffinity(p.pid), {vmsched.node_cpu("x", 1)})
             # kernels before 6.12 have no per-task slice: apply says so
             self.assertEqual(vmsched.get_slice(p.pid),
                              vmsched.MAIN_SLICE_NS if "short-main" in done else before)
             self.assertEqual(os.sched_getscheduler(p.pid), os.SCHED_OTHER)
+            with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "cross-idle"}):
+                self.assertIn("pin", vmsched.apply(p.pid, "x", 1))
+            self.assertEqual(os.sched_getaffinity(p.pid), {vmsched.main_cpu("x", 1)})
         finally:
             p.kill()
             p.wait()

@@ -6,29 +6,28 @@ Traced on a 2-CPU host, it waited up to 8 ms (a host tick and more) behind
 the spinning vCPU threads, and that wait was the millisecond tail of every
 spinning round trip.
 
-Default ("cross-idle", no privilege needed):
-- node i's vCPU thread ("CPU 0/TCG", -name debug-threads=on) is pinned to
-  host CPU c(i) = (i + k) modulo the CPUs this process may use (k from the
-  cluster's name, so that the nodes of small clusters side by side do not
-  all land on one CPU), and every other thread of its QEMU (the main
-  loop) to c(i + 1), the CPU of the next node's vCPU.  With two nodes each
-  main loop shares a CPU with the peer's vCPU, the thread that sends it
-  its frames: the sender's write to the link wakes the receiver's main
-  loop on the sender's own CPU, with no inter-processor interrupt (on the
-  VM this was measured on, a cross-CPU wake-up cost about 13 us on the
-  sender and 8 more on the woken CPU), and the receiver's own vCPU keeps
-  spinning on its CPU while its main loop delivers the frame, so it sees
-  the data at once instead of after the main loop has gone back to sleep;
-- the vCPU is SCHED_IDLE, so that a waking main loop preempts it;
+Default ("pin-idle", no privilege needed):
+- every thread of node i's QEMU is pinned to one host CPU, c(i) = (i + k)
+  modulo the CPUs this process may use (k from the cluster's name, so
+  that the nodes of small clusters side by side do not all land on one
+  CPU): a frame for node i then wakes its main loop on the CPU of node i's
+  own vCPU, not behind another node's;
+- the vCPU thread ("CPU 0/TCG", -name debug-threads=on) is SCHED_IDLE, so
+  that a waking main loop always preempts it at once;
 - the main loop gets the kernel's least time slice (0.1 ms, EEVDF's
   per-task slice, Linux 6.12 and later), which lets it preempt other
   threads sooner.
-"pin-idle" (the default until 2026-11-26) pins all of node i's threads to
-c(i): its main loop then preempts its own vCPU, a guarantee within one
-scheduling group, but every frame crosses CPUs.  With "cross-idle" a
-waking main loop preempts another QEMU's vCPU: the scheduler's pick
-between the two groups, which the idle vCPU, its group's only task on that
-CPU, loses by weight (measured: the main loops waited 0-3 us per wake-up).
+"cross-idle" (opt-in; docs/bench.md, "Crossed CPUs") pins node i's vCPU
+to c(i) and its other threads (the main loop) to c(i + 1), the next
+node's vCPU's CPU.  With two nodes a frame then wakes the receiver's main
+loop on the sender's own CPU, with no inter-processor interrupt, and the
+receiver's vCPU keeps spinning meanwhile: the 8-byte write round trip
+fell from 87-109 to 57-71 us in the rounds no other work disturbed.  It
+is not the default because the vCPU, SCHED_IDLE and its group's only
+task on its CPU, then gets almost none of that CPU beside any other
+process: a guest loop took 8-9 times as long beside a host busy loop on
+that CPU (twice as long with pin-idle, whose group keeps its whole
+weight on the one CPU).
 SCHED_IDLE ranks the vCPU below its own QEMU's other threads only where
 each QEMU is a scheduling group of its own: an autogroup (QEMU's
 -daemonize starts a session, and Linux gives each session one), with no
@@ -37,7 +36,7 @@ every other process of its group (a build beside the tests would starve
 the guests), so there the vCPU keeps its policy and only the main loop's
 slice and the pinning apply.
 
-NETVM_VM_SCHED: "cross-idle" (default), "pin-idle", "short-main" (the main
+NETVM_VM_SCHED: "pin-idle" (default), "cross-idle", "short-main" (the main
 loop's slice only) or "none" (the threads left alone).
 """
 import ctypes
@@ -50,7 +49,7 @@ from .common import NetvmError
 SYS_SCHED_SETATTR = 314          # x86_64
 SYS_SCHED_GETATTR = 315
 MAIN_SLICE_NS = 100 * 1000       # the kernel's least slice (0.1 ms)
-POLICIES = ("cross-idle", "pin-idle", "short-main", "none")
+POLICIES = ("pin-idle", "cross-idle", "short-main", "none")
 
 
 class SchedAttr(ctypes.Structure):
