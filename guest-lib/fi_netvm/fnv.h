@@ -87,6 +87,7 @@ struct fnv_domain {
 	uint16_t node;
 	int refs;		/* objects opened on it */
 	bool prov_key;		/* FI_MR_PROV_KEY: regions are exports (RMA) */
+	bool rdm;		/* opened for RDM endpoints: counters */
 	/* fnv_nvm.c: the NetVM endpoint, for RMA and atomics */
 	int nvm_port;		/* 0: not registered yet */
 	void *bounce;
@@ -144,6 +145,22 @@ void fnv_cq_push_locked(struct fnv_cq *cq, const struct fnv_cqe *e);
 int fnv_cq_attach_locked(struct fnv_cq *cq, struct fnv_ep *ep);
 void fnv_cq_detach_locked(struct fnv_cq *cq, struct fnv_ep *ep);
 
+/* ---- fnv_cntr.c: counters ---- */
+struct fnv_cntr {
+	struct fid_cntr cntr;
+	struct fnv_domain *dom;
+	enum fi_wait_obj wait;
+	uint64_t value, err;
+	struct fnv_ep *eps[FNV_CQ_EPS];	/* bound: progressed by reads */
+	int refs;
+};
+int fnv_cntr_open(struct fid_domain *d, struct fi_cntr_attr *attr,
+		  struct fid_cntr **cntr, void *context);
+/* One operation done (err 0) or failed, on c (NULL: none bound). */
+void fnv_cntr_count_locked(struct fnv_cntr *c, int err);
+int fnv_cntr_attach_locked(struct fnv_cntr *c, struct fnv_ep *ep);
+void fnv_cntr_detach_locked(struct fnv_cntr *c, struct fnv_ep *ep);
+
 /* ---- fnv_wire.c: U-Net below an endpoint, loop-back beside it ---- */
 #define FNV_CHANS		(NVM_UNET_CHANNELS - 1)	/* one is any-source */
 struct fnv_chan {
@@ -198,6 +215,8 @@ struct fnv_ep {
 	struct fnv_av *av;
 	struct fnv_cq *tx_cq, *rx_cq;
 	bool tx_selective, rx_selective;	/* FI_SELECTIVE_COMPLETION */
+	/* counters bound for FI_SEND, FI_RECV, FI_READ, FI_WRITE */
+	struct fnv_cntr *cntr_send, *cntr_recv, *cntr_read, *cntr_write;
 	uint64_t tx_op_flags, rx_op_flags;
 	bool enabled;
 	bool directed;		/* FI_DIRECTED_RECV asked for: receives name
@@ -229,8 +248,6 @@ int fnv_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 int fnv_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
 int fnv_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 		       struct fid_ep **sep, void *context);
-int fnv_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
-		     struct fid_cntr **cntr, void *context);
 int fnv_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 		     struct fid_poll **pollset);
 int fnv_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,

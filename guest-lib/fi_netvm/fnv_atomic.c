@@ -135,11 +135,13 @@ static ssize_t atomic_locked(struct fnv_ep *ep, const struct atomic *o)
 			o->result[i] = old;
 	}
 	if (err && o->inject)
-		return -fnv_nvm_fi_err(err);
+		return -fnv_nvm_fi_err(err);	/* refused: not counted */
 	e.err = err == -EBUSY ? FI_EBUSY : err ? fnv_nvm_fi_err(err) : 0;
 	e.len = err ? 0 : o->count * sizeof(uint32_t);
 	if (ep->tx_cq && (err || o->complete))
 		fnv_cq_push_locked(ep->tx_cq, &e);
+	fnv_cntr_count_locked(o->kind == A_WRITE ? ep->cntr_write :
+			      ep->cntr_read, e.err);
 	return 0;
 }
 

@@ -10,6 +10,29 @@
 
 #include "fnv_rdm.h"
 
+/* The counters bound, by the flag each counts for. */
+#define CNTR_KINDS	4
+static const uint64_t cntr_flag[CNTR_KINDS] = {
+	FI_SEND, FI_RECV, FI_READ, FI_WRITE
+};
+
+static struct fnv_cntr **cntr_slot(struct fnv_ep *ep, int kind)
+{
+	struct fnv_cntr **slot[CNTR_KINDS] = {
+		&ep->cntr_send, &ep->cntr_recv, &ep->cntr_read, &ep->cntr_write
+	};
+
+	return slot[kind];
+}
+
+static void detach_cntrs_locked(struct fnv_ep *ep)
+{
+	/* one attachment per counter, however many kinds it counts */
+	for (int k = 0; k < CNTR_KINDS; k++)
+		if (*cntr_slot(ep, k))
+			fnv_cntr_detach_locked(*cntr_slot(ep, k), ep);
+}
+
 static int ep_close(struct fid *fid)
 {
 	struct fnv_ep *ep = (struct fnv_ep *)fid;
@@ -23,6 +46,7 @@ static int ep_close(struct fid *fid)
 		fnv_cq_detach_locked(ep->rx_cq, ep);
 	if (ep->av)
 		ep->av->refs--;
+	detach_cntrs_locked(ep);
 	if (ep->enabled && ep->rdm)
 		(void)netvm_unet_flush(ep->w.u, 1000);	/* the last acks out */
 	if (ep->enabled)
@@ -59,6 +83,29 @@ static int bind_cq_locked(struct fnv_ep *ep, struct fnv_cq *cq,
 	return 0;
 }
 
+static int bind_cntr_locked(struct fnv_ep *ep, struct fnv_cntr *c,
+			    uint64_t flags)
+{
+	int err;
+
+	/* NetVM tells a target nothing: no FI_REMOTE_READ, FI_REMOTE_WRITE
+	 * (nor FI_RMA_EVENT in fi_info) */
+	if (!flags || (flags & ~(FI_SEND | FI_RECV | FI_READ | FI_WRITE)))
+		return -FI_EBADFLAGS;
+	if (c->dom != ep->dom)
+		return -FI_EINVAL;	/* counted under another lock */
+	for (int k = 0; k < CNTR_KINDS; k++)
+		if ((flags & cntr_flag[k]) && *cntr_slot(ep, k))
+			return -FI_EINVAL;	/* one counter per kind */
+	err = fnv_cntr_attach_locked(c, ep);
+	if (err)
+		return err;
+	for (int k = 0; k < CNTR_KINDS; k++)
+		if (flags & cntr_flag[k])
+			*cntr_slot(ep, k) = c;
+	return 0;
+}
+
 static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct fnv_ep *ep = (struct fnv_ep *)fid;
@@ -78,8 +125,10 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		}
 	} else if (bfid->fclass == FI_CLASS_EQ) {
 		err = 0;	/* no connection events on datagrams */
+	} else if (bfid->fclass == FI_CLASS_CNTR && ep->rdm) {
+		err = bind_cntr_locked(ep, (struct fnv_cntr *)bfid, flags);
 	} else {
-		err = -FI_ENOSYS;	/* counters: not offered */
+		err = -FI_ENOSYS;	/* counters on datagram endpoints */
 	}
 	pthread_mutex_unlock(&ep->dom->lock);
 	return err;

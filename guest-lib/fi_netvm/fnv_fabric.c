@@ -49,7 +49,7 @@ static struct fi_ops_domain dom_ops = {
 	.cq_open = fnv_cq_open,
 	.endpoint = fnv_ep_open,
 	.scalable_ep = fnv_no_scalable_ep,
-	.cntr_open = fnv_no_cntr_open,
+	.cntr_open = fnv_cntr_open,
 	.poll_open = fnv_no_poll_open,
 	.stx_ctx = fnv_no_stx_ctx,
 	.srx_ctx = fnv_no_srx_ctx,
@@ -93,6 +93,7 @@ static int dom_open(struct fid_fabric *fab, struct fi_info *info,
 	d->dom.mr = &fnv_mr_ops;
 	/* regions are NetVM exports only where keys are the provider's */
 	d->prov_key = info->domain_attr->mr_mode & FI_MR_PROV_KEY;
+	d->rdm = info->ep_attr && info->ep_attr->type == FI_EP_RDM;
 	*dom = &d->dom;
 	return 0;
 }

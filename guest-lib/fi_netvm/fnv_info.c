@@ -220,6 +220,7 @@ static struct fi_info *make_info(int index, const struct fi_info *h,
 	fi->domain_attr->mr_key_size = sizeof(uint64_t);
 	fi->domain_attr->cq_data_size = k->cq_data;
 	fi->domain_attr->cq_cnt = 64;
+	fi->domain_attr->cntr_cnt = k->type == FI_EP_RDM ? 64 : 0;
 	fi->domain_attr->ep_cnt = NVM_UNET_CHANNELS - 1;
 	fi->domain_attr->tx_ctx_cnt = NVM_UNET_CHANNELS - 1;
 	fi->domain_attr->rx_ctx_cnt = NVM_UNET_CHANNELS - 1;

@@ -59,19 +59,12 @@ int fnv_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 	return -FI_ENOSYS;
 }
 
-/* ---- domain: no scalable or shared contexts, counters, poll sets ---- */
+/* ---- domain: no scalable or shared contexts, no poll sets ---- */
 
 int fnv_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 		       struct fid_ep **sep, void *context)
 {
 	(void)domain; (void)info; (void)sep; (void)context;
-	return -FI_ENOSYS;
-}
-
-int fnv_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
-		     struct fid_cntr **cntr, void *context)
-{
-	(void)domain; (void)attr; (void)cntr; (void)context;
 	return -FI_ENOSYS;
 }
 

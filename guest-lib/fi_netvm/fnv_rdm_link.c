@@ -230,6 +230,8 @@ static void complete_acked(struct fnv_ep *ep, struct fnv_peer *p, int err)
 			if (ep->tx_cq)
 				fnv_cq_push_locked(ep->tx_cq, &e);
 		}
+		if (!(*slot)->quiet)	/* a rendezvous's: counted at its end */
+			fnv_cntr_count_locked(ep->cntr_send, err);
 		free(*slot);
 		*slot = NULL;
 		p->tx_done++;

@@ -67,6 +67,7 @@ static void deliver(struct fnv_ep *ep, const struct fnv_rdm_rx *rx,
 	}
 	if (rx_complete(ep, rx->flags, e.err))
 		fnv_cq_push_locked(ep->rx_cq, &e);
+	fnv_cntr_count_locked(ep->cntr_recv, e.err);
 }
 
 static void remove_rx(struct fnv_rdm_rx *list, size_t *n, size_t i)
@@ -191,6 +192,9 @@ static ssize_t peek(struct fnv_ep *ep, const struct fnv_rdm_rx *rx)
 	}
 	if (rx_complete(ep, rx->flags, e.err))
 		fnv_cq_push_locked(ep->rx_cq, &e);
+	/* a look is no receive; a message discarded is one */
+	if (i >= 0 && (rx->flags & FI_DISCARD))
+		fnv_cntr_count_locked(ep->cntr_recv, 0);
 	return 0;
 }
 
@@ -217,6 +221,7 @@ static ssize_t claimed(struct fnv_ep *ep, const struct fnv_rdm_rx *rx)
 
 			if (rx_complete(ep, rx->flags, 0))
 				fnv_cq_push_locked(ep->rx_cq, &e);
+			fnv_cntr_count_locked(ep->cntr_recv, 0);
 			discard_unexp(ep, i);
 		} else {
 			deliver(ep, rx, true, u);
@@ -306,6 +311,7 @@ ssize_t fnv_rdm_cancel_locked(struct fnv_ep *ep, void *ctx)
 			remove_rx(list, n, i);
 			if (ep->rx_cq)
 				fnv_cq_push_locked(ep->rx_cq, &e);
+			fnv_cntr_count_locked(ep->cntr_recv, e.err);
 			return 0;
 		}
 	}

@@ -222,6 +222,7 @@ static bool finish(struct fnv_ep *ep, struct fnv_rdv_tx *t, int err)
 			return false;
 		fnv_cq_push_locked(ep->tx_cq, &e);
 	}
+	fnv_cntr_count_locked(ep->cntr_send, err);
 	release(ep, t);
 	return true;
 }

@@ -57,10 +57,11 @@ static ssize_t rma_locked(struct fnv_ep *ep, const struct rma *o)
 			o->write ? "write to" : "read from", a.node,
 			(unsigned long long)o->key, err);
 	if (err && o->inject)
-		return -fnv_nvm_fi_err(err);
+		return -fnv_nvm_fi_err(err);	/* refused: not counted */
 	e.err = err ? fnv_nvm_fi_err(err) : 0;
 	if (ep->tx_cq && (err || o->complete))
 		fnv_cq_push_locked(ep->tx_cq, &e);
+	fnv_cntr_count_locked(o->write ? ep->cntr_write : ep->cntr_read, e.err);
 	return 0;
 }
 

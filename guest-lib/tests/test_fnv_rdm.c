@@ -11,13 +11,18 @@
  * bytes read from a stand-in for NetVM's exports: byte for byte, cut to
  * the receive (FI_ETRUNC), unexpected, peeked, claimed and discarded,
  * from several pieces, copied when the pages cannot be exported, and
- * every export taken back.  The wire, the AV, the completion queues and
- * NetVM are stand-ins defined here.
+ * every export taken back.  Counters (fnv_cntr.c) bound to the test's
+ * endpoints count every operation once, when it completes: each round
+ * they equal the completions taken, rendezvous and failures included;
+ * peeks do not count, discards and cancels do; fi_cntr_wait wakes on
+ * the count, on an error, or times out.  The wire, the AV, the
+ * completion queues and NetVM are stand-ins defined here.
  */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fnv_rdm.h"
 
@@ -124,6 +129,56 @@ int fnv_errno_to_fi(int err)
 	return -err;
 }
 
+/* fnv_cntr.c's sleep: a descriptor always readable, so poll(2) returns at
+ * once, and 100 ms of the test's clock pass: a wait's timeout runs out
+ * in the test's time, not the host's. */
+int fnv_wire_arm(struct fnv_wire *w, int fds[2])
+{
+	static int p[2] = { -1, -1 };
+
+	(void)w;
+	if (p[0] < 0) {
+		ck_assert_int_eq(pipe(p), 0);
+		ck_assert_int_eq(write(p[1], "x", 1), 1);
+	}
+	fds[0] = p[0];
+	fds[1] = -1;
+	fake_now += 100;
+	return 0;
+}
+
+int fnv_tostr(const struct fid *fid, char *buf, size_t len)
+{
+	(void)fid; (void)buf; (void)len;
+	return -FI_ENOSYS;
+}
+
+int fnv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	(void)fid; (void)bfid; (void)flags;
+	return -FI_ENOSYS;
+}
+
+int fnv_no_control(struct fid *fid, int command, void *arg)
+{
+	(void)fid; (void)command; (void)arg;
+	return -FI_ENOSYS;
+}
+
+int fnv_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		    void **ops, void *context)
+{
+	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
+	return -FI_ENOSYS;
+}
+
+int fnv_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+		   void *ops, void *context)
+{
+	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
+	return -FI_ENOSYS;
+}
+
 bool fnv_cq_room_locked(const struct fnv_cq *cq, size_t n)
 {
 	return cq->size - cq->n >= n;
@@ -208,25 +263,67 @@ int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 	return 0;
 }
 
-/* ---- the test's endpoints ---- */
+/* ---- the test's endpoints, each with a send and a receive counter ---- */
+
+static struct fnv_domain dom = {
+	.lock = PTHREAD_MUTEX_INITIALIZER, .rdm = true,
+};
 
 struct node {
 	struct fnv_ep ep;
 	struct fnv_cq cq;
 	struct fnv_cqe ring[512];
+	struct fid_cntr *tx, *rx;	/* FI_SEND, FI_RECV */
 };
+
+static struct fid_cntr *cntr_open(void)
+{
+	struct fi_cntr_attr a = { .events = FI_CNTR_EVENTS_COMP,
+				  .wait_obj = FI_WAIT_UNSPEC };
+	struct fid_cntr *c;
+
+	ck_assert_int_eq(fnv_cntr_open(&dom.dom, &a, &c, NULL), 0);
+	return c;
+}
 
 static void node_init(struct node *n, uint16_t port)
 {
 	memset(n, 0, sizeof(*n));
 	n->cq.size = 512;
 	n->cq.ring = n->ring;
+	n->ep.dom = &dom;
 	n->ep.tx_cq = n->ep.rx_cq = &n->cq;
 	n->ep.av = (struct fnv_av *)n;	/* never looked into: stand-ins */
 	n->ep.enabled = true;
 	n->ep.directed = true;
 	n->ep.w.port = port;
 	ck_assert_int_eq(fnv_rdm_init(&n->ep), 0);
+	n->tx = cntr_open();
+	n->rx = cntr_open();
+	/* as fi_ep_bind does (fnv_ep.c) */
+	n->ep.cntr_send = (struct fnv_cntr *)n->tx;
+	n->ep.cntr_recv = (struct fnv_cntr *)n->rx;
+	ck_assert_int_eq(fnv_cntr_attach_locked(n->ep.cntr_send, &n->ep), 0);
+	ck_assert_int_eq(fnv_cntr_attach_locked(n->ep.cntr_recv, &n->ep), 0);
+}
+
+/* The endpoint's end: fnv_rdm_fini, and its counters closed. */
+static void node_fini(struct node *n)
+{
+	fnv_rdm_fini(&n->ep);
+	ck_assert_int_eq(fi_close(&n->tx->fid), -FI_EBUSY);	/* bound */
+	fnv_cntr_detach_locked(n->ep.cntr_send, &n->ep);
+	fnv_cntr_detach_locked(n->ep.cntr_recv, &n->ep);
+	ck_assert_int_eq(fi_close(&n->tx->fid), 0);
+	ck_assert_int_eq(fi_close(&n->rx->fid), 0);
+}
+
+/* A counter's value and error count are exactly these (as they are:
+ * fi_cntr_read would progress the endpoints first). */
+static void counts(struct fid_cntr *c, uint64_t value, uint64_t err)
+{
+	ck_assert_uint_eq(((struct fnv_cntr *)c)->value, value);
+	ck_assert_uint_eq(((struct fnv_cntr *)c)->err, err);
 }
 
 static bool pop(struct node *n, struct fnv_cqe *e)
@@ -332,12 +429,17 @@ static int stream(unsigned int total, unsigned int seed)
 			ck_assert_ptr_eq(e.ctx, (void *)(uintptr_t)(done + 1));
 			done++;
 		}
+		/* each completion counted once, and nothing else */
+		counts(y->rx, got, 0);
+		counts(x->tx, done, 0);
+		counts(x->rx, 0, 0);
+		counts(y->tx, 0, 0);
 		fake_now += 10;
 	}
 	ck_assert_uint_eq(got, total);
 	ck_assert_uint_eq(done, total);
-	fnv_rdm_fini(&x->ep);
-	fnv_rdm_fini(&y->ep);
+	node_fini(x);
+	node_fini(y);
 	free(x);
 	free(y);
 	return rounds;
@@ -392,12 +494,14 @@ START_TEST(peer_gone)
 	}
 	ck_assert_int_eq(e.err, FI_EHOSTUNREACH);
 	ck_assert_ptr_eq(e.ctx, &iov);
+	counts(x->tx, 0, 1);
 	/* 100 ms doubling to 3.2 s, 12 resends: about 30 s, not 10 minutes */
 	ck_assert_int_lt(fake_now - start, 60000);
 	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &iov, 1, 2, 0, 0,
 					     false, NULL, true), -FI_EHOSTUNREACH);
+	counts(x->tx, 0, 1);	/* refused: never started, not counted */
 	ck_assert_int_eq(fnv_rdm_timer_ms(&x->ep), -1);
-	fnv_rdm_fini(&x->ep);
+	node_fini(x);
 	free(x);
 }
 END_TEST
@@ -427,6 +531,9 @@ static void send_texts(struct node *y, struct node *x, const char *const *t,
 		ck_assert_str_eq(in, t[i]);
 	}
 	fnv_rdm_progress_locked(&y->ep);	/* takes the acks */
+	/* sends without a completion (complete false) count all the same */
+	ck_assert(!pop(y, &e));
+	ck_assert_uint_eq(((struct fnv_cntr *)y->tx)->value, n);
 }
 
 START_TEST(peer_restarts)
@@ -440,11 +547,11 @@ START_TEST(peer_restarts)
 	node_init(y, 2);
 	send_texts(y, x, before, 3);
 	/* y starts over on the same port: a new incarnation, sequence 0 */
-	fnv_rdm_fini(&y->ep);
+	node_fini(y);
 	node_init(y, 2);
 	send_texts(y, x, after, 2);
-	fnv_rdm_fini(&x->ep);
-	fnv_rdm_fini(&y->ep);
+	node_fini(x);
+	node_fini(y);
 	free(x);
 	free(y);
 }
@@ -494,9 +601,10 @@ START_TEST(unexpected_overflow)
 		fake_now += 10;
 	}
 	ck_assert_uint_eq(got, 300);
+	counts(y->rx, 300, 0);
 	ck_assert_uint_gt(x->ep.rdm->resent, 0);
-	fnv_rdm_fini(&x->ep);
-	fnv_rdm_fini(&y->ep);
+	node_fini(x);
+	node_fini(y);
 	free(x);
 	free(y);
 }
@@ -537,7 +645,7 @@ START_TEST(refusals)
 		ck_assert_uint_eq(x->cq.n, 0);
 		ck_assert_uint_eq(qn[1], 0);
 	}
-	fnv_rdm_fini(&x->ep);
+	node_fini(x);
 	free(x);
 }
 END_TEST
@@ -640,14 +748,20 @@ static void rdv_stream(unsigned int total, unsigned int seed)
 			sent_ok[t] = true;
 			done++;
 		}
+		/* a rendezvous send counts at its "done", not when its
+		 * request is acknowledged; the "done"s count nowhere */
+		counts(y->rx, got, 0);
+		counts(x->tx, done, 0);
+		counts(x->rx, 0, 0);
+		counts(y->tx, 0, 0);
 		fake_now += 10;
 	}
 	ck_assert_uint_eq(got, total);
 	ck_assert_uint_eq(done, total);
 	ck_assert_uint_eq(live_exports, 0);
 	ck_assert_uint_gt(exported_total, before);	/* rendezvous was used */
-	fnv_rdm_fini(&x->ep);
-	fnv_rdm_fini(&y->ep);
+	node_fini(x);
+	node_fini(y);
 	for (unsigned int i = 0; i < total; i++) {
 		free(out[i]);
 		free(in[i]);
@@ -693,8 +807,8 @@ static void two_nodes(struct node **x, struct node **y)
 static void free_nodes(struct node *x, struct node *y)
 {
 	ck_assert_uint_eq(live_exports, 0);	/* every export taken back */
-	fnv_rdm_fini(&x->ep);
-	fnv_rdm_fini(&y->ep);
+	node_fini(x);
+	node_fini(y);
 	free(x);
 	free(y);
 }
@@ -729,6 +843,8 @@ START_TEST(rdv_truncated)
 	ck_assert_ptr_eq(e.ctx, out);
 	ck_assert_uint_eq(e.flags, FI_SEND | FI_MSG);
 	ck_assert(!pop(x, &e));
+	counts(y->rx, 0, 1);	/* FI_ETRUNC: an error */
+	counts(x->tx, 1, 0);
 	free_nodes(x, y);
 }
 END_TEST
@@ -786,6 +902,8 @@ START_TEST(rdv_unexpected)
 	ck_assert_ptr_eq(e.ctx, &peek);
 	ck_assert_uint_eq(e.len, 60000);
 	ck_assert_uint_eq(e.tag, 2);
+	counts(y->rx, 0, 0);	/* a look is no receive */
+	counts(x->tx, 0, 0);	/* nothing read yet */
 	/* FI_PEEK | FI_CLAIM, then FI_CLAIM reads it */
 	post_tagged(y, NULL, 0, 1, &claim, FI_PEEK | FI_CLAIM);
 	ck_assert(pop(y, &e));
@@ -797,11 +915,13 @@ START_TEST(rdv_unexpected)
 	ck_assert_ptr_eq(e.ctx, &claim);
 	ck_assert_uint_eq(e.len, 50000);
 	ck_assert_int_eq(memcmp(in[0], out[0], 50000), 0);
+	counts(y->rx, 1, 0);
 	/* FI_PEEK | FI_DISCARD: never read, and its sender still completes */
 	post_tagged(y, NULL, 0, 3, &disc, FI_PEEK | FI_DISCARD);
 	ck_assert(pop(y, &e));
 	ck_assert_uint_eq(e.len, 70000);
 	ck_assert_uint_eq(e.tag, 3);
+	counts(y->rx, 2, 0);	/* discarded: taken, so received */
 	/* a plain receive of the one peeked at */
 	post_tagged(y, in[1], 60000, 2, &recv, 0);
 	ck_assert(pop(y, &e));
@@ -817,6 +937,9 @@ START_TEST(rdv_unexpected)
 				seen |= 1 << i;
 	}
 	ck_assert_int_eq(seen, 7);
+	counts(y->rx, 3, 0);
+	counts(x->tx, 3, 0);
+	counts(y->tx, 0, 0);	/* the "done"s are no sends of the user's */
 	free_nodes(x, y);
 }
 END_TEST
@@ -883,6 +1006,8 @@ START_TEST(rdv_read_fails)
 	ck_assert(pop(x, &e));
 	ck_assert_int_eq(e.err, FI_EKEYREJECTED);
 	ck_assert_ptr_eq(e.ctx, out);
+	counts(y->rx, 0, 1);
+	counts(x->tx, 0, 1);
 	free_nodes(x, y);
 }
 END_TEST
@@ -907,8 +1032,9 @@ START_TEST(rdv_peer_gone)
 	ck_assert_int_eq(e.err, FI_EHOSTUNREACH);
 	ck_assert_ptr_eq(e.ctx, out);
 	ck_assert(!pop(x, &e));		/* once */
+	counts(x->tx, 0, 1);		/* once */
 	ck_assert_uint_eq(live_exports, 0);
-	fnv_rdm_fini(&x->ep);
+	node_fini(x);
 	free(x);
 }
 END_TEST
@@ -966,6 +1092,98 @@ START_TEST(rdv_forged)
 }
 END_TEST
 
+/* ---- counters: the calls ---- */
+
+START_TEST(cntr_open_refusals)
+{
+	struct fi_cntr_attr a = { .events = FI_CNTR_EVENTS_COMP,
+				  .wait_obj = FI_WAIT_UNSPEC };
+	struct fnv_domain dgram = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct fid_cntr *c;
+
+	ck_assert_int_eq(fnv_cntr_open(&dgram.dom, &a, &c, NULL), -FI_ENOSYS);
+	a.flags = 1;
+	ck_assert_int_eq(fnv_cntr_open(&dom.dom, &a, &c, NULL), -FI_EBADFLAGS);
+	a.flags = 0;
+	a.events = (enum fi_cntr_events)1;
+	ck_assert_int_eq(fnv_cntr_open(&dom.dom, &a, &c, NULL), -FI_ENOSYS);
+	a.events = FI_CNTR_EVENTS_COMP;
+	a.wait_obj = FI_WAIT_FD;
+	ck_assert_int_eq(fnv_cntr_open(&dom.dom, &a, &c, NULL), -FI_ENOSYS);
+	a.wait_obj = FI_WAIT_SET;
+	ck_assert_int_eq(fnv_cntr_open(&dom.dom, &a, &c, NULL), -FI_ENOSYS);
+	/* no attributes: the defaults, FI_WAIT_NONE (nothing to wait with) */
+	ck_assert_int_eq(fnv_cntr_open(&dom.dom, NULL, &c, NULL), 0);
+	ck_assert_int_eq(fi_cntr_wait(c, 1, 0), -FI_EINVAL);
+	ck_assert_int_eq(fi_close(&c->fid), 0);
+	ck_assert_int_eq(dom.refs, 0);	/* every open one closed */
+}
+END_TEST
+
+START_TEST(cntr_calls)
+{
+	struct node *x, *y;
+	char in[8];
+	struct iovec iv = { in, sizeof(in) }, ov = { "hello", 5 };
+	struct iovec big = { "a longer one", 12 };
+	struct fnv_cqe e;
+	int ctx;
+
+	two_nodes(&x, &y);
+	/* add, set, adderr, seterr: each the count it names */
+	ck_assert_int_eq(fi_cntr_add(x->rx, 5), 0);
+	ck_assert_int_eq(fi_cntr_add(x->rx, 2), 0);
+	ck_assert_int_eq(fi_cntr_adderr(x->rx, 3), 0);
+	counts(x->rx, 7, 3);
+	ck_assert_int_eq(fi_cntr_set(x->rx, 1), 0);
+	ck_assert_int_eq(fi_cntr_seterr(x->rx, 0), 0);
+	counts(x->rx, 1, 0);
+	ck_assert_int_eq(fi_cntr_set(x->rx, 0), 0);
+	/* a receive cancelled completes in error: FI_ECANCELED */
+	ck_assert_int_eq(fnv_rdm_post_locked(&x->ep, false, &iv, 1, FI_ADDR_UNSPEC,
+					     0, 0, &ctx, 0), 0);
+	ck_assert_int_eq(fnv_rdm_cancel_locked(&x->ep, &ctx), 0);
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, FI_ECANCELED);
+	counts(x->rx, 0, 1);
+	ck_assert_int_eq(fnv_rdm_cancel_locked(&x->ep, &ctx), -FI_ENOENT);
+	counts(x->rx, 0, 1);
+	/* nothing comes: the wait times out, the counts as they were */
+	ck_assert_int_eq(fi_cntr_wait(x->rx, 1, 0), -FI_ETIMEDOUT);
+	counts(x->rx, 0, 1);
+	/* a message on the wire: the wait's progress takes it */
+	ck_assert_int_eq(fnv_rdm_post_locked(&x->ep, false, &iv, 1, FI_ADDR_UNSPEC,
+					     0, 0, &ctx, 0), 0);
+	ck_assert_int_eq(fnv_rdm_send_locked(&y->ep, FNV_RDM_MSG, &ov, 1, 1, 0, 0,
+					     false, NULL, true), 0);
+	ck_assert_int_eq(fi_cntr_wait(x->rx, 1, 1000), 0);
+	counts(x->rx, 1, 1);
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_int_eq(memcmp(in, "hello", 5), 0);
+	/* the sender's: fi_cntr_read progresses y, which takes the ack */
+	counts(y->tx, 0, 0);
+	ck_assert_uint_eq(fi_cntr_read(y->tx), 1);
+	ck_assert_uint_eq(fi_cntr_readerr(y->tx), 0);
+	/* an error while waiting (a message cut, FI_ETRUNC) ends the wait */
+	iv.iov_len = 2;
+	ck_assert_int_eq(fnv_rdm_post_locked(&x->ep, false, &iv, 1, FI_ADDR_UNSPEC,
+					     0, 0, &ctx, 0), 0);
+	ck_assert_int_eq(fnv_rdm_send_locked(&y->ep, FNV_RDM_MSG, &big, 1, 1, 0, 0,
+					     false, NULL, true), 0);
+	ck_assert_int_eq(fi_cntr_wait(x->rx, 5, 1000), -FI_EAVAIL);
+	counts(x->rx, 1, 2);
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, FI_ETRUNC);
+	/* nothing more comes: 1000 ms of the test's clock, then timed out */
+	ck_assert_int_eq(fi_cntr_wait(x->rx, 2, 1000), -FI_ETIMEDOUT);
+	counts(x->rx, 1, 2);
+	/* reached already: no wait */
+	ck_assert_int_eq(fi_cntr_wait(x->rx, 1, 0), 0);
+	free_nodes(x, y);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fnv_rdm");
@@ -988,6 +1206,8 @@ int main(void)
 	tcase_add_test(tc, rdv_read_fails);
 	tcase_add_test(tc, rdv_peer_gone);
 	tcase_add_test(tc, rdv_forged);
+	tcase_add_test(tc, cntr_open_refusals);
+	tcase_add_test(tc, cntr_calls);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -280,6 +280,19 @@ class TestArguments(StateDirCase):
                 mpirun.fi_provider(bad)
             self.assertIn("--fi wants a libfabric provider name", str(e.exception))
 
+    def test_mpirun_fi_verbs_universe(self):
+        """verbs (ofi_rxm over soft RoCE) gets FI_UNIVERSE_SIZE=64, which
+        keeps ofi_rxm's completion queue under rxe's max_cqe, unless -x
+        gives one; other providers get none."""
+        cmd = mpirun.command("openmpi", 2, ["10.77.0.1"], "eth1", [], ["p"], fi="verbs;ofi_rxm")
+        self.assertEqual(cmd[-5:], ["-x", "FI_PROVIDER=verbs;ofi_rxm", "-x", "FI_UNIVERSE_SIZE=64", "p"])
+        cmd = mpirun.command("openmpi", 2, ["10.77.0.1"], "eth1", ["FI_UNIVERSE_SIZE=8"], ["p"],
+                             fi="verbs;ofi_rxm")
+        self.assertEqual(cmd[-5:], ["-x", "FI_PROVIDER=verbs;ofi_rxm", "-x", "FI_UNIVERSE_SIZE=8", "p"])
+        for spec in ("tcp", "netvm-native", "netvm;ofi_rxd"):
+            cmd = mpirun.command("openmpi", 2, ["10.77.0.1"], "eth1", [], ["p"], fi=spec)
+            self.assertFalse([a for a in cmd if a.startswith("FI_UNIVERSE_SIZE")], spec)
+
     @mock.patch.object(Cluster, "up", autospec=True)
     def test_demo_and_bench_use_their_own_cluster(self, up):
         up.side_effect = lambda c, *a, **kw: (_ for _ in ()).throw(NetvmError("up " + c.name))
@@ -852,6 +865,34 @@ class TestLibvirt(StateDirCase):
             self.refused("could not remove libvirt domain(s) netvm-x-node0 on qemu:///system",
                          "--cluster", "x", "down")
         self.assertTrue(os.path.exists(c.state_file))
+
+
+class TestBenchReport(unittest.TestCase):
+    """What ./netvm bench writes from its rows: plots and ratios."""
+
+    def test_plot_title_with_a_quote(self):
+        # a title with an apostrophe once ended gnuplot's string early
+        from netvm_cli import bench
+        if not shutil.which("gnuplot"):
+            self.skipTest("gnuplot is not installed (./netvm deps installs it)")
+        rows = [{"test": "t_a", "size": z, "median_us": 10.0 * z, "p99_us": 20.0 * z, "mbps": None,
+                 "round": 1} for z in (8, 64)]
+        with tempfile.TemporaryDirectory() as d:
+            made = bench.plot(rows, d, charts=(("lat", [("t_a", "one guest's loopback")]),))
+            self.assertEqual(made, [os.path.join(d, "lat.png")])
+            with open(made[0], "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+            with open(os.path.join(d, "lat.gp")) as f:
+                self.assertIn("'one guest''s loopback (median)'", f.read())
+
+    def test_eth_ratios_with_the_loopback_floor(self):
+        from netvm_cli import bench_eth
+        rows = [{"path": p, "test": "tcp_lat", "size": 8, "median_us": m}
+                for p, m in (("nvm0", 400.0), ("virtio", 500.0), ("loopback", 200.0))]
+        s = bench_eth.summary(rows)
+        self.assertEqual((s["tcp_rr_8B_virtio_over_nvm0"], s["tcp_rr_8B_virtio_over_loopback"]),
+                         (1.25, 2.5))
+        self.assertIsNone(s["tcp_rr_4096B_virtio_over_loopback"])
 
 
 if __name__ == "__main__":

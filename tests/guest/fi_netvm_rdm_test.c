@@ -22,7 +22,13 @@
  *       that posts nothing: the 65th send finds the window full
  *       (-FI_EAGAIN), what the receiver cannot take is lost
  *       unacknowledged, and after it posts, every one arrives byte for
- *       byte in order (the sender's resends).
+ *       byte in order (the sender's resends); RMA and atomics (the
+ *       loop-back) with wrong keys and read-only regions; counters
+ *       (FI_SEND, FI_RECV, FI_READ, FI_WRITE) with exact counts after
+ *       known messages (eager, inject, rendezvous, selective completion),
+ *       RMA and atomics, errors (FI_ETRUNC, fi_cancel, wrong keys),
+ *       fi_cntr_wait reaching, timing out and ending on an error, and
+ *       what fi_cntr_open and fi_ep_bind refuse.
  *   fi-netvm-rdm-test server        (node 1; address to /tmp/fi-rdm.addr)
  *   fi-netvm-rdm-test client ADDR   (node 0)
  *       RMA and atomics into the server's dropped pages; the rendezvous
@@ -121,7 +127,10 @@ static void open_all(void)
 		die("fabric, domain, AV", err);
 }
 
-static void open_side(struct side *s)
+/* An RDM endpoint of dom: its CQ bound with cq_flags, cntr (if any) for
+ * cntr_flags, then enabled. */
+static void open_side_with(struct side *s, uint64_t cq_flags,
+			   struct fid_cntr *cntr, uint64_t cntr_flags)
 {
 	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED,
 				 .wait_obj = FI_WAIT_UNSPEC, .size = 1024 };
@@ -132,9 +141,11 @@ static void open_side(struct side *s)
 	if (!err)
 		err = fi_endpoint(dom, info, &s->ep, NULL);
 	if (!err)
-		err = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
+		err = fi_ep_bind(s->ep, &s->cq->fid, cq_flags);
 	if (!err)
 		err = fi_ep_bind(s->ep, &av->fid, 0);
+	if (!err && cntr)
+		err = fi_ep_bind(s->ep, &cntr->fid, cntr_flags);
 	if (!err)
 		err = fi_enable(s->ep);
 	if (!err)
@@ -142,6 +153,11 @@ static void open_side(struct side *s)
 	if (err)
 		die("RDM endpoint", err);
 	fi_av_straddr(av, s->addr, s->name, &n);
+}
+
+static void open_side(struct side *s)
+{
+	open_side_with(s, FI_TRANSMIT | FI_RECV, NULL, 0);
 }
 
 /* The next completion of cq (sread, up to 20 s); error entries as -err. */
@@ -635,6 +651,57 @@ static ssize_t comp(struct fid_cq *cq, void *ctx, uint64_t flags)
 	return r == 1 && e.op_context == ctx && e.flags == flags ? 1 : -9998;
 }
 
+/* An endpoint of a second domain of the node (its own NetVM port), as a
+ * peer: opened with its CQ (bound with cq_flags) and AV, then enabled
+ * (once the caller bound what else it wants) with a in its AV. */
+struct peer {
+	struct fid_domain *dom;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	fi_addr_t to_a;
+};
+
+static void peer_open(struct peer *p, uint64_t cq_flags)
+{
+	struct fi_av_attr aa = { .type = FI_AV_TABLE };
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED,
+				 .wait_obj = FI_WAIT_UNSPEC, .size = 64 };
+	int err;
+
+	err = fi_domain(fab, info, &p->dom, NULL);
+	if (!err)
+		err = fi_av_open(p->dom, &aa, &p->av, NULL);
+	if (!err)
+		err = fi_cq_open(p->dom, &ca, &p->cq, NULL);
+	if (!err)
+		err = fi_endpoint(p->dom, info, &p->ep, NULL);
+	if (!err)
+		err = fi_ep_bind(p->ep, &p->cq->fid, cq_flags);
+	if (!err)
+		err = fi_ep_bind(p->ep, &p->av->fid, 0);
+	if (err)
+		die("a second domain and endpoint", err);
+}
+
+static void peer_enable(struct peer *p, const struct side *a)
+{
+	int err = fi_enable(p->ep);
+
+	if (!err && fi_av_insert(p->av, a->addr, 1, &p->to_a, 0, NULL) != 1)
+		err = -FI_EINVAL;
+	if (err)
+		die("a second domain's endpoint", err);
+}
+
+static bool peer_close(struct peer *p)
+{
+	fi_close(&p->ep->fid);
+	fi_close(&p->cq->fid);
+	fi_close(&p->av->fid);
+	return fi_close(&p->dom->fid) == 0;
+}
+
 /*
  * An endpoint of a second domain (its own NetVM port) reads and writes a
  * region of the first, as a peer would: the region is pageable memory
@@ -644,12 +711,8 @@ static ssize_t comp(struct fid_cq *cq, void *ctx, uint64_t flags)
  */
 static void rma(struct side *a, fi_addr_t unused)
 {
-	struct fi_av_attr aa = { .type = FI_AV_TABLE };
-	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED,
-				 .wait_obj = FI_WAIT_UNSPEC, .size = 64 };
 	static uint8_t src[150000], dst[150000];
-	struct fid_domain *dom2;
-	struct fid_av *av2;
+	struct peer p;
 	struct fid_mr *mr, *ro;
 	struct fid_ep *e;
 	struct fid_cq *cq;
@@ -676,23 +739,11 @@ static void rma(struct side *a, fi_addr_t unused)
 	      "port (%#llx)", (unsigned long long)key);
 	check(fi_mr_reg(dom, tgt + 4096, 4096, FI_REMOTE_READ, 0, 0, 0, &ro, NULL) == -FI_EBUSY,
 	      "fi_mr_reg of a range inside another region for remote access: -FI_EBUSY");
-	err = fi_domain(fab, info, &dom2, NULL);
-	if (!err)
-		err = fi_av_open(dom2, &aa, &av2, NULL);
-	if (!err)
-		err = fi_cq_open(dom2, &ca, &cq, NULL);
-	if (!err)
-		err = fi_endpoint(dom2, info, &e, NULL);
-	if (!err)
-		err = fi_ep_bind(e, &cq->fid, FI_TRANSMIT | FI_RECV);
-	if (!err)
-		err = fi_ep_bind(e, &av2->fid, 0);
-	if (!err)
-		err = fi_enable(e);
-	if (!err && fi_av_insert(av2, a->addr, 1, &fa, 0, NULL) != 1)
-		err = -FI_EINVAL;
-	if (err)
-		die("a second domain and endpoint", err);
+	peer_open(&p, FI_TRANSMIT | FI_RECV);
+	peer_enable(&p, a);
+	e = p.ep;
+	cq = p.cq;
+	fa = p.to_a;
 
 	tap_fill(src, sizeof(src), 3);
 	memset(tgt, 0x55, REGION);
@@ -789,14 +840,271 @@ static void rma(struct side *a, fi_addr_t unused)
 		      fi_query_atomic(dom, FI_INT32, FI_MAX, &at, FI_FETCH_ATOMIC) == 0 &&
 		      at.size == 4, "fi_atomicvalid and fi_query_atomic: 32-bit, 64 elements");
 	}
-	fi_close(&e->fid);
-	fi_close(&cq->fid);
-	fi_close(&av2->fid);
-	check(fi_close(&dom2->fid) == 0, "the second domain closes");
+	check(peer_close(&p), "the second domain closes");
 	fi_close(&ro->fid);
 	fi_close(&mr->fid);
 	munmap(tgt, REGION);
 	munmap(rotgt, 4096);
+}
+
+/* ---- counters ---- */
+
+static struct fid_cntr *cntr_open(struct fid_domain *d)
+{
+	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP,
+				   .wait_obj = FI_WAIT_UNSPEC };
+	struct fid_cntr *c;
+	int err = fi_cntr_open(d, &ca, &c, NULL);
+
+	if (err)
+		die("fi_cntr_open", err);
+	return c;
+}
+
+/* What fi_cntr_open and fi_ep_bind refuse, each with its code. */
+static void counter_refusals(void)
+{
+	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP,
+				   .wait_obj = FI_WAIT_FD };
+	struct fid_cntr *c, *other;
+	struct fid_ep *ep;
+	int err;
+
+	check(info->domain_attr->cntr_cnt == 64,
+	      "the RDM entry offers counters: cntr_cnt 64 (%zu)", info->domain_attr->cntr_cnt);
+	check(fi_cntr_open(dom, &ca, &c, NULL) == -FI_ENOSYS,
+	      "fi_cntr_open FI_WAIT_FD: -FI_ENOSYS (sleeping is in fi_cntr_wait only)");
+	ca.wait_obj = FI_WAIT_UNSPEC;
+	ca.flags = 1;
+	check(fi_cntr_open(dom, &ca, &c, NULL) == -FI_EBADFLAGS,
+	      "fi_cntr_open with flags (reserved): -FI_EBADFLAGS");
+	c = cntr_open(dom);
+	other = cntr_open(dom);
+	err = fi_endpoint(dom, info, &ep, NULL);
+	if (err)
+		die("fi_endpoint", err);
+	check(fi_ep_bind(ep, &c->fid, FI_REMOTE_WRITE) == -FI_EBADFLAGS &&
+	      fi_ep_bind(ep, &c->fid, FI_REMOTE_READ) == -FI_EBADFLAGS &&
+	      fi_ep_bind(ep, &c->fid, FI_SEND | FI_REMOTE_WRITE) == -FI_EBADFLAGS &&
+	      fi_ep_bind(ep, &c->fid, 0) == -FI_EBADFLAGS,
+	      "a counter bound for FI_REMOTE_WRITE, FI_REMOTE_READ or nothing: -FI_EBADFLAGS "
+	      "(NetVM tells a target nothing)");
+	check(fi_ep_bind(ep, &c->fid, FI_SEND | FI_READ) == 0 &&
+	      fi_ep_bind(ep, &c->fid, FI_SEND) == -FI_EINVAL &&
+	      fi_ep_bind(ep, &other->fid, FI_RECV | FI_READ) == -FI_EINVAL &&
+	      fi_ep_bind(ep, &other->fid, FI_RECV | FI_WRITE) == 0,
+	      "a second counter for a kind already counted: -FI_EINVAL; one per kind: bound");
+	check(fi_close(&c->fid) == -FI_EBUSY && fi_close(&other->fid) == -FI_EBUSY,
+	      "fi_close of a bound counter: -FI_EBUSY");
+	fi_close(&ep->fid);
+	check(fi_close(&c->fid) == 0 && fi_close(&other->fid) == 0,
+	      "... closed once its endpoint is");
+}
+
+/*
+ * A sender's counter for FI_SEND, a receiver's for FI_RECV, their CQs
+ * bound with FI_SELECTIVE_COMPLETION: every message counts once, with a
+ * completion or without (injects, no FI_COMPLETION), rendezvous ones
+ * too; a peek does not, an error (FI_ETRUNC, fi_cancel) counts as one.
+ */
+static void counters_msg(void)
+{
+	const uint64_t sel = FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION;
+	struct fid_cntr *sc = cntr_open(dom), *rc = cntr_open(dom);
+	static uint8_t big[100000], bigin[100000 + 1];
+	char in[3][16] = { "" }, small[4], t[16] = "";
+	struct iovec v;
+	struct fi_msg m = { .msg_iov = &v, .iov_count = 1 };
+	struct fi_msg_tagged tm = { .msg_iov = &v, .iov_count = 1, .tag = 7 };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	struct side s, r;
+	fi_addr_t to_r, src;
+	int ctx[4], err;
+
+	open_side_with(&s, sel, sc, FI_SEND);
+	open_side_with(&r, sel, rc, FI_RECV);
+	check(fi_ep_bind(s.ep, &rc->fid, FI_RECV) == -FI_EOPBADSTATE,
+	      "a counter bound to an enabled endpoint: -FI_EOPBADSTATE");
+	if (fi_av_insert(av, r.addr, 1, &to_r, 0, NULL) != 1)
+		die("fi_av_insert", -1);
+	tap_fill(big, sizeof(big), 41);
+	memset(bigin, 0xa5, sizeof(bigin));
+	/* four receives, the second with a completion */
+	fi_recv(r.ep, in[0], sizeof(in[0]), NULL, FI_ADDR_UNSPEC, &ctx[0]);
+	v = (struct iovec){ in[1], sizeof(in[1]) };
+	m.addr = FI_ADDR_UNSPEC;	/* from anyone (FI_DIRECTED_RECV) */
+	m.context = &ctx[1];
+	fi_recvmsg(r.ep, &m, FI_COMPLETION);
+	fi_recv(r.ep, in[2], sizeof(in[2]), NULL, FI_ADDR_UNSPEC, &ctx[2]);
+	fi_recv(r.ep, bigin, sizeof(big), NULL, FI_ADDR_UNSPEC, &ctx[3]);
+	/* four sends, the second with a completion; a tagged inject nobody
+	 * receives yet */
+	err = (int)fi_send(s.ep, "one", 4, NULL, to_r, &ctx[0]);
+	v = (struct iovec){ (void *)"two", 4 };
+	m.addr = to_r;
+	m.context = &ctx[1];
+	err = err ? err : (int)fi_sendmsg(s.ep, &m, FI_COMPLETION);
+	err = err ? err : (int)fi_inject(s.ep, "three", 6, to_r);
+	err = err ? err : (int)fi_send(s.ep, big, sizeof(big), NULL, to_r, &ctx[3]);
+	err = err ? err : (int)fi_tinject(s.ep, "four", 5, to_r, 7);
+	check(err == 0, "4 messages and a tagged inject sent (%d)", err);
+	err = fi_cntr_wait(rc, 4, 20000);
+	check(err == 0 && fi_cntr_read(rc) == 4 && fi_cntr_readerr(rc) == 0 &&
+	      !strcmp(in[0], "one") && !strcmp(in[1], "two") && !strcmp(in[2], "three") &&
+	      tap_filled(bigin, sizeof(big), 41) && bigin[sizeof(big)] == 0xa5,
+	      "receive counter: fi_cntr_wait reaches 4 (an inject's and a rendezvous "
+	      "message's among them), each byte for byte (%d, %llu)", err,
+	      (unsigned long long)fi_cntr_read(rc));
+	err = fi_cntr_wait(sc, 5, 20000);
+	check(err == 0 && fi_cntr_read(sc) == 5 && fi_cntr_readerr(sc) == 0,
+	      "send counter: 5, the injects and the rendezvous send included (%d, %llu)", err,
+	      (unsigned long long)fi_cntr_read(sc));
+	check(fi_cq_read(s.cq, &e, 1) == 1 && e.op_context == &ctx[1] &&
+	      fi_cq_read(s.cq, &e, 1) == -FI_EAGAIN &&
+	      fi_cq_read(r.cq, &e, 1) == 1 && e.op_context == &ctx[1] &&
+	      fi_cq_read(r.cq, &e, 1) == -FI_EAGAIN,
+	      "FI_SELECTIVE_COMPLETION: one completion each side (the FI_COMPLETION ones), "
+	      "the counters count all");
+	check(fi_cntr_wait(rc, 5, 50) == -FI_ETIMEDOUT && fi_cntr_read(rc) == 4 &&
+	      fi_cntr_readerr(rc) == 0,
+	      "fi_cntr_wait for a 5th receive (the tagged message waits unexpected): "
+	      "-FI_ETIMEDOUT, the counts unchanged");
+	v = (struct iovec){ t, sizeof(t) };
+	tm.context = &ctx[0];
+	tm.addr = FI_ADDR_UNSPEC;
+	check(fi_trecvmsg(r.ep, &tm, FI_PEEK | FI_COMPLETION) == 0 &&
+	      next(r.cq, &e, &src, &ee) == 1 && e.len == 5 && fi_cntr_read(rc) == 4,
+	      "FI_PEEK finds it: a look, not counted");
+	err = fi_cntr_wait(rc, 5, 0);
+	check(fi_trecv(r.ep, t, sizeof(t), NULL, FI_ADDR_UNSPEC, 7, 0, &ctx[0]) == 0 &&
+	      err == -FI_ETIMEDOUT && fi_cntr_wait(rc, 5, 20000) == 0 &&
+	      fi_cntr_read(rc) == 5 && !strcmp(t, "four"),
+	      "fi_trecv takes it: 5 (fi_cntr_wait with timeout 0 before: -FI_ETIMEDOUT)");
+	/* errors: a message cut (FI_ETRUNC), a receive cancelled */
+	fi_recv(r.ep, small, sizeof(small), NULL, FI_ADDR_UNSPEC, &ctx[0]);
+	fi_send(s.ep, "too long", 9, NULL, to_r, &ctx[1]);
+	err = fi_cntr_wait(rc, 6, 20000);
+	check(err == -FI_EAVAIL && fi_cntr_read(rc) == 5 && fi_cntr_readerr(rc) == 1 &&
+	      next(r.cq, &e, &src, &ee) == -FI_ETRUNC,
+	      "a message cut (FI_ETRUNC): fi_cntr_wait -FI_EAVAIL, readerr 1, read 5 (%d)", err);
+	check(fi_cntr_wait(sc, 6, 20000) == 0 && fi_cntr_readerr(sc) == 0,
+	      "... its send a success: send counter 6");
+	fi_recv(r.ep, small, sizeof(small), NULL, FI_ADDR_UNSPEC, &ctx[2]);
+	check(fi_cancel(&r.ep->fid, &ctx[2]) == 0 && fi_cntr_readerr(rc) == 2 &&
+	      fi_cntr_read(rc) == 5 && next(r.cq, &e, &src, &ee) == -FI_ECANCELED,
+	      "a receive cancelled (FI_ECANCELED): readerr 2");
+	check(fi_cntr_add(rc, 2) == 0 && fi_cntr_read(rc) == 7 && fi_cntr_set(rc, 1) == 0 &&
+	      fi_cntr_read(rc) == 1 && fi_cntr_adderr(rc, 3) == 0 && fi_cntr_readerr(rc) == 5 &&
+	      fi_cntr_seterr(rc, 0) == 0 && fi_cntr_readerr(rc) == 0 && fi_cntr_read(rc) == 1,
+	      "fi_cntr_add, set, adderr, seterr");
+	fi_close(&s.ep->fid);
+	fi_close(&r.ep->fid);
+	fi_close(&s.cq->fid);
+	fi_close(&r.cq->fid);
+	check(fi_close(&rc->fid) == 0 && fi_close(&sc->fid) == 0, "the counters close");
+}
+
+/*
+ * An endpoint of a second domain with a counter for FI_WRITE and one for
+ * FI_READ, its CQ bound with FI_SELECTIVE_COMPLETION, writes, reads and
+ * updates atomically a region of the first: RMA writes and base atomics
+ * count as writes, RMA reads and fetching and compare atomics as reads,
+ * wrong keys as errors; an inject refused (its error returned) does not
+ * count.  RMA and atomics are synchronous: the counts are there at once.
+ */
+static void counters_rma(struct side *a)
+{
+	static uint8_t src[8192], dst[8192];
+	struct fid_cntr *wc, *rdc, *foreign;
+	struct iovec v = { src, 100 };
+	struct fi_rma_iov ri = { .addr = 0, .len = 100 };
+	struct fi_msg_rma m = { .msg_iov = &v, .iov_count = 1, .rma_iov = &ri,
+				.rma_iov_count = 1 };
+	struct fid_mr *mr;
+	struct peer p;
+	uint32_t *w, val = 5, res = 0, cmp = 15;
+	uint8_t *tgt;
+	uint64_t key;
+	int ctx, err;
+	bool ok;
+
+	tgt = mmap(NULL, 4096 * 4, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (tgt == MAP_FAILED)
+		die("mmap", -1);
+	err = fi_mr_reg(dom, tgt, 4096 * 4, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL);
+	if (err)
+		die("fi_mr_reg", err);
+	key = fi_mr_key(mr);
+	ri.key = key;
+	w = (uint32_t *)(tgt + 8192);
+	foreign = cntr_open(dom);
+	peer_open(&p, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION);
+	check(fi_ep_bind(p.ep, &foreign->fid, FI_WRITE) == -FI_EINVAL,
+	      "a counter of another domain: -FI_EINVAL");
+	wc = cntr_open(p.dom);
+	rdc = cntr_open(p.dom);
+	err = fi_ep_bind(p.ep, &wc->fid, FI_WRITE);
+	if (!err)
+		err = fi_ep_bind(p.ep, &rdc->fid, FI_READ);
+	if (err)
+		die("fi_ep_bind counters", err);
+	peer_enable(&p, a);
+	tap_fill(src, sizeof(src), 43);
+	ok = fi_write(p.ep, src, 100, NULL, p.to_a, 0, key, &ctx) == 0;
+	m.addr = p.to_a;
+	m.context = &ctx;
+	ok = ok && fi_writemsg(p.ep, &m, FI_COMPLETION) == 0;
+	ok = ok && fi_inject_write(p.ep, src + 100, 50, p.to_a, 100, key) == 0;
+	check(ok && fi_cntr_read(wc) == 3 && fi_cntr_readerr(wc) == 0 && fi_cntr_read(rdc) == 0 &&
+	      !memcmp(tgt, src, 150) && comp(p.cq, &ctx, FI_RMA | FI_WRITE) == 1 &&
+	      fi_cq_read(p.cq, dst, 1) == -FI_EAGAIN,
+	      "fi_write, fi_writemsg (FI_COMPLETION), fi_inject_write: write counter 3, "
+	      "one completion, byte for byte");
+	memset(dst, 0, sizeof(dst));
+	tap_fill(tgt + 4096, 4000, 44);
+	ok = fi_read(p.ep, dst, 150, NULL, p.to_a, 0, key, &ctx) == 0;
+	ok = ok && fi_read(p.ep, dst + 150, 4000, NULL, p.to_a, 4096, key, &ctx) == 0;
+	check(ok && fi_cntr_read(rdc) == 2 && fi_cntr_readerr(rdc) == 0 && fi_cntr_read(wc) == 3 &&
+	      !memcmp(dst, src, 150) && !memcmp(dst + 150, tgt + 4096, 4000) &&
+	      fi_cq_read(p.cq, dst + 8000, 1) == -FI_EAGAIN,
+	      "2 fi_read: read counter 2, no completion (selective), byte for byte");
+	ok = fi_write(p.ep, src, 8, NULL, p.to_a, 0, key ^ 1, &ctx) == 0 &&
+	     comp(p.cq, &ctx, 0) == -FI_EKEYREJECTED;
+	check(ok && fi_cntr_read(wc) == 3 && fi_cntr_readerr(wc) == 1,
+	      "fi_write with a wrong key: FI_EKEYREJECTED, write counter readerr 1");
+	ok = fi_read(p.ep, dst, 8, NULL, p.to_a, 0, key ^ 1, &ctx) == 0 &&
+	     comp(p.cq, &ctx, 0) == -FI_EKEYREJECTED;
+	check(ok && fi_cntr_read(rdc) == 2 && fi_cntr_readerr(rdc) == 1,
+	      "fi_read with a wrong key: read counter readerr 1");
+	check(fi_inject_write(p.ep, src, 8, p.to_a, 0, key ^ 2) == -FI_EKEYREJECTED &&
+	      fi_cntr_read(wc) == 3 && fi_cntr_readerr(wc) == 1,
+	      "fi_inject_write with a wrong key: -FI_EKEYREJECTED returned, not counted");
+	w[0] = 10;
+	ok = fi_atomic(p.ep, &val, 1, NULL, p.to_a, 8192, key, FI_UINT32, FI_SUM, &ctx) == 0;
+	check(ok && w[0] == 15 && fi_cntr_read(wc) == 4 && fi_cntr_read(rdc) == 2,
+	      "fi_atomic FI_SUM: 15, write counter 4");
+	ok = fi_fetch_atomic(p.ep, &val, 1, NULL, &res, NULL, p.to_a, 8192, key, FI_UINT32,
+			     FI_SUM, &ctx) == 0 && res == 15 && w[0] == 20;
+	val = 99;
+	cmp = 20;
+	ok = ok && fi_compare_atomic(p.ep, &val, 1, NULL, &cmp, NULL, &res, NULL, p.to_a, 8192,
+				     key, FI_UINT32, FI_CSWAP, &ctx) == 0 && res == 20 && w[0] == 99;
+	check(ok && fi_cntr_read(rdc) == 4 && fi_cntr_read(wc) == 4 &&
+	      fi_cntr_readerr(rdc) == 1 && fi_cntr_readerr(wc) == 1,
+	      "fi_fetch_atomic, fi_compare_atomic: read counter 4, write counter 4");
+	ok = fi_atomic(p.ep, &val, 1, NULL, p.to_a, 8194, key, FI_UINT32, FI_SUM, &ctx) == 0 &&
+	     comp(p.cq, &ctx, 0) == -FI_EINVAL;
+	check(ok && fi_cntr_read(wc) == 4 && fi_cntr_readerr(wc) == 2,
+	      "a misaligned fi_atomic: FI_EINVAL, write counter readerr 2");
+	check(fi_cntr_wait(wc, 5, 0) == -FI_ETIMEDOUT, "fi_cntr_wait for a 5th write: -FI_ETIMEDOUT");
+	check(fi_cq_read(p.cq, dst, 1) == -FI_EAGAIN, "no completion besides the ones read");
+	check(peer_close(&p) == false, "the second domain is busy while its counters are open");
+	check(fi_close(&wc->fid) == 0 && fi_close(&rdc->fid) == 0 &&
+	      fi_close(&p.dom->fid) == 0 && fi_close(&foreign->fid) == 0,
+	      "... and closes after them");
+	fi_close(&mr->fid);
+	munmap(tgt, 4096 * 4);
 }
 
 static int local(void)
@@ -822,6 +1130,9 @@ static int local(void)
 	probes(&a, &c, fa[0]);
 	flood_local(&a, &d, fa[0]);
 	rma(&a, fa[0]);
+	counter_refusals();
+	counters_msg();
+	counters_rma(&a);
 	fi_close(&a.ep->fid);
 	fi_close(&b.ep->fid);
 	fi_close(&c.ep->fid);

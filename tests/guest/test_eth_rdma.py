@@ -13,6 +13,11 @@ MPI over nvm0"), on 2 VMs back to back.
     buffer verified), perftest's ib_write_lat, ib_write_bw, ib_read_lat,
     ib_send_lat: both sides exit 0 (their figures are printed as TAP
     comments, not judged)
+  - libfabric's verbs provider under ofi_rxm over rxe0: rxe0's max_cqe
+    too small for ofi_rxm's default completion queue (fi_pingpong's
+    fi_enable fails with -FI_EINVAL, exit 22) and large enough for
+    FI_UNIVERSE_SIZE=64, with which fi_pingpong -e rdm -c (every buffer
+    filled and checked) moves 50 x 64 KiB each way, both sides exit 0
   - ./netvm mpirun --net nvm0: an mpi4py ring, every message checked by its
     receiver; nvm0's packet and byte counters grew by at least the
     messages, the data NIC's bytes by less than them
@@ -105,10 +110,10 @@ def rxe():
     return gids if all(g.isdigit() for g in gids.values()) else None
 
 
-def pair(server, client, ready, what, timeout=300):
-    """SERVER (argv) on node 1 and, once READY (a shell condition) holds
-    there, CLIENT (argv) on node 0; both must exit 0.  Returns the client's
-    output (or None)."""
+def both_sides(server, client, ready, timeout=300):
+    """SERVER (argv, perhaps behind `env NAME=VALUE`) on node 1 and, once
+    READY (a shell condition) holds there, CLIENT (argv) on node 0 ->
+    {"s": server's (exit, out, err), "c": client's}."""
     res = {}
 
     def srv():
@@ -119,8 +124,14 @@ def pair(server, client, ready, what, timeout=300):
             res["c"] = nv("run", 0, "--", *client, timeout=timeout)
         else:
             res["c"] = (-1, "", "the server never got ready (%s)" % ready)
-            nv("run", 1, "--", "killall", server[0])
+            nv("run", 1, "--", "killall", next(a for a in server if a != "env" and "=" not in a))
     run_parallel(lambda f: f(), {"s": (srv,), "c": (cli,)})
+    return res
+
+
+def pair(server, client, ready, what, timeout=300):
+    """both_sides(); both must exit 0.  Returns their outputs (or None)."""
+    res = both_sides(server, client, ready, timeout)
     ok = res["s"][0] == 0 and res["c"][0] == 0
     T.ok(ok, what, "server: " + diag(*res["s"], tail=3000) + "\nclient: " + diag(*res["c"], tail=3000))
     return res if ok else None
@@ -153,6 +164,44 @@ def verbs(gids):
             table = [l for l in res["c"][1].splitlines()
                      if re.match(r"^\s*#bytes|^\s*\d+\s+\d+\s+\d", l)]
             T.note("%s (client, node 0):\n%s" % (prog, "\n".join(table)))
+
+
+# ofi_rxm on verbs opens one completion queue of (FI_OFI_RXM_MSG_TX_SIZE +
+# FI_OFI_RXM_MSG_RX_SIZE) x FI_UNIVERSE_SIZE entries, by default (128 + 128)
+# x 256 (fi_rxm(7)): more than rxe's max_cqe, so ibv_create_cq fails and
+# with it fi_enable.  A universe of 64 (what ./netvm bench --fi sets) fits.
+RXM_MSG_QUEUES, UNIVERSE_DEFAULT, UNIVERSE = 128 + 128, 256, 64
+FI_PINGPONG_PORT = 47592    # its control connection's
+
+
+def fabric():
+    """libfabric's verbs provider under ofi_rxm (FI_EP_RDM) on rxe0:
+    fi_pingpong -c fills every buffer before it goes and checks it after
+    it came, on both sides."""
+    rc, out, err = sh(0, "ibv_devinfo -v -d rxe0")
+    m = re.search(r"^\s*max_cqe:\s+(\d+)$", out, re.M)
+    cqe = int(m.group(1)) if rc == 0 and m else None
+    T.ok(cqe is not None and RXM_MSG_QUEUES * UNIVERSE <= cqe < RXM_MSG_QUEUES * UNIVERSE_DEFAULT,
+         "rxe0's max_cqe (%s) holds ofi_rxm's completion queue for %d peers (%d entries), not "
+         "for its default %d (%d)" % (cqe, UNIVERSE, RXM_MSG_QUEUES * UNIVERSE, UNIVERSE_DEFAULT,
+                                      RXM_MSG_QUEUES * UNIVERSE_DEFAULT), diag(rc, out, err, 2000))
+    pp = ["fi_pingpong", "-p", "verbs;ofi_rxm", "-e", "rdm", "-c", "-S", "65536", "-I", "50"]
+    res = both_sides(pp, pp + [ip(1)], tcp_listening(FI_PINGPONG_PORT))
+    s_rc, s_out, s_err = res["s"]
+    T.ok(s_rc == 22 and "fi_enable(): " in s_out + s_err and
+         "ret=-22 (Invalid argument)" in s_out + s_err and res["c"][0] != 0,
+         "fi_pingpong -p 'verbs;ofi_rxm' -e rdm with FI_UNIVERSE_SIZE unset: the server's "
+         "fi_enable fails with -FI_EINVAL (exit 22), the client fails too",
+         "server: " + diag(*res["s"], tail=2000) + "\nclient: " + diag(*res["c"], tail=2000))
+    env = ["env", "FI_UNIVERSE_SIZE=%d" % UNIVERSE]
+    res = pair(env + pp, env + pp + [ip(1)], tcp_listening(FI_PINGPONG_PORT),
+               "FI_UNIVERSE_SIZE=%d fi_pingpong -p 'verbs;ofi_rxm' -e rdm -c -S 65536 -I 50 "
+               "over rxe0: both exit 0" % UNIVERSE)
+    if res:
+        line = re.compile(r"^64k\s+50\s+=50\s", re.M)
+        T.ok(all(line.search(res[k][1]) and "Error" not in res[k][1] + res[k][2] for k in "sc"),
+             "fi_pingpong: 50 of 50 64 KiB messages each way, checked, on both sides",
+             "server: " + diag(*res["s"]) + "\nclient: " + diag(*res["c"]))
 
 
 RING = r"""
@@ -228,6 +277,7 @@ def main():
         gids = rxe()
         if gids:
             verbs(gids)
+            fabric()
         mpi()
         apps()
     return tap_cluster_main(T, CLUSTER, 2, body)

@@ -210,7 +210,7 @@ def check_loopback():
 
 FI_TEST = "/netvm/build/meson/guest-lib/fi_netvm/fi-netvm-test"
 RDM_TEST = "/netvm/build/meson/guest-lib/fi_netvm/fi-netvm-rdm-test"
-RDM_LOCAL_CHECKS = 66
+RDM_LOCAL_CHECKS = 99
 
 
 def tap_lines(out):
@@ -291,7 +291,8 @@ def check_rdm_native():
          "unexpected and posted, ignore bits, directed receives, remote CQ data, FI_PEEK/"
          "FI_CLAIM/FI_DISCARD, FI_ETRUNC, fi_cancel, the window, resends, RMA and atomics "
          "(loop-back), wrong keys, read-only regions, rendezvous messages up to 1 MiB from and "
-         "into dropped pages, pieces, FI_ETRUNC (%d checks)" % len(lines),
+         "into dropped pages, pieces, FI_ETRUNC, counters (exact counts of messages, RMA and "
+         "atomics, errors, waits) (%d checks)" % len(lines),
          diag(rc, out, err))
     res = {}
 

@@ -263,6 +263,11 @@ def _rounds_of(rows):
     return [out[k] for k in sorted(out)]
 
 
+def _gp(text):
+    """TEXT as the inside of a gnuplot single-quoted string (a quote doubled)."""
+    return str(text).replace("'", "''")
+
+
 def _gnuplot(gnuplot, out_dir, name, title, ylabel, plots, extra=""):
     png = os.path.join(out_dir, name + ".png")
     script = os.path.join(out_dir, name + ".gp")
@@ -273,8 +278,8 @@ def _gnuplot(gnuplot, out_dir, name, title, ylabel, plots, extra=""):
         f.write("set termoption noenhanced\n")
         f.write("set output '%s'\nset title '%s'\nset logscale xy\nset grid\n"
                 "set key top left\nset xlabel 'message size (bytes, log)'\n"
-                "set ylabel '%s'\n%s\nset xrange [3:1500000]\n%s" % (png, title, ylabel, XTICS,
-                                                                     extra))
+                "set ylabel '%s'\n%s\nset xrange [3:1500000]\n%s" % (_gp(png), _gp(title),
+                                                                     _gp(ylabel), XTICS, extra))
         f.write("plot " + ", \\\n     ".join(plots) + "\n")
     r = subprocess.run([gnuplot, script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True)
@@ -297,7 +302,7 @@ def _write_blocks(path, head, blocks):
 def _series_plot(dat, nblocks, col, idx, title, style):
     """Every round's block of dat, the same colour, the title once."""
     return "for [i=0:%d] '%s' index i using 1:%d with %s lc %d title (i == 0 ? '%s' : '')" % (
-        nblocks - 1, dat, col, style, idx, title)
+        nblocks - 1, _gp(dat), col, style, idx, _gp(title))
 
 
 def plot(rows, out_dir, charts=(("latency", LAT_SERIES), ("bandwidth", BW_SERIES))):

@@ -5,6 +5,8 @@ between the same two VMs, in one run (docs/bench.md, "Ethernet").
   - TCP request/response round trips and TCP streaming per message size:
     netvm-bench's tcp_lat and tcp_bw (-P tcp), pointed once at node 1's
     nvm0 address and once at its data address (median and p99 per size)
+  - the floor: the same tcp_lat between two processes of node 1 over its
+    loopback (8 B and 4 KiB), the guest's TCP stack with no NIC at all
   - iperf3 bulk TCP, 5 s, per-second rates: median and the 1st
     percentile (the rate 99 % of the seconds beat; the lowest of five)
   - perftest over soft RoCE: rxe0 on nvm0 against rxe1 on the data NIC,
@@ -31,6 +33,7 @@ NVM_NET = "10.16.0.%d"
 SERVER, CLIENT = 1, 0
 PATHS = ("nvm0", "virtio")
 TCP_SIZES = "8,64,1024,4096,65536"
+LOOP_SIZES = "8,4096"
 RDMA_LAT_SIZES = (8, 1024, 4096)
 RDMA_BW_SIZES = (4096, 65536)
 # the GID index of the RoCE v2 GID of address $1 on rxe device $2
@@ -86,9 +89,9 @@ def setup(c):
     return out
 
 
-def pair(c, server_argv, client_argv, ready, timeout=600):
-    """SERVER_ARGV on SERVER, CLIENT_ARGV on CLIENT once the shell condition
-    READY holds on SERVER; returns the client's output."""
+def pair(c, server_argv, client_argv, ready, timeout=600, client=CLIENT):
+    """SERVER_ARGV on SERVER, CLIENT_ARGV on node CLIENT once the shell
+    condition READY holds on SERVER; returns the client's output."""
     res = {}
 
     def srv():
@@ -98,7 +101,7 @@ def pair(c, server_argv, client_argv, ready, timeout=600):
     if sh(c, SERVER, "for i in $(seq 600); do (%s) && exit 0; sleep 0.1; done; exit 1"
           % ready, 180)[0] != 0:
         raise NetvmError("%s: the server never got ready on node %d" % (server_argv[0], SERVER))
-    code, out, err = sh(c, CLIENT, " ".join(client_argv), timeout)
+    code, out, err = sh(c, client, " ".join(client_argv), timeout)
     th.join(timeout)
     s = res.get("s", (-1, "", "no answer"))
     if code != 0 or s[0] != 0:
@@ -111,11 +114,11 @@ def tcp_listening(port):
     return "grep -qi ':%04X [0-9A-F:]* 0A ' /proc/net/tcp /proc/net/tcp6" % port
 
 
-def tcp_rows(c, path, addr, iters):
+def tcp_rows(c, path, addr, iters, sizes=TCP_SIZES, tests="tcp_lat,tcp_bw", client=CLIENT):
     from .bench import parse_csv
     text = pair(c, ["netvm-bench", "server", "-t", "120"],
-                ["netvm-bench", "client", "-P", "tcp", "-n", str(iters), "-s", TCP_SIZES,
-                 "-T", "tcp_lat,tcp_bw", addr], tcp_listening(18515))
+                ["netvm-bench", "client", "-P", "tcp", "-n", str(iters), "-s", sizes,
+                 "-T", tests, addr], tcp_listening(18515), client=client)
     rows = parse_csv(text)
     for r in rows:
         if r["verified"] != "yes":
@@ -153,7 +156,12 @@ def perftest(c, path, addr, dev, gids, prog, size, iters):
 
 
 def one_round(c, paths, iterations):
-    rows = []
+    # The floor: the same round trip between two processes of one guest
+    # over its loopback, no NIC at all.  Both messages of a round trip
+    # cross the same TCP stack (send, receive, wake-up) as between two
+    # VMs, so no NIC's round trip can beat it (docs/ethernet.md).
+    rows = tcp_rows(c, "loopback", "127.0.0.1", iterations, sizes=LOOP_SIZES, tests="tcp_lat",
+                    client=SERVER)
     for path in PATHS:
         addr, dev, gids = paths[path]
         rows += tcp_rows(c, path, addr, iterations)
@@ -210,7 +218,9 @@ def print_ratios(sums, fmt):
     """The target ratios of every round side by side, and how many rounds
     met each target."""
     keys = (("tcp_rr_8B_virtio_over_nvm0", "TCP 8-byte round trip, virtio-net / nvm0", 2),
+            ("tcp_rr_8B_virtio_over_loopback", "(bound) 8 B, virtio-net / one guest's loopback", None),
             ("tcp_rr_4096B_virtio_over_nvm0", "TCP 4 KiB round trip, virtio-net / nvm0", None),
+            ("tcp_rr_4096B_virtio_over_loopback", "(bound) 4 KiB, virtio-net / loopback", None),
             ("iperf3_nvm0_over_virtio", "bulk TCP (iperf3), nvm0 / virtio-net", 2),
             ("tcp_bw_64KiB_nvm0_over_virtio", "TCP stream 64 KiB, nvm0 / virtio-net", None),
             ("ib_write_lat_8B_virtio_over_nvm0", "ib_write_lat 8 B, virtio-net / nvm0", None),
@@ -243,6 +253,10 @@ def summary(rows):
     for z in (8, 4096):
         s["tcp_rr_%dB_virtio_over_nvm0" % z] = ratio(get(rows, "virtio", "tcp_lat", z, "median_us"),
                                                       get(rows, "nvm0", "tcp_lat", z, "median_us"))
+        # what a NIC that cost nothing would reach: virtio-net over the floor
+        s["tcp_rr_%dB_virtio_over_loopback" % z] = ratio(
+            get(rows, "virtio", "tcp_lat", z, "median_us"),
+            get(rows, "loopback", "tcp_lat", z, "median_us"))
     s["iperf3_nvm0_over_virtio"] = ratio(get(rows, "nvm0", "iperf3", 131072, "mbps"),
                                          get(rows, "virtio", "iperf3", 131072, "mbps"))
     s["tcp_bw_64KiB_nvm0_over_virtio"] = ratio(get(rows, "nvm0", "tcp_bw", 65536, "mbps"),
@@ -262,6 +276,10 @@ def print_table(rows, s, fmt):
             a = [get(rows, p, test, z, k) for p in PATHS for k in ("median_us", "p99_us")]
             print("%-13s %8d | %8s us %8s us | %8s us %8s us | %s" % (
                 test, z, fmt(a[0]), fmt(a[1]), fmt(a[2]), fmt(a[3]), fmt(ratio(a[2], a[0]), "%.2fx")))
+    for z in sorted({r["size"] for r in rows if r["path"] == "loopback"}):
+        print("%-13s %8d | loopback of one guest, no NIC: %s us median, %s us p99" % (
+            "tcp_lat", z, fmt(get(rows, "loopback", "tcp_lat", z, "median_us")),
+            fmt(get(rows, "loopback", "tcp_lat", z, "p99_us"))))
     print("%-13s %8s | %13s | %13s | %s" % ("test", "size (B)", "nvm0 MB/s", "virtio MB/s",
                                             "nvm0/virtio"))
     for test in ("tcp_bw", "iperf3", "ib_write_bw"):
@@ -285,6 +303,7 @@ def plot(rows, out_dir, rnd):
         for k in ("median_us", "p99_us", "mbps"):
             r.setdefault(k, None)
     lat = [("tcp_lat_nvm0", "TCP round trip, nvm0"), ("tcp_lat_virtio", "TCP round trip, virtio-net"),
+           ("tcp_lat_loopback", "TCP round trip, one guest's loopback (no NIC)"),
            ("ib_write_lat_nvm0", "ib_write_lat, rxe on nvm0"),
            ("ib_write_lat_virtio", "ib_write_lat, rxe on virtio-net")]
     bw = [("tcp_bw_nvm0", "TCP stream, nvm0"), ("tcp_bw_virtio", "TCP stream, virtio-net"),

@@ -6,7 +6,8 @@
                 messages over U-Net, rendezvous by NetVM reads past 4056 B)
   - netvm-rxd   libfabric's ofi_rxd on the netvm provider's datagrams
   - verbs       libfabric's verbs provider (with ofi_rxm) over soft RoCE,
-                rxe0 on nvm0 (the Ethernet interface over the NIC)
+                rxe0 on nvm0 (the Ethernet interface over the NIC), with
+                FI_UNIVERSE_SIZE=64 (see mpirun.VERBS_UNIVERSE)
   - tcp         libfabric's tcp provider over the virtio-net data network
 
 and, as the yardstick of issue 18's targets, netvm-bench's NetVM write
@@ -33,7 +34,7 @@ import statistics
 import threading
 import time
 
-from . import agent
+from . import agent, mpirun
 from .bench_eth import must, sh  # a node's shell through its agent
 from .common import NetvmError, Timer, rel, say
 
@@ -66,7 +67,8 @@ def setup(c, only=None):
              "nvm0 and soft RoCE")
     must(c, CLIENT, "for i in $(seq 100); do ping -c 1 -W 2 %s >/dev/null && exit 0; sleep 0.1; "
                     "done; exit 1" % (NVM_NET % (SERVER + 1)), "ping over nvm0", timeout=120)
-    env = {"netvm": {}, "netvm-rxd": {}, "verbs": {}, "tcp": {"FI_TCP_IFACE": data}}
+    env = {"netvm": {}, "netvm-rxd": {}, "verbs": {"FI_UNIVERSE_SIZE": str(mpirun.VERBS_UNIVERSE)},
+           "tcp": {"FI_TCP_IFACE": data}}
     code, out, _ = sh(c, CLIENT, "fi_info -p netvm -t FI_EP_RDM")
     if code != 0 or "provider: netvm\n" not in out:
         del env["netvm"]
@@ -85,7 +87,9 @@ def envs(env):
 
 def pingpong(c, path, prov, env, size, iters, check=True):
     """fi_pingpong -e rdm -c -S SIZE -I ITERS, server on SERVER, client on
-    CLIENT (to the server's data address) -> a row.  Without CHECK no -c:
+    CLIENT (to the server's data address: its control connection; the
+    endpoint names it swaps are the provider's, rxe0's for verbs, so the
+    transfers take the path's own network) -> a row.  Without CHECK no -c:
     fi_pingpong then neither fills nor verifies its buffers, which under
     TCG costs about as much per byte as the transfer itself."""
     cmd = "%s fi_pingpong -p '%s' -e rdm %s-S %d -I %d" % (envs(env), prov,

@@ -80,6 +80,13 @@ def prepare(c, nodes):
     return iface
 
 
+# ofi_rxm opens one verbs completion queue of (FI_OFI_RXM_MSG_TX_SIZE +
+# FI_OFI_RXM_MSG_RX_SIZE) x FI_UNIVERSE_SIZE entries, by default (128 + 128)
+# x 256 = 65536 (fi_rxm(7)); rxe allows 32767 (ibv_devinfo -v: max_cqe), so
+# ibv_create_cq fails and with it fi_enable (-FI_EINVAL).  A universe of 64
+# peers asks for 16384 entries (docs/libfabric.md, "verbs over soft RoCE").
+VERBS_UNIVERSE = 64
+
 # --fi's friendlier names for the netvm provider's two RDM paths
 FI_ALIASES = {"netvm-native": "netvm;^ofi_rxd", "netvm-rxd": "netvm;ofi_rxd"}
 
@@ -141,6 +148,9 @@ def command(mpi, np, hosts, iface, env, argv, net=None, fi=None, verbose_fi=Fals
                "--mca", "oob_tcp_if_include", DATA_NET]
         if fi is not None:
             cmd += fi_mca(fi, verbose_fi)
+            names = fi_provider(fi)[2].split(";")
+            if "verbs" in names and not any(e.startswith("FI_UNIVERSE_SIZE=") for e in env):
+                cmd += ["-x", "FI_UNIVERSE_SIZE=%d" % VERBS_UNIVERSE]
         else:
             cmd += ["--mca", "btl_tcp_if_include", net or DATA_NET,
                     "--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp"]
