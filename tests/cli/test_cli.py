@@ -443,10 +443,11 @@ class TestLimits(StateDirCase):
         cluster.check_memory(1, 1)          # fits
 
     def test_node_threads_scheduling(self):
-        """vmsched (docs/bench.md, "The tail of a spinning round trip"), on a stand-in process: the
-        default pins it to its node's CPU and gives its main loop the
-        kernel's least slice; NETVM_VM_SCHED=none leaves it alone; a bad
-        value is refused by name."""
+        """vmsched (docs/bench.md, "The tail of a spinning round trip" and "Crossed CPUs"), on a
+        stand-in process with no vCPU thread: the default pins it (its main
+        loop) to its node's CPU and gives it the kernel's least slice,
+        cross-idle to the next node's vCPU's CPU; NETVM_VM_SCHED=none
+        leaves it alone; a bad value is refused by name."""
         p = subprocess.Popen(["sleep", "60"])
         try:
             before = vmsched.get_slice(p.pid)
@@ -460,7 +461,7 @@ class TestLimits(StateDirCase):
                 with self.assertRaises(NetvmError) as e:
                     vmsched.apply(p.pid)
             self.assertEqual(str(e.exception),
-                             "NETVM_VM_SCHED=fast: one of pin-idle, short-main, none")
+                             "NETVM_VM_SCHED=fast: one of pin-idle, cross-idle, short-main, none")
             with mock.patch.dict(os.environ):
                 os.environ.pop("NETVM_VM_SCHED", None)
                 done = vmsched.apply(p.pid, "x", 1)
@@ -471,6 +472,9 @@ class TestLimits(StateDirCase):
             self.assertEqual(vmsched.get_slice(p.pid),
                              vmsched.MAIN_SLICE_NS if "short-main" in done else before)
             self.assertEqual(os.sched_getscheduler(p.pid), os.SCHED_OTHER)
+            with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "cross-idle"}):
+                self.assertIn("pin", vmsched.apply(p.pid, "x", 1))
+            self.assertEqual(os.sched_getaffinity(p.pid), {vmsched.main_cpu("x", 1)})
         finally:
             p.kill()
             p.wait()
@@ -478,6 +482,9 @@ class TestLimits(StateDirCase):
         cpus = sorted(os.sched_getaffinity(0))
         # the two nodes of a pair land on different CPUs where there are two
         self.assertEqual(len({vmsched.node_cpu("bench", i) for i in (0, 1)}), min(2, len(cpus)))
+        # cross-idle: each main loop on the CPU of the other node's vCPU
+        self.assertEqual([vmsched.main_cpu("bench", i) for i in (0, 1)],
+                         [vmsched.node_cpu("bench", i) for i in (1, 0)])
 
     def test_topology_file_must_exist(self):
         topo = os.path.join(self.tmp, "none.topo")

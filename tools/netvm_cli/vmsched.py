@@ -1,22 +1,33 @@
 """How the host schedules a node's QEMU threads (docs/bench.md, "The
-tail").  A node's main loop takes its frames off the link and runs its
-firmware; when a frame arrives it must get a host CPU at once, even when
-every host CPU is held by a vCPU spinning on a poll.  Traced on a 2-CPU
-host, it waited up to 8 ms (a host tick and more) behind the spinning vCPU
-threads, and that wait was the millisecond tail of every spinning round
-trip.
+tail" and "Crossed CPUs").  A node's main loop takes its frames off the
+link and runs its firmware; when a frame arrives it must get a host CPU at
+once, even when every host CPU is held by a vCPU spinning on a poll.
+Traced on a 2-CPU host, it waited up to 8 ms (a host tick and more) behind
+the spinning vCPU threads, and that wait was the millisecond tail of every
+spinning round trip.
 
 Default ("pin-idle", no privilege needed):
-- every thread of node i's QEMU is pinned to one host CPU, (i + k) modulo
-  the CPUs this process may use (k from the cluster's name, so that the
-  nodes of small clusters side by side do not all land on one CPU): a
-  frame for node i then wakes its main loop on the CPU of node i's own
-  vCPU, not behind another node's;
+- every thread of node i's QEMU is pinned to one host CPU, c(i) = (i + k)
+  modulo the CPUs this process may use (k from the cluster's name, so
+  that the nodes of small clusters side by side do not all land on one
+  CPU): a frame for node i then wakes its main loop on the CPU of node i's
+  own vCPU, not behind another node's;
 - the vCPU thread ("CPU 0/TCG", -name debug-threads=on) is SCHED_IDLE, so
   that a waking main loop always preempts it at once;
 - the main loop gets the kernel's least time slice (0.1 ms, EEVDF's
   per-task slice, Linux 6.12 and later), which lets it preempt other
   threads sooner.
+"cross-idle" (opt-in; docs/bench.md, "Crossed CPUs") pins node i's vCPU
+to c(i) and its other threads (the main loop) to c(i + 1), the next
+node's vCPU's CPU.  With two nodes a frame then wakes the receiver's main
+loop on the sender's own CPU, with no inter-processor interrupt, and the
+receiver's vCPU keeps spinning meanwhile: the 8-byte write round trip
+fell from 87-109 to 57-71 us in the rounds no other work disturbed.  It
+is not the default because the vCPU, SCHED_IDLE and its group's only
+task on its CPU, then gets almost none of that CPU beside any other
+process: a guest loop took 8-9 times as long beside a host busy loop on
+that CPU (twice as long with pin-idle, whose group keeps its whole
+weight on the one CPU).
 SCHED_IDLE ranks the vCPU below its own QEMU's other threads only where
 each QEMU is a scheduling group of its own: an autogroup (QEMU's
 -daemonize starts a session, and Linux gives each session one), with no
@@ -25,8 +36,8 @@ every other process of its group (a build beside the tests would starve
 the guests), so there the vCPU keeps its policy and only the main loop's
 slice and the pinning apply.
 
-NETVM_VM_SCHED: "pin-idle" (default), "short-main" (the main loop's slice
-only) or "none" (the threads left alone).
+NETVM_VM_SCHED: "pin-idle" (default), "cross-idle", "short-main" (the main
+loop's slice only) or "none" (the threads left alone).
 """
 import ctypes
 import errno
@@ -38,7 +49,7 @@ from .common import NetvmError
 SYS_SCHED_SETATTR = 314          # x86_64
 SYS_SCHED_GETATTR = 315
 MAIN_SLICE_NS = 100 * 1000       # the kernel's least slice (0.1 ms)
-POLICIES = ("pin-idle", "short-main", "none")
+POLICIES = ("pin-idle", "cross-idle", "short-main", "none")
 
 
 class SchedAttr(ctypes.Structure):
@@ -53,7 +64,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 
 def policy():
-    p = os.environ.get("NETVM_VM_SCHED", "pin-idle")
+    p = os.environ.get("NETVM_VM_SCHED", POLICIES[0])
     if p not in POLICIES:
         raise NetvmError("NETVM_VM_SCHED=%s: one of %s" % (p, ", ".join(POLICIES)))
     return p
@@ -132,9 +143,16 @@ def own_group(pid):
 
 
 def node_cpu(cluster, index):
-    """The host CPU for node index of cluster (pin-idle)."""
+    """The host CPU for node index's vCPU (and, with pin-idle, for all of
+    its QEMU's threads)."""
     cpus = sorted(os.sched_getaffinity(0))
     return cpus[(index + zlib.crc32(cluster.encode())) % len(cpus)]
+
+
+def main_cpu(cluster, index):
+    """The host CPU for node index's main loop and other non-vCPU threads
+    with cross-idle: the next node's vCPU's."""
+    return node_cpu(cluster, index + 1)
 
 
 def apply(pid, cluster="", index=0):
@@ -144,14 +162,16 @@ def apply(pid, cluster="", index=0):
     done = set()
     if p == "none":
         return done
-    if p == "pin-idle":
-        cpu = node_cpu(cluster, index)
+    if p in ("cross-idle", "pin-idle"):
+        vcpu_cpu = node_cpu(cluster, index)
+        other_cpu = main_cpu(cluster, index) if p == "cross-idle" else vcpu_cpu
         idle = own_group(pid)
         for tid, name in threads(pid):
+            vcpu = name.endswith("/TCG")
             try:
-                os.sched_setaffinity(tid, {cpu})
+                os.sched_setaffinity(tid, {vcpu_cpu if vcpu else other_cpu})
                 done.add("pin")
-                if idle and name.endswith("/TCG"):
+                if idle and vcpu:
                     os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
                     done.add("idle-vcpu")
             except OSError:
