@@ -178,7 +178,7 @@ struct fnv_wire {
 	int lo_fd;		/* loop-back datagram socket */
 	struct fnv_chan ch[FNV_CHANS];
 	uint64_t clock;
-	bool lo_first;		/* alternate the two sources */
+	unsigned int unet_run;	/* U-Net messages taken in a row */
 	bool lo_lossy;		/* a full loop-back socket drops (RDM resends) */
 	uint64_t lo_dropped;	/* loop-back sends nobody took */
 	uint8_t big[FNV_MSG_MAX];	/* a message larger than its buffer */
