@@ -10,6 +10,7 @@ temporary directory; handlers that would build or boot are replaced by
 recorders.  The topology tests run netvm-switch --routes: NETVM_SWITCH
 (meson sets it), or build/meson/fabric/netvm-switch.
 """
+import errno
 import io
 import json
 import os
@@ -34,7 +35,7 @@ sys.path.insert(0, os.path.join(REPO, "tools"))
 
 from netvm_cli import (build, cli, cluster, clustercmd, fabric, inject, libvirt, libvirt_remote, libvirt_save,  # noqa: E402
                        mpirun, snapshot, testing)
-from netvm_cli import vmsched  # noqa: E402
+from netvm_cli import cpugroups, vmsched  # noqa: E402
 from netvm_cli.cluster import Cluster  # noqa: E402
 from netvm_cli.command import Command  # noqa: E402
 from netvm_cli.common import MESON_BUILD, NetvmError  # noqa: E402
@@ -62,7 +63,9 @@ class StateDirCase(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="netvm-cli-test-")
         self.clusters = os.path.join(self.tmp, "cluster")
+        # no test touches the host's cpu cgroups: none is found
         patches = [mock.patch.object(cluster, "CLUSTERS", self.clusters),
+                   mock.patch.object(cpugroups, "MOUNTS", os.path.join(self.tmp, "no-mounts")),
                    mock.patch.dict(os.environ)]
         for p in patches:
             p.start()
@@ -461,7 +464,8 @@ class TestLimits(StateDirCase):
                 with self.assertRaises(NetvmError) as e:
                     vmsched.apply(p.pid)
             self.assertEqual(str(e.exception),
-                             "NETVM_VM_SCHED=fast: one of pin-idle, cross-idle, short-main, none")
+                             "NETVM_VM_SCHED=fast: one of pin-idle, cross-cgroup, cross-idle, "
+                             "short-main, none")
             with mock.patch.dict(os.environ):
                 os.environ.pop("NETVM_VM_SCHED", None)
                 done = vmsched.apply(p.pid, "x", 1)
@@ -485,6 +489,148 @@ class TestLimits(StateDirCase):
         # cross-idle: each main loop on the CPU of the other node's vCPU
         self.assertEqual([vmsched.main_cpu("bench", i) for i in (0, 1)],
                          [vmsched.node_cpu("bench", i) for i in (1, 0)])
+
+    def fake_cgroup_rmdir(self, path):
+        """rmdir in a fake cgroup root, as cgroupfs does it: EBUSY while a
+        live thread is in the group or a group is under it; its control
+        files go with it."""
+        for n in os.listdir(path):
+            p = os.path.join(path, n)
+            if os.path.isdir(p):
+                raise OSError(errno.EBUSY, "busy", path)
+            if n in ("tasks", "cgroup.threads", "cgroup.procs"):
+                with open(p) as f:
+                    if any(os.path.exists("/proc/%s" % t) for t in f.read().split()):
+                        raise OSError(errno.EBUSY, "busy", path)
+        shutil.rmtree(path)
+
+    def vcpu_stand_in(self):
+        """A process with a main thread and a thread named as QEMU names
+        its vCPU ("CPU 0/TCG"); it prints a line once the name is set."""
+        p = subprocess.Popen([sys.executable, "-c", (
+            "import ctypes, sys, threading\n"
+            "named = threading.Event()\n"
+            "def vcpu():\n"
+            "    ctypes.CDLL(None).prctl(15, b'CPU 0/TCG', 0, 0, 0)\n"
+            "    named.set()\n"
+            "    threading.Event().wait()\n"
+            "threading.Thread(target=vcpu, daemon=True).start()\n"
+            "named.wait(); print('ready', flush=True); sys.stdin.read()\n")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.addCleanup(p.stdout.close)
+        self.addCleanup(p.stdin.close)
+        self.assertEqual(p.stdout.readline(), "ready\n")
+        return p
+
+    def test_cross_cgroup(self):
+        """cross-cgroup (docs/bench.md, "Crossed CPUs in per-CPU cgroups")
+        on a stand-in with a vCPU thread, in a fake cgroup v1 root: the
+        vCPU in the cluster's group of its node's CPU, pinned there and
+        SCHED_IDLE, the main thread in the group of the next node's vCPU's
+        CPU; each group weighs one node; down's release removes the groups
+        once no thread is left in them, up's remove_stale only this
+        checkout's empty ones.  No writable controller: pin-idle, and one
+        note."""
+        root = os.path.join(self.tmp, "cg")
+        os.mkdir(root)
+        found = (1, root)
+        os.environ["NETVM_VM_SCHED"] = "cross-cgroup"
+        rmdir = mock.patch.object(cpugroups, "_rmdir", self.fake_cgroup_rmdir)
+        rmdir.start()
+        self.addCleanup(rmdir.stop)
+        p = self.vcpu_stand_in()
+        try:
+            (vcpu,) = [t for t, name in vmsched.threads(p.pid) if name == "CPU 0/TCG"]
+            done = vmsched.apply(p.pid, "x", 1, found)
+            self.assertEqual(done - {"short-main"}, {"pin", "cgroup", "idle-vcpu"})
+            vcpu_cpu, main_cpu = vmsched.node_cpu("x", 1), vmsched.main_cpu("x", 1)
+            self.assertEqual(os.sched_getaffinity(vcpu), {vcpu_cpu})
+            self.assertEqual(os.sched_getaffinity(p.pid), {main_cpu})
+            self.assertEqual(os.sched_getscheduler(vcpu), os.SCHED_IDLE)
+            self.assertEqual(os.sched_getscheduler(p.pid), os.SCHED_OTHER)
+            g = os.path.join(root, cpugroups.prefix() + "x")
+            self.assertRegex(cpugroups.prefix(), r"^netvm-[0-9a-f]{8}-$")
+            others = sorted(t for t, _ in vmsched.threads(p.pid) if t != vcpu)
+            if vcpu_cpu == main_cpu:     # a one-CPU host: one group holds all
+                groups = {vcpu_cpu: sorted(others + [vcpu])}
+            else:
+                groups = {vcpu_cpu: [vcpu], main_cpu: others}
+            self.assertEqual(sorted(os.listdir(g)), ["cpu%d" % c for c in sorted(groups)])
+            for cpu, tids in groups.items():
+                with open(os.path.join(g, "cpu%d" % cpu, "tasks")) as f:
+                    self.assertEqual(sorted(int(t) for t in f.read().split()), tids)
+                with open(os.path.join(g, "cpu%d" % cpu, "cpu.shares")) as f:
+                    self.assertEqual(f.read(), "1024")
+            # the host's own cgroups untouched
+            with open("/proc/%d/cgroup" % p.pid) as f:
+                self.assertNotIn("netvm-", f.read())
+            # a stale group of this checkout and one of another checkout
+            os.makedirs(os.path.join(root, cpugroups.prefix() + "gone", "cpu0"))
+            os.makedirs(os.path.join(root, "netvm-00000000-gone", "cpu0"))
+            self.assertEqual(cpugroups.remove_stale(found), ["gone"])
+            self.assertEqual(sorted(os.listdir(root)), sorted([cpugroups.prefix() + "x",
+                                                               "netvm-00000000-gone"]))
+            vmsched.release("x", found)              # a live thread in it: kept
+            self.assertTrue(os.path.isdir(g))
+        finally:
+            p.kill()
+            p.wait()
+        vmsched.release("x", found)
+        self.assertEqual(os.listdir(root), ["netvm-00000000-gone"])
+        vmsched.release("x", found)                  # nothing left: nothing to do
+        # no cpu controller: pin-idle (autogroups permitting), one note for all nodes
+        vmsched._noted.discard("cgroup")
+        err = io.StringIO()
+        for attempt in range(2):
+            p = self.vcpu_stand_in()
+            try:
+                with redirect_stderr(err):
+                    done = vmsched.apply(p.pid, "x", 1)
+                self.assertNotIn("cgroup", done)
+                self.assertEqual({c for t, _ in vmsched.threads(p.pid)
+                                  for c in os.sched_getaffinity(t)}, {vmsched.node_cpu("x", 1)})
+            finally:
+                p.kill()
+                p.wait()
+        self.assertEqual(err.getvalue(), "netvm: warning: NETVM_VM_SCHED=cross-cgroup: no cpu "
+                         "cgroup (no cpu cgroup controller mounted): pin-idle instead\n")
+
+    def test_cgroup_hierarchy(self):
+        """Where the cpu controller is: v1's cpu hierarchy first, else a v2
+        mount listing cpu; in v2 the cluster's group is a threaded root
+        with one threaded child per CPU, weighted cpu.weight."""
+        mounts = os.path.join(self.tmp, "mounts")
+        v2 = os.path.join(self.tmp, "unified")
+        os.mkdir(v2)
+        with open(os.path.join(v2, "cgroup.controllers"), "w") as f:
+            f.write("memory pids\n")
+        lines = ["tmpfs /sys/fs/cgroup tmpfs rw 0 0",
+                 "cgroup2 %s cgroup2 rw,relatime 0 0" % v2]
+        with open(mounts, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        self.assertIsNone(cpugroups.hierarchy(mounts))
+        with open(os.path.join(v2, "cgroup.controllers"), "w") as f:
+            f.write("cpu memory pids\n")
+        self.assertEqual(cpugroups.hierarchy(mounts), (2, v2))
+        with open(mounts, "a") as f:
+            f.write("cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,relatime,cpu,cpuacct 0 0\n")
+        self.assertEqual(cpugroups.hierarchy(mounts), (1, "/sys/fs/cgroup/cpu,cpuacct"))
+        self.assertIsNone(cpugroups.hierarchy(os.path.join(self.tmp, "none")))
+        with open(os.path.join(v2, "cgroup.subtree_control"), "w") as f:
+            f.write("memory\n")
+        with mock.patch.object(cpugroups, "own_path", return_value="/"):
+            g = cpugroups.Groups("y", (2, v2))
+            g.place(4242, {0: [4242], 1: [4243, 4244]}, lambda t: t == 4243)
+        with open(os.path.join(v2, "cgroup.subtree_control")) as f:
+            self.assertEqual(f.read(), "+cpu")
+        d = os.path.join(v2, cpugroups.prefix() + "y")
+        expect = {"cgroup.subtree_control": "+cpu", "cgroup.procs": "4242",
+                  "cpu0/cgroup.type": "threaded", "cpu0/cgroup.threads": "4242",
+                  "cpu0/cpu.weight": "100", "cpu1/cgroup.type": "threaded",
+                  "cpu1/cgroup.threads": "42434244", "cpu1/cpu.weight": "100"}
+        for fn, text in expect.items():
+            with open(os.path.join(d, fn)) as f:
+                self.assertEqual(f.read(), text, fn)
 
     def test_topology_file_must_exist(self):
         topo = os.path.join(self.tmp, "none.topo")

@@ -34,6 +34,7 @@ import time
 import tty
 
 from . import agent
+from . import cpugroups
 from . import fabric
 from . import fastboot
 from . import mapper
@@ -377,6 +378,8 @@ class Cluster:
             if self.clean_stale():
                 raise NetvmError("cluster '%s' is already up (%d nodes): ./netvm down first, or "
                                  "pick another --cluster" % (self.name, len(self.state["nodes"])))
+            # groups that clusters of this checkout killed without down left
+            cpugroups.remove_stale()
             os.makedirs(self.dir)
             link = self.path("link0.sock")
             if os.path.exists(link):
@@ -532,6 +535,7 @@ class Cluster:
             left = self.kill_all(st.get("nodes", []))
             if left:
                 raise NetvmError("could not stop node(s) %s" % left)
+            vmsched.release(self.name)
             fabric.stop_switch(self, st.get("fabric"))
             self.remove_dir()
             say("cluster '%s' down (%d node%s stopped in %s)" % (

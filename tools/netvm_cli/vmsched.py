@@ -28,6 +28,14 @@ task on its CPU, then gets almost none of that CPU beside any other
 process: a guest loop took 8-9 times as long beside a host busy loop on
 that CPU (twice as long with pin-idle, whose group keeps its whole
 weight on the one CPU).
+"cross-cgroup" (opt-in; docs/bench.md, "Crossed CPUs in per-CPU
+cgroups") pins as cross-idle and puts the cluster's threads into one cpu
+cgroup per host CPU (cpugroups.py), each holding exactly the threads
+pinned to that CPU: node i's vCPU (SCHED_IDLE) and node i-1's main loop.
+A group whose load is all on one CPU has its full weight there, so the
+guest keeps a process's share of its CPU beside other work, and a waking
+main loop still preempts the idle vCPU of its group at once.  Where no
+cpu cgroup can be made (no controller, not root), pin-idle, with a note.
 SCHED_IDLE ranks the vCPU below its own QEMU's other threads only where
 each QEMU is a scheduling group of its own: an autogroup (QEMU's
 -daemonize starts a session, and Linux gives each session one), with no
@@ -36,20 +44,24 @@ every other process of its group (a build beside the tests would starve
 the guests), so there the vCPU keeps its policy and only the main loop's
 slice and the pinning apply.
 
-NETVM_VM_SCHED: "pin-idle" (default), "cross-idle", "short-main" (the main
-loop's slice only) or "none" (the threads left alone).
+NETVM_VM_SCHED: "pin-idle" (default), "cross-cgroup", "cross-idle",
+"short-main" (the main loop's slice only) or "none" (the threads left
+alone).
 """
 import ctypes
 import errno
 import os
 import zlib
 
-from .common import NetvmError
+from . import cpugroups
+from .common import NetvmError, warn
 
 SYS_SCHED_SETATTR = 314          # x86_64
 SYS_SCHED_GETATTR = 315
 MAIN_SLICE_NS = 100 * 1000       # the kernel's least slice (0.1 ms)
-POLICIES = ("pin-idle", "cross-idle", "short-main", "none")
+POLICIES = ("pin-idle", "cross-cgroup", "cross-idle", "short-main", "none")
+CROSSED = ("cross-cgroup", "cross-idle")
+_noted = set()
 
 
 class SchedAttr(ctypes.Structure):
@@ -155,19 +167,58 @@ def main_cpu(cluster, index):
     return node_cpu(cluster, index + 1)
 
 
-def apply(pid, cluster="", index=0):
-    """Node QEMU pid's threads as policy() says.  Returns what was done:
-    a subset of {"pin", "idle-vcpu", "short-main"}."""
+def is_vcpu(name):
+    return name.endswith("/TCG")
+
+
+def _comm(tid):
+    try:
+        with open("/proc/%d/comm" % tid) as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def group(pid, cluster, placement, found=None):
+    """cross-cgroup: each thread of pid into its cluster's group of its
+    CPU (placement: [(tid, cpu)]).  False, with a note the first time,
+    where that cannot be done."""
+    by_cpu = {}
+    for tid, cpu in placement:
+        by_cpu.setdefault(cpu, []).append(tid)
+    try:
+        cpugroups.Groups(cluster, found).place(pid, by_cpu, lambda t: is_vcpu(_comm(t)))
+        return True
+    except (cpugroups.Unavailable, OSError) as e:
+        if "cgroup" not in _noted:
+            _noted.add("cgroup")
+            warn("NETVM_VM_SCHED=cross-cgroup: no cpu cgroup (%s): pin-idle instead" % e)
+        return False
+
+
+def apply(pid, cluster="", index=0, found=None):
+    """Node QEMU pid's threads as policy() says (found: the cpu cgroup
+    hierarchy, for tests).  Returns what was done: a subset of {"pin",
+    "cgroup", "idle-vcpu", "short-main"}."""
     p = policy()
     done = set()
     if p == "none":
         return done
-    if p in ("cross-idle", "pin-idle"):
+    if p in CROSSED or p == "pin-idle":
         vcpu_cpu = node_cpu(cluster, index)
-        other_cpu = main_cpu(cluster, index) if p == "cross-idle" else vcpu_cpu
-        idle = own_group(pid)
-        for tid, name in threads(pid):
-            vcpu = name.endswith("/TCG")
+        other_cpu = main_cpu(cluster, index) if p in CROSSED else vcpu_cpu
+        ts = threads(pid)
+        idle = False
+        if p == "cross-cgroup":
+            place = [(tid, vcpu_cpu if is_vcpu(name) else other_cpu) for tid, name in ts]
+            if place and group(pid, cluster, place, found):
+                done.add("cgroup")
+                idle = True     # the vCPU's group holds only its CPU's threads of this cluster
+            else:
+                other_cpu = vcpu_cpu
+        idle = idle or own_group(pid)
+        for tid, name in ts:
+            vcpu = is_vcpu(name)
             try:
                 os.sched_setaffinity(tid, {vcpu_cpu if vcpu else other_cpu})
                 done.add("pin")
@@ -180,3 +231,11 @@ def apply(pid, cluster="", index=0):
     if set_slice(pid, MAIN_SLICE_NS):
         done.add("short-main")
     return done
+
+
+def release(cluster, found=None):
+    """Removes the cluster's cpu cgroups (cross-cgroup), if any."""
+    try:
+        cpugroups.Groups(cluster, found).remove()
+    except cpugroups.Unavailable:
+        pass
