@@ -420,6 +420,7 @@ class Cluster:
                     mapper.install_routes(self)
             except BaseException:
                 self.kill_all(self.state["nodes"])
+                vmsched.release(self.name)
                 fabric.stop_switch(self, self.state.get("fabric"))
                 self.remove_dir(keep_logs=True)
                 raise
