@@ -447,7 +447,8 @@ class TestLimits(StateDirCase):
 
     def test_node_threads_scheduling(self):
         """vmsched (docs/bench.md, "The tail of a spinning round trip" and "Crossed CPUs"), on a
-        stand-in process with no vCPU thread: the default pins it (its main
+        stand-in process with no vCPU thread: the default, with no cpu
+        cgroup to use, falls back to pin-idle with a note: pins it (its main
         loop) to its node's CPU and gives it the kernel's least slice,
         cross-idle to the next node's vCPU's CPU; NETVM_VM_SCHED=none
         leaves it alone; a bad value is refused by name."""
@@ -464,11 +465,17 @@ class TestLimits(StateDirCase):
                 with self.assertRaises(NetvmError) as e:
                     vmsched.apply(p.pid)
             self.assertEqual(str(e.exception),
-                             "NETVM_VM_SCHED=fast: one of pin-idle, cross-cgroup, cross-idle, "
+                             "NETVM_VM_SCHED=fast: one of cross-cgroup, pin-idle, cross-idle, "
                              "short-main, none")
-            with mock.patch.dict(os.environ):
+            # the default, cross-cgroup, with no cpu cgroup here: pin-idle and a note
+            vmsched._noted.discard("cgroup")
+            err = io.StringIO()
+            with mock.patch.dict(os.environ), redirect_stderr(err):
                 os.environ.pop("NETVM_VM_SCHED", None)
                 done = vmsched.apply(p.pid, "x", 1)
+            self.assertEqual(err.getvalue(), "netvm: warning: no cpu cgroup for the cross-cgroup "
+                             "scheduling (no cpu cgroup controller mounted): pin-idle instead\n")
+            self.assertNotIn("cgroup", done)
             self.assertIn("pin", done)
             self.assertNotIn("idle-vcpu", done)     # no thread of sleep is a vCPU
             self.assertEqual(os.sched_getaffinity(p.pid), {vmsched.node_cpu("x", 1)})
@@ -592,8 +599,8 @@ class TestLimits(StateDirCase):
             finally:
                 p.kill()
                 p.wait()
-        self.assertEqual(err.getvalue(), "netvm: warning: NETVM_VM_SCHED=cross-cgroup: no cpu "
-                         "cgroup (no cpu cgroup controller mounted): pin-idle instead\n")
+        self.assertEqual(err.getvalue(), "netvm: warning: no cpu cgroup for the cross-cgroup "
+                         "scheduling (no cpu cgroup controller mounted): pin-idle instead\n")
 
     def test_cgroup_hierarchy(self):
         """Where the cpu controller is: v1's cpu hierarchy first, else a v2

@@ -6,36 +6,35 @@ Traced on a 2-CPU host, it waited up to 8 ms (a host tick and more) behind
 the spinning vCPU threads, and that wait was the millisecond tail of every
 spinning round trip.
 
-Default ("pin-idle", no privilege needed):
-- every thread of node i's QEMU is pinned to one host CPU, c(i) = (i + k)
-  modulo the CPUs this process may use (k from the cluster's name, so
-  that the nodes of small clusters side by side do not all land on one
-  CPU): a frame for node i then wakes its main loop on the CPU of node i's
-  own vCPU, not behind another node's;
-- the vCPU thread ("CPU 0/TCG", -name debug-threads=on) is SCHED_IDLE, so
-  that a waking main loop always preempts it at once;
+Default: "cross-cgroup" (docs/bench.md, "Crossed CPUs in per-CPU
+cgroups"); where no cpu cgroup can be made (no controller, not root),
+"pin-idle", with a one-line note.
+- node i's vCPU thread ("CPU 0/TCG", -name debug-threads=on) is pinned
+  to one host CPU, c(i) = (i + k) modulo the CPUs this process may use (k
+  from the cluster's name, so that the nodes of small clusters side by
+  side do not all land on one CPU), and its other threads (the main
+  loop) to c(i + 1), the next node's vCPU's CPU.  With two nodes a frame
+  then wakes the receiver's main loop on the sender's own CPU, with no
+  inter-processor interrupt, and the receiver's vCPU keeps spinning
+  meanwhile: the 8-byte write round trip fell from 87-109 to 57-71 us;
+- the vCPU is SCHED_IDLE, so that a waking main loop preempts it at once;
+- the cluster's threads go into one cpu cgroup per host CPU
+  (cpugroups.py), each holding exactly the threads pinned to that CPU.
+  A group whose load is all on one CPU has its full weight there, so a
+  guest keeps a process's share of its CPU beside other work (a guest
+  loop took 2 times as long beside a host busy loop on its CPU, as with
+  pin-idle);
 - the main loop gets the kernel's least time slice (0.1 ms, EEVDF's
   per-task slice, Linux 6.12 and later), which lets it preempt other
   threads sooner.
-"cross-idle" (opt-in; docs/bench.md, "Crossed CPUs") pins node i's vCPU
-to c(i) and its other threads (the main loop) to c(i + 1), the next
-node's vCPU's CPU.  With two nodes a frame then wakes the receiver's main
-loop on the sender's own CPU, with no inter-processor interrupt, and the
-receiver's vCPU keeps spinning meanwhile: the 8-byte write round trip
-fell from 87-109 to 57-71 us in the rounds no other work disturbed.  It
-is not the default because the vCPU, SCHED_IDLE and its group's only
-task on its CPU, then gets almost none of that CPU beside any other
-process: a guest loop took 8-9 times as long beside a host busy loop on
-that CPU (twice as long with pin-idle, whose group keeps its whole
-weight on the one CPU).
-"cross-cgroup" (opt-in; docs/bench.md, "Crossed CPUs in per-CPU
-cgroups") pins as cross-idle and puts the cluster's threads into one cpu
-cgroup per host CPU (cpugroups.py), each holding exactly the threads
-pinned to that CPU: node i's vCPU (SCHED_IDLE) and node i-1's main loop.
-A group whose load is all on one CPU has its full weight there, so the
-guest keeps a process's share of its CPU beside other work, and a waking
-main loop still preempts the idle vCPU of its group at once.  Where no
-cpu cgroup can be made (no controller, not root), pin-idle, with a note.
+"pin-idle" (the fallback; no privilege needed) pins every thread of node
+i's QEMU to c(i): a frame for node i wakes its main loop on the CPU of
+node i's own vCPU, which is SCHED_IDLE where the QEMU is a group of its
+own (below); the main loop gets the least slice.
+"cross-idle" pins as cross-cgroup without the cgroups.  It is not the
+default because the vCPU, SCHED_IDLE and its autogroup's only task on its
+CPU, then gets almost none of that CPU beside any other process: a guest
+loop took 8-9 times as long beside a host busy loop on that CPU.
 SCHED_IDLE ranks the vCPU below its own QEMU's other threads only where
 each QEMU is a scheduling group of its own: an autogroup (QEMU's
 -daemonize starts a session, and Linux gives each session one), with no
@@ -44,7 +43,7 @@ every other process of its group (a build beside the tests would starve
 the guests), so there the vCPU keeps its policy and only the main loop's
 slice and the pinning apply.
 
-NETVM_VM_SCHED: "pin-idle" (default), "cross-cgroup", "cross-idle",
+NETVM_VM_SCHED: "cross-cgroup" (default), "pin-idle", "cross-idle",
 "short-main" (the main loop's slice only) or "none" (the threads left
 alone).
 """
@@ -59,7 +58,7 @@ from .common import NetvmError, warn
 SYS_SCHED_SETATTR = 314          # x86_64
 SYS_SCHED_GETATTR = 315
 MAIN_SLICE_NS = 100 * 1000       # the kernel's least slice (0.1 ms)
-POLICIES = ("pin-idle", "cross-cgroup", "cross-idle", "short-main", "none")
+POLICIES = ("cross-cgroup", "pin-idle", "cross-idle", "short-main", "none")
 CROSSED = ("cross-cgroup", "cross-idle")
 _noted = set()
 
@@ -192,7 +191,7 @@ def group(pid, cluster, placement, found=None):
     except (cpugroups.Unavailable, OSError) as e:
         if "cgroup" not in _noted:
             _noted.add("cgroup")
-            warn("NETVM_VM_SCHED=cross-cgroup: no cpu cgroup (%s): pin-idle instead" % e)
+            warn("no cpu cgroup for the cross-cgroup scheduling (%s): pin-idle instead" % e)
         return False
 
 
