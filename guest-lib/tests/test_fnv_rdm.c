@@ -124,11 +124,6 @@ fi_addr_t fnv_av_reverse(const struct fnv_av *av, uint16_t node, uint16_t port)
 	return port;
 }
 
-int fnv_errno_to_fi(int err)
-{
-	return -err;
-}
-
 /* fnv_cntr.c's sleep: a descriptor always readable, so poll(2) returns at
  * once, and 100 ms of the test's clock pass: a wait's timeout runs out
  * in the test's time, not the host's. */
@@ -150,32 +145,6 @@ int fnv_wire_arm(struct fnv_wire *w, int fds[2])
 int fnv_tostr(const struct fid *fid, char *buf, size_t len)
 {
 	(void)fid; (void)buf; (void)len;
-	return -FI_ENOSYS;
-}
-
-int fnv_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
-{
-	(void)fid; (void)bfid; (void)flags;
-	return -FI_ENOSYS;
-}
-
-int fnv_no_control(struct fid *fid, int command, void *arg)
-{
-	(void)fid; (void)command; (void)arg;
-	return -FI_ENOSYS;
-}
-
-int fnv_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
-		    void **ops, void *context)
-{
-	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
-	return -FI_ENOSYS;
-}
-
-int fnv_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
-		   void *ops, void *context)
-{
-	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
 	return -FI_ENOSYS;
 }
 

@@ -6,10 +6,11 @@
  *   netvm-unet-test serve [NODE]
  *       the server (peer NODE, default 0): endpoints S (echo) and V
  *       (victim); writes "ps P pv P" to /tmp/unet.info, waits for "PC PX"
- *       in /tmp/unet.peer, sets up S's channel to (NODE, PC, 0x1001) and
- *       V's to (NODE, PC, 0x3003), writes
- *       /tmp/unet.ready, then echoes every message on S (blocking
- *       receive) until "quit", answering "bye ok" if V received nothing;
+ *       in /tmp/unet.peer, sets up S's channel to (NODE, PC, 0x1001),
+ *       V's to (NODE, PC, 0x3003) and, when PX is not 0, V's to (NODE,
+ *       PX, 0x1001), writes /tmp/unet.ready, then echoes every message on
+ *       S (blocking receive) until "quit", answering "bye ok" if V
+ *       received nothing but X's two messages on that last channel;
  *       "hold" makes it wait (no echo) until a NetVM notification
  *       RESUME_NOTF into its export "resume" (port pn in unet.info).
  *       The client's endpoint C has a pageable segment (but when
@@ -128,8 +129,11 @@ static int serve(struct netvm *nv, unsigned int peer)
 	}
 	cs = netvm_unet_channel(s, peer, pc, T1);
 	cv = netvm_unet_channel(v, peer, pc, T3);
-	/* S's (node, tag) on another endpoint of this NIC: per endpoint */
-	cx = netvm_unet_channel(v, peer, px, T1);
+	/*
+	 * S's (node, tag) on another endpoint of this NIC: per endpoint.
+	 * Only against "client": "bench" and "unreach" have no X (PX 0).
+	 */
+	cx = px ? netvm_unet_channel(v, peer, px, T1) : 0;
 	if (cs < 0 || cv < 0 || cx < 0) {
 		fprintf(stderr, "serve: channels: %s / %s / %s\n",
 			netvm_strerror(cs), netvm_strerror(cv),
@@ -170,7 +174,7 @@ static int serve(struct netvm *nv, unsigned int peer)
 	 * The victim must have seen nothing of the intruder's messages but
 	 * the ones X sent it on T1, each whole on the channel from X.
 	 */
-	for (int i = 0; i < X_TO_V; i++) {
+	for (int i = 0; px && i < X_TO_V; i++) {
 		err = netvm_unet_recv(v, buf, sizeof(buf), &len, &ch, 30000);
 		good += !err && ch == (unsigned int)cx &&
 			len == 1000u + (unsigned int)i &&
@@ -179,7 +183,8 @@ static int serve(struct netvm *nv, unsigned int peer)
 	err = netvm_unet_recv(v, buf, sizeof(buf), &len, NULL, 0);
 	netvm_unet_stats(v, &st);
 	snprintf(text, sizeof(text), "bye %s %u %d",
-		 err == -EAGAIN && st.received == X_TO_V && good == X_TO_V ?
+		 err == -EAGAIN && st.received == (px ? X_TO_V : 0) &&
+		 good == (px ? X_TO_V : 0) ?
 		 "ok" : "bad", st.received, good);
 	err = netvm_unet_send(s, cs, text, strlen(text));
 	if (!err)
