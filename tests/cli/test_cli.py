@@ -486,6 +486,18 @@ class TestLimits(StateDirCase):
             with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "cross-idle"}):
                 self.assertIn("pin", vmsched.apply(p.pid, "x", 1))
             self.assertEqual(os.sched_getaffinity(p.pid), {vmsched.main_cpu("x", 1)})
+            # clusters of more than two nodes: pin-idle by default, no cgroup tried
+            vmsched._noted.discard("cgroup")
+            err = io.StringIO()
+            with mock.patch.dict(os.environ), redirect_stderr(err):
+                os.environ.pop("NETVM_VM_SCHED", None)
+                self.assertEqual(vmsched.policy(3), "pin-idle")
+                self.assertEqual(vmsched.policy(2), "cross-cgroup")
+                done = vmsched.apply(p.pid, "x", 1, nodes=4)
+            self.assertEqual((err.getvalue(), "cgroup" in done, "pin" in done), ("", False, True))
+            self.assertEqual(os.sched_getaffinity(p.pid), {vmsched.node_cpu("x", 1)})
+            with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "cross-idle"}):
+                self.assertEqual(vmsched.policy(16), "cross-idle")
         finally:
             p.kill()
             p.wait()

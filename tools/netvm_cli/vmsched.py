@@ -6,9 +6,10 @@ Traced on a 2-CPU host, it waited up to 8 ms (a host tick and more) behind
 the spinning vCPU threads, and that wait was the millisecond tail of every
 spinning round trip.
 
-Default: "cross-cgroup" (docs/bench.md, "Crossed CPUs in per-CPU
-cgroups"); where no cpu cgroup can be made (no controller, not root),
-"pin-idle", with a one-line note.
+Default: "cross-cgroup" for clusters of two nodes (docs/bench.md,
+"Crossed CPUs in per-CPU cgroups"); where no cpu cgroup can be made (no
+controller, not root), "pin-idle", with a one-line note.  Clusters of
+more nodes get "pin-idle" (docs/bench.md, "The default on main").
 - node i's vCPU thread ("CPU 0/TCG", -name debug-threads=on) is pinned
   to one host CPU, c(i) = (i + k) modulo the CPUs this process may use (k
   from the cluster's name, so that the nodes of small clusters side by
@@ -74,8 +75,12 @@ class SchedAttr(ctypes.Structure):
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def policy():
-    p = os.environ.get("NETVM_VM_SCHED", POLICIES[0])
+def policy(nodes=2):
+    """NETVM_VM_SCHED, or the default for a cluster of NODES: crossed
+    CPUs pay only where node i + 1 is node i's one peer (two nodes); with
+    more, each main loop would share a CPU with another node's busy vCPU
+    (the 4- and 16-node guest groups ran 10-40 % longer), so pin-idle."""
+    p = os.environ.get("NETVM_VM_SCHED", POLICIES[0] if nodes <= 2 else "pin-idle")
     if p not in POLICIES:
         raise NetvmError("NETVM_VM_SCHED=%s: one of %s" % (p, ", ".join(POLICIES)))
     return p
@@ -195,11 +200,11 @@ def group(pid, cluster, placement, found=None):
         return False
 
 
-def apply(pid, cluster="", index=0, found=None):
-    """Node QEMU pid's threads as policy() says (found: the cpu cgroup
-    hierarchy, for tests).  Returns what was done: a subset of {"pin",
-    "cgroup", "idle-vcpu", "short-main"}."""
-    p = policy()
+def apply(pid, cluster="", index=0, found=None, nodes=2):
+    """Node QEMU pid's threads (node INDEX of NODES) as policy() says
+    (found: the cpu cgroup hierarchy, for tests).  Returns what was done:
+    a subset of {"pin", "cgroup", "idle-vcpu", "short-main"}."""
+    p = policy(nodes)
     done = set()
     if p == "none":
         return done
