@@ -47,8 +47,10 @@ static int ep_close(struct fid *fid)
 	if (ep->av)
 		ep->av->refs--;
 	detach_cntrs_locked(ep);
-	if (ep->enabled && ep->rdm)
+	if (ep->enabled && ep->rdm) {
+		fnv_rdm_flush_acks_locked(ep);	/* deferred ones too */
 		(void)netvm_unet_flush(ep->w.u, 1000);	/* the last acks out */
+	}
 	if (ep->enabled)
 		fnv_wire_close(&ep->w);
 	fnv_rdm_fini(ep);

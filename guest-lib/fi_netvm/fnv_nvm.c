@@ -12,7 +12,8 @@
  * calls): an RMA completes when the NIC reported it done.  The NIC does
  * not send to its own node: a region of this node is reached by the CPU
  * (this process's regions only, fnv_mr_local), atomics included.  Also
- * here: the NetVM side of rendezvous messages (fnv_rdm_rdv.c).
+ * here: the NetVM side of rendezvous messages (fnv_rdm_rdv.c) and of the
+ * RDM acks a sender pulls from its receiver's ack table (fnv_rdm_link.c).
  */
 #define _GNU_SOURCE	/* process_vm_readv */
 #include <errno.h>
@@ -369,4 +370,24 @@ int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 		forget_locked(d, node, key);
 	}
 	return err ? fnv_nvm_fi_err(err) : 0;
+}
+
+/* ---- an RDM peer's ack table (fnv_rdm_link.c): one slot, pulled ---- */
+
+int fnv_rdm_table_read_locked(struct fnv_domain *d, uint16_t node,
+			      uint64_t key, uint32_t slot, uint64_t *val)
+{
+	uint64_t off = (uint64_t)slot * sizeof(*val);
+	int seg, err;
+
+	if (node == d->node)
+		return -EHOSTUNREACH;	/* the NIC does not reach its node */
+	seg = prepare(d, node, key);	/* imported once, kept */
+	if (seg < 0)
+		return seg;
+	/* one aligned 8-byte slot, written with one 64-bit store */
+	err = netvm_readF(d->nv, seg, off, d->bounce, sizeof(*val));
+	if (!err)
+		memcpy(val, d->bounce, sizeof(*val));
+	return done(d, node, key, err);
 }

@@ -23,6 +23,13 @@
 #define FNV_RDM_RETRIES		12	/* then the peer is given up */
 #define FNV_RDV_TX		32	/* rendezvous sends waiting, per endpoint */
 #define FNV_RDV_DONE_Q		256	/* "done" answers waiting for a window */
+/* A sender pulls its peer's ack table when its oldest message waited this
+ * long (the clock counts whole milliseconds: 2 means 1 to 2 ms), then
+ * after twice as long each time nothing new came, up to 32 times this. */
+#define FNV_RDM_PULL_MS		2
+/* An ack deferred for a pulling peer goes on its own at the latest in
+ * the second progress pass after the one that took the message. */
+#define FNV_RDM_ACK_PASSES	2
 
 enum fnv_rdm_type {
 	FNV_RDM_MSG = 1,	/* fi_send and friends */
@@ -31,15 +38,22 @@ enum fnv_rdm_type {
 	FNV_RDM_DONE = 4,	/* a rendezvous read is over: struct fnv_rdv_done */
 };
 
-#define FNV_RDM_HAS_DATA	0x1	/* remote CQ data in the header */
+#define FNV_RDM_HAS_DATA	0x1	/* MSG, TAGGED: 8 bytes of remote CQ
+					 * data between header and payload */
 #define FNV_RDM_RDV		0x2	/* MSG, TAGGED: the payload is a struct
 					 * fnv_rdv_req, the bytes wait in the
 					 * sender's NetVM exports */
+#define FNV_RDM_PULLS		0x4	/* any: the sender reads the receiver's
+					 * ack table (it may defer its acks) */
+#define FNV_RDM_TABLE		0x8	/* ACK: the payload is a struct
+					 * fnv_rdm_table */
 
-/* Leads every frame of an RDM endpoint; the payload follows. */
+/* Leads every frame of an RDM endpoint; the payload follows (after the
+ * remote CQ data, FNV_RDM_HAS_DATA).  32 bytes: a 64-byte message is one
+ * U-Net message of 96, which U-Net sends inline. */
 struct fnv_rdm_hdr {
 	uint8_t type;		/* enum fnv_rdm_type */
-	uint8_t flags;		/* FNV_RDM_HAS_DATA */
+	uint8_t flags;		/* FNV_RDM_* */
 	uint16_t reserved;
 	uint32_t epoch;		/* the sender endpoint's incarnation */
 	uint32_t seq;		/* MSG, TAGGED: its sequence number */
@@ -47,10 +61,27 @@ struct fnv_rdm_hdr {
 	uint32_t ack_epoch;	/* ... of this incarnation of the receiver */
 	uint32_t pad;
 	uint64_t tag;
-	uint64_t data;
 };
 
-#define FNV_RDM_MSG_MAX		(FNV_MSG_MAX - sizeof(struct fnv_rdm_hdr))
+/* Where the sender of an ACK keeps its acks for the receiver of the ACK
+ * (the one-sided pull, fnv_rdm_link.c): its ack table's key (a NetVM
+ * export of the sender's node, as a rendezvous piece's) and the slot. */
+struct fnv_rdm_table {
+	uint64_t key;
+	uint32_t slot;		/* < FNV_RDM_PEERS */
+	uint32_t pad;
+};
+
+/* One slot of an ack table: the peer's incarnation as known here in the
+ * high half, the next sequence number expected from it in the low. */
+static inline uint64_t fnv_rdm_slot(uint32_t epoch, uint32_t next)
+{
+	return (uint64_t)epoch << 32 | next;
+}
+
+/* the largest eager payload, with remote CQ data or without */
+#define FNV_RDM_MSG_MAX		(FNV_MSG_MAX - sizeof(struct fnv_rdm_hdr) - \
+				 sizeof(uint64_t))
 /* Every piece of a rendezvous message is one export: at most this long. */
 #define FNV_RDV_MAX		NETVM_EXPORT_MAX
 
@@ -106,6 +137,7 @@ struct fnv_pkt {
 struct fnv_peer {
 	bool used;
 	uint16_t node, port;
+	uint32_t slot;		/* its place in peers[] and in the ack table */
 	/* sending: [tx_done, tx_acked) acknowledged, to complete;
 	 * [tx_acked, tx_next) in flight */
 	uint32_t tx_next, tx_acked, tx_done;
@@ -113,11 +145,20 @@ struct fnv_peer {
 	int64_t tx_sent_ms;	/* when the oldest in flight was (re)sent */
 	unsigned int retries;
 	bool dead;		/* given up: sends fail */
+	/* pulling its acks from its ack table (another node's peer) */
+	uint64_t pull_key;	/* 0: not known, or reads failed */
+	uint32_t pull_slot;
+	uint64_t pull_bad_key;	/* reads of it failed: not taken again */
+	int64_t pull_due_ms;	/* the next read, while sends are in flight */
+	unsigned int pulls;	/* reads in a row that found nothing new */
 	/* receiving */
 	bool rx_known;
 	uint32_t rx_epoch, rx_next;
 	uint32_t rx_acked;	/* the last ack value sent */
 	bool ack_now;		/* a frame out of order came: ack this pass */
+	bool peer_pulls;	/* its frames say it reads our ack table */
+	bool ack_owed;		/* deferred (it pulls): since pass owed_pass */
+	uint64_t owed_pass;
 };
 
 /* A receive posted and not yet matched. */
@@ -159,7 +200,15 @@ struct fnv_rdm {
 		struct fnv_rdv_done d;
 	} done_q[FNV_RDV_DONE_Q];
 	size_t done_n;
+	/* the ack table (one slot per peer, a page of its own), exported
+	 * read-only at the first ack to another node's peer */
+	uint64_t *acks;
+	int acks_export;	/* the export's handle; -1: none */
+	uint64_t acks_key;	/* 0: not exported (or it failed) */
+	bool acks_failed;	/* the export failed: acks go as frames */
+	uint64_t pass;		/* progress passes so far */
 	uint64_t resent, dropped_order, dropped_full;	/* for FI_LOG */
+	uint64_t pulled, acks_deferred;
 	uint8_t frame[FNV_MSG_MAX];
 };
 
@@ -186,7 +235,9 @@ ssize_t fnv_rdm_send_frame_locked(struct fnv_ep *ep, uint16_t node,
 				  const struct iovec *iov, size_t count,
 				  uint64_t tag, uint64_t data);
 void fnv_rdm_progress_locked(struct fnv_ep *ep);
-/* Milliseconds until progress has a resend to make; -1: none. */
+/* Before a caller sleeps or closes: the acks deferred, sent now. */
+void fnv_rdm_flush_acks_locked(struct fnv_ep *ep);
+/* Milliseconds until progress has a resend or a pull to make; -1: none. */
 int fnv_rdm_timer_ms(struct fnv_ep *ep);
 size_t fnv_rdm_tx_left(const struct fnv_ep *ep);
 
@@ -194,8 +245,8 @@ size_t fnv_rdm_tx_left(const struct fnv_ep *ep);
 /* A message in order from (node, port): true if taken (matched or kept
  * as unexpected), false if it must be dropped (no room: resent later). */
 bool fnv_rdm_arrive_locked(struct fnv_ep *ep, const struct fnv_rdm_hdr *h,
-			   const uint8_t *payload, size_t len, uint16_t node,
-			   uint16_t port);
+			   uint64_t data, const uint8_t *payload, size_t len,
+			   uint16_t node, uint16_t port);
 ssize_t fnv_rdm_post_locked(struct fnv_ep *ep, bool tagged,
 			    const struct iovec *iov, size_t count,
 			    fi_addr_t src, uint64_t tag, uint64_t ignore,
@@ -240,6 +291,11 @@ void fnv_rdv_unexport_locked(struct fnv_domain *d, int handle);
 int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 			const struct fnv_rdv_req *q, const struct iovec *iov,
 			size_t count, size_t n);
+/* fnv_nvm.c too: read slot's 8 bytes of the ack table key names on
+ * another node (imported once, kept): 0 or a negative errno.  The table
+ * itself is exported with fnv_rdv_export_locked. */
+int fnv_rdm_table_read_locked(struct fnv_domain *d, uint16_t node,
+			      uint64_t key, uint32_t slot, uint64_t *val);
 
 /* fnv_rdm_ops.c */
 extern struct fi_ops_msg fnv_rdm_msg_ops;

@@ -100,8 +100,8 @@ static void discard_unexp(struct fnv_ep *ep, size_t i)
 }
 
 bool fnv_rdm_arrive_locked(struct fnv_ep *ep, const struct fnv_rdm_hdr *h,
-			   const uint8_t *payload, size_t len, uint16_t node,
-			   uint16_t port)
+			   uint64_t data, const uint8_t *payload, size_t len,
+			   uint16_t node, uint16_t port)
 {
 	struct fnv_rdm *r = ep->rdm;
 	bool tagged = h->type == FNV_RDM_TAGGED;
@@ -109,7 +109,7 @@ bool fnv_rdm_arrive_locked(struct fnv_ep *ep, const struct fnv_rdm_hdr *h,
 	size_t *n = tagged ? &r->tag_n : &r->msg_n;
 	struct fnv_unexp m = {
 		.type = h->type, .has_data = h->flags & FNV_RDM_HAS_DATA,
-		.tag = h->tag, .data = h->data, .node = node, .port = port,
+		.tag = h->tag, .data = data, .node = node, .port = port,
 		.len = len, .rdv = h->flags & FNV_RDM_RDV,
 		.buf = (uint8_t *)payload,
 	};

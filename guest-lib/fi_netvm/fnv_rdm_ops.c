@@ -2,8 +2,8 @@
 /*
  * The API of an RDM endpoint: fi_ops_msg and fi_ops_tagged, each call
  * taking the domain lock and handing on to fnv_rdm_link.c (sends) or
- * fnv_rdm_match.c (receives).  Remote CQ data (8 bytes) travels in the
- * header.  Sends up to one U-Net message copy the bytes (an inject is
+ * fnv_rdm_match.c (receives).  Remote CQ data (8 bytes) travels right
+ * after the header, only when there is some.  Sends up to one U-Net message copy the bytes (an inject is
  * one of those); larger ones go by rendezvous (fnv_rdm_rdv.c).
  */
 #include "fnv_rdm.h"

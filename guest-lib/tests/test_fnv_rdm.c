@@ -15,8 +15,14 @@
  * endpoints count every operation once, when it completes: each round
  * they equal the completions taken, rendezvous and failures included;
  * peeks do not count, discards and cancels do; fi_cntr_wait wakes on
- * the count, on an error, or times out.  The wire, the AV, the
- * completion queues and NetVM are stand-ins defined here.
+ * the count, on an error, or times out.  Peers on another node (the
+ * one-sided ack, fnv_rdm_link.c): a ping-pong sends no ack frame of its
+ * own (the answers carry the acks) and its 64-byte messages are 96-byte
+ * frames; a receiver that takes a message and calls nothing more still
+ * lets its sender complete (the sender reads the receiver's ack table);
+ * a table that cannot be read falls back to resends and acks as frames;
+ * a lossy stream arrives whole with deferred acks and pulls.  The wire,
+ * the AV, the completion queues and NetVM are stand-ins defined here.
  */
 #include <check.h>
 #include <errno.h>
@@ -47,6 +53,9 @@ static struct frame *queue[4][QCAP];	/* by destination port */
 static size_t qhead[4], qn[4];
 static double p_drop, p_dup, p_swap;
 static bool deaf[4];			/* a port whose frames all vanish */
+static uint16_t peer_node;		/* 0: the peers are on our node */
+static unsigned long frames_of[8];	/* frames sent, by type */
+static size_t last_len[8];		/* the last frame's length, by type */
 
 static double rnd(void)
 {
@@ -78,6 +87,9 @@ int fnv_wire_send(struct fnv_wire *w, const struct fnv_addr *to,
 	struct frame f = { .src_port = w->port, .len = len };
 
 	ck_assert_uint_le(len, FNV_MSG_MAX);
+	ck_assert_uint_ge(len, 1);
+	frames_of[((const uint8_t *)buf)[0] & 7]++;
+	last_len[((const uint8_t *)buf)[0] & 7] = len;
 	ck_assert_uint_lt(to->port, 4);
 	if (deaf[to->port] || rnd() < p_drop)
 		return 0;
@@ -100,7 +112,7 @@ ssize_t fnv_wire_recv(struct fnv_wire *w, void *buf, size_t cap,
 	qhead[w->port] = (qhead[w->port] + 1) % QCAP;
 	qn[w->port]--;
 	memcpy(buf, f->b, f->len < cap ? f->len : cap);
-	*node = 0;
+	*node = peer_node;
 	*port = f->src_port;
 	n = (ssize_t)f->len;
 	free(f);
@@ -113,7 +125,8 @@ int fnv_av_resolve(const struct fnv_av *av, fi_addr_t fa, struct fnv_addr *out)
 	(void)av;
 	if (fa < 1 || fa > 3)
 		return -FI_EINVAL;
-	*out = (struct fnv_addr){ .magic = FNV_ADDR_MAGIC, .port = (uint16_t)fa };
+	*out = (struct fnv_addr){ .magic = FNV_ADDR_MAGIC, .node = peer_node,
+				  .port = (uint16_t)fa };
 	return 0;
 }
 
@@ -232,6 +245,30 @@ int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 	return 0;
 }
 
+static bool table_reads_fail;	/* every ack table read: -EFAULT */
+static unsigned long table_reads;
+
+/* NetVM's read of an ack table's slot: from the fake export its key names */
+int fnv_rdm_table_read_locked(struct fnv_domain *d, uint16_t node,
+			      uint64_t key, uint32_t slot, uint64_t *val)
+{
+	(void)d;
+	ck_assert_uint_eq(node, peer_node);
+	ck_assert_uint_ne(node, 0);	/* never the own node's */
+	table_reads++;
+	if (table_reads_fail)
+		return -EFAULT;
+	for (int e = 0; e < FAKE_EXPORTS; e++) {
+		if (!exports[e].used || exports[e].key != key)
+			continue;
+		if ((uint64_t)slot * 8 + 8 > exports[e].len)
+			return -ERANGE;
+		memcpy(val, exports[e].buf + (size_t)slot * 8, 8);
+		return 0;
+	}
+	return -EKEYREJECTED;
+}
+
 /* ---- the test's endpoints, each with a send and a receive counter ---- */
 
 static struct fnv_domain dom = {
@@ -315,6 +352,10 @@ static void reset_wire(double drop, double dup, double swap)
 		}
 		deaf[p] = false;
 	}
+	peer_node = 0;
+	table_reads_fail = false;
+	table_reads = 0;
+	memset(frames_of, 0, sizeof(frames_of));
 	p_drop = drop;
 	p_dup = dup;
 	p_swap = swap;
@@ -432,6 +473,22 @@ START_TEST(lossy)
 	for (unsigned int i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
 		reset_wire(rates[i][0], rates[i][1], rates[i][2]);
 		stream(600, 7 + i);
+	}
+}
+END_TEST
+
+START_TEST(lossy_remote)
+{
+	/* another node's peers: acks deferred, pulled, and on a lossy wire */
+	static const double rates[][3] = {
+		{ 0, 0, 0 }, { 0.2, 0.1, 0.1 }, { 0.4, 0.1, 0.2 },
+	};
+
+	for (unsigned int i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		reset_wire(rates[i][0], rates[i][1], rates[i][2]);
+		peer_node = 1;
+		stream(600, 17 + i);
+		ck_assert_uint_gt(table_reads, 0);
 	}
 }
 END_TEST
@@ -1063,6 +1120,258 @@ END_TEST
 
 /* ---- counters: the calls ---- */
 
+/* a posts a receive for b's next message */
+static void post_one(struct node *a, uint8_t *buf, size_t cap)
+{
+	struct iovec iov = { buf, cap };
+
+	ck_assert_int_eq(fnv_rdm_post_locked(&a->ep, false, &iov, 1,
+					     FI_ADDR_UNSPEC, 0, 0, buf, 0), 0);
+}
+
+/* a sends 64 bytes of seed to port `to`, with remote CQ data if data */
+static void send64(struct node *a, fi_addr_t to, unsigned int seed,
+		   uint64_t data, void *ctx)
+{
+	uint8_t out[64];
+	struct iovec iov = { out, sizeof(out) };
+
+	fill(out, sizeof(out), seed);
+	ck_assert_int_eq(fnv_rdm_send_locked(&a->ep, FNV_RDM_MSG, &iov, 1, to,
+					     0, data, data != 0, ctx, true), 0);
+}
+
+/* e is the receive of send64's seed into buf, with data */
+static void check64(const struct fnv_cqe *e, const uint8_t *buf,
+		    unsigned int seed, uint64_t data)
+{
+	uint8_t want[64];
+
+	fill(want, sizeof(want), seed);
+	ck_assert_int_eq(e->err, 0);
+	ck_assert_uint_eq(e->flags,
+			  FI_RECV | FI_MSG | (data ? FI_REMOTE_CQ_DATA : 0));
+	ck_assert_uint_eq(e->len, 64);
+	ck_assert_ptr_eq(e->ctx, buf);
+	if (data)
+		ck_assert_uint_eq(e->data, data);
+	ck_assert_int_eq(memcmp(buf, want, sizeof(want)), 0);
+}
+
+/* x (port 1) and y (port 2) on different nodes, each having acked one
+ * message of the other with a frame that says where its ack table is */
+static void meet(struct node *x, struct node *y, uint8_t *buf)
+{
+	struct fnv_cqe e;
+
+	reset_wire(0, 0, 0);
+	peer_node = 1;
+	node_init(x, 1);
+	node_init(y, 2);
+	post_one(y, buf, 64);
+	send64(x, 2, 100, 0, x);
+	fnv_rdm_progress_locked(&y->ep);
+	ck_assert(pop(y, &e));
+	check64(&e, buf, 100, 0);
+	/* x does not read y's table yet: an ack frame, with the table */
+	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 1);
+	ck_assert_uint_eq(last_len[FNV_RDM_ACK],
+			  sizeof(struct fnv_rdm_hdr) +
+			  sizeof(struct fnv_rdm_table));
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert(pop(x, &e));
+	ck_assert_ptr_eq(e.ctx, x);
+	post_one(x, buf, 64);
+	send64(y, 1, 101, 0, y);
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert(pop(x, &e));
+	check64(&e, buf, 101, 0);
+	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 2);
+	fnv_rdm_progress_locked(&y->ep);
+	ck_assert(pop(y, &e));
+	ck_assert_ptr_eq(e.ctx, y);
+	memset(frames_of, 0, sizeof(frames_of));
+}
+
+START_TEST(pull_pingpong)
+{
+	struct node *x = calloc(1, sizeof(*x)), *y = calloc(1, sizeof(*y));
+	static uint8_t xbuf[64], ybuf[64];
+	struct fnv_cqe e;
+	int64_t start;
+
+	meet(x, y, xbuf);
+	/* as fi_pingpong: take the message, post the next receive, answer */
+	post_one(y, ybuf, 64);
+	post_one(x, xbuf, 64);
+	for (unsigned int i = 0; i < 50; i++) {
+		uint64_t data = i % 2 ? 0x5eed0000 + i : 0;
+
+		send64(x, 2, 2 * i, data, x);
+		/* 64 bytes: a 96-byte frame (U-Net's inline limit), with
+		 * remote CQ data 104 */
+		ck_assert_uint_eq(last_len[FNV_RDM_MSG], data ? 104 : 96);
+		fnv_rdm_progress_locked(&y->ep);
+		if (i)	/* the ping acknowledged y's last pong */
+			ck_assert(pop(y, &e) && e.ctx == y && !e.err);
+		ck_assert(pop(y, &e));
+		check64(&e, ybuf, 2 * i, data);
+		ck_assert(!pop(y, &e));
+		post_one(y, ybuf, 64);
+		send64(y, 1, 2 * i + 1, 0, y);
+		fnv_rdm_progress_locked(&x->ep);
+		/* the pong acknowledged the ping: no ack frame between */
+		ck_assert(pop(x, &e) && e.ctx == x && !e.err);
+		ck_assert(pop(x, &e));
+		check64(&e, xbuf, 2 * i + 1, 0);
+		post_one(x, xbuf, 64);
+		ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 0);
+		ck_assert_uint_eq(frames_of[FNV_RDM_MSG], 2 * i + 2);
+	}
+	/* the last pong: x calls nothing more, y completes by reading x's
+	 * ack table once its pong waited FNV_RDM_PULL_MS */
+	start = fake_now;
+	while (!pop(y, &e)) {
+		int t = fnv_rdm_timer_ms(&y->ep);
+
+		ck_assert_int_ge(t, 0);	/* sread would wake for it */
+		ck_assert_int_le(t, FNV_RDM_PULL_MS);
+		fake_now += t ? t : 1;
+		ck_assert_int_le(fake_now - start, FNV_RDM_PULL_MS);
+		fnv_rdm_progress_locked(&y->ep);
+	}
+	ck_assert_ptr_eq(e.ctx, y);
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_int_le(fake_now - start, FNV_RDM_PULL_MS);
+	ck_assert_uint_eq(table_reads, 1);
+	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 0);
+	ck_assert_uint_eq(frames_of[FNV_RDM_MSG], 100);	/* nothing resent */
+	counts(x->tx, 51, 0);
+	counts(y->tx, 51, 0);
+	/* before sleeping or closing, x sends the ack it deferred */
+	fnv_rdm_flush_acks_locked(&x->ep);
+	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 1);
+	fnv_rdm_flush_acks_locked(&x->ep);
+	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 1);	/* once */
+	node_fini(x);
+	node_fini(y);
+	ck_assert_uint_eq(live_exports, 0);	/* the ack tables too */
+	free(x);
+	free(y);
+}
+END_TEST
+
+START_TEST(pull_silent_receiver)
+{
+	struct node *x = calloc(1, sizeof(*x)), *y = calloc(1, sizeof(*y));
+	static uint8_t buf[64];
+	struct fnv_cqe e;
+	int64_t start;
+
+	meet(x, y, buf);
+	/* y takes x's message and then calls nothing more */
+	post_one(y, buf, 64);
+	send64(x, 2, 7, 0, x);
+	fnv_rdm_progress_locked(&y->ep);
+	ck_assert(pop(y, &e));
+	check64(&e, buf, 7, 0);
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert(!pop(x, &e));		/* not acknowledged yet */
+	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 0);
+	start = fake_now;
+	while (!pop(x, &e)) {
+		int t = fnv_rdm_timer_ms(&x->ep);
+
+		ck_assert_int_ge(t, 0);
+		ck_assert_int_le(t, FNV_RDM_PULL_MS);
+		fake_now += t ? t : 1;
+		ck_assert_int_le(fake_now - start, FNV_RDM_PULL_MS);
+		fnv_rdm_progress_locked(&x->ep);
+	}
+	ck_assert_ptr_eq(e.ctx, x);
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 0);	/* pulled */
+	ck_assert_uint_eq(frames_of[FNV_RDM_MSG], 1);
+	ck_assert_uint_eq(table_reads, 1);
+	counts(x->tx, 2, 0);
+	fnv_rdm_flush_acks_locked(&y->ep);	/* as before y sleeps */
+	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 1);
+	fnv_rdm_progress_locked(&x->ep);	/* nothing new in it */
+	ck_assert(!pop(x, &e));
+	memset(frames_of, 0, sizeof(frames_of));
+
+	/* a receiver that keeps calling sends the ack it deferred itself,
+	 * FNV_RDM_ACK_PASSES passes after the one that took the message */
+	post_one(y, buf, 64);
+	send64(x, 2, 8, 0, x);
+	fnv_rdm_progress_locked(&y->ep);
+	ck_assert(pop(y, &e));
+	check64(&e, buf, 8, 0);
+	for (int k = 0; k < FNV_RDM_ACK_PASSES; k++) {
+		ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 0);
+		fnv_rdm_progress_locked(&y->ep);
+	}
+	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 1);
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert(pop(x, &e) && e.ctx == x && !e.err);
+	ck_assert_uint_eq(table_reads, 1);	/* no read needed */
+	node_fini(x);
+	node_fini(y);
+	free(x);
+	free(y);
+}
+END_TEST
+
+START_TEST(pull_fails)
+{
+	struct node *x = calloc(1, sizeof(*x)), *y = calloc(1, sizeof(*y));
+	static uint8_t buf[64];
+	struct fnv_cqe e;
+	int64_t start;
+
+	meet(x, y, buf);
+	table_reads_fail = true;
+	/* y defers its ack, x cannot read it: y's ack comes as a frame
+	 * after its passes (or the resend's repeat), and x stops saying
+	 * it pulls */
+	post_one(y, buf, 64);
+	send64(x, 2, 9, 0, x);
+	fnv_rdm_progress_locked(&y->ep);
+	ck_assert(pop(y, &e));
+	check64(&e, buf, 9, 0);
+	start = fake_now;
+	while (!pop(x, &e)) {
+		int t = fnv_rdm_timer_ms(&x->ep);
+
+		ck_assert_int_ge(t, 0);
+		fake_now += t ? t : 1;
+		fnv_rdm_progress_locked(&x->ep);
+		fnv_rdm_progress_locked(&y->ep);
+		ck_assert(!pop(y, &e));		/* delivered once */
+		ck_assert_int_lt(fake_now - start, 1000);
+	}
+	ck_assert_ptr_eq(e.ctx, x);
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_uint_eq(table_reads, 1);	/* one failure: no more */
+	ck_assert_uint_ge(frames_of[FNV_RDM_ACK], 1);
+	/* from now on y acks x's messages with frames at once */
+	memset(frames_of, 0, sizeof(frames_of));
+	post_one(y, buf, 64);
+	send64(x, 2, 10, 0, x);
+	fnv_rdm_progress_locked(&y->ep);
+	ck_assert(pop(y, &e));
+	check64(&e, buf, 10, 0);
+	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 1);
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert(pop(x, &e) && e.ctx == x && !e.err);
+	ck_assert_uint_eq(table_reads, 1);
+	node_fini(x);
+	node_fini(y);
+	free(x);
+	free(y);
+}
+END_TEST
+
 START_TEST(cntr_open_refusals)
 {
 	struct fi_cntr_attr a = { .events = FI_CNTR_EVENTS_COMP,
@@ -1163,6 +1472,10 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, lossless);
 	tcase_add_test(tc, lossy);
+	tcase_add_test(tc, lossy_remote);
+	tcase_add_test(tc, pull_pingpong);
+	tcase_add_test(tc, pull_silent_receiver);
+	tcase_add_test(tc, pull_fails);
 	tcase_add_test(tc, peer_gone);
 	tcase_add_test(tc, peer_restarts);
 	tcase_add_test(tc, unexpected_overflow);

@@ -68,7 +68,7 @@
 
 #include "guest_tap.h"
 
-#define MAX_MSG		4056	/* 4096 less the provider's 40-byte header */
+#define MAX_MSG		4056	/* 4096 less the header and remote CQ data */
 #define FLOOD		320	/* 256 unexpected + a window of 64 */
 #define FLOOD_TAG	1000
 #define DONE_TAG	77
