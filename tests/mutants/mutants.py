@@ -270,7 +270,7 @@ MUTANTS = [
     dict(name="lib-fi-rdm-ack-not-deferred",
          file="guest-lib/fi_netvm/fnv_rdm_link.c",
          orig="\treturn p->peer_pulls && remote(ep, p) && ep->rdm->acks_key;",
-         repl="\treturn false;",
+         repl="\treturn false && p->peer_pulls && remote(ep, p) && ep->rdm->acks_key;",
          kills=["fi-netvm-rdm"],
          why="an RDM receiver acks every message with a frame of its own even to a peer that "
              "pulls its acks: one U-Net send more on a ping-pong's way"),
