@@ -70,6 +70,13 @@ void fnv_rdm_fini(struct fnv_ep *ep)
 
 	if (!r)
 		return;
+	FI_INFO(&fnv_prov, FI_LOG_EP_DATA,
+		"RDM endpoint closed: %llu resent, %llu dropped out of order, %llu dropped (full), %llu acks deferred, %llu ack table reads\n",
+		(unsigned long long)r->resent,
+		(unsigned long long)r->dropped_order,
+		(unsigned long long)r->dropped_full,
+		(unsigned long long)r->acks_deferred,
+		(unsigned long long)r->pulled);
 	fnv_rdv_fini(ep);
 	for (int i = 0; i < FNV_RDM_PEERS; i++) {
 		if (!r->peers[i])
