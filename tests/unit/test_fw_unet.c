@@ -287,16 +287,6 @@ START_TEST(ksend_route_lost)
 }
 END_TEST
 
-/* Tx buffers @c holds for traffic with @node. */
-static uint32_t tx_held(struct sim_chip *c, uint32_t node)
-{
-	uint32_t n = 0;
-
-	for (int i = 0; i < FW_NV_TXBUFS; i++)
-		n += c->fw.nv.txbuf_ref[i] && c->fw.nv.txbuf_peer[i] == node + 1;
-	return n;
-}
-
 /*
  * U-Net's tx buffers count in the peer's share (FW_NV_TX_PEER), as
  * NetVM's do: with node 1's NIC taking no frame (its link stalled), A's
@@ -329,15 +319,15 @@ START_TEST(tx_share)
 	fill(sim_host(&ca, k.addr), 40, 99);
 	ck_assert_uint_eq(uf_kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)),
 			  NVM_ST_OK);
-	ck_assert_uint_eq(tx_held(&ca, 2), 1);
-	ck_assert_uint_eq(tx_held(&ca, 1), FW_NV_TX_PEER);
+	ck_assert_uint_eq(sim_tx_held(&ca, 2), 1);
+	ck_assert_uint_eq(sim_tx_held(&ca, 1), FW_NV_TX_PEER);
 	/* node 1 takes frames again: the waiting messages go, none refused;
 	 * the first UF_RXQ_LEN arrive byte for byte (then B's queue is full) */
 	cb.rx_enabled = true;
 	sh_settle();
 	ck_assert_uint_eq(uf_status(&ca, PORT_A).send_consumed, posted);
 	ck_assert_uint_eq(uf_status(&ca, PORT_A).send_errors, 0);
-	ck_assert_uint_eq(tx_held(&ca, 1), 0);
+	ck_assert_uint_eq(sim_tx_held(&ca, 1), 0);
 	ck_assert_uint_eq(*(uint32_t *)sim_host(&ca, k.done_addr), 9);
 	for (uint32_t i = 0; i < UF_RXQ_LEN; i++) {
 		ck_assert_uint_eq(rxd(i)->seq, i + 1);
