@@ -554,3 +554,12 @@ const struct nvm_event *sim_last_event(struct sim_chip *s, uint8_t type)
 			return &s->events[i];
 	return NULL;
 }
+
+uint32_t sim_tx_held(struct sim_chip *s, uint32_t node)
+{
+	uint32_t n = 0;
+
+	for (int i = 0; i < FW_NV_TXBUFS; i++)
+		n += s->fw.nv.txbuf_ref[i] && s->fw.nv.txbuf_peer[i] == node + 1;
+	return n;
+}

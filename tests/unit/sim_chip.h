@@ -97,5 +97,7 @@ typedef bool (*sim_idle_fn)(void *ctx);
 void sim_set_idle(sim_idle_fn fn, void *ctx);
 uint32_t sim_rand(struct sim_chip *s, uint32_t n);
 const struct nvm_event *sim_last_event(struct sim_chip *s, uint8_t type);
+/* Tx buffers @s holds for traffic with @node (fw_nv_txbuf_alloc_for). */
+uint32_t sim_tx_held(struct sim_chip *s, uint32_t node);
 
 #endif

@@ -614,3 +614,21 @@ void sh_pair(struct sim_host *a, struct sim_host *b)
 	pair[1] = b;
 	sim_set_idle(pair_idle, NULL);
 }
+
+void sh_settle(void)
+{
+	sim_settle(pair[0]->c, pair[1]->c);
+}
+
+void sh_two_nodes(struct sim_chip *a, struct sim_chip *b,
+		  struct sim_host *ha, struct sim_host *hb)
+{
+	sim_init(a, 0, LANAI_SRAM_DEFAULT);
+	sim_init(b, 1, LANAI_SRAM_DEFAULT);
+	sim_connect(a, b);
+	sim_boot(a);
+	sim_boot(b);
+	sh_pair(ha, hb);
+	sh_init(ha, a, 0xa0a0a0a0);
+	sh_init(hb, b, 0xb0b0b0b0);
+}

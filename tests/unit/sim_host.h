@@ -115,5 +115,15 @@ void sh_arm(struct sim_host *h, uint32_t port, uint32_t n, bool on);
 bool sh_idle(void *ctx);
 /* Both hosts' OS hooks for sim_settle. */
 void sh_pair(struct sim_host *a, struct sim_host *b);
+/* sim_settle of the paired hosts' chips (sh_pair's @a's, then @b's). */
+void sh_settle(void);
+/*
+ * The two-node bench most firmware tests stand on: chips @a (node 0) and
+ * @b (node 1) with the default SRAM, connected and booted, their hosts
+ * @ha and @hb paired and configured (sh_init).  The configuration is
+ * issued, not yet settled: a test may register areas first.
+ */
+void sh_two_nodes(struct sim_chip *a, struct sim_chip *b,
+		  struct sim_host *ha, struct sim_host *hb);
 
 #endif

@@ -29,14 +29,7 @@ static struct fw copy;		/* static: struct fw is large */
 /* Two chips, a process on each, some writes and reads in flight and done. */
 static void setup(void)
 {
-	sim_init(&ca, 0, LANAI_SRAM_DEFAULT);
-	sim_init(&cb, 1, LANAI_SRAM_DEFAULT);
-	sim_connect(&ca, &cb);
-	sim_boot(&ca);
-	sim_boot(&cb);
-	sh_pair(&ha, &hb);
-	sh_init(&ha, &ca, 0xa0a0a0a0);
-	sh_init(&hb, &cb, 0xb0b0b0b0);
+	sh_two_nodes(&ca, &cb, &ha, &hb);
 	sim_settle(&ca, &cb);
 	sh_open(&ha, PA);
 	sh_open(&hb, PB);

@@ -1235,16 +1235,6 @@ START_TEST(test_flood_one_peer)
 }
 END_TEST
 
-/* Tx buffers @c holds for traffic with @node (fw_nv_txbuf_alloc_for). */
-static uint32_t tx_held(struct sim_chip *c, uint32_t node)
-{
-	uint32_t n = 0;
-
-	for (int i = 0; i < FW_NV_TXBUFS; i++)
-		n += c->fw.nv.txbuf_ref[i] && c->fw.nv.txbuf_peer[i] == node + 1;
-	return n;
-}
-
 /*
  * Node 2 is unreachable (nothing acknowledges what A sends it) and two of
  * A's processes flood it with 128 page writes, as many as A has tx
@@ -1269,7 +1259,7 @@ START_TEST(test_tx_share)
 			sh_write(&ha, flood[p], 2, PB, SRC + i * 4096,
 				 DST + i * 4096, 4096, KEY_B, 0, 0);
 	sim_run(&ca, &cb, 2000);
-	ck_assert_uint_eq(tx_held(&ca, 2), FW_NV_TX_REQ_PEER);
+	ck_assert_uint_eq(sim_tx_held(&ca, 2), FW_NV_TX_REQ_PEER);
 	ck_assert_uint_eq(ca.fw.nv.peer[2].next_seq - ca.fw.nv.peer[2].una,
 			  FW_NV_TX_REQ_PEER);
 	ck_assert_uint_eq(sh_shadow(&ha, 3).done + sh_shadow(&ha, 4).done, 0);
@@ -1288,7 +1278,7 @@ START_TEST(test_tx_share)
 	ck_assert(sh_check(&hb, PB, DST + 7, 65536, 71));
 	ck_assert(sh_check(&ha, PA, SRC + 70000, 30000, 72));
 	ck_assert_uint_eq(ca.fw.nv.peer[2].dead, 0);
-	ck_assert_uint_le(tx_held(&ca, 2), FW_NV_TX_PEER);
+	ck_assert_uint_le(sim_tx_held(&ca, 2), FW_NV_TX_PEER);
 	/* node 2's writes end with the give-up, each with UNREACHABLE */
 	for (int p = 0; p < 2; p++) {
 		done_after(&ha, flood[p]);
@@ -1542,7 +1532,7 @@ START_TEST(test_window_exhaustion)
 	sim_run(&ca, &cb, 5000);
 	ck_assert_uint_eq(ca.fw.nv.peer[1].next_seq - ca.fw.nv.peer[1].una,
 			  FW_NV_TX_REQ_PEER);
-	ck_assert_uint_eq(tx_held(&ca, 1), FW_NV_TX_REQ_PEER);
+	ck_assert_uint_eq(sim_tx_held(&ca, 1), FW_NV_TX_REQ_PEER);
 	ck_assert_uint_gt(ca.fw.counters[FW_CNT_CREDIT_STALLS], 0);
 	{
 		/* per endpoint too: at most once per command */

@@ -8,100 +8,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_host.h"
-#include "fw_load.h"
+#include "unet_fixture.h"
 
 #define PORT_A	2
 #define PORT_B	3
 #define TAG	0x77
-#define RXQ_LEN	16
-#define BUF	1024
-#define SEG_SZ	(64u * 1024)
 #define AREA	(SIM_HOST_BASE + (14u << 20))	/* rxq, then the segment */
-#define SEG	(AREA + RXQ_LEN * sizeof(struct nvm_unet_rx_desc))
+#define SEG	UF_SEG(AREA)
+#define DIV	(SIM_HOST_BASE + (12u << 20))	/* B's divert ring */
 
 static struct sim_chip ca, cb;
 static struct sim_host ha, hb;
 static uint32_t sent_a;		/* send descriptors issued on A */
 
-static void settle(void)
-{
-	sim_settle(&ca, &cb);
-}
-
-/* A kernel control command; its status (0 = OK) from the error count. */
-static int kop(struct sim_host *h, uint8_t op, const void *arg, size_t len)
-{
-	struct nvm_cmd c = { .op = op };
-	uint32_t before = sh_shadow(h, NVM_EP_KERNEL).errors;
-
-	memcpy(c.inline_data, arg, len);
-	sh_cmd(h, NVM_EP_KERNEL, &c);
-	settle();
-	return sh_shadow(h, NVM_EP_KERNEL).errors != before;
-}
-
-static int open_ep(struct sim_host *h, uint32_t port)
-{
-	struct nvm_k_unet_open k = {
-		.seg = SEG, .rxq = AREA, .seg_size = SEG_SZ, .buf_size = BUF,
-		.rxq_len = RXQ_LEN, .port = port,
-	};
-
-	memset(sim_host(h->c, AREA), 0, SEG - AREA + SEG_SZ);
-	return kop(h, NVM_KOP_UNET_OPEN, &k, sizeof(k));
-}
-
-static int chan(struct sim_host *h, uint32_t port, uint32_t ch, uint32_t node,
-		uint32_t rport, uint32_t tag)
-{
-	struct nvm_k_unet_chan k = {
-		.port = port, .channel = ch, .open = 1, .node = node,
-		.rport = rport, .tag = tag,
-	};
-
-	return kop(h, NVM_KOP_UNET_CHAN, &k, sizeof(k));
-}
-
-static uint8_t *region(struct sim_chip *c, uint32_t port)
-{
-	return c->chip.sram + c->fw.layout.ep_base + port * NVM_EP_STRIDE;
-}
-
-static struct nvm_unet_status status(struct sim_chip *c, uint32_t port)
-{
-	struct nvm_unet_status st;
-
-	memcpy(&st, region(c, port) + NVM_UNET_STATUS, sizeof(st));
-	return st;
-}
-
-static struct nvm_unet_ctl *ctl(struct sim_chip *c, uint32_t port)
-{
-	return (struct nvm_unet_ctl *)(region(c, port) + NVM_UNET_CTL);
-}
-
-static void push_free(struct sim_chip *c, uint32_t port, uint32_t off)
-{
-	struct nvm_unet_ctl *k = ctl(c, port);
-	uint32_t *q = (uint32_t *)(region(c, port) + NVM_UNET_FREEQ);
-
-	q[k->free_prod % NVM_UNET_FREEQ_LEN] = off;
-	k->free_prod++;
-}
-
 /* Post send descriptor @d on A and ring; returns its status byte. */
 static uint8_t send_desc(struct nvm_unet_send_desc *d)
 {
-	uint8_t *slot = region(&ca, PORT_A) + NVM_UNET_SENDQ +
-			(sent_a % NVM_UNET_SENDQ_LEN) * sizeof(*d);
-
-	d->seq = sent_a + 1;
-	memcpy(slot, d, sizeof(*d));
-	sent_a++;
-	sim_doorbell(&ca, PORT_A * LANAI_DOORBELL_PAGE, sent_a);
-	settle();
-	return slot[offsetof(struct nvm_unet_send_desc, status)];
+	return uf_send(&ca, PORT_A, &sent_a, d);
 }
 
 static uint8_t send(uint16_t ch, uint8_t flags, uint32_t off, uint32_t len,
@@ -118,8 +41,7 @@ static uint8_t send(uint16_t ch, uint8_t flags, uint32_t off, uint32_t len,
 
 static struct nvm_unet_rx_desc *rxd(uint32_t n)
 {
-	return (struct nvm_unet_rx_desc *)sim_host(&cb, AREA + (n % RXQ_LEN) *
-					     sizeof(struct nvm_unet_rx_desc));
+	return uf_rxd(&cb, AREA, n);
 }
 
 static void fill(uint8_t *p, uint32_t n, uint32_t seed)
@@ -130,43 +52,17 @@ static void fill(uint8_t *p, uint32_t n, uint32_t seed)
 
 static void setup(void)
 {
-	sim_init(&ca, 0, LANAI_SRAM_DEFAULT);
-	sim_init(&cb, 1, LANAI_SRAM_DEFAULT);
-	sim_connect(&ca, &cb);
-	sim_boot(&ca);
-	sim_boot(&cb);
-	sh_pair(&ha, &hb);
-	sh_init(&ha, &ca, 0xa0a0a0a0);
-	sh_init(&hb, &cb, 0xb0b0b0b0);
-	/* the kernel's U-Net areas (rings, segments, send buffers) live in
-	 * the top 6 MiB: the NIC may touch them (sim_host's grant check) */
-	sh_area(&ha, SIM_HOST_BASE + (10u << 20), 6u << 20);
-	sh_area(&hb, SIM_HOST_BASE + (10u << 20), 6u << 20);
-	settle();
+	uf_setup(&ca, &cb, &ha, &hb);
 	sent_a = 0;
-	ck_assert_int_eq(open_ep(&ha, PORT_A), 0);
-	ck_assert_int_eq(open_ep(&hb, PORT_B), 0);
-	ck_assert_int_eq(chan(&ha, PORT_A, 0, 1, PORT_B, TAG), 0);
-	ck_assert_int_eq(chan(&hb, PORT_B, 5, 0, PORT_A, TAG), 0);
+	ck_assert_uint_eq(uf_open(&ha, PORT_A, AREA), NVM_ST_OK);
+	ck_assert_uint_eq(uf_open(&hb, PORT_B, AREA), NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A, 0, 1, PORT_B, TAG, 1),
+			  NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B, 5, 0, PORT_A, TAG, 1),
+			  NVM_ST_OK);
 	for (uint32_t i = 0; i < 8; i++)
-		push_free(&cb, PORT_B, SEG_SZ - (i + 1) * BUF);
+		uf_push_free(&cb, PORT_B, UF_SEG_SZ - (i + 1) * UF_BUF);
 }
-
-/* A kernel command with arguments in the command itself. */
-static int kop_args(struct sim_host *h, uint8_t op, uint16_t node,
-		    uint16_t port, uint32_t a0, uint32_t a1)
-{
-	struct nvm_cmd c = { .op = op, .dst_node = node, .dst_port = port };
-	uint32_t before = sh_shadow(h, NVM_EP_KERNEL).errors;
-
-	c.arg[0] = a0;
-	c.arg[1] = a1;
-	sh_cmd(h, NVM_EP_KERNEL, &c);
-	settle();
-	return sh_shadow(h, NVM_EP_KERNEL).errors != before;
-}
-
-#define DIV	(SIM_HOST_BASE + (12u << 20))	/* B's divert ring */
 
 static struct nvm_unet_div_rec *drec(uint32_t n)
 {
@@ -174,18 +70,11 @@ static struct nvm_unet_div_rec *drec(uint32_t n)
 						   NVM_UNET_DIV_SLOT);
 }
 
-/* Every test: no DMA outside what a process or the kernel granted. */
+/* Every test: no DMA outside what a process or the kernel granted, and
+ * whatever it did, its state would load (fw_load.c). */
 static void teardown(void)
 {
-	const char *what = NULL;
-
-	/* whatever the test did, its state would load (fw_load.c) */
-	ck_assert_msg(fw_state_ok(&ca.fw, &what), "node 0: %s", what);
-	ck_assert_msg(fw_state_ok(&cb.fw, &what), "node 1: %s", what);
-	ck_assert_uint_eq(sh_dma_violations(&ha), 0);
-	ck_assert_uint_eq(sh_dma_violations(&hb), 0);
-	sim_free(&ca);
-	sim_free(&cb);
+	uf_teardown(&ha, &hb);
 }
 
 START_TEST(small_and_large)
@@ -213,19 +102,20 @@ START_TEST(small_and_large)
 			ck_assert_uint_eq(d->flags, NVM_UNET_F_INLINE);
 			ck_assert_mem_eq(d->data, msg, len);
 		} else {
-			ck_assert_uint_eq(d->nbuf, (len + BUF - 1) / BUF);
+			ck_assert_uint_eq(d->nbuf, (len + UF_BUF - 1) / UF_BUF);
 			for (uint32_t b = 0; b < d->nbuf; b++) {
-				uint32_t n = len - b * BUF;
+				uint32_t n = len - b * UF_BUF;
 
 				ck_assert_mem_eq(sim_host(&cb, SEG + d->buf[b]),
-						 msg + b * BUF, n < BUF ? n : BUF);
-				push_free(&cb, PORT_B, d->buf[b]);
+						 msg + b * UF_BUF,
+						 n < UF_BUF ? n : UF_BUF);
+				uf_push_free(&cb, PORT_B, d->buf[b]);
 			}
 		}
-		ctl(&cb, PORT_B)->rx_cons = i + 1;
+		uf_ctl(&cb, PORT_B)->rx_cons = i + 1;
 	}
-	ck_assert_uint_eq(status(&ca, PORT_A).send_consumed, 6);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 6);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).send_consumed, 6);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, 6);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RX], 6);
 }
 END_TEST
@@ -247,8 +137,8 @@ START_TEST(route_none_no_overwrite)
 	uint8_t *sram = ca.chip.sram, *saved = malloc(area), msg[64];
 
 	ck_assert_ptr_nonnull(saved);
-	ck_assert_int_eq(kop_args(&ha, NVM_KOP_ROUTE, 1, 0, 0,
-				  NVM_ROUTE_F_NONE), 0);
+	ck_assert_uint_eq(uf_kop_args(&ha, NVM_KOP_ROUTE,
+				      1, 0, 0, NVM_ROUTE_F_NONE), NVM_ST_OK);
 	ck_assert_uint_eq(ca.fw.nv.route_len[1], FW_NV_NO_ROUTE);
 	fill(sram + first, area, 77);
 	memcpy(saved, sram + first, area);
@@ -262,7 +152,8 @@ START_TEST(route_none_no_overwrite)
 		};
 		uint32_t f0 = ca.frames_sent;
 
-		ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+		ck_assert_uint_eq(uf_kop(&ha, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+				  NVM_ST_OK);
 		ck_assert_uint_eq(ca.frames_sent, f0 + 1);
 	}
 	/* before the first buffer, and the end of every buffer: the message
@@ -296,18 +187,20 @@ START_TEST(unreachable_refused)
 	fill(msg, sizeof(msg), 9);
 	memcpy(sim_host(&ca, SEG + 100), msg, sizeof(msg));
 	/* node 7 gone: channel 1 to it; node 1 stays good */
-	ck_assert_int_eq(kop_args(&ha, NVM_KOP_ROUTE, 7, 0, 0,
-				  NVM_ROUTE_F_NONE), 0);
-	ck_assert_int_eq(chan(&ha, PORT_A, 1, 7, PORT_B, TAG), 0);
+	ck_assert_uint_eq(uf_kop_args(&ha, NVM_KOP_ROUTE,
+				      7, 0, 0, NVM_ROUTE_F_NONE), NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A, 1, 7, PORT_B, TAG, 1),
+			  NVM_ST_OK);
 	ck_assert_uint_eq(send(1, NVM_UNET_F_INLINE, 0, 40, msg),
 			  NVM_UNET_ST_UNREACHABLE);
 	ck_assert_uint_eq(send(1, 0, 100, sizeof(msg), NULL),
 			  NVM_UNET_ST_UNREACHABLE);
 	ck_assert_uint_eq(ca.frames_sent, f0);
-	ck_assert_uint_eq(status(&ca, PORT_A).send_consumed, 2);
-	ck_assert_uint_eq(status(&ca, PORT_A).send_errors, 2);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).send_consumed, 2);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).send_errors, 2);
 	errs = sh_shadow(&ha, NVM_EP_KERNEL).errors;
-	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 1);
+	ck_assert_uint_ne(uf_kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)),
+			  NVM_ST_OK);
 	ck_assert_uint_eq(sh_err(&ha, NVM_EP_KERNEL, errs).status,
 			  NVM_ST_UNREACHABLE);
 	ck_assert_uint_eq(ca.frames_sent, f0);
@@ -315,9 +208,9 @@ START_TEST(unreachable_refused)
 	ck_assert_uint_eq(send(0, 0, 100, sizeof(msg), NULL), NVM_UNET_ST_SENT);
 	ck_assert_uint_eq(rxd(0)->len, sizeof(msg));
 	ck_assert_uint_eq(rxd(0)->nbuf, 2);
-	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[0]), msg, BUF);
-	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[1]), msg + BUF,
-			 sizeof(msg) - BUF);
+	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[0]), msg, UF_BUF);
+	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[1]), msg + UF_BUF,
+			 sizeof(msg) - UF_BUF);
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, msg),
 			  NVM_UNET_ST_SENT);
 	ck_assert_mem_eq(rxd(1)->data, msg, 40);
@@ -330,10 +223,10 @@ START_TEST(unreachable_refused)
 	ca.fw.nv.peer[1].dead = 0;
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 41, msg),
 			  NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 3);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, 3);
 	ck_assert_uint_eq(rxd(2)->len, 41);
 	ck_assert_mem_eq(rxd(2)->data, msg, 41);
-	ck_assert_uint_eq(status(&ca, PORT_A).send_errors, 3);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).send_errors, 3);
 }
 END_TEST
 
@@ -357,12 +250,13 @@ START_TEST(ksend_route_lost)
 	uint8_t *msg = sim_host(&ca, k.addr);
 	uint32_t f0, errs, bad;
 
-	ck_assert_int_eq(chan(&hb, PORT_B, 6, 0, 20, 0x99), 0);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B, 6, 0, 20, 0x99, 1), NVM_ST_OK);
 	fill(msg, 2000, 31);
 	/* reachable: sent, the cookie as given */
-	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(uf_kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)),
+			  NVM_ST_OK);
 	ck_assert_uint_eq(*done, 5);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, 1);
 	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[0]), msg, 1024);
 	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[1]), msg + 1024, 976);
 	/* accepted, then the route goes before the fetch is over */
@@ -375,31 +269,23 @@ START_TEST(ksend_route_lost)
 	sh_cmd(&ha, NVM_EP_KERNEL, &send_cmd);
 	sh_cmd(&ha, NVM_EP_KERNEL, &route_cmd);
 	ck_assert_uint_eq(*done, 5);		/* not fetched yet */
-	settle();
+	sh_settle();
 	ck_assert_uint_eq(sh_shadow(&ha, NVM_EP_KERNEL).errors, errs);	/* both accepted */
 	ck_assert_uint_eq(ca.fw.nv.route_len[1], FW_NV_NO_ROUTE);
 	ck_assert_uint_eq(*done, 6 | NVM_UNET_KS_UNREACHABLE);
 	ck_assert_uint_eq(ca.frames_sent, f0);
 	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_TX_BAD], bad + 1);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, 1);
 	/* the mark is the NI's to set */
 	k.cookie = 7 | NVM_UNET_KS_UNREACHABLE;
-	ck_assert_int_eq(kop_args(&ha, NVM_KOP_ROUTE, 1, 0, 0, 0), 0);
-	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 1);
+	ck_assert_uint_eq(uf_kop_args(&ha, NVM_KOP_ROUTE, 1, 0, 0, 0),
+			  NVM_ST_OK);
+	ck_assert_uint_ne(uf_kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)),
+			  NVM_ST_OK);
 	ck_assert_uint_eq(sh_err(&ha, NVM_EP_KERNEL, errs).status, NVM_ST_BAD_CMD);
 	ck_assert_uint_eq(ca.frames_sent, f0);
 }
 END_TEST
-
-/* Tx buffers @c holds for traffic with @node. */
-static uint32_t tx_held(struct sim_chip *c, uint32_t node)
-{
-	uint32_t n = 0;
-
-	for (int i = 0; i < FW_NV_TXBUFS; i++)
-		n += c->fw.nv.txbuf_ref[i] && c->fw.nv.txbuf_peer[i] == node + 1;
-	return n;
-}
 
 /*
  * U-Net's tx buffers count in the peer's share (FW_NV_TX_PEER), as
@@ -421,28 +307,29 @@ START_TEST(tx_share)
 
 	cb.rx_enabled = false;
 	for (; posted < 200; posted++) {
-		if (posted - status(&ca, PORT_A).send_consumed >= NVM_UNET_SENDQ_LEN)
+		if (posted - uf_status(&ca, PORT_A).send_consumed >= NVM_UNET_SENDQ_LEN)
 			break;
 		fill(msg[posted], 40, posted);
 		send(0, NVM_UNET_F_INLINE, 0, 40, msg[posted]);
 	}
-	consumed = status(&ca, PORT_A).send_consumed;
+	consumed = uf_status(&ca, PORT_A).send_consumed;
 	ck_assert_uint_lt(consumed, posted);	/* the rest wait */
-	ck_assert_uint_eq(status(&ca, PORT_A).send_errors, 0);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).send_errors, 0);
 	/* traffic to another node still gets a buffer */
 	fill(sim_host(&ca, k.addr), 40, 99);
-	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 0);
-	ck_assert_uint_eq(tx_held(&ca, 2), 1);
-	ck_assert_uint_eq(tx_held(&ca, 1), FW_NV_TX_PEER);
+	ck_assert_uint_eq(uf_kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)),
+			  NVM_ST_OK);
+	ck_assert_uint_eq(sim_tx_held(&ca, 2), 1);
+	ck_assert_uint_eq(sim_tx_held(&ca, 1), FW_NV_TX_PEER);
 	/* node 1 takes frames again: the waiting messages go, none refused;
-	 * the first RXQ_LEN arrive byte for byte (then B's queue is full) */
+	 * the first UF_RXQ_LEN arrive byte for byte (then B's queue is full) */
 	cb.rx_enabled = true;
-	settle();
-	ck_assert_uint_eq(status(&ca, PORT_A).send_consumed, posted);
-	ck_assert_uint_eq(status(&ca, PORT_A).send_errors, 0);
-	ck_assert_uint_eq(tx_held(&ca, 1), 0);
+	sh_settle();
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).send_consumed, posted);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).send_errors, 0);
+	ck_assert_uint_eq(sim_tx_held(&ca, 1), 0);
 	ck_assert_uint_eq(*(uint32_t *)sim_host(&ca, k.done_addr), 9);
-	for (uint32_t i = 0; i < RXQ_LEN; i++) {
+	for (uint32_t i = 0; i < UF_RXQ_LEN; i++) {
 		ck_assert_uint_eq(rxd(i)->seq, i + 1);
 		ck_assert_uint_eq(rxd(i)->len, 40);
 		ck_assert_mem_eq(rxd(i)->data, msg[i], 40);
@@ -454,18 +341,18 @@ START_TEST(bounds_checked)
 {
 	uint32_t rx = cb.fw.counters[FW_CNT_UNET_RX];
 
-	ck_assert_uint_eq(send(0, 0, SEG_SZ - 10, 11, NULL), NVM_UNET_ST_BAD_RANGE);
+	ck_assert_uint_eq(send(0, 0, UF_SEG_SZ - 10, 11, NULL), NVM_UNET_ST_BAD_RANGE);
 	ck_assert_uint_eq(send(0, 0, 0xfffffff0u, 64, NULL), NVM_UNET_ST_BAD_RANGE);
-	ck_assert_uint_eq(send(0, 0, SEG_SZ, 1, NULL), NVM_UNET_ST_BAD_RANGE);
+	ck_assert_uint_eq(send(0, 0, UF_SEG_SZ, 1, NULL), NVM_UNET_ST_BAD_RANGE);
 	ck_assert_uint_eq(send(0, 0, 0, 0, NULL), NVM_UNET_ST_BAD_LEN);
 	ck_assert_uint_eq(send(0, 0, 0, NVM_UNET_MSG_MAX + 1, NULL), NVM_UNET_ST_BAD_LEN);
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 97, NULL), NVM_UNET_ST_BAD_LEN);
 	ck_assert_uint_eq(send(1, 0, 0, 8, NULL), NVM_UNET_ST_BAD_CHANNEL);
 	ck_assert_uint_eq(send(200, 0, 0, 8, NULL), NVM_UNET_ST_BAD_CHANNEL);
-	ck_assert_uint_eq(status(&ca, PORT_A).send_errors, 8);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).send_errors, 8);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RX], rx);
 	/* the exact end of the segment is fine */
-	ck_assert_uint_eq(send(0, 0, SEG_SZ - 10, 10, NULL), NVM_UNET_ST_SENT);
+	ck_assert_uint_eq(send(0, 0, UF_SEG_SZ - 10, 10, NULL), NVM_UNET_ST_SENT);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RX], rx + 1);
 }
 END_TEST
@@ -475,46 +362,45 @@ START_TEST(demultiplexed_on_tag)
 	uint8_t m[8] = "intruder";
 
 	/* A's channel 1 carries a tag B has no channel for */
-	ck_assert_int_eq(chan(&ha, PORT_A, 1, 1, PORT_B, TAG + 1), 0);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A, 1, 1, PORT_B, TAG + 1, 1),
+			  NVM_ST_OK);
 	ck_assert_uint_eq(send(1, NVM_UNET_F_INLINE, 0, 8, m), NVM_UNET_ST_SENT);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_NO_CHANNEL], 1);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, 0);
 	/* the same tag from another port of A is not B's channel either */
-	ck_assert_int_eq(open_ep(&ha, PORT_A + 5), 0);
-	ck_assert_int_eq(chan(&ha, PORT_A + 5, 0, 1, PORT_B, TAG), 0);
+	ck_assert_uint_eq(uf_open(&ha, PORT_A + 5, AREA), NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A + 5, 0, 1, PORT_B, TAG, 1),
+			  NVM_ST_OK);
 	{
 		struct nvm_unet_send_desc d = { .channel = 0, .len = 8,
-						.flags = NVM_UNET_F_INLINE,
-						.seq = 1 };
-		uint8_t *slot = region(&ca, PORT_A + 5) + NVM_UNET_SENDQ;
+						.flags = NVM_UNET_F_INLINE };
+		uint32_t posted = 0;
 
 		memcpy(d.data, m, 8);
-		memcpy(slot, &d, sizeof(d));
-		sim_doorbell(&ca, (PORT_A + 5) * LANAI_DOORBELL_PAGE, 1);
-		settle();
-		ck_assert_uint_eq(slot[offsetof(struct nvm_unet_send_desc,
-						status)], NVM_UNET_ST_SENT);
+		ck_assert_uint_eq(uf_send(&ca, PORT_A + 5, &posted, &d),
+				  NVM_UNET_ST_SENT);
 	}
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_NO_CHANNEL], 2);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, 0);
 	/* channels are per endpoint (test_fw_unet_ports.c): not twice on one */
-	ck_assert_int_eq(chan(&ha, PORT_A + 5, 1, 1, PORT_B, TAG), 1);
+	ck_assert_uint_ne(uf_chan(&ha, PORT_A + 5, 1, 1, PORT_B, TAG, 1),
+			  NVM_ST_OK);
 	/* a port is one model's: NetVM cannot open a U-Net port, nor U-Net
 	 * an open one or the kernel's */
 	{
 		uint32_t e0 = sh_shadow(&ha, NVM_EP_KERNEL).errors;
 
 		sh_open(&ha, PORT_A);
-		settle();
+		sh_settle();
 		ck_assert_uint_eq(sh_shadow(&ha, NVM_EP_KERNEL).errors, e0 + 1);
 	}
-	ck_assert_int_eq(open_ep(&ha, PORT_A), 1);
-	ck_assert_int_eq(open_ep(&ha, NVM_EP_KERNEL), 1);
+	ck_assert_uint_ne(uf_open(&ha, PORT_A, AREA), NVM_ST_OK);
+	ck_assert_uint_ne(uf_open(&ha, NVM_EP_KERNEL, AREA), NVM_ST_OK);
 	sh_open(&ha, 9);
-	settle();
-	ck_assert_int_eq(open_ep(&ha, 9), 1);
+	sh_settle();
+	ck_assert_uint_ne(uf_open(&ha, 9, AREA), NVM_ST_OK);
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 8, m), NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, 1);
 	ck_assert_mem_eq(rxd(0)->data, m, 8);
 }
 END_TEST
@@ -524,19 +410,19 @@ START_TEST(ring_full_and_no_buffer)
 	uint8_t m[4] = "full";
 	struct nvm_event *ev;
 
-	for (uint32_t i = 0; i < RXQ_LEN + 2; i++)
+	for (uint32_t i = 0; i < UF_RXQ_LEN + 2; i++)
 		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m),
 				  NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_ring_full, 2);
-	ctl(&cb, PORT_B)->rx_cons = RXQ_LEN;
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, UF_RXQ_LEN);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_ring_full, 2);
+	uf_ctl(&cb, PORT_B)->rx_cons = UF_RXQ_LEN;
 	/* 8 buffers: two 4 KiB messages fit, the third finds none */
 	for (uint32_t i = 0; i < 3; i++)
 		ck_assert_uint_eq(send(0, 0, 0, 4096, NULL), NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN + 2);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_no_buf, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, UF_RXQ_LEN + 2);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_no_buf, 1);
 	/* armed for the next message: one event, none for the one after */
-	ctl(&cb, PORT_B)->arm = RXQ_LEN + 3;
+	uf_ctl(&cb, PORT_B)->arm = UF_RXQ_LEN + 3;
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
 	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 1);
@@ -544,7 +430,7 @@ START_TEST(ring_full_and_no_buffer)
 	ck_assert_uint_eq(ev->endpoint, PORT_B);
 	ck_assert_uint_eq(ev->data, NVM_UNET_EV_WAKE);
 	/* armed for a message not yet there: nothing until it is */
-	ctl(&cb, PORT_B)->arm = RXQ_LEN + 6;
+	uf_ctl(&cb, PORT_B)->arm = UF_RXQ_LEN + 6;
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
 	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 1);
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
@@ -555,7 +441,7 @@ END_TEST
 START_TEST(upcall_edges)
 {
 	uint8_t m[4] = "upc!";
-	struct nvm_unet_ctl *k = ctl(&cb, PORT_B);
+	struct nvm_unet_ctl *k = uf_ctl(&cb, PORT_B);
 
 	/* off: nothing, however many arrive */
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
@@ -586,11 +472,11 @@ START_TEST(close_drops)
 	struct nvm_cmd c = { .op = NVM_KOP_UNET_CLOSE, .dst_port = PORT_B };
 
 	sh_cmd(&hb, NVM_EP_KERNEL, &c);
-	settle();
+	sh_settle();
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m), NVM_UNET_ST_SENT);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_NO_CHANNEL], 1);
 	/* the port is free again, for either model */
-	ck_assert_int_eq(open_ep(&hb, PORT_B), 0);
+	ck_assert_uint_eq(uf_open(&hb, PORT_B, AREA), NVM_ST_OK);
 }
 END_TEST
 
@@ -599,51 +485,54 @@ START_TEST(divert_in_order)
 	uint8_t m[64];
 	uint32_t n = 0;
 
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
-				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
+	ck_assert_uint_eq(uf_divert_ring(&hb, DIV, 8), NVM_ST_OK);
 	/* 16 direct, then the queue is full: one diverted for that, and the
 	 * ones after it for the order, although the process has made room */
-	for (; n < RXQ_LEN + 2; n++) {
+	for (; n < UF_RXQ_LEN + 2; n++) {
 		fill(m, 40, n);
 		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m),
 				  NVM_UNET_ST_SENT);
 	}
-	ctl(&cb, PORT_B)->rx_cons = RXQ_LEN;
+	uf_ctl(&cb, PORT_B)->rx_cons = UF_RXQ_LEN;
 	fill(m, 40, n++);
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m), NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_ring_full, 1);
-	ck_assert_uint_eq(status(&cb, PORT_B).div_order, 2);
-	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 3);
-	ck_assert_uint_eq(status(&cb, PORT_B).divert_mode, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, UF_RXQ_LEN);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_ring_full, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).div_order, 2);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).diverted, 3);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).divert_mode, 1);
 	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY,
 					  NVM_UNET_EV_DIVERT), 3);
 	for (uint32_t i = 0; i < 3; i++) {
 		struct nvm_unet_div_rec *r = drec(i);
 
-		fill(m, 40, RXQ_LEN + i);
+		fill(m, 40, UF_RXQ_LEN + i);
 		ck_assert_uint_eq(r->seq, i + 1);
-		ck_assert_uint_eq(r->msgno, RXQ_LEN + i);
+		ck_assert_uint_eq(r->msgno, UF_RXQ_LEN + i);
 		ck_assert_uint_eq(r->port, PORT_B);
 		ck_assert_uint_eq(r->channel, 5);
 		ck_assert_uint_eq(r->len, 40);
 		ck_assert_mem_eq(r->data, m, 40);
 	}
 	/* back to direct only once every record is handed on */
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIRECT, 0, PORT_B, 0, 0), 1);
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE, 0, 0, 4, 0), 1);
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE, 0, 0, 3, 0), 0);
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIRECT, 0, PORT_B, 0, 0), 0);
+	ck_assert_uint_ne(uf_kop_args(&hb, NVM_KOP_UNET_DIRECT,
+				      0, PORT_B, 0, 0), NVM_ST_OK);
+	ck_assert_uint_ne(uf_kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE,
+				      0, 0, 4, 0), NVM_ST_OK);
+	ck_assert_uint_eq(uf_kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE,
+				      0, 0, 3, 0), NVM_ST_OK);
+	ck_assert_uint_eq(uf_kop_args(&hb, NVM_KOP_UNET_DIRECT,
+				      0, PORT_B, 0, 0), NVM_ST_OK);
 	fill(m, 40, n);
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m), NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN + 1);
-	ck_assert_uint_eq(rxd(RXQ_LEN)->msgno, n);
-	ck_assert_mem_eq(rxd(RXQ_LEN)->data, m, 40);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, UF_RXQ_LEN + 1);
+	ck_assert_uint_eq(rxd(UF_RXQ_LEN)->msgno, n);
+	ck_assert_mem_eq(rxd(UF_RXQ_LEN)->data, m, 40);
 	/* no buffer for a large one: diverted with that cause, data whole */
-	ctl(&cb, PORT_B)->free_prod = status(&cb, PORT_B).free_cons;
+	uf_ctl(&cb, PORT_B)->free_prod = uf_status(&cb, PORT_B).free_cons;
 	memset(sim_host(&ca, SEG), 0x5a, 3000);
 	ck_assert_uint_eq(send(0, 0, 0, 3000, NULL), NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_no_buf, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_no_buf, 1);
 	ck_assert_uint_eq(drec(3)->msgno, n + 1);
 	ck_assert_uint_eq(drec(3)->len, 3000);
 	ck_assert_mem_eq(drec(3)->data, sim_host(&ca, SEG), 3000);
@@ -651,11 +540,12 @@ START_TEST(divert_in_order)
 	for (uint32_t i = 0; i < 8; i++)
 		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m),
 				  NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 3 + 1 + 7);
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE, 0, 0, 8, 0), 0);
-	settle();
-	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 3 + 1 + 8);
-	ck_assert_uint_eq(status(&cb, PORT_B).dropped, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).diverted, 3 + 1 + 7);
+	ck_assert_uint_eq(uf_kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE,
+				      0, 0, 8, 0), NVM_ST_OK);
+	sh_settle();
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).diverted, 3 + 1 + 8);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).dropped, 0);
 	ck_assert_uint_eq(drec(11)->msgno, n + 9);
 }
 END_TEST
@@ -665,8 +555,7 @@ START_TEST(divert_burst)
 {
 	uint32_t total = 40, i;
 
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_CFG, 64, 0,
-				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
+	ck_assert_uint_eq(uf_divert_ring(&hb, DIV, 64), NVM_ST_OK);
 	for (i = 0; i < total; i++) {
 		struct nvm_unet_send_desc d = {
 			.channel = 0, .flags = NVM_UNET_F_INLINE, .len = 8,
@@ -674,21 +563,23 @@ START_TEST(divert_burst)
 		};
 
 		memcpy(d.data, &i, 4);
-		memcpy(region(&ca, PORT_A) + NVM_UNET_SENDQ +
-		       (sent_a % NVM_UNET_SENDQ_LEN) * sizeof(d), &d, sizeof(d));
+		memcpy(uf_region(&ca, PORT_A) + NVM_UNET_SENDQ +
+		       (sent_a % NVM_UNET_SENDQ_LEN) * sizeof(d), &d,
+		       sizeof(d));
 		sent_a++;
 	}
 	sim_doorbell(&ca, PORT_A * LANAI_DOORBELL_PAGE, sent_a);
-	settle();
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN);
-	ck_assert_uint_eq(status(&cb, PORT_B).diverted, total - RXQ_LEN);
-	for (i = 0; i < RXQ_LEN; i++) {
+	sh_settle();
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, UF_RXQ_LEN);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).diverted, total - UF_RXQ_LEN);
+	for (i = 0; i < UF_RXQ_LEN; i++) {
 		ck_assert_uint_eq(rxd(i)->msgno, i);
 		ck_assert_mem_eq(rxd(i)->data, &i, 4);
 	}
-	for (i = RXQ_LEN; i < total; i++) {
+	for (i = UF_RXQ_LEN; i < total; i++) {
 		struct nvm_unet_div_rec *r = (struct nvm_unet_div_rec *)
-			sim_host(&cb, DIV + (i - RXQ_LEN) * NVM_UNET_DIV_SLOT);
+			sim_host(&cb, DIV +
+				 (i - UF_RXQ_LEN) * NVM_UNET_DIV_SLOT);
 
 		ck_assert_uint_eq(r->msgno, i);
 		ck_assert_mem_eq(r->data, &i, 4);
@@ -707,10 +598,11 @@ START_TEST(virtual_ports)
 	uint8_t *msg = sim_host(&ca, k.addr);
 
 	/* the kernel of A sends for its virtual port 20 to B's port */
-	ck_assert_int_eq(chan(&hb, PORT_B, 6, 0, 20, 0x99), 0);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B, 6, 0, 20, 0x99, 1), NVM_ST_OK);
 	fill(msg, 2000, 3);
-	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 0);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 1);
+	ck_assert_uint_eq(uf_kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)),
+			  NVM_ST_OK);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, 1);
 	ck_assert_uint_eq(rxd(0)->channel, 6);
 	ck_assert_uint_eq(rxd(0)->len, 2000);
 	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(0)->buf[0]), msg, 1024);
@@ -721,41 +613,40 @@ START_TEST(virtual_ports)
 	k.hflags = NVM_UNET_HF_NOINTR | NVM_UNET_HF_REPLY;
 	k.reply = 200;
 	k.len = 40;
-	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 0);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 2);
+	ck_assert_uint_eq(uf_kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)),
+			  NVM_ST_OK);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, 2);
 	ck_assert_uint_eq(rxd(1)->flags, NVM_UNET_F_INLINE | NVM_UNET_F_NOINTR |
 			  NVM_UNET_F_REPLY);
 	ck_assert_uint_eq(rxd(1)->reply, 200);
 	ck_assert_mem_eq(rxd(1)->data, msg, 40);
 	/* ... and only they, with a reply number in range */
 	k.hflags = 0x80;
-	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 1);
+	ck_assert_uint_ne(uf_kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)),
+			  NVM_ST_OK);
 	k.hflags = NVM_UNET_HF_REPLY;
 	k.reply = NVM_UNET_REPLY_SLOTS;
-	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 1);
+	ck_assert_uint_ne(uf_kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)),
+			  NVM_ST_OK);
 	k.hflags = 0;
 	k.reply = 0;
 	/* real ports are not the kernel's to send from */
 	k.src_port = PORT_A;
-	ck_assert_int_eq(kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)), 1);
+	ck_assert_uint_ne(uf_kop(&ha, NVM_KOP_UNET_KSEND, &k, sizeof(k)),
+			  NVM_ST_OK);
 	/* B's endpoint sends to A's virtual port 21: A's kernel gets it */
-	ck_assert_int_eq(kop_args(&ha, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
-				  (uint32_t)DIV, 0), 0);
+	ck_assert_uint_eq(uf_divert_ring(&ha, DIV, 8), NVM_ST_OK);
 	{
-		struct nvm_k_unet_chan c = {
-			.port = PORT_B, .channel = 7, .open = 1, .node = 0,
-			.rport = 21, .tag = 0x98,
-		};
 		struct nvm_unet_send_desc d = {
 			.channel = 7, .flags = NVM_UNET_F_INLINE | NVM_UNET_F_NOINTR |
 			NVM_UNET_F_REPLY, .len = 5, .reply = 9,
-			.data = "hello", .seq = 1,
+			.data = "hello",
 		};
+		uint32_t posted = 0;
 
-		ck_assert_int_eq(kop(&hb, NVM_KOP_UNET_CHAN, &c, sizeof(c)), 0);
-		memcpy(region(&cb, PORT_B) + NVM_UNET_SENDQ, &d, sizeof(d));
-		sim_doorbell(&cb, PORT_B * LANAI_DOORBELL_PAGE, 1);
-		settle();
+		ck_assert_uint_eq(uf_chan(&hb, PORT_B, 7, 0, 21, 0x98, 1),
+				  NVM_ST_OK);
+		uf_send(&cb, PORT_B, &posted, &d);
 	}
 	r = (struct nvm_unet_div_rec *)sim_host(&ca, DIV);
 	ck_assert_uint_eq(r->seq, 1);
@@ -781,7 +672,7 @@ END_TEST
 START_TEST(quiet_raises_nothing)
 {
 	uint8_t m[40];
-	struct nvm_unet_ctl *k = ctl(&cb, PORT_B);
+	struct nvm_unet_ctl *k = uf_ctl(&cb, PORT_B);
 	struct nvm_event *ev;
 
 	k->upcall = 1;
@@ -797,8 +688,8 @@ START_TEST(quiet_raises_nothing)
 		ck_assert_mem_eq(rxd(i)->data, m, sizeof(m));
 	}
 	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 0);
-	ck_assert_uint_eq(status(&cb, PORT_B).quiet, 3);
-	ck_assert_uint_eq(status(&cb, PORT_B).events, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).quiet, 3);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).events, 0);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_QUIET], 3);
 	/* a large quiet one (free buffers) is quiet too */
 	fill(sim_host(&ca, SEG + 300), 2000, 9);
@@ -806,7 +697,7 @@ START_TEST(quiet_raises_nothing)
 			  NVM_UNET_ST_SENT);
 	ck_assert_uint_eq(rxd(3)->flags, NVM_UNET_F_NOINTR);
 	ck_assert_mem_eq(sim_host(&cb, SEG + rxd(3)->buf[0]),
-			 sim_host(&ca, SEG + 300), BUF);
+			 sim_host(&ca, SEG + 300), UF_BUF);
 	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 0);
 	/* a request: it wakes the armed sleeper and raises the owed edge */
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m),
@@ -814,8 +705,8 @@ START_TEST(quiet_raises_nothing)
 	ck_assert_int_eq(sim_count_events(&cb, NVM_EV_NOTIFY, -1), 1);
 	ev = (struct nvm_event *)sim_last_event(&cb, NVM_EV_NOTIFY);
 	ck_assert_uint_eq(ev->data, NVM_UNET_EV_WAKE | NVM_UNET_EV_NONEMPTY);
-	ck_assert_uint_eq(status(&cb, PORT_B).events, 1);
-	ck_assert_uint_eq(status(&cb, PORT_B).quiet, 4);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).events, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).quiet, 4);
 	/* drained: a quiet message alone is still nothing */
 	k->rx_cons = 5;
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE | NVM_UNET_F_NOINTR, 0, 4,
@@ -863,15 +754,15 @@ START_TEST(gather_pieces)
 		ck_assert_uint_eq(d->seq, m + 1);
 		ck_assert_uint_eq(d->len, n);
 		for (uint32_t b = 0; b < d->nbuf; b++) {
-			uint32_t k = n - b * BUF;
+			uint32_t k = n - b * UF_BUF;
 
-			memcpy(got + b * BUF, sim_host(&cb, SEG + d->buf[b]),
-			       k < BUF ? k : BUF);
+			memcpy(got + b * UF_BUF, sim_host(&cb, SEG + d->buf[b]),
+			       k < UF_BUF ? k : UF_BUF);
 		}
 		ck_assert_mem_eq(got, want, n);
 	}
 	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_GATHER], 2);
-	ck_assert_uint_eq(status(&ca, PORT_A).send_errors, 0);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).send_errors, 0);
 }
 END_TEST
 
@@ -879,7 +770,7 @@ END_TEST
 START_TEST(gather_refused)
 {
 	uint32_t ok_off[2] = { 0, 4096 }, ok_len[2] = { 100, 100 };
-	uint32_t end_off[2] = { 0, SEG_SZ - 10 }, end_len[2] = { 100, 11 };
+	uint32_t end_off[2] = { 0, UF_SEG_SZ - 10 }, end_len[2] = { 100, 11 };
 	uint32_t wrap_off[2] = { 0, 0xffffff00u }, wrap_len[2] = { 100, 0x200 };
 	uint32_t zero_len[2] = { 100, 0 }, big_len[2] = { 100, 8192 };
 	uint32_t five_off[5] = { 0 }, five_len[5] = { 1, 1, 1, 1, 1 };
@@ -907,7 +798,7 @@ START_TEST(gather_refused)
 	ck_assert_uint_eq(send(0, 0x80, 0, 8, NULL), NVM_UNET_ST_BAD_FLAGS);
 	ck_assert_uint_eq(send(0, NVM_UNET_F_HIT, 0, 8, NULL),
 			  NVM_UNET_ST_BAD_FLAGS);	/* receive-only */
-	ck_assert_uint_eq(status(&ca, PORT_A).send_errors, 11);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).send_errors, 11);
 	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_GATHER], 0);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RX], rx);
 	/* the exact end of the segment is fine */
@@ -920,7 +811,7 @@ END_TEST
 
 static struct nvm_unet_reply_ent *rent(uint32_t num)
 {
-	return (struct nvm_unet_reply_ent *)(region(&cb, PORT_B) +
+	return (struct nvm_unet_reply_ent *)(uf_region(&cb, PORT_B) +
 		NVM_UNET_REPLYTAB + num * sizeof(struct nvm_unet_reply_ent));
 }
 
@@ -949,7 +840,7 @@ static uint8_t send_reply(uint32_t num, uint32_t len, uint32_t seed)
 /* A fitting reply lands in the named buffer: no free buffer, entry used. */
 START_TEST(reply_hit)
 {
-	struct nvm_unet_status st0 = status(&cb, PORT_B), st;
+	struct nvm_unet_status st0 = uf_status(&cb, PORT_B), st;
 	struct nvm_unet_rx_desc *d = rxd(0);
 
 	arm_reply(7, 20000, 4096, 5);
@@ -962,7 +853,7 @@ START_TEST(reply_hit)
 	ck_assert_uint_eq(d->buf[0], 20000);
 	ck_assert_mem_eq(sim_host(&cb, SEG + 20000), sim_host(&ca, SEG + 8192),
 			 4096);
-	st = status(&cb, PORT_B);
+	st = uf_status(&cb, PORT_B);
 	ck_assert_uint_eq(st.free_cons, st0.free_cons);
 	ck_assert_uint_eq(st.reply_hits, 1);
 	ck_assert_uint_eq(st.reply_misses, 0);
@@ -987,7 +878,7 @@ START_TEST(reply_hit)
 	}
 	ck_assert_uint_eq(rxd(2)->flags, NVM_UNET_F_REPLY | NVM_UNET_F_HIT |
 			  NVM_UNET_F_NOINTR);
-	ck_assert_uint_eq(status(&cb, PORT_B).reply_hits, 3);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).reply_hits, 3);
 	/* a reply number past the table is refused at the sender */
 	ck_assert_uint_eq(send_reply(NVM_UNET_REPLY_SLOTS, 8, 1),
 			  NVM_UNET_ST_BAD_FLAGS);
@@ -1010,12 +901,12 @@ static void check_miss(uint32_t n, uint32_t num, uint32_t len)
 		return;
 	}
 	for (uint32_t b = 0; b < d->nbuf; b++) {
-		uint32_t k = len - b * BUF;
+		uint32_t k = len - b * UF_BUF;
 
 		ck_assert_mem_eq(sim_host(&cb, SEG + d->buf[b]),
-				 sim_host(&ca, SEG + 8192 + b * BUF),
-				 k < BUF ? k : BUF);
-		push_free(&cb, PORT_B, d->buf[b]);
+				 sim_host(&ca, SEG + 8192 + b * UF_BUF),
+				 k < UF_BUF ? k : UF_BUF);
+		uf_push_free(&cb, PORT_B, d->buf[b]);
 	}
 }
 
@@ -1047,14 +938,14 @@ START_TEST(reply_miss_stale_oversize)
 	check_miss(4, 4, 50);
 	ck_assert_uint_eq(rent(4)->armed, 1);
 	/* an entry outside the segment (or wrapping): a miss */
-	arm_reply(5, SEG_SZ - 100, 4096, 5);
+	arm_reply(5, UF_SEG_SZ - 100, 4096, 5);
 	ck_assert_uint_eq(send_reply(5, 50, 6), NVM_UNET_ST_SENT);
 	check_miss(5, 5, 50);
 	arm_reply(6, 0xfffff000u, 0x2000, 5);
 	ck_assert_uint_eq(send_reply(6, 50, 7), NVM_UNET_ST_SENT);
 	check_miss(6, 6, 50);
-	ck_assert_uint_eq(status(&cb, PORT_B).reply_hits, 1);
-	ck_assert_uint_eq(status(&cb, PORT_B).reply_misses, 6);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).reply_hits, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).reply_misses, 6);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_REPLY_MISS], 6);
 	ck_assert_mem_eq(sim_host(&cb, SEG + 20000), before, sizeof(before));
 }
@@ -1069,23 +960,22 @@ START_TEST(reply_diverted)
 		.flags = NVM_UNET_F_REPLY | NVM_UNET_F_NOINTR,
 	};
 
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
-				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
-	for (uint32_t i = 0; i < RXQ_LEN; i++)
+	ck_assert_uint_eq(uf_divert_ring(&hb, DIV, 8), NVM_ST_OK);
+	for (uint32_t i = 0; i < UF_RXQ_LEN; i++)
 		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 8, m),
 				  NVM_UNET_ST_SENT);
 	arm_reply(9, 20000, 4096, 5);
 	fill(sim_host(&ca, SEG + 8192), 2000, 77);
 	ck_assert_uint_eq(send_desc(&q), NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).diverted, 1);
 	ck_assert_uint_eq(drec(0)->seq, 1);
 	ck_assert_uint_eq(drec(0)->len, 2000);
 	ck_assert_uint_eq(drec(0)->dsm, NVM_UNET_F_REPLY | NVM_UNET_F_NOINTR |
 			  9u << 16);
 	ck_assert_mem_eq(drec(0)->data, sim_host(&ca, SEG + 8192), 2000);
 	ck_assert_uint_eq(rent(9)->armed, 1);
-	ck_assert_uint_eq(status(&cb, PORT_B).reply_hits, 0);
-	ck_assert_uint_eq(status(&cb, PORT_B).reply_misses, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).reply_hits, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).reply_misses, 0);
 }
 END_TEST
 
@@ -1096,16 +986,17 @@ END_TEST
 #define PVA	0x7f1200000000ull	/* B's pageable segment: a user address */
 #define PRXQ	(SIM_HOST_BASE + (10u << 20))	/* ... its receive queue */
 
-static int open_pageable(uint64_t seg)
+static uint32_t open_pageable(uint64_t seg)
 {
 	struct nvm_k_unet_open k = {
-		.seg = seg, .rxq = PRXQ, .seg_size = SEG_SZ, .buf_size = BUF,
-		.rxq_len = RXQ_LEN, .port = PORT_P,
+		.seg = seg, .rxq = PRXQ, .seg_size = UF_SEG_SZ,
+		.buf_size = UF_BUF, .rxq_len = UF_RXQ_LEN, .port = PORT_P,
 		.flags = NVM_UNET_KO_PAGEABLE,
 	};
 
-	memset(sim_host(&cb, PRXQ), 0, RXQ_LEN * sizeof(struct nvm_unet_rx_desc));
-	return kop(&hb, NVM_KOP_UNET_OPEN, &k, sizeof(k));
+	memset(sim_host(&cb, PRXQ), 0,
+	       UF_RXQ_LEN * sizeof(struct nvm_unet_rx_desc));
+	return uf_kop(&hb, NVM_KOP_UNET_OPEN, &k, sizeof(k));
 }
 
 /* Whether B's process memory at @va holds @data. */
@@ -1121,51 +1012,46 @@ static bool seg_eq(uint64_t va, const uint8_t *data, uint32_t len)
 static uint8_t send_p(uint32_t *count, uint32_t off, uint32_t len)
 {
 	struct nvm_unet_send_desc d = { .channel = 0, .len = len, .offset = off };
-	uint8_t *slot = region(&cb, PORT_P) + NVM_UNET_SENDQ +
-			(*count % NVM_UNET_SENDQ_LEN) * sizeof(d);
 
-	d.seq = *count + 1;
-	memcpy(slot, &d, sizeof(d));
-	++*count;
-	sim_doorbell(&cb, PORT_P * LANAI_DOORBELL_PAGE, *count);
-	settle();
-	return slot[offsetof(struct nvm_unet_send_desc, status)];
+	return uf_send(&cb, PORT_P, count, &d);
 }
 
 static void restart(uint64_t page)
 {
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_RESTART, 0, PORT_P,
-				  (uint32_t)page, (uint32_t)(page >> 32)), 0);
+	ck_assert_uint_eq(uf_kop_args(&hb, NVM_KOP_RESTART, 0, PORT_P,
+				      (uint32_t)page, (uint32_t)(page >> 32)),
+			  NVM_ST_OK);
 }
 
 START_TEST(pageable_segment)
 {
 	static uint8_t m[3000];
-	const uint64_t buf_page = PVA + SEG_SZ - NVM_PAGE_SIZE;
+	const uint64_t buf_page = PVA + UF_SEG_SZ - NVM_PAGE_SIZE;
 	const struct nvm_event *ev;
 	struct nvm_unet_rx_desc *d;
 	uint32_t sent_p = 0;
 
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
-				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
+	ck_assert_uint_eq(uf_divert_ring(&hb, DIV, 8), NVM_ST_OK);
 	/* the segment must start on a page */
-	ck_assert_int_eq(open_pageable(PVA + 8), 1);
-	ck_assert_int_eq(open_pageable(PVA), 0);
-	ck_assert_int_eq(chan(&ha, PORT_A, 1, 1, PORT_P, TAG_P), 0);
-	ck_assert_int_eq(chan(&hb, PORT_P, 0, 0, PORT_A, TAG_P), 0);
-	sh_alloc(&hb, PORT_P, PVA, SEG_SZ, 0, true);
+	ck_assert_uint_ne(open_pageable(PVA + 8), NVM_ST_OK);
+	ck_assert_uint_eq(open_pageable(PVA), NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A, 1, 1, PORT_P, TAG_P, 1),
+			  NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_P, 0, 0, PORT_A, TAG_P, 1),
+			  NVM_ST_OK);
+	sh_alloc(&hb, PORT_P, PVA, UF_SEG_SZ, 0, true);
 	for (uint32_t i = 0; i < 8; i++)
-		push_free(&cb, PORT_P, SEG_SZ - (i + 1) * BUF);
+		uf_push_free(&cb, PORT_P, UF_SEG_SZ - (i + 1) * UF_BUF);
 
 	/* its buffers' page swapped out: diverted whole, the page asked for */
 	ck_assert(sh_page_out(&hb, PORT_P, buf_page));
 	fill(m, 3000, 41);
 	memcpy(sim_host(&ca, SEG), m, 3000);
 	ck_assert_uint_eq(send(1, 0, 0, 3000, NULL), NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&cb, PORT_P).rx_not_resident, 1);
-	ck_assert_uint_eq(status(&cb, PORT_P).diverted, 1);
-	ck_assert_uint_eq(status(&cb, PORT_P).rx_prod, 0);
-	ck_assert_uint_eq(status(&cb, PORT_P).free_cons, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_P).rx_not_resident, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_P).diverted, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_P).rx_prod, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_P).free_cons, 0);
 	ck_assert_uint_eq(drec(0)->msgno, 0);
 	ck_assert_uint_eq(drec(0)->len, 3000);
 	ck_assert_mem_eq(drec(0)->data, m, 3000);
@@ -1176,63 +1062,66 @@ START_TEST(pageable_segment)
 	ck_assert_uint_ge(hb.misses, 1);	/* and the "kernel" mapped it */
 
 	/* handed over: direct again, through the new translation */
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE, 0, 0, 1, 0), 0);
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIRECT, 0, PORT_P, 0, 0), 0);
+	ck_assert_uint_eq(uf_kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE,
+				      0, 0, 1, 0), NVM_ST_OK);
+	ck_assert_uint_eq(uf_kop_args(&hb, NVM_KOP_UNET_DIRECT,
+				      0, PORT_P, 0, 0), NVM_ST_OK);
 	fill(m, 3000, 42);
 	memcpy(sim_host(&ca, SEG), m, 3000);
 	ck_assert_uint_eq(send(1, 0, 0, 3000, NULL), NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&cb, PORT_P).rx_prod, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_P).rx_prod, 1);
 	d = (struct nvm_unet_rx_desc *)sim_host(&cb, PRXQ);
 	ck_assert_uint_eq(d->msgno, 1);
 	ck_assert_uint_eq(d->nbuf, 3);
 	for (uint32_t b = 0; b < 3; b++)
-		ck_assert(seg_eq(PVA + d->buf[b], m + b * BUF,
-				 b < 2 ? BUF : 3000 - 2 * BUF));
+		ck_assert(seg_eq(PVA + d->buf[b], m + b * UF_BUF,
+				 b < 2 ? UF_BUF : 3000 - 2 * UF_BUF));
 	/* the delivery let its page go: the kernel can take it again */
 	ck_assert(sh_page_out(&hb, PORT_P, buf_page));
 	ck_assert(sh_page_in(&hb, PORT_P, buf_page));
 
 	/* a send from a swapped-out page waits for the kernel ... */
-	push_free(&ca, PORT_A, 0);
-	push_free(&ca, PORT_A, BUF);
+	uf_push_free(&ca, PORT_A, 0);
+	uf_push_free(&ca, PORT_A, UF_BUF);
 	fill(m, 2000, 43);
 	memcpy(sh_byte(&hb, PORT_P, PVA), m, 2000);
 	ck_assert(sh_page_out(&hb, PORT_P, PVA));
 	hb.auto_fault = 0;
 	ck_assert_uint_eq(send_p(&sent_p, 0, 2000), NVM_UNET_ST_PENDING);
-	ck_assert_uint_eq(status(&cb, PORT_P).tx_misses, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_P).tx_misses, 1);
 	ck_assert_uint_eq(cb.fw.unet.ep[PORT_P].tx_state, FW_UNET_TX_PAGE_WAIT);
 	ev = sim_last_event(&cb, NVM_EV_PAGE_MISS);
 	ck_assert_uint_eq(ev->arg, PVA);
 	/* ... not for another page's restart ... */
 	restart(PVA + NVM_PAGE_SIZE);
-	ck_assert_uint_eq(status(&cb, PORT_P).send_consumed, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_P).send_consumed, 0);
 	ck_assert_uint_eq(cb.fw.unet.ep[PORT_P].tx_state, FW_UNET_TX_PAGE_WAIT);
 	/* ... and goes once its own page is mapped */
 	ck_assert(sh_page_in(&hb, PORT_P, PVA));
 	restart(PVA);
-	ck_assert_uint_eq(status(&cb, PORT_P).send_consumed, 1);
-	ck_assert_uint_eq(status(&cb, PORT_P).send_errors, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_P).send_consumed, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_P).send_errors, 0);
 	/* page_wait -> retry -> ready */
 	ck_assert_uint_eq(cb.fw.unet.ep[PORT_P].tx_state, FW_UNET_TX_READY);
 	ck_assert_uint_eq(cb.traces[FW_TR_fw_unet_tx_state], 3);
 	d = (struct nvm_unet_rx_desc *)sim_host(&ca, AREA);
 	ck_assert_uint_eq(d->channel, 1);
 	ck_assert_uint_eq(d->len, 2000);
-	ck_assert_mem_eq(sim_host(&ca, SEG + d->buf[0]), m, BUF);
-	ck_assert_mem_eq(sim_host(&ca, SEG + d->buf[1]), m + BUF, 2000 - BUF);
+	ck_assert_mem_eq(sim_host(&ca, SEG + d->buf[0]), m, UF_BUF);
+	ck_assert_mem_eq(sim_host(&ca, SEG + d->buf[1]), m + UF_BUF,
+			 2000 - UF_BUF);
 
 	/* the kernel could not map it: the retry fails the send, FAULT */
 	ck_assert(sh_page_out(&hb, PORT_P, PVA));
 	ck_assert_uint_eq(send_p(&sent_p, 0, 100), NVM_UNET_ST_PENDING);
 	restart(PVA);
-	ck_assert_uint_eq(status(&cb, PORT_P).send_consumed, 2);
-	ck_assert_uint_eq(status(&cb, PORT_P).send_errors, 1);
-	ck_assert_uint_eq(region(&cb, PORT_P)[NVM_UNET_SENDQ +
+	ck_assert_uint_eq(uf_status(&cb, PORT_P).send_consumed, 2);
+	ck_assert_uint_eq(uf_status(&cb, PORT_P).send_errors, 1);
+	ck_assert_uint_eq(uf_region(&cb, PORT_P)[NVM_UNET_SENDQ +
 		sizeof(struct nvm_unet_send_desc) +
 		offsetof(struct nvm_unet_send_desc, status)],
 		NVM_UNET_ST_FAULT);
-	ck_assert_uint_eq(status(&cb, PORT_P).tx_misses, 2);
+	ck_assert_uint_eq(uf_status(&cb, PORT_P).tx_misses, 2);
 	ck_assert_uint_eq(cb.fw.unet.ep[PORT_P].tx_state, FW_UNET_TX_READY);
 	ck_assert_uint_eq(cb.traces[FW_TR_fw_unet_tx_state], 6);
 }
@@ -1243,9 +1132,8 @@ START_TEST(desched_diverts)
 {
 	uint8_t m[40];
 
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
-				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
-	ctl(&cb, PORT_B)->desched = 1;
+	ck_assert_uint_eq(uf_divert_ring(&hb, DIV, 8), NVM_ST_OK);
+	uf_ctl(&cb, PORT_B)->desched = 1;
 	for (uint32_t i = 0; i < 3; i++) {
 		fill(m, 40, i);
 		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m),
@@ -1253,16 +1141,18 @@ START_TEST(desched_diverts)
 		ck_assert_mem_eq(drec(i)->data, m, 40);
 		ck_assert_uint_eq(drec(i)->msgno, i);
 	}
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_not_running, 1);
-	ck_assert_uint_eq(status(&cb, PORT_B).div_order, 2);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_not_running, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).div_order, 2);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, 0);
 	/* running again and handed over: direct */
-	ctl(&cb, PORT_B)->desched = 0;
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE, 0, 0, 3, 0), 0);
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIRECT, 0, PORT_B, 0, 0), 0);
+	uf_ctl(&cb, PORT_B)->desched = 0;
+	ck_assert_uint_eq(uf_kop_args(&hb, NVM_KOP_UNET_DIVERT_DONE,
+				      0, 0, 3, 0), NVM_ST_OK);
+	ck_assert_uint_eq(uf_kop_args(&hb, NVM_KOP_UNET_DIRECT,
+				      0, PORT_B, 0, 0), NVM_ST_OK);
 	fill(m, 40, 9);
 	ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m), NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, 1);
 	ck_assert_uint_eq(rxd(0)->msgno, 3);
 	ck_assert_mem_eq(rxd(0)->data, m, 40);
 }
@@ -1276,14 +1166,20 @@ END_TEST
  * run the chips a bounded number of passes, and ticks() passes IT2 ticks
  * by hand.
  */
-static int kop_run(struct sim_host *h, uint8_t op, uint16_t port)
+static uint32_t kcmd_run(struct sim_host *h, struct nvm_cmd *c)
 {
-	struct nvm_cmd c = { .op = op, .dst_port = port };
 	uint32_t before = sh_shadow(h, NVM_EP_KERNEL).errors;
 
-	sh_cmd(h, NVM_EP_KERNEL, &c);
+	sh_cmd(h, NVM_EP_KERNEL, c);
 	sim_run(&ca, &cb, 400);
-	return sh_shadow(h, NVM_EP_KERNEL).errors != before;
+	return uf_kstatus(h, before);
+}
+
+static uint32_t kop_run(struct sim_host *h, uint8_t op, uint16_t port)
+{
+	struct nvm_cmd c = { .op = op, .dst_port = port };
+
+	return kcmd_run(h, &c);
 }
 
 static uint8_t *post_a(uint16_t ch, const void *data, uint32_t len)
@@ -1291,16 +1187,12 @@ static uint8_t *post_a(uint16_t ch, const void *data, uint32_t len)
 	struct nvm_unet_send_desc d = {
 		.channel = ch, .flags = NVM_UNET_F_INLINE, .len = len,
 	};
-	uint8_t *slot = region(&ca, PORT_A) + NVM_UNET_SENDQ +
-			(sent_a % NVM_UNET_SENDQ_LEN) * sizeof(d);
+	uint8_t *st;
 
 	memcpy(d.data, data, len);
-	d.seq = sent_a + 1;
-	memcpy(slot, &d, sizeof(d));
-	sent_a++;
-	sim_doorbell(&ca, PORT_A * LANAI_DOORBELL_PAGE, sent_a);
+	st = uf_post(&ca, PORT_A, &sent_a, &d);
 	sim_run(&ca, &cb, 400);
-	return slot + offsetof(struct nvm_unet_send_desc, status);
+	return st;
 }
 
 static void ticks(int n)
@@ -1317,14 +1209,13 @@ static void fill_and_divert(void)
 {
 	uint8_t m[40];
 
-	ck_assert_int_eq(kop_args(&hb, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
-				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
-	for (uint32_t n = 0; n < RXQ_LEN + 2; n++) {
+	ck_assert_uint_eq(uf_divert_ring(&hb, DIV, 8), NVM_ST_OK);
+	for (uint32_t n = 0; n < UF_RXQ_LEN + 2; n++) {
 		fill(m, 40, n);
 		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 40, m),
 				  NVM_UNET_ST_SENT);
 	}
-	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 2);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).diverted, 2);
 }
 
 START_TEST(hold_then_release)
@@ -1332,15 +1223,15 @@ START_TEST(hold_then_release)
 	uint8_t m[40], *st;
 
 	/* not diverting: a HOLD means nothing (only DIRECT releases one) */
-	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), 0);
-	ck_assert_uint_eq(status(&cb, PORT_B).hold_on, 0);
-	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, 9), 1);
+	ck_assert_uint_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), NVM_ST_OK);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).hold_on, 0);
+	ck_assert_uint_ne(kop_run(&hb, NVM_KOP_UNET_HOLD, 9), NVM_ST_OK);
 	ck_assert_uint_eq(cb.fw.unet.ep[PORT_B].state, FW_UNET_EP_DIRECT);
 	fill_and_divert();
 	ck_assert_uint_eq(cb.fw.unet.ep[PORT_B].state, FW_UNET_EP_DIVERT);
-	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), 0);
+	ck_assert_uint_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), NVM_ST_OK);
 	ck_assert_uint_eq(cb.fw.unet.ep[PORT_B].state, FW_UNET_EP_HELD);
-	ck_assert_uint_eq(status(&cb, PORT_B).hold_on, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).hold_on, 1);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_HOLD_TX], 1);
 	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[0].hold_left,
 			  FW_UNET_HOLD_TICKS);
@@ -1350,17 +1241,17 @@ START_TEST(hold_then_release)
 	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
 	st = post_a(0, m, 40);
 	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
-	ck_assert_uint_eq(status(&ca, PORT_A).tx_held_now, 1);
-	ck_assert_uint_eq(status(&ca, PORT_A).tx_held, 1);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).tx_held_now, 1);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).tx_held, 1);
 	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_HELD], 1);
 	/* refreshed: held far longer than a hold lasts unrefreshed */
 	ticks(3 * FW_UNET_HOLD_TICKS);
 	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
-	ck_assert_uint_eq(status(&ca, PORT_A).hold_expired, 0);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).hold_expired, 0);
 	ck_assert_uint_ge(cb.fw.counters[FW_CNT_UNET_HOLD_TX], 1 + 10);
 	/* the process drains, the kernel hands the records on: DIRECT
 	 * releases A, whose two sends go direct with the next msgnos */
-	ctl(&cb, PORT_B)->rx_cons = RXQ_LEN;
+	uf_ctl(&cb, PORT_B)->rx_cons = UF_RXQ_LEN;
 	{
 		struct nvm_cmd c = { .op = NVM_KOP_UNET_DIVERT_DONE };
 
@@ -1368,20 +1259,20 @@ START_TEST(hold_then_release)
 		sh_cmd(&hb, NVM_EP_KERNEL, &c);
 		sim_run(&ca, &cb, 400);
 	}
-	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_DIRECT, PORT_B), 0);
-	settle();	/* nothing holds: time may pass again */
+	ck_assert_uint_eq(kop_run(&hb, NVM_KOP_UNET_DIRECT, PORT_B), NVM_ST_OK);
+	sh_settle();	/* nothing holds: time may pass again */
 	ck_assert_uint_eq(cb.fw.unet.ep[PORT_B].state, FW_UNET_EP_DIRECT);
 	/* traced: direct, divert, held, divert (the hold ends), direct */
 	ck_assert_uint_eq(cb.traces[FW_TR_fw_unet_ep_state], 5);
-	ck_assert_uint_eq(status(&cb, PORT_B).hold_off, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).hold_off, 1);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RELEASE_TX], 1);
 	ck_assert_uint_eq(*st, NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&ca, PORT_A).tx_held_now, 0);
-	ck_assert_uint_eq(status(&ca, PORT_A).hold_expired, 0);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, RXQ_LEN + 2);
-	ck_assert_uint_eq(rxd(RXQ_LEN + 1)->msgno, RXQ_LEN + 3);
-	ck_assert_mem_eq(rxd(RXQ_LEN + 1)->data, m, 40);
-	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 2);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).tx_held_now, 0);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).hold_expired, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, UF_RXQ_LEN + 2);
+	ck_assert_uint_eq(rxd(UF_RXQ_LEN + 1)->msgno, UF_RXQ_LEN + 3);
+	ck_assert_mem_eq(rxd(UF_RXQ_LEN + 1)->data, m, 40);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).diverted, 2);
 }
 END_TEST
 
@@ -1391,16 +1282,16 @@ START_TEST(hold_expires)
 	uint8_t m[40], *st;
 
 	fill_and_divert();
-	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), 0);
+	ck_assert_uint_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), NVM_ST_OK);
 	fill(m, 40, 200);
 	st = post_a(0, m, 40);
 	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
 	cb.drop_pct = 100;	/* every frame B sends from now on is lost */
 	ticks(FW_UNET_HOLD_TICKS - 1);
 	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
-	ck_assert_uint_eq(status(&ca, PORT_A).hold_expired, 0);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).hold_expired, 0);
 	ticks(1);
-	ck_assert_uint_eq(status(&ca, PORT_A).hold_expired, 1);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).hold_expired, 1);
 	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_HOLD_EXPIRED], 1);
 	ck_assert_uint_eq(*st, NVM_UNET_ST_SENT);
 	/* B still holds and refreshes: once its frames get through again,
@@ -1409,9 +1300,9 @@ START_TEST(hold_expires)
 	ticks(FW_UNET_REFRESH_TICKS);
 	ck_assert_uint_ne(ca.fw.unet.ep[PORT_A].ch[0].hold_left, 0);
 	/* B closes: RELEASE at once */
-	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_CLOSE, PORT_B), 0);
+	ck_assert_uint_eq(kop_run(&hb, NVM_KOP_UNET_CLOSE, PORT_B), NVM_ST_OK);
 	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[0].hold_left, 0);
-	ck_assert_uint_eq(status(&ca, PORT_A).hold_expired, 1);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).hold_expired, 1);
 }
 END_TEST
 
@@ -1426,13 +1317,14 @@ START_TEST(hostile_hold)
 	uint8_t m[40];
 	uint32_t nc;
 
-	ck_assert_int_eq(open_ep(&ha, PORT_C), 0);
-	ck_assert_int_eq(chan(&ha, PORT_C, 0, 1, 9, TAG2), 0);
+	ck_assert_uint_eq(uf_open(&ha, PORT_C, AREA), NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_C, 0, 1, 9, TAG2, 1), NVM_ST_OK);
 	/* B's port 3 claims a channel to C with C's tag */
-	ck_assert_int_eq(chan(&hb, PORT_B, 6, 0, PORT_C, TAG2), 0);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B, 6, 0, PORT_C, TAG2, 1),
+			  NVM_ST_OK);
 	fill_and_divert();
 	nc = ca.fw.counters[FW_CNT_UNET_NO_CHANNEL];
-	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), 0);
+	ck_assert_uint_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), NVM_ST_OK);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_HOLD_TX], 2);
 	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_NO_CHANNEL], nc + 1);
 	ck_assert_uint_eq(ca.fw.unet.ep[PORT_C].ch[0].hold_left, 0);
@@ -1473,7 +1365,7 @@ START_TEST(hold_passes_a_waiting_frame)
 	ck_assert_uint_eq(ca.fw.counters[FW_CNT_RAW_RX], 0);
 
 	fill_and_divert();
-	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), 0);
+	ck_assert_uint_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), NVM_ST_OK);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_HOLD_TX], 1);
 	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[0].hold_left,
 			  FW_UNET_HOLD_TICKS);
@@ -1501,11 +1393,11 @@ START_TEST(drop_told_to_sender)
 {
 	uint8_t m[4] = "drop";
 
-	for (uint32_t i = 0; i < RXQ_LEN + 3; i++)
+	for (uint32_t i = 0; i < UF_RXQ_LEN + 3; i++)
 		ck_assert_uint_eq(send(0, NVM_UNET_F_INLINE, 0, 4, m),
 				  NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&cb, PORT_B).dropped, 3);
-	ck_assert_uint_eq(status(&ca, PORT_A).peer_dropped, 3);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).dropped, 3);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).peer_dropped, 3);
 }
 END_TEST
 
@@ -1513,16 +1405,13 @@ END_TEST
 /* ---- overflow control for kernel-emulated endpoints (virtual ports) ---- */
 
 /* A kernel command with a struct argument, run without letting time pass. */
-static int kop_norun(struct sim_host *h, uint8_t op, const void *arg,
-		     size_t len)
+static uint32_t kop_norun(struct sim_host *h, uint8_t op, const void *arg,
+			  size_t len)
 {
 	struct nvm_cmd c = { .op = op };
-	uint32_t before = sh_shadow(h, NVM_EP_KERNEL).errors;
 
 	memcpy(c.inline_data, arg, len);
-	sh_cmd(h, NVM_EP_KERNEL, &c);
-	sim_run(&ca, &cb, 400);
-	return sh_shadow(h, NVM_EP_KERNEL).errors != before;
+	return kcmd_run(h, &c);
 }
 
 #define EV_CTL(f)	(NVM_UNET_EV_CTL | (uint32_t)(f) << 8)
@@ -1543,14 +1432,15 @@ START_TEST(ctl_to_virtual_port)
 	const struct nvm_event *ev;
 	uint32_t nc = ca.fw.counters[FW_CNT_UNET_NO_CHANNEL];
 
-	ck_assert_int_eq(kop(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(uf_kop(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_HOLD_TX], 1);
 	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_NO_CHANNEL], nc + 1);
 	ck_assert_int_eq(sim_count_events(&ca, NVM_EV_NOTIFY,
 					  EV_CTL(NVM_UNET_HF_HOLD)), 0);
-	ck_assert_int_eq(kop_args(&ha, NVM_KOP_UNET_DIVERT_CFG, 8, 0,
-				  (uint32_t)DIV, (uint32_t)(DIV >> 32)), 0);
-	ck_assert_int_eq(kop(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(uf_divert_ring(&ha, DIV, 8), NVM_ST_OK);
+	ck_assert_uint_eq(uf_kop(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	ck_assert_int_eq(sim_count_events(&ca, NVM_EV_NOTIFY,
 					  EV_CTL(NVM_UNET_HF_HOLD)), 1);
 	ev = sim_last_event(&ca, NVM_EV_NOTIFY);
@@ -1561,21 +1451,23 @@ START_TEST(ctl_to_virtual_port)
 	/* DROPPED carries its count, RELEASE none */
 	k.flags = NVM_UNET_HF_DROPPED;
 	k.count = 7;
-	ck_assert_int_eq(kop(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(uf_kop(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	ck_assert_uint_eq(sim_last_event(&ca, NVM_EV_NOTIFY)->data,
 			  EV_CTL(NVM_UNET_HF_DROPPED) | 7u << 16);
 	k.flags = NVM_UNET_HF_RELEASE;
 	k.count = 0;
-	ck_assert_int_eq(kop(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(uf_kop(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	ck_assert_uint_eq(sim_last_event(&ca, NVM_EV_NOTIFY)->data,
 			  EV_CTL(NVM_UNET_HF_RELEASE));
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_RELEASE_TX], 1);
 	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_CTL_KERNEL], 3);
 	/* a NIC endpoint's hold reaches a virtual port the same way, and
 	 * its refresh too */
-	ck_assert_int_eq(chan(&hb, PORT_B, 6, 0, 20, 0x99), 0);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B, 6, 0, 20, 0x99, 1), NVM_ST_OK);
 	fill_and_divert();
-	ck_assert_int_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), 0);
+	ck_assert_uint_eq(kop_run(&hb, NVM_KOP_UNET_HOLD, PORT_B), NVM_ST_OK);
 	ck_assert_int_eq(sim_count_events(&ca, NVM_EV_NOTIFY,
 					  EV_CTL(NVM_UNET_HF_HOLD)), 2);
 	ev = sim_last_event(&ca, NVM_EV_NOTIFY);
@@ -1604,8 +1496,9 @@ START_TEST(kctl_holds_a_sender)
 	uint8_t m[40], *st;
 	uint32_t nc = ca.fw.counters[FW_CNT_UNET_NO_CHANNEL];
 
-	ck_assert_int_eq(chan(&ha, PORT_A, 1, 1, 30, 0x55), 0);
-	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A, 1, 1, 30, 0x55, 1), NVM_ST_OK);
+	ck_assert_uint_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_HOLD_TX], 1);
 	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[1].hold_left,
 			  FW_UNET_HOLD_TICKS);
@@ -1613,58 +1506,71 @@ START_TEST(kctl_holds_a_sender)
 	fill(m, 40, 500);
 	st = post_a(1, m, 40);
 	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
-	ck_assert_uint_eq(status(&ca, PORT_A).tx_held_now, 1);
-	ck_assert_uint_eq(status(&ca, PORT_A).tx_held, 1);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).tx_held_now, 1);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).tx_held, 1);
 	k.flags = NVM_UNET_HF_RELEASE;
-	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[1].hold_left, 0);
 	ck_assert_uint_eq(*st, NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&ca, PORT_A).tx_held_now, 0);
-	ck_assert_uint_eq(status(&ca, PORT_A).hold_expired, 0);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).tx_held_now, 0);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).hold_expired, 0);
 	/* not refreshed: it lapses */
 	k.flags = NVM_UNET_HF_HOLD;
-	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	st = post_a(1, m, 40);
 	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
 	ticks(FW_UNET_HOLD_TICKS - 1);
 	ck_assert_uint_eq(*st, NVM_UNET_ST_PENDING);
 	ticks(1);
 	ck_assert_uint_eq(*st, NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&ca, PORT_A).hold_expired, 1);
-	ck_assert_uint_eq(status(&ca, PORT_A).tx_held, 2);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).hold_expired, 1);
+	ck_assert_uint_eq(uf_status(&ca, PORT_A).tx_held, 2);
 	/* another tag, or another source port: not A's channel to 30 */
 	k.tag = 0x56;
-	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	k.tag = 0x55;
 	k.src_port = 31;
-	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 0);
+	ck_assert_uint_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[1].hold_left, 0);
 	ck_assert_uint_eq(ca.fw.counters[FW_CNT_UNET_NO_CHANNEL], nc + 2);
 	/* refused: a real port as the source, no flag or two, a count
 	 * without DROPPED, port 0 or a node out of range, reserved bits */
 	k.src_port = PORT_B;
-	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	ck_assert_uint_ne(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	k.src_port = NVM_UNET_VPORT_MAX;
-	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	ck_assert_uint_ne(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	k.src_port = 30;
 	k.flags = 0;
-	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	ck_assert_uint_ne(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	k.flags = NVM_UNET_HF_HOLD | NVM_UNET_HF_RELEASE;
-	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	ck_assert_uint_ne(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	k.flags = NVM_UNET_HF_NOINTR;
-	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	ck_assert_uint_ne(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	k.flags = NVM_UNET_HF_HOLD;
 	k.count = 1;
-	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	ck_assert_uint_ne(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	k.count = 0;
 	k.dst_port = 0;
-	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	ck_assert_uint_ne(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	k.dst_port = PORT_A;
 	k.node = FW_NV_NODES;
-	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	ck_assert_uint_ne(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	k.node = 0;
 	k.reserved = 1;
-	ck_assert_int_eq(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)), 1);
+	ck_assert_uint_ne(kop_norun(&hb, NVM_KOP_UNET_KCTL, &k, sizeof(k)),
+			  NVM_ST_OK);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_HOLD_TX], 4);
 	ck_assert_uint_eq(ca.fw.unet.ep[PORT_A].ch[1].hold_left, 0);
 }

@@ -8,18 +8,13 @@
 #include <check.h>
 #include <string.h>
 
-#include "sim_host.h"
-#include "fw_load.h"
+#include "unet_fixture.h"
 
 #define PORT_A	2
 #define PORT_A2	6
 #define PORT_B	3
 #define TAG_ANY	0x4f464903
-#define RXQ_LEN	16
-#define BUF	1024
-#define SEG_SZ	(64u * 1024)
 #define AREA	(SIM_HOST_BASE + (14u << 20))	/* rxq, then the segment */
-#define SEG	(AREA + RXQ_LEN * sizeof(struct nvm_unet_rx_desc))
 #define DIV	(SIM_HOST_BASE + (12u << 20))	/* B's divert ring */
 #define ANY_CH	4				/* B's any-source channel */
 
@@ -27,96 +22,11 @@ static struct sim_chip ca, cb;
 static struct sim_host ha, hb;
 static uint32_t sent[FW_UNET_EPS];	/* send descriptors issued on A */
 
-static void settle(void)
-{
-	sim_settle(&ca, &cb);
-}
-
-static int kop(struct sim_host *h, uint8_t op, const void *arg, size_t len)
-{
-	struct nvm_cmd c = { .op = op };
-	uint32_t before = sh_shadow(h, NVM_EP_KERNEL).errors;
-
-	memcpy(c.inline_data, arg, len);
-	sh_cmd(h, NVM_EP_KERNEL, &c);
-	settle();
-	return sh_shadow(h, NVM_EP_KERNEL).errors != before;
-}
-
 /* Both endpoints of a chip share its area: only B's receive side is read. */
-static int open_ep(struct sim_host *h, uint32_t port)
-{
-	struct nvm_k_unet_open k = {
-		.seg = SEG, .rxq = AREA, .seg_size = SEG_SZ, .buf_size = BUF,
-		.rxq_len = RXQ_LEN, .port = port,
-	};
-
-	return kop(h, NVM_KOP_UNET_OPEN, &k, sizeof(k));
-}
-
-static int chan(struct sim_host *h, uint32_t port, uint32_t ch, uint32_t node,
-		uint32_t rport, uint32_t tag, uint32_t open)
-{
-	struct nvm_k_unet_chan k = {
-		.port = port, .channel = ch, .open = open, .node = node,
-		.rport = rport, .tag = tag,
-	};
-
-	return kop(h, NVM_KOP_UNET_CHAN, &k, sizeof(k));
-}
-
-static uint8_t *region(struct sim_chip *c, uint32_t port)
-{
-	return c->chip.sram + c->fw.layout.ep_base + port * NVM_EP_STRIDE;
-}
-
-static struct nvm_unet_status status(struct sim_chip *c, uint32_t port)
-{
-	struct nvm_unet_status st;
-
-	memcpy(&st, region(c, port) + NVM_UNET_STATUS, sizeof(st));
-	return st;
-}
-
-static struct nvm_unet_ctl *ctl(struct sim_chip *c, uint32_t port)
-{
-	return (struct nvm_unet_ctl *)(region(c, port) + NVM_UNET_CTL);
-}
-
-static void push_free(struct sim_chip *c, uint32_t port, uint32_t off)
-{
-	struct nvm_unet_ctl *k = ctl(c, port);
-	uint32_t *q = (uint32_t *)(region(c, port) + NVM_UNET_FREEQ);
-
-	q[k->free_prod % NVM_UNET_FREEQ_LEN] = off;
-	k->free_prod++;
-}
-
-/* Post a send on @port of chip @c (@data: inline, else segment offset 0). */
 static uint8_t send_on(struct sim_chip *c, uint32_t port, uint16_t ch,
 		       const void *data, uint32_t len)
 {
-	struct nvm_unet_send_desc d = { .channel = ch, .len = len };
-	uint8_t *slot = region(c, port) + NVM_UNET_SENDQ +
-			(sent[port] % NVM_UNET_SENDQ_LEN) * sizeof(d);
-
-	if (len <= NVM_UNET_INLINE_MAX) {
-		d.flags = NVM_UNET_F_INLINE;
-		memcpy(d.data, data, len);
-	} else {
-		memcpy(sim_host(c, SEG), data, len);
-	}
-	d.seq = ++sent[port];
-	memcpy(slot, &d, sizeof(d));
-	sim_doorbell(c, port * LANAI_DOORBELL_PAGE, sent[port]);
-	settle();
-	return slot[offsetof(struct nvm_unet_send_desc, status)];
-}
-
-static struct nvm_unet_rx_desc *rxd(uint32_t n)
-{
-	return (struct nvm_unet_rx_desc *)sim_host(&cb, AREA + (n % RXQ_LEN) *
-					     sizeof(struct nvm_unet_rx_desc));
+	return uf_send_msg(c, port, &sent[port], AREA, ch, data, len);
 }
 
 static void fill(uint8_t *p, uint32_t n, uint32_t seed)
@@ -129,62 +39,26 @@ static void fill(uint8_t *p, uint32_t n, uint32_t seed)
 static void check_rx(uint32_t n, uint32_t ch, uint32_t node, uint32_t port,
 		     const uint8_t *msg, uint32_t len)
 {
-	struct nvm_unet_rx_desc *d = rxd(n);
-
-	ck_assert_uint_eq(d->seq, n + 1);
-	ck_assert_uint_eq(d->channel, ch);
-	ck_assert_uint_eq(d->src_node, node);
-	ck_assert_uint_eq(d->src_port, port);
-	ck_assert_uint_eq(d->len, len);
-	if (len <= NVM_UNET_INLINE_MAX) {
-		ck_assert_mem_eq(d->data, msg, len);
-		return;
-	}
-	ck_assert_uint_eq(d->nbuf, (len + BUF - 1) / BUF);
-	for (uint32_t b = 0; b < d->nbuf; b++) {
-		uint32_t k = len - b * BUF;
-
-		ck_assert_mem_eq(sim_host(&cb, SEG + d->buf[b]), msg + b * BUF,
-				 k < BUF ? k : BUF);
-		push_free(&cb, PORT_B, d->buf[b]);
-	}
+	uf_check_rx(&cb, PORT_B, AREA, n, ch, node, port, msg, len);
 }
 
 static void setup(void)
 {
-	sim_init(&ca, 0, LANAI_SRAM_DEFAULT);
-	sim_init(&cb, 1, LANAI_SRAM_DEFAULT);
-	sim_connect(&ca, &cb);
-	sim_boot(&ca);
-	sim_boot(&cb);
-	sh_pair(&ha, &hb);
-	sh_init(&ha, &ca, 0xa0a0a0a0);
-	sh_init(&hb, &cb, 0xb0b0b0b0);
-	sh_area(&ha, SIM_HOST_BASE + (10u << 20), 6u << 20);
-	sh_area(&hb, SIM_HOST_BASE + (10u << 20), 6u << 20);
-	settle();
+	uf_setup(&ca, &cb, &ha, &hb);
 	memset(sent, 0, sizeof(sent));
-	memset(sim_host(&cb, AREA), 0, SEG - AREA + SEG_SZ);
-	ck_assert_int_eq(open_ep(&ha, PORT_A), 0);
-	ck_assert_int_eq(open_ep(&ha, PORT_A2), 0);
-	ck_assert_int_eq(open_ep(&hb, PORT_B), 0);
-	ck_assert_int_eq(chan(&hb, PORT_B, ANY_CH, NVM_UNET_ANY, NVM_UNET_ANY,
-			      TAG_ANY, 1), 0);
+	ck_assert_uint_eq(uf_open(&ha, PORT_A, AREA), NVM_ST_OK);
+	ck_assert_uint_eq(uf_open(&ha, PORT_A2, AREA), NVM_ST_OK);
+	ck_assert_uint_eq(uf_open(&hb, PORT_B, AREA), NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B, ANY_CH, NVM_UNET_ANY,
+				  NVM_UNET_ANY, TAG_ANY, 1), NVM_ST_OK);
 	for (uint32_t i = 0; i < 8; i++)
-		push_free(&cb, PORT_B, SEG_SZ - (i + 1) * BUF);
+		uf_push_free(&cb, PORT_B, UF_SEG_SZ - (i + 1) * UF_BUF);
 }
 
+/* an any-source channel is state that loads (fw_load.c) */
 static void teardown(void)
 {
-	const char *what = NULL;
-
-	/* an any-source channel is state that loads (fw_load.c) */
-	ck_assert_msg(fw_state_ok(&ca.fw, &what), "node 0: %s", what);
-	ck_assert_msg(fw_state_ok(&cb.fw, &what), "node 1: %s", what);
-	ck_assert_uint_eq(sh_dma_violations(&ha), 0);
-	ck_assert_uint_eq(sh_dma_violations(&hb), 0);
-	sim_free(&ca);
-	sim_free(&cb);
+	uf_teardown(&ha, &hb);
 }
 
 /* Two senders, one after the other, reach the one channel; each is named. */
@@ -194,7 +68,8 @@ START_TEST(learns_each_sender)
 	uint32_t lens[] = { 1, 96, 97, 4096 };
 	uint32_t n = 0;
 
-	ck_assert_int_eq(chan(&ha, PORT_A, 0, 1, PORT_B, TAG_ANY, 1), 0);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A, 0, 1, PORT_B, TAG_ANY, 1),
+			  NVM_ST_OK);
 	for (uint32_t i = 0; i < 4; i++, n++) {
 		fill(m, lens[i], n);
 		ck_assert_uint_eq(send_on(&ca, PORT_A, 0, m, lens[i]),
@@ -203,14 +78,15 @@ START_TEST(learns_each_sender)
 	}
 	/* a second endpoint of A with the same (node, port, tag), both open:
 	 * each message named by its own sender (libfabric's two ranks) */
-	ck_assert_int_eq(chan(&ha, PORT_A2, 3, 1, PORT_B, TAG_ANY, 1), 0);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A2, 3, 1, PORT_B, TAG_ANY, 1),
+			  NVM_ST_OK);
 	fill(m, 200, n);
 	ck_assert_uint_eq(send_on(&ca, PORT_A2, 3, m, 200), NVM_UNET_ST_SENT);
 	check_rx(n++, ANY_CH, 0, PORT_A2, m, 200);
 	fill(m, 300, n);
 	ck_assert_uint_eq(send_on(&ca, PORT_A, 0, m, 300), NVM_UNET_ST_SENT);
 	check_rx(n++, ANY_CH, 0, PORT_A, m, 300);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, n);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, n);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_NO_CHANNEL], 0);
 }
 END_TEST
@@ -225,17 +101,13 @@ START_TEST(sender_is_not_the_claim)
 	struct nvm_unet_send_desc d = { .channel = 0, .len = 8,
 					.flags = NVM_UNET_F_INLINE };
 	uint8_t claim[8] = { 5, 0, 9, 0, 5, 0, 9, 0 };
-	uint8_t *slot = region(&ca, PORT_A) + NVM_UNET_SENDQ;
 
-	ck_assert_int_eq(chan(&ha, PORT_A, 0, 1, PORT_B, TAG_ANY, 1), 0);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A, 0, 1, PORT_B, TAG_ANY, 1),
+			  NVM_ST_OK);
 	memcpy(d.data, claim, 8);
 	d.reserved = 0x0905;
 	d.reserved2[0] = d.reserved2[1] = d.reserved2[2] = 0x00090005;
-	d.seq = ++sent[PORT_A];
-	memcpy(slot, &d, sizeof(d));
-	sim_doorbell(&ca, PORT_A * LANAI_DOORBELL_PAGE, sent[PORT_A]);
-	settle();
-	ck_assert_uint_eq(slot[offsetof(struct nvm_unet_send_desc, status)],
+	ck_assert_uint_eq(uf_send(&ca, PORT_A, &sent[PORT_A], &d),
 			  NVM_UNET_ST_SENT);
 	check_rx(0, ANY_CH, 0, PORT_A, claim, 8);
 }
@@ -264,15 +136,15 @@ START_TEST(sender_node_from_link_header)
 	memcpy(f + sizeof(ph), &uh, sizeof(uh));
 	memcpy(f + sizeof(ph) + sizeof(uh), m, sizeof(m));
 	sim_inject(&cb, f, sizeof(ph) + sizeof(uh) + sizeof(m));
-	settle();
+	sh_settle();
 	check_rx(0, ANY_CH, 7, 11, m, sizeof(m));
 	/* another tag is nobody's */
 	uh.tag = fw_be32(TAG_ANY + 1);
 	memcpy(f + sizeof(ph), &uh, sizeof(uh));
 	sim_inject(&cb, f, sizeof(ph) + sizeof(uh) + sizeof(m));
-	settle();
+	sh_settle();
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_NO_CHANNEL], 1);
-	ck_assert_uint_eq(status(&cb, PORT_B).rx_prod, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).rx_prod, 1);
 }
 END_TEST
 
@@ -281,14 +153,16 @@ START_TEST(named_channel_first)
 {
 	uint8_t m[40];
 
-	ck_assert_int_eq(chan(&hb, PORT_B, 1, 0, PORT_A, TAG_ANY, 1), 0);
-	ck_assert_int_eq(chan(&ha, PORT_A, 0, 1, PORT_B, TAG_ANY, 1), 0);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B, 1, 0, PORT_A, TAG_ANY, 1),
+			  NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A, 0, 1, PORT_B, TAG_ANY, 1),
+			  NVM_ST_OK);
 	fill(m, sizeof(m), 3);
 	ck_assert_uint_eq(send_on(&ca, PORT_A, 0, m, sizeof(m)),
 			  NVM_UNET_ST_SENT);
 	check_rx(0, 1, 0, PORT_A, m, sizeof(m));
 	/* closed, the any-source channel takes them again */
-	ck_assert_int_eq(chan(&hb, PORT_B, 1, 0, 0, 0, 0), 0);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B, 1, 0, 0, 0, 0), NVM_ST_OK);
 	ck_assert_uint_eq(send_on(&ca, PORT_A, 0, m, sizeof(m)),
 			  NVM_UNET_ST_SENT);
 	check_rx(1, ANY_CH, 0, PORT_A, m, sizeof(m));
@@ -302,47 +176,35 @@ START_TEST(any_rules)
 
 	ck_assert_uint_eq(send_on(&cb, PORT_B, ANY_CH, m, 8),
 			  NVM_UNET_ST_BAD_CHANNEL);
-	ck_assert_uint_eq(status(&cb, PORT_B).send_errors, 1);
-	ck_assert_int_eq(chan(&hb, PORT_B, 5, NVM_UNET_ANY, NVM_UNET_ANY,
-			      TAG_ANY, 1), 1);
-	ck_assert_int_eq(chan(&hb, PORT_B, 5, NVM_UNET_ANY, NVM_UNET_ANY,
-			      TAG_ANY + 1, 1), 0);
-	ck_assert_int_eq(chan(&hb, PORT_B, 6, NVM_UNET_ANY, 2, TAG_ANY + 2, 1),
-			 1);
-	ck_assert_int_eq(chan(&hb, PORT_B, 6, 0, NVM_UNET_ANY, TAG_ANY + 2, 1),
-			 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).send_errors, 1);
+	ck_assert_uint_ne(uf_chan(&hb, PORT_B, 5, NVM_UNET_ANY, NVM_UNET_ANY,
+				  TAG_ANY, 1), NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B, 5, NVM_UNET_ANY, NVM_UNET_ANY,
+				  TAG_ANY + 1, 1), NVM_ST_OK);
+	ck_assert_uint_ne(uf_chan(&hb, PORT_B, 6, NVM_UNET_ANY, 2,
+				  TAG_ANY + 2, 1), NVM_ST_OK);
+	ck_assert_uint_ne(uf_chan(&hb, PORT_B, 6, 0, NVM_UNET_ANY,
+				  TAG_ANY + 2, 1), NVM_ST_OK);
 	/* another endpoint may take the same tag from anyone */
-	ck_assert_int_eq(open_ep(&hb, PORT_B + 1), 0);
-	ck_assert_int_eq(chan(&hb, PORT_B + 1, 0, NVM_UNET_ANY, NVM_UNET_ANY,
-			      TAG_ANY, 1), 0);
+	ck_assert_uint_eq(uf_open(&hb, PORT_B + 1, AREA), NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B + 1, 0, NVM_UNET_ANY,
+				  NVM_UNET_ANY, TAG_ANY, 1), NVM_ST_OK);
 }
 END_TEST
-
-/* NVM_KOP_UNET_DIVERT_CFG: the kernel's divert ring of @slots at @at. */
-static int divert_ring(struct sim_host *h, uint64_t at, uint16_t slots)
-{
-	struct nvm_cmd c = { .op = NVM_KOP_UNET_DIVERT_CFG, .dst_node = slots };
-	uint32_t before = sh_shadow(h, NVM_EP_KERNEL).errors;
-
-	c.arg[0] = (uint32_t)at;
-	c.arg[1] = (uint32_t)(at >> 32);
-	sh_cmd(h, NVM_EP_KERNEL, &c);
-	settle();
-	return sh_shadow(h, NVM_EP_KERNEL).errors != before;
-}
 
 /* A diverted message names its sender in the divert record. */
 START_TEST(diverted_names_sender)
 {
 	uint8_t m[40];
 
-	ck_assert_int_eq(divert_ring(&hb, DIV, 8), 0);
-	ck_assert_int_eq(chan(&ha, PORT_A2, 0, 1, PORT_B, TAG_ANY, 1), 0);
-	ctl(&cb, PORT_B)->desched = 1;	/* the owner is not running */
+	ck_assert_uint_eq(uf_divert_ring(&hb, DIV, 8), NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A2, 0, 1, PORT_B, TAG_ANY, 1),
+			  NVM_ST_OK);
+	uf_ctl(&cb, PORT_B)->desched = 1;	/* the owner is not running */
 	fill(m, sizeof(m), 5);
 	ck_assert_uint_eq(send_on(&ca, PORT_A2, 0, m, sizeof(m)),
 			  NVM_UNET_ST_SENT);
-	ck_assert_uint_eq(status(&cb, PORT_B).diverted, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B).diverted, 1);
 	{
 		struct nvm_unet_div_rec *r =
 			(struct nvm_unet_div_rec *)sim_host(&cb, DIV);

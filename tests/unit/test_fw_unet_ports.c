@@ -10,111 +10,25 @@
 #include <check.h>
 #include <string.h>
 
-#include "sim_host.h"
-#include "fw_load.h"
+#include "unet_fixture.h"
 
 #define PORT_A1	2
 #define PORT_A2	6
 #define PORT_B1	3
 #define PORT_B2	4
 #define TAG	0x51a7e
-#define RXQ_LEN	16
-#define BUF	1024
-#define SEG_SZ	(64u * 1024)
 /* each endpoint's receive queue, then its segment, 512 KiB apart */
-#define AREAS		(SIM_HOST_BASE + (10u << 20))
-#define AREA(port)	(AREAS + (port) * (512u << 10))
-#define SEG(port)	(AREA(port) + RXQ_LEN * sizeof(struct nvm_unet_rx_desc))
+#define AREA(port)	(UF_AREAS + (port) * (512u << 10))
 
 static struct sim_chip ca, cb;
 static struct sim_host ha, hb;
 static uint32_t sent[FW_UNET_EPS];	/* send descriptors issued, per port */
 
-static void settle(void)
-{
-	sim_settle(&ca, &cb);
-}
-
-/* A kernel command's status: NVM_ST_OK, or the one its error record has. */
-static uint32_t kop(struct sim_host *h, uint8_t op, const void *arg,
-		    size_t len)
-{
-	struct nvm_cmd c = { .op = op };
-	uint32_t before = sh_shadow(h, NVM_EP_KERNEL).errors;
-
-	memcpy(c.inline_data, arg, len);
-	sh_cmd(h, NVM_EP_KERNEL, &c);
-	settle();
-	if (sh_shadow(h, NVM_EP_KERNEL).errors == before)
-		return NVM_ST_OK;
-	ck_assert_uint_eq(sh_shadow(h, NVM_EP_KERNEL).errors, before + 1);
-	return sh_err(h, NVM_EP_KERNEL, before).status;
-}
-
-static uint32_t open_ep(struct sim_host *h, uint32_t port)
-{
-	struct nvm_k_unet_open k = {
-		.seg = SEG(port), .rxq = AREA(port), .seg_size = SEG_SZ,
-		.buf_size = BUF, .rxq_len = RXQ_LEN, .port = port,
-	};
-
-	memset(sim_host(h->c, AREA(port)), 0, SEG(port) - AREA(port) + SEG_SZ);
-	return kop(h, NVM_KOP_UNET_OPEN, &k, sizeof(k));
-}
-
-static uint32_t chan(struct sim_host *h, uint32_t port, uint32_t ch,
-		     uint32_t node, uint32_t rport, uint32_t tag, uint32_t open)
-{
-	struct nvm_k_unet_chan k = {
-		.port = port, .channel = ch, .open = open, .node = node,
-		.rport = rport, .tag = tag,
-	};
-
-	return kop(h, NVM_KOP_UNET_CHAN, &k, sizeof(k));
-}
-
-static uint8_t *region(struct sim_chip *c, uint32_t port)
-{
-	return c->chip.sram + c->fw.layout.ep_base + port * NVM_EP_STRIDE;
-}
-
-static struct nvm_unet_status status(struct sim_chip *c, uint32_t port)
-{
-	struct nvm_unet_status st;
-
-	memcpy(&st, region(c, port) + NVM_UNET_STATUS, sizeof(st));
-	return st;
-}
-
-static void push_free(struct sim_chip *c, uint32_t port, uint32_t off)
-{
-	struct nvm_unet_ctl *k = (struct nvm_unet_ctl *)(region(c, port) +
-							 NVM_UNET_CTL);
-	uint32_t *q = (uint32_t *)(region(c, port) + NVM_UNET_FREEQ);
-
-	q[k->free_prod % NVM_UNET_FREEQ_LEN] = off;
-	k->free_prod++;
-}
-
 /* A send on @port of chip @c: inline, or from segment offset 0. */
 static uint8_t send_on(struct sim_chip *c, uint32_t port, uint16_t ch,
 		       const void *data, uint32_t len)
 {
-	struct nvm_unet_send_desc d = { .channel = ch, .len = len };
-	uint8_t *slot = region(c, port) + NVM_UNET_SENDQ +
-			(sent[port] % NVM_UNET_SENDQ_LEN) * sizeof(d);
-
-	if (len <= NVM_UNET_INLINE_MAX) {
-		d.flags = NVM_UNET_F_INLINE;
-		memcpy(d.data, data, len);
-	} else {
-		memcpy(sim_host(c, SEG(port)), data, len);
-	}
-	d.seq = ++sent[port];
-	memcpy(slot, &d, sizeof(d));
-	sim_doorbell(c, port * LANAI_DOORBELL_PAGE, sent[port]);
-	settle();
-	return slot[offsetof(struct nvm_unet_send_desc, status)];
+	return uf_send_msg(c, port, &sent[port], AREA(port), ch, data, len);
 }
 
 static void fill(uint8_t *p, uint32_t n, uint32_t seed)
@@ -127,28 +41,7 @@ static void fill(uint8_t *p, uint32_t n, uint32_t seed)
 static void check_rx(uint32_t port, uint32_t n, uint32_t ch, uint32_t from,
 		     const uint8_t *msg, uint32_t len)
 {
-	const struct nvm_unet_rx_desc *d = (const struct nvm_unet_rx_desc *)
-		sim_host(&cb, AREA(port) +
-			 (n % RXQ_LEN) * sizeof(struct nvm_unet_rx_desc));
-
-	ck_assert_uint_eq(d->seq, n + 1);
-	ck_assert_uint_eq(d->channel, ch);
-	ck_assert_uint_eq(d->src_node, 0);
-	ck_assert_uint_eq(d->src_port, from);
-	ck_assert_uint_eq(d->len, len);
-	if (len <= NVM_UNET_INLINE_MAX) {
-		ck_assert_mem_eq(d->data, msg, len);
-		return;
-	}
-	ck_assert_uint_eq(d->nbuf, (len + BUF - 1) / BUF);
-	for (uint32_t b = 0; b < d->nbuf; b++) {
-		uint32_t k = len - b * BUF;
-
-		ck_assert_uint_le(d->buf[b], SEG_SZ - BUF);
-		ck_assert_mem_eq(sim_host(&cb, SEG(port) + d->buf[b]),
-				 msg + b * BUF, k < BUF ? k : BUF);
-		push_free(&cb, port, d->buf[b]);
-	}
+	uf_check_rx(&cb, port, AREA(port), n, ch, 0, from, msg, len);
 }
 
 /*
@@ -159,43 +52,31 @@ static void check_rx(uint32_t port, uint32_t n, uint32_t ch, uint32_t from,
  */
 static void setup(void)
 {
-	sim_init(&ca, 0, LANAI_SRAM_DEFAULT);
-	sim_init(&cb, 1, LANAI_SRAM_DEFAULT);
-	sim_connect(&ca, &cb);
-	sim_boot(&ca);
-	sim_boot(&cb);
-	sh_pair(&ha, &hb);
-	sh_init(&ha, &ca, 0xa0a0a0a0);
-	sh_init(&hb, &cb, 0xb0b0b0b0);
-	sh_area(&ha, AREAS, 6u << 20);
-	sh_area(&hb, AREAS, 6u << 20);
-	settle();
+	uf_setup(&ca, &cb, &ha, &hb);
 	memset(sent, 0, sizeof(sent));
-	ck_assert_uint_eq(open_ep(&ha, PORT_A1), NVM_ST_OK);
-	ck_assert_uint_eq(open_ep(&ha, PORT_A2), NVM_ST_OK);
-	ck_assert_uint_eq(open_ep(&hb, PORT_B1), NVM_ST_OK);
-	ck_assert_uint_eq(open_ep(&hb, PORT_B2), NVM_ST_OK);
-	ck_assert_uint_eq(chan(&ha, PORT_A1, 0, 1, PORT_B1, TAG, 1), NVM_ST_OK);
-	ck_assert_uint_eq(chan(&ha, PORT_A2, 0, 1, PORT_B1, TAG, 1), NVM_ST_OK);
-	ck_assert_uint_eq(chan(&hb, PORT_B1, 0, 0, PORT_A1, TAG, 1), NVM_ST_OK);
-	ck_assert_uint_eq(chan(&hb, PORT_B1, 1, 0, PORT_A2, TAG, 1), NVM_ST_OK);
-	ck_assert_uint_eq(chan(&hb, PORT_B2, 0, 0, PORT_A1, TAG, 1), NVM_ST_OK);
+	ck_assert_uint_eq(uf_open(&ha, PORT_A1, AREA(PORT_A1)), NVM_ST_OK);
+	ck_assert_uint_eq(uf_open(&ha, PORT_A2, AREA(PORT_A2)), NVM_ST_OK);
+	ck_assert_uint_eq(uf_open(&hb, PORT_B1, AREA(PORT_B1)), NVM_ST_OK);
+	ck_assert_uint_eq(uf_open(&hb, PORT_B2, AREA(PORT_B2)), NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A1, 0, 1, PORT_B1, TAG, 1),
+			  NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A2, 0, 1, PORT_B1, TAG, 1),
+			  NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B1, 0, 0, PORT_A1, TAG, 1),
+			  NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B1, 1, 0, PORT_A2, TAG, 1),
+			  NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B2, 0, 0, PORT_A1, TAG, 1),
+			  NVM_ST_OK);
 	for (uint32_t i = 0; i < 8; i++) {
-		push_free(&cb, PORT_B1, SEG_SZ - (i + 1) * BUF);
-		push_free(&cb, PORT_B2, SEG_SZ - (i + 1) * BUF);
+		uf_push_free(&cb, PORT_B1, UF_SEG_SZ - (i + 1) * UF_BUF);
+		uf_push_free(&cb, PORT_B2, UF_SEG_SZ - (i + 1) * UF_BUF);
 	}
 }
 
 static void teardown(void)
 {
-	const char *what = NULL;
-
-	ck_assert_msg(fw_state_ok(&ca.fw, &what), "node 0: %s", what);
-	ck_assert_msg(fw_state_ok(&cb.fw, &what), "node 1: %s", what);
-	ck_assert_uint_eq(sh_dma_violations(&ha), 0);
-	ck_assert_uint_eq(sh_dma_violations(&hb), 0);
-	sim_free(&ca);
-	sim_free(&cb);
+	uf_teardown(&ha, &hb);
 }
 
 /* Two senders of one NIC on the same (node, port, tag), interleaved. */
@@ -214,10 +95,10 @@ START_TEST(two_senders_one_triple)
 		/* each on B1's channel for its own sender */
 		check_rx(PORT_B1, got1++, i % 2, from, m, lens[i]);
 	}
-	ck_assert_uint_eq(status(&cb, PORT_B1).rx_prod, got1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B1).rx_prod, got1);
 	/* B2 has A1's triple too, but no frame named B2 */
-	ck_assert_uint_eq(status(&cb, PORT_B2).rx_prod, got2);
-	ck_assert_uint_eq(status(&cb, PORT_B2).msgs, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B2).rx_prod, got2);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B2).msgs, 0);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_NO_CHANNEL], 0);
 }
 END_TEST
@@ -228,7 +109,8 @@ START_TEST(two_receivers_one_triple)
 	uint8_t m1[3000], m2[80];
 
 	/* A1 to both B1 and B2 with one tag: two channels of one endpoint */
-	ck_assert_uint_eq(chan(&ha, PORT_A1, 1, 1, PORT_B2, TAG, 1), NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A1, 1, 1, PORT_B2, TAG, 1),
+			  NVM_ST_OK);
 	fill(m1, sizeof(m1), 11);
 	fill(m2, sizeof(m2), 12);
 	ck_assert_uint_eq(send_on(&ca, PORT_A1, 1, m1, sizeof(m1)),
@@ -237,11 +119,11 @@ START_TEST(two_receivers_one_triple)
 			  NVM_UNET_ST_SENT);
 	check_rx(PORT_B2, 0, 0, PORT_A1, m1, sizeof(m1));
 	check_rx(PORT_B1, 0, 0, PORT_A1, m2, sizeof(m2));
-	ck_assert_uint_eq(status(&cb, PORT_B1).rx_prod, 1);
-	ck_assert_uint_eq(status(&cb, PORT_B2).rx_prod, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B1).rx_prod, 1);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B2).rx_prod, 1);
 	/* B1's buffers untouched by B2's message (its own segment) */
-	ck_assert_uint_eq(status(&cb, PORT_B1).free_cons, 0);
-	ck_assert_uint_eq(status(&cb, PORT_B2).free_cons, 3);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B1).free_cons, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B2).free_cons, 3);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_NO_CHANNEL], 0);
 }
 END_TEST
@@ -251,25 +133,27 @@ START_TEST(same_endpoint_twice_refused)
 {
 	uint8_t m[8] = "again!!";
 
-	ck_assert_uint_eq(chan(&ha, PORT_A1, 1, 1, PORT_B1, TAG, 1),
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A1, 1, 1, PORT_B1, TAG, 1),
 			  NVM_ST_BAD_CMD);
-	ck_assert_uint_eq(chan(&hb, PORT_B1, 2, 0, PORT_A2, TAG, 1),
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B1, 2, 0, PORT_A2, TAG, 1),
 			  NVM_ST_BAD_CMD);
 	/* any-source: the same rule on (ANY, ANY, tag) */
-	ck_assert_uint_eq(chan(&hb, PORT_B2, 5, NVM_UNET_ANY, NVM_UNET_ANY,
-			       TAG, 1), NVM_ST_OK);
-	ck_assert_uint_eq(chan(&hb, PORT_B2, 6, NVM_UNET_ANY, NVM_UNET_ANY,
-			       TAG, 1), NVM_ST_BAD_CMD);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B2, 5, NVM_UNET_ANY, NVM_UNET_ANY,
+				  TAG, 1), NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&hb, PORT_B2, 6, NVM_UNET_ANY, NVM_UNET_ANY,
+				  TAG, 1), NVM_ST_BAD_CMD);
 	/* the refused channel stays closed: a send on it is refused */
 	ck_assert_uint_eq(send_on(&ca, PORT_A1, 1, m, 8),
 			  NVM_UNET_ST_BAD_CHANNEL);
 	/* another tag, or another port, is a channel of its own */
-	ck_assert_uint_eq(chan(&ha, PORT_A1, 1, 1, PORT_B1, TAG + 1, 1),
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A1, 1, 1, PORT_B1, TAG + 1, 1),
 			  NVM_ST_OK);
-	ck_assert_uint_eq(chan(&ha, PORT_A1, 2, 1, PORT_B2, TAG, 1), NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A1, 2, 1, PORT_B2, TAG, 1),
+			  NVM_ST_OK);
 	/* closed, the triple can be had again */
-	ck_assert_uint_eq(chan(&ha, PORT_A1, 0, 0, 0, 0, 0), NVM_ST_OK);
-	ck_assert_uint_eq(chan(&ha, PORT_A1, 3, 1, PORT_B1, TAG, 1), NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A1, 0, 0, 0, 0, 0), NVM_ST_OK);
+	ck_assert_uint_eq(uf_chan(&ha, PORT_A1, 3, 1, PORT_B1, TAG, 1),
+			  NVM_ST_OK);
 	ck_assert_uint_eq(send_on(&ca, PORT_A1, 3, m, 8), NVM_UNET_ST_SENT);
 	check_rx(PORT_B1, 0, 0, PORT_A1, m, 8);
 }
@@ -295,7 +179,7 @@ static void inject(uint32_t from, uint32_t to, uint32_t tag,
 	memcpy(f + sizeof(ph), &uh, sizeof(uh));
 	memcpy(f + sizeof(ph) + sizeof(uh), m, len);
 	sim_inject(&cb, f, sizeof(ph) + sizeof(uh) + len);
-	settle();
+	sh_settle();
 }
 
 /*
@@ -321,12 +205,12 @@ START_TEST(no_channel_at_the_named_endpoint)
 	/* B2 with another tag than its channel's */
 	inject(PORT_A1, PORT_B2, TAG + 1, m, sizeof(m));
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_NO_CHANNEL], drop + 4);
-	ck_assert_uint_eq(status(&cb, PORT_B1).msgs, 0);
-	ck_assert_uint_eq(status(&cb, PORT_B2).msgs, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B1).msgs, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B2).msgs, 0);
 	/* and the right frame still goes where it names */
 	inject(PORT_A2, PORT_B1, TAG, m, sizeof(m));
 	check_rx(PORT_B1, 0, 1, PORT_A2, m, sizeof(m));
-	ck_assert_uint_eq(status(&cb, PORT_B2).msgs, 0);
+	ck_assert_uint_eq(uf_status(&cb, PORT_B2).msgs, 0);
 	ck_assert_uint_eq(cb.fw.counters[FW_CNT_UNET_NO_CHANNEL], drop + 4);
 }
 END_TEST
