@@ -312,7 +312,7 @@ MUTANTS = [
     dict(name="lib-fi-rdv-pipe-copy-unflushed",
          file="guest-lib/fi_netvm/fnv_rdv_pipe.c",
          orig="\t\tif (prev.len)\n\t\t\tfnv_iov_scatter(iov, count, prev.pos, prev.at, prev.len);",
-         repl="\t\tif (cur.len)\n\t\t\tfnv_iov_scatter(iov, count, cur.pos, cur.at, cur.len);",
+         repl="\t\tif (cur.len)\n\t\t\tprev = cur;\n\t\tif (prev.len)\n\t\t\tfnv_iov_scatter(iov, count, prev.pos, prev.at, prev.len);",
          kills=["fi-netvm-rdv-pipe"],
          why="a rendezvous read copies a chunk out before the flush that waits for its bytes"),
     dict(name="lib-fi-rdv-pipe-no-drain",
