@@ -465,13 +465,13 @@ class TestLimits(StateDirCase):
                 with self.assertRaises(NetvmError) as e:
                     vmsched.apply(p.pid)
             self.assertEqual(str(e.exception),
-                             "NETVM_VM_SCHED=fast: one of cross-cgroup, pin-idle, cross-idle, "
+                             "NETVM_VM_SCHED=fast: one of pin-idle, cross-cgroup, cross-idle, "
                              "short-main, none")
-            # the default, cross-cgroup, with no cpu cgroup here: pin-idle and a note
+            # cross-cgroup with no cpu cgroup here: pin-idle and a note
             vmsched._noted.discard("cgroup")
             err = io.StringIO()
-            with mock.patch.dict(os.environ), redirect_stderr(err):
-                os.environ.pop("NETVM_VM_SCHED", None)
+            with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "cross-cgroup"}), \
+                    redirect_stderr(err):
                 done = vmsched.apply(p.pid, "x", 1)
             self.assertEqual(err.getvalue(), "netvm: warning: no cpu cgroup for the cross-cgroup "
                              "scheduling (no cpu cgroup controller mounted): pin-idle instead\n")
@@ -486,18 +486,17 @@ class TestLimits(StateDirCase):
             with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "cross-idle"}):
                 self.assertIn("pin", vmsched.apply(p.pid, "x", 1))
             self.assertEqual(os.sched_getaffinity(p.pid), {vmsched.main_cpu("x", 1)})
-            # clusters of more than two nodes: pin-idle by default, no cgroup tried
+            # the default: pin-idle, no cgroup tried
             vmsched._noted.discard("cgroup")
             err = io.StringIO()
             with mock.patch.dict(os.environ), redirect_stderr(err):
                 os.environ.pop("NETVM_VM_SCHED", None)
-                self.assertEqual(vmsched.policy(3), "pin-idle")
-                self.assertEqual(vmsched.policy(2), "cross-cgroup")
-                done = vmsched.apply(p.pid, "x", 1, nodes=4)
+                self.assertEqual(vmsched.policy(), "pin-idle")
+                done = vmsched.apply(p.pid, "x", 1)
             self.assertEqual((err.getvalue(), "cgroup" in done, "pin" in done), ("", False, True))
             self.assertEqual(os.sched_getaffinity(p.pid), {vmsched.node_cpu("x", 1)})
             with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "cross-idle"}):
-                self.assertEqual(vmsched.policy(16), "cross-idle")
+                self.assertEqual(vmsched.policy(), "cross-idle")
         finally:
             p.kill()
             p.wait()

@@ -337,7 +337,7 @@ class Cluster:
                 with open(self.path("node%d.pid" % i)) as f:
                     pid = int(f.read().strip())
                 # every node, however started (up, the template, restore)
-                vmsched.apply(pid, self.name, i, nodes=n)
+                vmsched.apply(pid, self.name, i)
                 return {"id": i, "pid": pid, "port": port}
             if "host forwarding" in msg and attempt < 2:
                 continue  # someone took the port meanwhile

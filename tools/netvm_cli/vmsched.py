@@ -6,10 +6,12 @@ Traced on a 2-CPU host, it waited up to 8 ms (a host tick and more) behind
 the spinning vCPU threads, and that wait was the millisecond tail of every
 spinning round trip.
 
-Default: "cross-cgroup" for clusters of two nodes (docs/bench.md,
-"Crossed CPUs in per-CPU cgroups"); where no cpu cgroup can be made (no
-controller, not root), "pin-idle", with a one-line note.  Clusters of
-more nodes get "pin-idle" (docs/bench.md, "The default on main").
+Default: "pin-idle" (below).  "cross-cgroup" is opt-in: it takes a
+third off a two-node cluster's spinning round trip, but it makes the
+guest's own I/O (virtio-net, the agent, the disk) cross CPUs, and
+everything else slower: TCP over virtio-net 8-10 % slower, the guest
+test groups 1-7 % (docs/bench.md, "Why crossing is not the default").
+"cross-cgroup":
 - node i's vCPU thread ("CPU 0/TCG", -name debug-threads=on) is pinned
   to one host CPU, c(i) = (i + k) modulo the CPUs this process may use (k
   from the cluster's name, so that the nodes of small clusters side by
@@ -28,7 +30,7 @@ more nodes get "pin-idle" (docs/bench.md, "The default on main").
 - the main loop gets the kernel's least time slice (0.1 ms, EEVDF's
   per-task slice, Linux 6.12 and later), which lets it preempt other
   threads sooner.
-"pin-idle" (the fallback; no privilege needed) pins every thread of node
+"pin-idle" (the default; no privilege needed) pins every thread of node
 i's QEMU to c(i): a frame for node i wakes its main loop on the CPU of
 node i's own vCPU, which is SCHED_IDLE where the QEMU is a group of its
 own (below); the main loop gets the least slice.
@@ -44,7 +46,7 @@ every other process of its group (a build beside the tests would starve
 the guests), so there the vCPU keeps its policy and only the main loop's
 slice and the pinning apply.
 
-NETVM_VM_SCHED: "cross-cgroup" (default), "pin-idle", "cross-idle",
+NETVM_VM_SCHED: "pin-idle" (default), "cross-cgroup", "cross-idle",
 "short-main" (the main loop's slice only) or "none" (the threads left
 alone).
 """
@@ -59,7 +61,7 @@ from .common import NetvmError, warn
 SYS_SCHED_SETATTR = 314          # x86_64
 SYS_SCHED_GETATTR = 315
 MAIN_SLICE_NS = 100 * 1000       # the kernel's least slice (0.1 ms)
-POLICIES = ("cross-cgroup", "pin-idle", "cross-idle", "short-main", "none")
+POLICIES = ("pin-idle", "cross-cgroup", "cross-idle", "short-main", "none")
 CROSSED = ("cross-cgroup", "cross-idle")
 _noted = set()
 
@@ -75,12 +77,11 @@ class SchedAttr(ctypes.Structure):
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def policy(nodes=2):
-    """NETVM_VM_SCHED, or the default for a cluster of NODES: crossed
-    CPUs pay only where node i + 1 is node i's one peer (two nodes); with
-    more, each main loop would share a CPU with another node's busy vCPU
-    (the 4- and 16-node guest groups ran 10-40 % longer), so pin-idle."""
-    p = os.environ.get("NETVM_VM_SCHED", POLICIES[0] if nodes <= 2 else "pin-idle")
+def policy():
+    """NETVM_VM_SCHED, or the default: pin-idle, for clusters of any size
+    (crossing CPUs slows the guests' own I/O: docs/bench.md, "Why
+    crossing is not the default")."""
+    p = os.environ.get("NETVM_VM_SCHED", POLICIES[0])
     if p not in POLICIES:
         raise NetvmError("NETVM_VM_SCHED=%s: one of %s" % (p, ", ".join(POLICIES)))
     return p
@@ -200,11 +201,11 @@ def group(pid, cluster, placement, found=None):
         return False
 
 
-def apply(pid, cluster="", index=0, found=None, nodes=2):
-    """Node QEMU pid's threads (node INDEX of NODES) as policy() says
+def apply(pid, cluster="", index=0, found=None):
+    """Node QEMU pid's threads (node INDEX of its cluster) as policy() says
     (found: the cpu cgroup hierarchy, for tests).  Returns what was done:
     a subset of {"pin", "cgroup", "idle-vcpu", "short-main"}."""
-    p = policy(nodes)
+    p = policy()
     done = set()
     if p == "none":
         return done
