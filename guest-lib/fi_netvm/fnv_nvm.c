@@ -8,7 +8,8 @@
  * random, so a key names its export and nothing else finds it.  NetVM
  * wants the local side of a transfer in an export too; rather than export
  * every buffer an application passes, the bytes go through one exported
- * bounce buffer (a copy, no pinning).  Transfers are synchronous (the F
+ * bounce area (a copy, no pinning; long-lived, so the NIC's translations
+ * of its pages stay warm).  Transfers are synchronous (the F
  * calls): an RMA completes when the NIC reported it done.  The NIC does
  * not send to its own node: a region of this node is reached by the CPU
  * (this process's regions only, fnv_mr_local), atomics included.  Also
@@ -26,6 +27,7 @@
 
 #include "fnv_nvm.h"
 #include "fnv_rdm.h"
+#include "fnv_rdv_pipe.h"
 
 void fnv_nvm_key_name(uint64_t key, char name[FNV_NVM_NAME])
 {
@@ -42,12 +44,12 @@ int fnv_nvm_ready_locked(struct fnv_domain *d)
 	port = netvm_register(d->nv, NETVM_PORT_ANY, 0);
 	if (port < 0)
 		return port;
-	d->bounce = aligned_alloc(4096, FNV_BOUNCE);
+	d->bounce = aligned_alloc(4096, FNV_NVM_AREA);
 	if (!d->bounce) {
 		netvm_unregister(d->nv);
 		return -ENOMEM;
 	}
-	h = netvm_export(d->nv, "fi-bounce", d->bounce, FNV_BOUNCE, 0, NULL);
+	h = netvm_export(d->nv, "fi-bounce", d->bounce, FNV_NVM_AREA, 0, NULL);
 	if (h < 0) {
 		free(d->bounce);
 		d->bounce = NULL;
@@ -336,39 +338,53 @@ static int read_local(const struct fnv_rdv_req *q, const struct iovec *iov,
 	return (size_t)got == n ? 0 : FI_EIO;
 }
 
+/* libnetvm under fnv_rdv_pipe's NIC calls */
+struct pipe_nic {
+	struct fnv_domain *d;
+	uint16_t node;
+};
+
+static int pipe_seg(void *ctx, uint64_t key)
+{
+	struct pipe_nic *p = ctx;
+
+	return segment_locked(p->d, p->node, key);
+}
+
+static int pipe_read(void *ctx, int seg, uint64_t off, void *to, size_t len)
+{
+	struct pipe_nic *p = ctx;
+
+	return netvm_read(p->d->nv, seg, off, to, len);
+}
+
+static int pipe_flush(void *ctx)
+{
+	struct pipe_nic *p = ctx;
+
+	return netvm_flushR(p->d->nv);
+}
+
 int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 			const struct fnv_rdv_req *q, const struct iovec *iov,
 			size_t count, size_t n)
 {
-	size_t pos = 0;
+	struct pipe_nic p = { .d = d, .node = node };
+	struct fnv_rdv_nic nic = {
+		.ctx = &p, .seg = pipe_seg, .read = pipe_read,
+		.flush = pipe_flush,
+	};
 	int err;
 
 	if (node == d->node)
 		return read_local(q, iov, count, n);
 	err = fnv_nvm_ready_locked(d);
-	for (uint32_t i = 0; i < q->count && pos < n && !err; i++) {
-		uint64_t key = q->piece[i].key;
-		int seg = segment_locked(d, node, key);
-
-		if (seg < 0) {
-			err = seg;
-			break;
-		}
-		for (uint64_t off = 0; off < q->piece[i].len && pos < n;) {
-			size_t k = n - pos < FNV_BOUNCE ? n - pos : FNV_BOUNCE;
-
-			if (k > q->piece[i].len - off)
-				k = (size_t)(q->piece[i].len - off);
-			err = netvm_readF(d->nv, seg, off, d->bounce, k);
-			if (err)
-				break;
-			fnv_iov_scatter(iov, count, pos, d->bounce, k);
-			off += k;
-			pos += k;
-		}
-		/* a fresh key each message: no use keeping its import */
-		forget_locked(d, node, key);
-	}
+	if (!err)
+		err = fnv_rdv_pipe(&nic, q, iov, count, n, d->bounce,
+				   FNV_RDV_CHUNK);
+	/* a fresh key each message: no use keeping its imports */
+	for (uint32_t i = 0; i < q->count; i++)
+		forget_locked(d, node, q->piece[i].key);
 	return err ? fnv_nvm_fi_err(err) : 0;
 }
 

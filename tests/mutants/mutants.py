@@ -8,7 +8,7 @@ Each is a dict:
   repl   what replaces it
   kills  the meson tests (by name) that should catch it, cheapest first:
          unit tests (firmware-netvm, firmware-raw, firmware-unet, libnetvm,
-         libnetvm-frag, libnetvm-sync, fi-netvm-rdm), the qtests (lanai), then guest
+         libnetvm-frag, libnetvm-sync, fi-netvm-rdm, fi-netvm-rdv-pipe), the qtests (lanai), then guest
          tests (guest-netvm-lib, guest-hardware, ...), which boot VMs
   why    the bug it stands for
 """
@@ -318,11 +318,29 @@ MUTANTS = [
          kills=["fi-netvm-rdm"],
          why="a peer's rendezvous request whose pieces do not add up (or more than 4) is acted on"),
     dict(name="lib-fi-rdv-first-piece-only",
-         file="guest-lib/fi_netvm/fnv_nvm.c",
-         orig="\t\tuint64_t key = q->piece[i].key;",
-         repl="\t\tuint64_t key = q->piece[0].key;",
-         kills=["guest-fi"],
+         file="guest-lib/fi_netvm/fnv_rdv_pipe.c",
+         orig="\t\t\t\tseg = nic->seg(nic->ctx, q->piece[piece].key);",
+         repl="\t\t\t\tseg = nic->seg(nic->ctx, q->piece[0].key);",
+         kills=["fi-netvm-rdv-pipe", "guest-fi"],
          why="a rendezvous message in several pieces is read across the nodes from its first piece's export only"),
+    dict(name="lib-fi-rdv-pipe-one-half",
+         file="guest-lib/fi_netvm/fnv_rdv_pipe.c",
+         orig="\t\t\thalf ^= 1;",
+         repl="\t\t\thalf ^= 0;",
+         kills=["fi-netvm-rdv-pipe"],
+         why="a rendezvous read queues the next chunk into the half of the bounce area still waiting to be copied out"),
+    dict(name="lib-fi-rdv-pipe-copy-unflushed",
+         file="guest-lib/fi_netvm/fnv_rdv_pipe.c",
+         orig="\t\tif (prev.len)\n\t\t\tfnv_iov_scatter(iov, count, prev.pos, prev.at, prev.len);",
+         repl="\t\tif (cur.len)\n\t\t\tprev = cur;\n\t\tif (prev.len)\n\t\t\tfnv_iov_scatter(iov, count, prev.pos, prev.at, prev.len);",
+         kills=["fi-netvm-rdv-pipe"],
+         why="a rendezvous read copies a chunk out before the flush that waits for its bytes"),
+    dict(name="lib-fi-rdv-pipe-no-drain",
+         file="guest-lib/fi_netvm/fnv_rdv_pipe.c",
+         orig="\tif (queued)\n\t\t(void)nic->flush(nic->ctx);",
+         repl="\tif (0 && queued)\n\t\t(void)nic->flush(nic->ctx);",
+         kills=["fi-netvm-rdv-pipe"],
+         why="a rendezvous read that failed leaves reads queued, whose bytes and errors a later RMA's flush would take"),
     dict(name="lib-fi-cntr-quiet-counted",
          file="guest-lib/fi_netvm/fnv_rdm_link.c",
          orig="\t\tif (!(*slot)->quiet)\t/* a rendezvous's: counted at its end */\n",
