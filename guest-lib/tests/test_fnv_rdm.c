@@ -1322,6 +1322,48 @@ START_TEST(pull_silent_receiver)
 }
 END_TEST
 
+/* A slot naming another incarnation of the sender (what the receiver
+ * keeps for an earlier endpoint on the same port) acknowledges nothing. */
+START_TEST(pull_stale_slot)
+{
+	struct node *x = calloc(1, sizeof(*x)), *y = calloc(1, sizeof(*y));
+	static uint8_t buf[64];
+	uint64_t *slot = NULL;
+	struct fnv_cqe e;
+
+	meet(x, y, buf);
+	post_one(y, buf, 64);
+	send64(x, 2, 7, 0, x);
+	fnv_rdm_progress_locked(&y->ep);
+	ck_assert(pop(y, &e));
+	check64(&e, buf, 7, 0);
+	/* y's slot for x: x's incarnation and what y took of it */
+	for (int i = 0; i < FAKE_EXPORTS; i++) {
+		if (!exports[i].used || exports[i].key != y->ep.rdm->acks_key)
+			continue;
+		for (size_t at = 0; at + 8 <= exports[i].len; at += 8) {
+			uint64_t *v = (uint64_t *)(uintptr_t)(exports[i].buf + at);
+
+			if (*v >> 32 == x->ep.rdm->epoch)
+				slot = v;
+		}
+	}
+	ck_assert_ptr_nonnull(slot);
+	*slot = fnv_rdm_slot(x->ep.rdm->epoch + 1, (uint32_t)*slot);
+	fake_now += FNV_RDM_PULL_MS;
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert_uint_eq(table_reads, 1);
+	ck_assert(!pop(x, &e));		/* read, and not taken */
+	fnv_rdm_flush_acks_locked(&y->ep);	/* y's own ack frame */
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert(pop(x, &e) && e.ctx == x && !e.err);
+	node_fini(x);
+	node_fini(y);
+	free(x);
+	free(y);
+}
+END_TEST
+
 START_TEST(pull_fails)
 {
 	struct node *x = calloc(1, sizeof(*x)), *y = calloc(1, sizeof(*y));
@@ -1475,6 +1517,7 @@ int main(void)
 	tcase_add_test(tc, lossy_remote);
 	tcase_add_test(tc, pull_pingpong);
 	tcase_add_test(tc, pull_silent_receiver);
+	tcase_add_test(tc, pull_stale_slot);
 	tcase_add_test(tc, pull_fails);
 	tcase_add_test(tc, peer_gone);
 	tcase_add_test(tc, peer_restarts);
