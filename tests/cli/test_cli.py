@@ -1056,6 +1056,13 @@ class TestBenchReport(unittest.TestCase):
             with open(os.path.join(d, "lat.gp")) as f:
                 self.assertIn("'one guest''s loopback (median)'", f.read())
 
+    def test_fi_pingpong_counts(self):
+        # fi_pingpong prints 1000 round trips as "1k": the row was refused
+        from netvm_cli import bench_fi
+        self.assertEqual([bench_fi.pp_count(t) for t in ("100", "999", "1k", "10k", "2.5k", "1m")],
+                         [100, 999, 1000, 10000, 2500, 1000000])
+        self.assertGreaterEqual(bench_fi.RTT_MIN_ITERS, 1000)
+
     def test_eth_ratios_with_the_loopback_floor(self):
         from netvm_cli import bench_eth
         rows = [{"path": p, "test": "tcp_lat", "size": 8, "median_us": m}
