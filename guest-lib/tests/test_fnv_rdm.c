@@ -324,6 +324,15 @@ static void node_fini(struct node *n)
 	ck_assert_int_eq(fi_close(&n->rx->fid), 0);
 }
 
+/* Both endpoints ended, and their memory freed. */
+static void fini_nodes(struct node *x, struct node *y)
+{
+	node_fini(x);
+	node_fini(y);
+	free(x);
+	free(y);
+}
+
 /* A counter's value and error count are exactly these (as they are:
  * fi_cntr_read would progress the endpoints first). */
 static void counts(struct fid_cntr *c, uint64_t value, uint64_t err)
@@ -448,10 +457,7 @@ static int stream(unsigned int total, unsigned int seed)
 	}
 	ck_assert_uint_eq(got, total);
 	ck_assert_uint_eq(done, total);
-	node_fini(x);
-	node_fini(y);
-	free(x);
-	free(y);
+	fini_nodes(x, y);
 	return rounds;
 }
 
@@ -576,10 +582,7 @@ START_TEST(peer_restarts)
 	node_fini(y);
 	node_init(y, 2);
 	send_texts(y, x, after, 2);
-	node_fini(x);
-	node_fini(y);
-	free(x);
-	free(y);
+	fini_nodes(x, y);
 }
 END_TEST
 
@@ -629,10 +632,7 @@ START_TEST(unexpected_overflow)
 	ck_assert_uint_eq(got, 300);
 	counts(y->rx, 300, 0);
 	ck_assert_uint_gt(x->ep.rdm->resent, 0);
-	node_fini(x);
-	node_fini(y);
-	free(x);
-	free(y);
+	fini_nodes(x, y);
 }
 END_TEST
 
@@ -833,10 +833,7 @@ static void two_nodes(struct node **x, struct node **y)
 static void free_nodes(struct node *x, struct node *y)
 {
 	ck_assert_uint_eq(live_exports, 0);	/* every export taken back */
-	node_fini(x);
-	node_fini(y);
-	free(x);
-	free(y);
+	fini_nodes(x, y);
 }
 
 START_TEST(rdv_truncated)
@@ -1158,6 +1155,19 @@ static void check64(const struct fnv_cqe *e, const uint8_t *buf,
 	ck_assert_int_eq(memcmp(buf, want, sizeof(want)), 0);
 }
 
+/* x's 64-byte message SEED, taken by y into buf (a receive posted first) */
+static void x_to_y(struct node *x, struct node *y, uint8_t *buf,
+		   unsigned int seed)
+{
+	struct fnv_cqe e;
+
+	post_one(y, buf, 64);
+	send64(x, 2, seed, 0, x);
+	fnv_rdm_progress_locked(&y->ep);
+	ck_assert(pop(y, &e));
+	check64(&e, buf, seed, 0);
+}
+
 /* x (port 1) and y (port 2) on different nodes, each having acked one
  * message of the other with a frame that says where its ack table is */
 static void meet(struct node *x, struct node *y, uint8_t *buf)
@@ -1168,11 +1178,7 @@ static void meet(struct node *x, struct node *y, uint8_t *buf)
 	peer_node = 1;
 	node_init(x, 1);
 	node_init(y, 2);
-	post_one(y, buf, 64);
-	send64(x, 2, 100, 0, x);
-	fnv_rdm_progress_locked(&y->ep);
-	ck_assert(pop(y, &e));
-	check64(&e, buf, 100, 0);
+	x_to_y(x, y, buf, 100);
 	/* x does not read y's table yet: an ack frame, with the table */
 	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 1);
 	ck_assert_uint_eq(last_len[FNV_RDM_ACK],
@@ -1193,12 +1199,31 @@ static void meet(struct node *x, struct node *y, uint8_t *buf)
 	memset(frames_of, 0, sizeof(frames_of));
 }
 
+/* n's progress, the clock moved to each of its timers, until its send
+ * completes: within FNV_RDM_PULL_MS, its receiver calling nothing. */
+static void complete_by_pull(struct node *n)
+{
+	int64_t start = fake_now;
+	struct fnv_cqe e;
+
+	while (!pop(n, &e)) {
+		int t = fnv_rdm_timer_ms(&n->ep);
+
+		ck_assert_int_ge(t, 0);	/* sread would wake for it */
+		ck_assert_int_le(t, FNV_RDM_PULL_MS);
+		fake_now += t ? t : 1;
+		ck_assert_int_le(fake_now - start, FNV_RDM_PULL_MS);
+		fnv_rdm_progress_locked(&n->ep);
+	}
+	ck_assert_ptr_eq(e.ctx, n);
+	ck_assert_int_eq(e.err, 0);
+}
+
 START_TEST(pull_pingpong)
 {
 	struct node *x = calloc(1, sizeof(*x)), *y = calloc(1, sizeof(*y));
 	static uint8_t xbuf[64], ybuf[64];
 	struct fnv_cqe e;
-	int64_t start;
 
 	meet(x, y, xbuf);
 	/* as fi_pingpong: take the message, post the next receive, answer */
@@ -1230,19 +1255,7 @@ START_TEST(pull_pingpong)
 	}
 	/* the last pong: x calls nothing more, y completes by reading x's
 	 * ack table once its pong waited FNV_RDM_PULL_MS */
-	start = fake_now;
-	while (!pop(y, &e)) {
-		int t = fnv_rdm_timer_ms(&y->ep);
-
-		ck_assert_int_ge(t, 0);	/* sread would wake for it */
-		ck_assert_int_le(t, FNV_RDM_PULL_MS);
-		fake_now += t ? t : 1;
-		ck_assert_int_le(fake_now - start, FNV_RDM_PULL_MS);
-		fnv_rdm_progress_locked(&y->ep);
-	}
-	ck_assert_ptr_eq(e.ctx, y);
-	ck_assert_int_eq(e.err, 0);
-	ck_assert_int_le(fake_now - start, FNV_RDM_PULL_MS);
+	complete_by_pull(y);
 	ck_assert_uint_eq(table_reads, 1);
 	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 0);
 	ck_assert_uint_eq(frames_of[FNV_RDM_MSG], 100);	/* nothing resent */
@@ -1253,11 +1266,8 @@ START_TEST(pull_pingpong)
 	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 1);
 	fnv_rdm_flush_acks_locked(&x->ep);
 	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 1);	/* once */
-	node_fini(x);
-	node_fini(y);
+	fini_nodes(x, y);
 	ck_assert_uint_eq(live_exports, 0);	/* the ack tables too */
-	free(x);
-	free(y);
 }
 END_TEST
 
@@ -1266,30 +1276,14 @@ START_TEST(pull_silent_receiver)
 	struct node *x = calloc(1, sizeof(*x)), *y = calloc(1, sizeof(*y));
 	static uint8_t buf[64];
 	struct fnv_cqe e;
-	int64_t start;
 
 	meet(x, y, buf);
 	/* y takes x's message and then calls nothing more */
-	post_one(y, buf, 64);
-	send64(x, 2, 7, 0, x);
-	fnv_rdm_progress_locked(&y->ep);
-	ck_assert(pop(y, &e));
-	check64(&e, buf, 7, 0);
+	x_to_y(x, y, buf, 7);
 	fnv_rdm_progress_locked(&x->ep);
 	ck_assert(!pop(x, &e));		/* not acknowledged yet */
 	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 0);
-	start = fake_now;
-	while (!pop(x, &e)) {
-		int t = fnv_rdm_timer_ms(&x->ep);
-
-		ck_assert_int_ge(t, 0);
-		ck_assert_int_le(t, FNV_RDM_PULL_MS);
-		fake_now += t ? t : 1;
-		ck_assert_int_le(fake_now - start, FNV_RDM_PULL_MS);
-		fnv_rdm_progress_locked(&x->ep);
-	}
-	ck_assert_ptr_eq(e.ctx, x);
-	ck_assert_int_eq(e.err, 0);
+	complete_by_pull(x);
 	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 0);	/* pulled */
 	ck_assert_uint_eq(frames_of[FNV_RDM_MSG], 1);
 	ck_assert_uint_eq(table_reads, 1);
@@ -1302,11 +1296,7 @@ START_TEST(pull_silent_receiver)
 
 	/* a receiver that keeps calling sends the ack it deferred itself,
 	 * FNV_RDM_ACK_PASSES passes after the one that took the message */
-	post_one(y, buf, 64);
-	send64(x, 2, 8, 0, x);
-	fnv_rdm_progress_locked(&y->ep);
-	ck_assert(pop(y, &e));
-	check64(&e, buf, 8, 0);
+	x_to_y(x, y, buf, 8);
 	for (int k = 0; k < FNV_RDM_ACK_PASSES; k++) {
 		ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 0);
 		fnv_rdm_progress_locked(&y->ep);
@@ -1315,10 +1305,7 @@ START_TEST(pull_silent_receiver)
 	fnv_rdm_progress_locked(&x->ep);
 	ck_assert(pop(x, &e) && e.ctx == x && !e.err);
 	ck_assert_uint_eq(table_reads, 1);	/* no read needed */
-	node_fini(x);
-	node_fini(y);
-	free(x);
-	free(y);
+	fini_nodes(x, y);
 }
 END_TEST
 
@@ -1332,11 +1319,7 @@ START_TEST(pull_stale_slot)
 	struct fnv_cqe e;
 
 	meet(x, y, buf);
-	post_one(y, buf, 64);
-	send64(x, 2, 7, 0, x);
-	fnv_rdm_progress_locked(&y->ep);
-	ck_assert(pop(y, &e));
-	check64(&e, buf, 7, 0);
+	x_to_y(x, y, buf, 7);
 	/* y's slot for x: x's incarnation and what y took of it */
 	for (int i = 0; i < FAKE_EXPORTS; i++) {
 		if (!exports[i].used || exports[i].key != y->ep.rdm->acks_key)
@@ -1357,10 +1340,7 @@ START_TEST(pull_stale_slot)
 	fnv_rdm_flush_acks_locked(&y->ep);	/* y's own ack frame */
 	fnv_rdm_progress_locked(&x->ep);
 	ck_assert(pop(x, &e) && e.ctx == x && !e.err);
-	node_fini(x);
-	node_fini(y);
-	free(x);
-	free(y);
+	fini_nodes(x, y);
 }
 END_TEST
 
@@ -1376,11 +1356,7 @@ START_TEST(pull_fails)
 	/* y defers its ack, x cannot read it: y's ack comes as a frame
 	 * after its passes (or the resend's repeat), and x stops saying
 	 * it pulls */
-	post_one(y, buf, 64);
-	send64(x, 2, 9, 0, x);
-	fnv_rdm_progress_locked(&y->ep);
-	ck_assert(pop(y, &e));
-	check64(&e, buf, 9, 0);
+	x_to_y(x, y, buf, 9);
 	start = fake_now;
 	while (!pop(x, &e)) {
 		int t = fnv_rdm_timer_ms(&x->ep);
@@ -1398,19 +1374,12 @@ START_TEST(pull_fails)
 	ck_assert_uint_ge(frames_of[FNV_RDM_ACK], 1);
 	/* from now on y acks x's messages with frames at once */
 	memset(frames_of, 0, sizeof(frames_of));
-	post_one(y, buf, 64);
-	send64(x, 2, 10, 0, x);
-	fnv_rdm_progress_locked(&y->ep);
-	ck_assert(pop(y, &e));
-	check64(&e, buf, 10, 0);
+	x_to_y(x, y, buf, 10);
 	ck_assert_uint_eq(frames_of[FNV_RDM_ACK], 1);
 	fnv_rdm_progress_locked(&x->ep);
 	ck_assert(pop(x, &e) && e.ctx == x && !e.err);
 	ck_assert_uint_eq(table_reads, 1);
-	node_fini(x);
-	node_fini(y);
-	free(x);
-	free(y);
+	fini_nodes(x, y);
 }
 END_TEST
 
