@@ -164,9 +164,8 @@ static int c_wait(struct fid_cntr *fc, uint64_t threshold, int timeout)
 			if (wait < 0 || left < wait)
 				wait = (int)left;
 		}
-		for (int i = 0; i < FNV_CQ_EPS; i++)	/* nothing carries them */
-			if (c->eps[i])
-				fnv_rdm_flush_acks_locked(c->eps[i]);
+		/* the RDM acks deferred: nothing carries them now */
+		fnv_rdm_flush_bound_locked(c->eps);
 		pthread_mutex_unlock(&c->dom->lock);
 		poll(pfd, (nfds_t)n, wait);
 		pthread_mutex_lock(&c->dom->lock);

@@ -177,14 +177,6 @@ static int timers_locked(struct fnv_cq *cq)
 	return due;
 }
 
-/* The RDM acks deferred (fnv_rdm_link.c), sent before sleeping. */
-static void flush_acks_locked(struct fnv_cq *cq)
-{
-	for (int i = 0; i < FNV_CQ_EPS; i++)
-		if (cq->eps[i] && cq->eps[i]->rdm)
-			fnv_rdm_flush_acks_locked(cq->eps[i]);
-}
-
 /* Arm every bound endpoint; 1 if one has a message already. */
 static int arm_locked(struct fnv_cq *cq, struct pollfd *pfd, int *npfd)
 {
@@ -237,7 +229,8 @@ static ssize_t cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 		timer = timers_locked(cq);
 		if (timer >= 0 && (wait < 0 || timer < wait))
 			wait = timer;
-		flush_acks_locked(cq);	/* no answer will carry them now */
+		/* the RDM acks deferred: no answer will carry them now */
+		fnv_rdm_flush_bound_locked(cq->eps);
 		pthread_mutex_unlock(&cq->dom->lock);
 		poll(pfd, (nfds_t)npfd, wait);
 		pthread_mutex_lock(&cq->dom->lock);

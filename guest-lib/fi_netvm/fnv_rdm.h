@@ -235,8 +235,10 @@ ssize_t fnv_rdm_send_frame_locked(struct fnv_ep *ep, uint16_t node,
 				  const struct iovec *iov, size_t count,
 				  uint64_t tag, uint64_t data);
 void fnv_rdm_progress_locked(struct fnv_ep *ep);
-/* Before a caller sleeps or closes: the acks deferred, sent now. */
+/* Before a caller sleeps or closes: the acks deferred, sent now; of one
+ * endpoint, or of every RDM endpoint bound to a queue or counter. */
 void fnv_rdm_flush_acks_locked(struct fnv_ep *ep);
+void fnv_rdm_flush_bound_locked(struct fnv_ep *const eps[FNV_CQ_EPS]);
 /* Milliseconds until progress has a resend or a pull to make; -1: none. */
 int fnv_rdm_timer_ms(struct fnv_ep *ep);
 size_t fnv_rdm_tx_left(const struct fnv_ep *ep);

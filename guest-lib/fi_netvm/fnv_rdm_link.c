@@ -566,6 +566,13 @@ void fnv_rdm_flush_acks_locked(struct fnv_ep *ep)
 			send_ack(ep, r->peers[i]);
 }
 
+void fnv_rdm_flush_bound_locked(struct fnv_ep *const eps[FNV_CQ_EPS])
+{
+	for (int i = 0; i < FNV_CQ_EPS; i++)
+		if (eps[i])
+			fnv_rdm_flush_acks_locked(eps[i]);
+}
+
 int fnv_rdm_timer_ms(struct fnv_ep *ep)
 {
 	struct fnv_rdm *r = ep->rdm;
