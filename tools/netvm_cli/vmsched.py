@@ -9,8 +9,9 @@ spinning round trip.
 Default: "pin-idle" (below).  "cross-cgroup" is opt-in: it takes a
 third off a two-node cluster's spinning round trip, but it makes the
 guest's own I/O (virtio-net, the agent, the disk) cross CPUs, and
-everything else slower: TCP over virtio-net 8-10 % slower, the guest
-test groups 1-7 % (docs/bench.md, "Why crossing is not the default").
+everything else slower: TCP over virtio-net 8-15 % slower, the guest
+test groups 1-3 % in pairs (docs/bench.md, "Why crossing is not the
+default").
 "cross-cgroup":
 - node i's vCPU thread ("CPU 0/TCG", -name debug-threads=on) is pinned
   to one host CPU, c(i) = (i + k) modulo the CPUs this process may use (k
