@@ -1344,6 +1344,64 @@ START_TEST(pull_stale_slot)
 }
 END_TEST
 
+/* What a peer puts in an ack's table or before a message's payload is
+ * checked where it is used: a slot out of the table, a table cut short,
+ * key 0, remote CQ data cut short are each ignored. */
+START_TEST(pull_forged_tables)
+{
+	struct node *x = calloc(1, sizeof(*x)), *y = calloc(1, sizeof(*y));
+	static uint8_t buf[64];
+	struct fnv_rdm_hdr h = { .type = FNV_RDM_ACK, .flags = FNV_RDM_TABLE };
+	struct fnv_rdm_table t = { .key = 0x1234, .slot = FNV_RDM_PEERS };
+	struct frame f = { .src_port = 2 };
+	struct fnv_peer *p;
+	struct fnv_cqe e;
+	uint64_t key;
+	uint32_t slot;
+
+	meet(x, y, buf);
+	p = fnv_rdm_peer(x->ep.rdm, peer_node, 2, false);
+	ck_assert_ptr_nonnull(p);
+	key = p->pull_key;
+	slot = p->pull_slot;
+	ck_assert_uint_ne(key, 0);	/* learnt from y's ack */
+	h.epoch = y->ep.rdm->epoch;
+	memcpy(f.b, &h, sizeof(h));
+	/* a slot past the table */
+	memcpy(f.b + sizeof(h), &t, sizeof(t));
+	f.len = sizeof(h) + sizeof(t);
+	enqueue(1, &f);
+	/* a table cut short (a valid slot) */
+	t.slot = 1;
+	memcpy(f.b + sizeof(h), &t, sizeof(t));
+	f.len = sizeof(h) + sizeof(t) - 1;
+	enqueue(1, &f);
+	/* no key */
+	t.key = 0;
+	memcpy(f.b + sizeof(h), &t, sizeof(t));
+	f.len = sizeof(h) + sizeof(t);
+	enqueue(1, &f);
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert_uint_eq(p->pull_key, key);
+	ck_assert_uint_eq(p->pull_slot, slot);
+	/* y's next message, its remote CQ data cut short: not taken */
+	h = (struct fnv_rdm_hdr){ .type = FNV_RDM_MSG, .flags = FNV_RDM_HAS_DATA,
+				  .epoch = y->ep.rdm->epoch, .seq = p->rx_next };
+	memcpy(f.b, &h, sizeof(h));
+	f.len = sizeof(h) + sizeof(uint64_t) - 1;
+	enqueue(1, &f);
+	post_one(x, buf, 64);
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert(!pop(x, &e));
+	/* the real one with that sequence number is */
+	send64(y, 1, 55, 0x77, y);
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert(pop(x, &e));
+	check64(&e, buf, 55, 0x77);
+	fini_nodes(x, y);
+}
+END_TEST
+
 START_TEST(pull_fails)
 {
 	struct node *x = calloc(1, sizeof(*x)), *y = calloc(1, sizeof(*y));
@@ -1487,6 +1545,7 @@ int main(void)
 	tcase_add_test(tc, pull_pingpong);
 	tcase_add_test(tc, pull_silent_receiver);
 	tcase_add_test(tc, pull_stale_slot);
+	tcase_add_test(tc, pull_forged_tables);
 	tcase_add_test(tc, pull_fails);
 	tcase_add_test(tc, peer_gone);
 	tcase_add_test(tc, peer_restarts);
