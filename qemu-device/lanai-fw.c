@@ -24,6 +24,7 @@ const char *const lanai_fw_caller_name[] = {
     [LANAI_FW_BY_BH] = "bh",
     [LANAI_FW_BY_DOORBELL] = "doorbell",
     [LANAI_FW_BY_FRAME] = "frame",
+    [LANAI_FW_BY_TIMER] = "timer",
 };
 
 static void chip_host_dma_start(void *chip, uint32_t desc)

@@ -91,6 +91,9 @@ static void lanai_realize(PCIDevice *pci, Error **errp)
     s->st_bh = qemu_bh_new_guarded(lanai_selftest_bh, s,
                                    &dev->mem_reentrancy_guard);
     s->vm_state = qemu_add_vm_change_state_handler(lanai_vm_state, s);
+    if (!lanai_linksock_realize(s, errp)) {
+        return;
+    }
     lanai_timers_init(s);
     s->link_timer = timer_new_ms(QEMU_CLOCK_VIRTUAL, lanai_link_timer, s);
     timer_mod(s->link_timer, qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) +
@@ -106,6 +109,7 @@ static void lanai_exit(PCIDevice *pci)
     qemu_del_vm_change_state_handler(s->vm_state);
     timer_free(s->link_timer);
     lanai_timers_free(s);
+    lanai_linksock_unrealize(s);     /* after its timers */
     qemu_bh_delete(s->fw_bh);
     qemu_bh_delete(s->hdma_bh);
     qemu_bh_delete(s->send_bh);
@@ -150,6 +154,7 @@ static int lanai_post_load(void *opaque, int version_id)
     }
     lanai_timers_post_load(s);
     lanai_fw_kick(s);
+    lanai_linksock_kick(s);
     return 0;
 }
 
@@ -267,6 +272,8 @@ static const Property lanai_properties[] = {
     DEFINE_PROP_UINT32("node-id", LanaiState, node_id, 0),
     DEFINE_PROP_UINT32("peer-node", LanaiState, peer_node, LANAI_PEER_ANY),
     DEFINE_PROP_BOOL("doorbell-inline", LanaiState, doorbell_inline, true),
+    DEFINE_PROP_STRING("link-socket", LanaiState, link_socket),
+    DEFINE_PROP_BOOL("link-listen", LanaiState, link_listen, false),
 };
 
 static void lanai_class_init(ObjectClass *klass, void *data)

@@ -38,14 +38,22 @@ static void lanai_timer_fire(void *opaque)
     s->it_deadline[c->which] = 0;
     trace_lanai_timer(c->which, 0);
     lanai_set_isr(s, lanai_it_isr[c->which]);
-    lanai_fw_kick(s);
+    if (s->linksock) {
+        /* in the link thread: a BH would wake the main loop for it */
+        lanai_fw_now(s, LANAI_FW_ROUNDS, LANAI_FW_BY_TIMER);
+    } else {
+        lanai_fw_kick(s);
+    }
 }
 
 void lanai_timers_init(LanaiState *s)
 {
     for (unsigned i = 0; i < 3; i++) {
-        s->it_timer[i] = timer_new_ns(QEMU_CLOCK_VIRTUAL, lanai_timer_fire,
-                                      lanai_timer_ctx(s, i));
+        /* the main loop's, or with link-socket the link thread's */
+        s->it_timer[i] = timer_new_full(lanai_linksock_timers(s),
+                                        QEMU_CLOCK_VIRTUAL, SCALE_NS, 0,
+                                        lanai_timer_fire,
+                                        lanai_timer_ctx(s, i));
     }
 }
 

@@ -7,7 +7,9 @@
  * until the peer takes it, so a slow receiver slows the sender.  Receive:
  * frames land in the firmware's ring of SRAM slots; when the next slot is
  * not free, can_receive says no and QEMU stops reading the link, so frames
- * wait in the sender rather than being dropped.
+ * wait in the sender rather than being dropped.  With link-socket set the
+ * link is instead a socket of the device's own, read by a thread
+ * (lanai-linksock.c), which hands its frames to the same receive path.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -21,14 +23,19 @@ uint32_t lanai_link_state(LanaiState *s)
 {
     NetClientState *nc = qemu_get_queue(s->nic);
 
-    if (!(s->myrinet & LANAI_MYRINET_NRES_EN) || nc->link_down ||
-        !nc->peer || nc->peer->link_down) {
+    if (!(s->myrinet & LANAI_MYRINET_NRES_EN)) {
+        return 0;
+    }
+    if (s->linksock) {
+        return lanai_linksock_up(s) ? NVM_LINK_UP : 0;
+    }
+    if (nc->link_down || !nc->peer || nc->peer->link_down) {
         return 0;
     }
     return NVM_LINK_UP;
 }
 
-static void lanai_link_check(LanaiState *s)
+void lanai_link_changed(LanaiState *s)
 {
     uint32_t link = lanai_link_state(s);
 
@@ -38,7 +45,7 @@ static void lanai_link_check(LanaiState *s)
         trace_lanai_link(link);
         s->link = link;
         lanai_event_post(s, &ev);
-        if (link) {
+        if (link && !s->linksock) {
             qemu_flush_queued_packets(qemu_get_queue(s->nic));
         }
     }
@@ -52,14 +59,14 @@ void lanai_link_timer(void *opaque)
 {
     LanaiState *s = opaque;
 
-    lanai_link_check(s);
+    lanai_link_changed(s);
     timer_mod(s->link_timer, qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) +
               LANAI_LINK_POLL_MS);
 }
 
 static void lanai_link_status_changed(NetClientState *nc)
 {
-    lanai_link_check(qemu_get_nic_opaque(nc));
+    lanai_link_changed(qemu_get_nic_opaque(nc));
 }
 
 /*
@@ -111,12 +118,24 @@ static void lanai_send_sent(NetClientState *nc, ssize_t len)
     lanai_send_done(s);
 }
 
+/* The link socket took the rest of a frame, or dropped it (link down). */
+void lanai_send_sent_by_link(LanaiState *s)
+{
+    if (s->send_queued) {
+        trace_lanai_send_sent(0);
+        lanai_send_done(s);
+    }
+}
+
 void lanai_wire_vm_state(void *opaque, bool running, RunState state)
 {
     LanaiState *s = opaque;
 
     if (running && s->send_busy && !s->send_queued) {
         qemu_bh_schedule(s->send_bh);
+    }
+    if (running) {
+        lanai_linksock_kick(s);
     }
 }
 
@@ -170,6 +189,12 @@ void lanai_send_bh(void *opaque)
     }
     trace_lanai_send(off, len);
     s->send_queued = true;
+    if (s->linksock) {
+        if (lanai_linksock_send(s, frame, len)) {
+            lanai_send_done(s);
+        }
+        return;
+    }
     ret = qemu_send_packet_async(qemu_get_queue(s->nic), frame, len,
                                  lanai_send_sent);
     if (ret != 0) {
@@ -261,17 +286,21 @@ static bool lanai_rx_ready(LanaiState *s, LanaiRxRing *r)
            ldl_le_p(lanai_rx_slot(s, r)) == FW_RX_SLOT_EMPTY;
 }
 
-static bool lanai_can_receive(NetClientState *nc)
+bool lanai_wire_can_receive(LanaiState *s)
 {
     LanaiRxRing r;
 
-    return lanai_rx_ready(qemu_get_nic_opaque(nc), &r);
+    return lanai_rx_ready(s, &r);
 }
 
-static ssize_t lanai_receive(NetClientState *nc, const uint8_t *buf,
-                             size_t size)
+static bool lanai_can_receive(NetClientState *nc)
 {
-    LanaiState *s = qemu_get_nic_opaque(nc);
+    return lanai_wire_can_receive(qemu_get_nic_opaque(nc));
+}
+
+/* A frame off the link (the netdev's or the link socket's), under the BQL. */
+ssize_t lanai_wire_receive(LanaiState *s, const uint8_t *buf, size_t size)
+{
     LanaiRxRing r;
     uint8_t *slot;
     size_t len = size;
@@ -315,6 +344,12 @@ static ssize_t lanai_receive(NetClientState *nc, const uint8_t *buf,
     return size;
 }
 
+static ssize_t lanai_receive(NetClientState *nc, const uint8_t *buf,
+                             size_t size)
+{
+    return lanai_wire_receive(qemu_get_nic_opaque(nc), buf, size);
+}
+
 void lanai_recv_setup(LanaiState *s, uint32_t ring, uint32_t slots,
                       uint32_t slot_size)
 {
@@ -337,7 +372,13 @@ void lanai_recv_kick(LanaiState *s)
 {
     LanaiRxRing r;
 
-    if (lanai_rx_ready(s, &r)) {
+    if (!lanai_rx_ready(s, &r)) {
+        return;
+    }
+    if (s->linksock) {
+        lanai_linksock_kick(s);
+    } else {
+        /* it schedules the main loop's notify BH, even with nothing queued */
         qemu_flush_queued_packets(qemu_get_queue(s->nic));
     }
 }

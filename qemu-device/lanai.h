@@ -28,6 +28,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(LanaiState, LANAI)
 #define LANAI_FW_INLINE_ROUNDS  4     /* ... per doorbell write */
 #define LANAI_PEER_ANY          UINT32_MAX  /* peer-node unset */
 
+typedef struct LanaiLinkSock LanaiLinkSock;
+
 typedef struct LanaiDoorbell {
     uint32_t offset;
     uint32_t data;
@@ -107,6 +109,11 @@ struct LanaiState {
     uint32_t rx_count;
     uint32_t rx_crc_errors;
     uint32_t rx_oversize;
+
+    /* the link as a socket of its own (lanai-linksock.c) */
+    char *link_socket;              /* property; NULL: the netdev */
+    bool link_listen;               /* property: listen, not connect */
+    LanaiLinkSock *linksock;
 
     /* sender authentication (lanai-linkauth.c) */
     uint32_t peer_node;             /* property; LANAI_PEER_ANY: unchecked */
@@ -204,9 +211,21 @@ bool lanai_send_range_ok(LanaiState *s, uint32_t off, uint32_t len);
 bool lanai_rx_state_ok(LanaiState *s);
 void lanai_recv_stop(LanaiState *s);
 uint32_t lanai_link_state(LanaiState *s);
+void lanai_link_changed(LanaiState *s);
+bool lanai_wire_can_receive(LanaiState *s);
+ssize_t lanai_wire_receive(LanaiState *s, const uint8_t *buf, size_t size);
+void lanai_send_sent_by_link(LanaiState *s);
 void lanai_link_timer(void *opaque);
 void lanai_wire_reset(LanaiState *s);
 size_t lanai_route_len(const uint8_t *buf, size_t len);
+
+/* lanai-linksock.c */
+bool lanai_linksock_realize(LanaiState *s, Error **errp);
+QEMUTimerListGroup *lanai_linksock_timers(LanaiState *s);
+void lanai_linksock_unrealize(LanaiState *s);
+bool lanai_linksock_up(LanaiState *s);
+bool lanai_linksock_send(LanaiState *s, const uint8_t *frame, size_t len);
+void lanai_linksock_kick(LanaiState *s);
 
 /* lanai-linkauth.c */
 bool lanai_linkauth_realize(LanaiState *s, Error **errp);
@@ -238,6 +257,7 @@ enum lanai_fw_caller {
     LANAI_FW_BY_BH,
     LANAI_FW_BY_DOORBELL,
     LANAI_FW_BY_FRAME,
+    LANAI_FW_BY_TIMER,
 };
 extern const char *const lanai_fw_caller_name[];
 

@@ -212,10 +212,12 @@ class Cluster:
         """QEMU's command line for node i of n.  template: the boot template
         (fastboot.py), booted with no identity; a node started from it runs
         the very same device set, so that its saved state loads."""
-        link = self.link_netdev(i, bool((self.state or {}).get("fabric")))
+        nic_link, link_args, inject_ok = self.nic_link(i)
         data, data_arg = self.data_nic(-1 if template else i)
         ident = "netvm.template=1" if template else "netvm.node=%d%s" % (i, data_arg)
         auth, inject = self.link_auth(i, n)
+        if not inject_ok:
+            inject = []
         # debug-threads: the vCPU thread is "CPU 0/TCG" in ps and perf
         cmd = [qemu_binary(), "-name", "guest=%s,debug-threads=on" % self.vm_name(i),
                "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
@@ -237,12 +239,27 @@ class Cluster:
                "-fsdev", "local,id=share,path=%s,security_model=none,readonly=on" % REPO,
                "-device", "virtio-9p-pci,fsdev=share,mount_tag=netvm",
                # our NIC and its link to the other node
-               "-device", "lanai,id=nic,netdev=link0,node-id=%d,sram-size=8388608%s" % (i, auth),
-               "-netdev", link] + inject + [
+               "-device", "lanai,id=nic,%s,node-id=%d,sram-size=8388608%s" % (nic_link, i, auth)] + \
+            link_args + inject + [
                "-d", "guest_errors", "-D", "node%d.qemu.log" % i,
                "-pidfile", "node%d.pid" % i, "-daemonize"]
         # the Debian packages, read-only (docs/packages.md)
         return cmd + data + pkgdisk.drive_args() + list(extra)
+
+    def nic_link(self, i):
+        """Node i's NIC link: the lanai device's link option, QEMU's
+        arguments for it, and whether ./netvm inject's redirector (a filter
+        on the netdev) can attach.  NETVM_LINK_THREAD=1 (opt-in,
+        docs/bench.md "The link read by a thread of its own"): the device
+        opens the socket itself and reads it in a thread, off the main
+        loop; no netdev, so no inject.  Else a -netdev stream."""
+        through_switch = bool((self.state or {}).get("fabric"))
+        if os.environ.get("NETVM_LINK_THREAD") == "1":
+            if through_switch:
+                return "link-socket=%s" % self.abs_socket("node%d.sock" % i), [], False
+            return "link-socket=%s%s" % (self.abs_socket("link0.sock"),
+                                         ",link-listen=on" if i == 0 else ""), [], False
+        return "netdev=link0", ["-netdev", self.link_netdev(i, through_switch)], True
 
     def link_netdev(self, i, through_switch):
         """The -netdev of node i's NIC link: to its switch port (the switch

@@ -1,0 +1,469 @@
+/*
+ * LANai: the link as a unix stream socket of the device's own, its
+ * received frames taken by a thread of their own (opt-in: property
+ * link-socket, in place of a netdev).
+ *
+ * Why: with a -netdev stream every received frame wakes QEMU's main loop,
+ * which then polls its ~20 descriptors, dispatches glib sources and reads
+ * the frame through the net layer before the firmware runs; about half of
+ * a NetVM round trip on a small host (docs/bench.md, "Where a write round
+ * trip goes").  Here a thread polls this socket alone and hands each
+ * frame, with the BQL held, to the receive-wire engine, as the netdev's
+ * receive callback does.  The interval timers (lanai-timers.c) are this
+ * thread's too: the firmware arms IT1 for every frame that arrives, and
+ * a timer of the main loop's would wake the main loop for each.
+ *
+ * Framing is the stream netdev's and netvm-switch's: a 4-byte big-endian
+ * length, then the frame.  Flow control as with the netdev: while the
+ * receive ring has no free slot (or the VM is stopped) the thread reads
+ * nothing more (lanai_linksock_kick wakes it), so frames wait in the
+ * sender.  A frame longer than the engine takes is
+ * skipped, counted as oversize, without buffering it.
+ *
+ * Send: in the thread that runs the firmware, under the BQL, without
+ * blocking; what the socket does not take at once waits here, and the main
+ * loop writes it when the socket is writable; the send-wire engine stays
+ * busy until then, as it does until the net layer takes a frame.
+ *
+ * link-listen=on: listen on the path (one peer at a time; node 0 of a
+ * back-to-back pair), else connect to it (the switch's node socket, or
+ * the listening node), again every LANAI_LINKSOCK_RETRY_MS while that
+ * fails and after the peer leaves.  The link is up while connected.
+ *
+ * Not carried over a save/load: a frame read but not yet delivered, or
+ * sent in part (both stay with this process, not in the snapshot).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include <sys/un.h>
+#include "qapi/error.h"
+#include "qemu/cutils.h"
+#include "qemu/main-loop.h"
+#include "qemu/sockets.h"
+#include "qemu/event_notifier.h"
+#include "qemu/thread.h"
+#include "qemu/timer.h"
+#include "system/runstate.h"
+#include "lanai.h"
+#include "trace.h"
+
+#define LANAI_LINKSOCK_RETRY_MS 100
+#define LANAI_LINKSOCK_HDR      4
+#define LANAI_LINKSOCK_WIRE_MAX (NVM_FRAME_MAX + NVM_PKT_CRC_LEN)
+/* room for two whole frames: one recv() often brings several */
+#define LANAI_LINKSOCK_RBUF     (2 * (LANAI_LINKSOCK_HDR + \
+                                      LANAI_LINKSOCK_WIRE_MAX))
+
+struct LanaiLinkSock {
+    LanaiState *s;
+    QemuThread thread;
+    EventNotifier wake;     /* the thread's: stop, a slot freed, a timer */
+    QEMUTimerListGroup tlg; /* the interval timers' (lanai-timers.c) */
+    int listen_fd;          /* link-listen: the bound socket; else -1 */
+    int fd;                 /* under the BQL: the connection, -1: down */
+    bool stop;              /* atomic */
+    bool rx_blocked;        /* under the BQL: a frame waits for the ring */
+
+    /* under the BQL: the part of a frame the socket did not take yet */
+    uint8_t tx[LANAI_LINKSOCK_HDR + LANAI_LINKSOCK_WIRE_MAX];
+    size_t tx_len;
+    size_t tx_off;
+
+    /* the thread's own */
+    uint8_t rx[LANAI_LINKSOCK_RBUF];
+    size_t rx_start;
+    size_t rx_end;
+    uint32_t rx_skip;       /* bytes of an oversize frame still to skip */
+    const uint8_t *rx_frame;    /* the next frame, in rx, or NULL */
+    uint32_t rx_frame_len;
+};
+
+bool lanai_linksock_up(LanaiState *s)
+{
+    return s->linksock && s->linksock->fd >= 0;
+}
+
+/* ---- send ---- */
+
+static void lanai_linksock_tx_idle(LanaiLinkSock *l)
+{
+    qemu_set_fd_handler(l->fd, NULL, NULL, NULL);
+    l->tx_len = l->tx_off = 0;
+}
+
+/* Writes what is pending; true when nothing is left (or the link fell). */
+static bool lanai_linksock_flush(LanaiLinkSock *l)
+{
+    while (l->tx_off < l->tx_len) {
+        ssize_t n = send(l->fd, l->tx + l->tx_off, l->tx_len - l->tx_off,
+                         MSG_DONTWAIT | MSG_NOSIGNAL);
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return false;
+        }
+        if (n <= 0) {
+            /* the receive thread sees the end too and takes the link down */
+            trace_lanai_linksock_send_error(errno);
+            break;
+        }
+        l->tx_off += n;
+    }
+    l->tx_len = l->tx_off = 0;
+    return true;
+}
+
+static void lanai_linksock_writable(void *opaque)
+{
+    LanaiLinkSock *l = opaque;
+    LanaiState *s = l->s;
+
+    if (!lanai_linksock_flush(l)) {
+        return;
+    }
+    lanai_linksock_tx_idle(l);
+    lanai_send_sent_by_link(s);
+}
+
+/*
+ * A frame for the link (with its CRC), under the BQL: true if it is gone
+ * (written, or dropped because the link is down), false if part of it
+ * waits for the socket, lanai_send_sent_by_link to follow.
+ */
+bool lanai_linksock_send(LanaiState *s, const uint8_t *frame, size_t len)
+{
+    LanaiLinkSock *l = s->linksock;
+
+    assert(len <= LANAI_LINKSOCK_WIRE_MAX);
+    if (l->fd < 0 || l->tx_len) {
+        return true;    /* down; a frame pending means send_busy, not here */
+    }
+    stl_be_p(l->tx, len);
+    memcpy(l->tx + LANAI_LINKSOCK_HDR, frame, len);
+    l->tx_len = LANAI_LINKSOCK_HDR + len;
+    l->tx_off = 0;
+    if (lanai_linksock_flush(l)) {
+        return true;
+    }
+    trace_lanai_linksock_send_wait(l->tx_len - l->tx_off);
+    qemu_set_fd_handler(l->fd, NULL, lanai_linksock_writable, l);
+    return false;
+}
+
+/* ---- receive ---- */
+
+/* With the BQL: the receive ring or the run state changed. */
+void lanai_linksock_kick(LanaiState *s)
+{
+    if (s->linksock && s->linksock->rx_blocked) {
+        event_notifier_set(&s->linksock->wake);
+    }
+}
+
+/*
+ * The next whole frame in the buffer (its length in *len), or NULL when
+ * more must be read.  The length is the peer's: checked here, before
+ * anything is taken on its word.
+ */
+static const uint8_t *lanai_linksock_next(LanaiLinkSock *l, uint32_t *len)
+{
+    for (;;) {
+        size_t avail = l->rx_end - l->rx_start;
+        const uint8_t *b = l->rx + l->rx_start;
+        uint32_t n;
+
+        if (l->rx_skip) {
+            size_t k = MIN(avail, l->rx_skip);
+
+            l->rx_start += k;
+            l->rx_skip -= k;
+            if (l->rx_skip) {
+                return NULL;
+            }
+            continue;
+        }
+        if (avail < LANAI_LINKSOCK_HDR) {
+            return NULL;
+        }
+        n = ldl_be_p(b);
+        if (n > LANAI_LINKSOCK_WIRE_MAX) {
+            trace_lanai_recv_drop("oversize", n);
+            bql_lock();
+            l->s->rx_oversize++;
+            bql_unlock();
+            l->rx_start += LANAI_LINKSOCK_HDR;
+            l->rx_skip = n;
+            continue;
+        }
+        if (avail < LANAI_LINKSOCK_HDR + (size_t)n) {
+            return NULL;
+        }
+        l->rx_start += LANAI_LINKSOCK_HDR + n;
+        *len = n;
+        return b + LANAI_LINKSOCK_HDR;
+    }
+}
+
+/* Reads more of the stream; false at its end or on an error. */
+static bool lanai_linksock_read(LanaiLinkSock *l)
+{
+    ssize_t n;
+
+    if (l->rx_start) {
+        memmove(l->rx, l->rx + l->rx_start, l->rx_end - l->rx_start);
+        l->rx_end -= l->rx_start;
+        l->rx_start = 0;
+    }
+    do {
+        n = recv(l->fd, l->rx + l->rx_end, sizeof(l->rx) - l->rx_end, 0);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+        return false;
+    }
+    l->rx_end += n;
+    return true;
+}
+
+/*
+ * Hands the engine every whole frame read, while it takes them; when it
+ * cannot (ring full, VM stopped) the frame waits, the socket is not read,
+ * and lanai_linksock_kick wakes the thread.
+ */
+static void lanai_linksock_deliver(LanaiLinkSock *l)
+{
+    LanaiState *s = l->s;
+
+    bql_lock();
+    l->rx_blocked = false;
+    for (;;) {
+        bool engaged;
+
+        if (!l->rx_frame) {
+            l->rx_frame = lanai_linksock_next(l, &l->rx_frame_len);
+            if (!l->rx_frame) {
+                break;
+            }
+        }
+        if (!runstate_is_running() || !lanai_wire_can_receive(s)) {
+            l->rx_blocked = true;
+            break;
+        }
+        /* as the net layer engages it around a NIC's receive callback */
+        engaged = lanai_guard_enter(s);
+        lanai_wire_receive(s, l->rx_frame, l->rx_frame_len);
+        lanai_guard_leave(s, engaged);
+        l->rx_frame = NULL;
+    }
+    bql_unlock();
+}
+
+/* ---- connection ---- */
+
+static void lanai_linksock_attach(LanaiLinkSock *l, int fd)
+{
+    bql_lock();
+    l->fd = fd;
+    l->rx_start = l->rx_end = 0;
+    l->rx_skip = 0;
+    l->rx_frame = NULL;
+    l->rx_blocked = false;
+    trace_lanai_linksock_up(fd);
+    lanai_link_changed(l->s);
+    bql_unlock();
+}
+
+static void lanai_linksock_detach(LanaiLinkSock *l)
+{
+    bql_lock();
+    if (l->tx_len) {
+        lanai_linksock_tx_idle(l);
+        lanai_send_sent_by_link(l->s);  /* dropped: the link went down */
+    }
+    close(l->fd);
+    l->fd = -1;
+    l->rx_frame = NULL;
+    l->rx_blocked = false;
+    trace_lanai_linksock_down();
+    lanai_link_changed(l->s);
+    bql_unlock();
+}
+
+static int lanai_linksock_connect(const char *path)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd = qemu_socket(AF_UNIX, SOCK_STREAM, 0);
+
+    if (fd < 0) {
+        return -1;
+    }
+    pstrcpy(sa.sun_path, sizeof(sa.sun_path), path);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* ---- the thread ---- */
+
+/*
+ * A timer of this group became the first: the thread must poll with a
+ * shorter timeout.  In the thread itself (a frame's firmware run) it
+ * computes the timeout afresh anyway; the main loop is never woken.
+ */
+static void lanai_linksock_timer_notify(void *opaque, QEMUClockType type)
+{
+    LanaiLinkSock *l = opaque;
+
+    if (!qemu_thread_is_self(&l->thread)) {
+        event_notifier_set(&l->wake);
+    }
+}
+
+/*
+ * The thread's loop: one poll of its wake-up descriptor and the socket
+ * (or the listening socket), with the interval timers' deadline.
+ */
+static void *lanai_linksock_thread(void *opaque)
+{
+    LanaiLinkSock *l = opaque;
+    int64_t retry_at = 0;
+
+    while (!qatomic_read(&l->stop)) {
+        int64_t timeout = timerlistgroup_deadline_ns(&l->tlg);
+        GPollFD pfd[2] = {
+            { .fd = event_notifier_get_fd(&l->wake), .events = G_IO_IN },
+        };
+        guint n = 1;
+
+        if (l->fd < 0 && l->listen_fd < 0) {
+            int64_t now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+            int fd = -1;
+
+            if (now >= retry_at) {
+                fd = lanai_linksock_connect(l->s->link_socket);
+                retry_at = now + LANAI_LINKSOCK_RETRY_MS * SCALE_MS;
+            }
+            if (fd >= 0) {
+                lanai_linksock_attach(l, fd);
+            } else {
+                timeout = qemu_soonest_timeout(timeout, retry_at - now);
+            }
+        }
+        if (l->fd >= 0 && !l->rx_blocked) {
+            pfd[n++] = (GPollFD) { .fd = l->fd, .events = G_IO_IN };
+        } else if (l->fd < 0 && l->listen_fd >= 0) {
+            pfd[n++] = (GPollFD) { .fd = l->listen_fd, .events = G_IO_IN };
+        }
+        qemu_poll_ns(pfd, n, timeout);
+        if (pfd[0].revents) {
+            event_notifier_test_and_clear(&l->wake);
+        }
+        if (timerlistgroup_deadline_ns(&l->tlg) == 0) {
+            bql_lock();
+            timerlistgroup_run_timers(&l->tlg);
+            bql_unlock();
+        }
+        if (n > 1 && pfd[1].revents) {
+            if (l->fd < 0) {
+                int fd = qemu_accept(l->listen_fd, NULL, NULL);
+
+                if (fd >= 0) {
+                    lanai_linksock_attach(l, fd);
+                }
+            } else if (!lanai_linksock_read(l)) {
+                lanai_linksock_detach(l);
+                continue;
+            }
+        }
+        if (l->fd >= 0) {
+            lanai_linksock_deliver(l);
+        }
+    }
+    if (l->fd >= 0) {
+        lanai_linksock_detach(l);
+    }
+    return NULL;
+}
+
+/* ---- start and stop ---- */
+
+/* The group the interval timers join: the link thread's, else the main loop's. */
+QEMUTimerListGroup *lanai_linksock_timers(LanaiState *s)
+{
+    return s->linksock ? &s->linksock->tlg : NULL;
+}
+
+bool lanai_linksock_realize(LanaiState *s, Error **errp)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    LanaiLinkSock *l;
+
+    if (!s->link_socket) {
+        return true;
+    }
+    if (s->conf.peers.ncs[0]) {
+        error_setg(errp, "lanai: link-socket and netdev exclude each other");
+        return false;
+    }
+    if (strlen(s->link_socket) >= sizeof(sa.sun_path)) {
+        error_setg(errp, "lanai: link-socket path longer than %zu bytes",
+                   sizeof(sa.sun_path) - 1);
+        return false;
+    }
+    l = g_new0(LanaiLinkSock, 1);
+    l->s = s;
+    l->fd = -1;
+    l->listen_fd = -1;
+    if (event_notifier_init(&l->wake, false) < 0) {
+        error_setg(errp, "lanai: no event notifier for the link thread");
+        g_free(l);
+        return false;
+    }
+    if (s->link_listen) {
+        pstrcpy(sa.sun_path, sizeof(sa.sun_path), s->link_socket);
+        l->listen_fd = qemu_socket(AF_UNIX, SOCK_STREAM, 0);
+        if (l->listen_fd < 0 ||
+            bind(l->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+            listen(l->listen_fd, 1) < 0) {
+            error_setg_errno(errp, errno, "lanai: cannot listen on %s",
+                             s->link_socket);
+            if (l->listen_fd >= 0) {
+                close(l->listen_fd);
+            }
+            event_notifier_cleanup(&l->wake);
+            g_free(l);
+            return false;
+        }
+    }
+    timerlistgroup_init(&l->tlg, lanai_linksock_timer_notify, l);
+    s->linksock = l;
+    qemu_thread_create(&l->thread, "lanai-link", lanai_linksock_thread, l,
+                       QEMU_THREAD_JOINABLE);
+    return true;
+}
+
+/* With the BQL, which is let go while the thread ends; timers freed first. */
+void lanai_linksock_unrealize(LanaiState *s)
+{
+    LanaiLinkSock *l = s->linksock;
+
+    if (!l) {
+        return;
+    }
+    qatomic_set(&l->stop, true);
+    event_notifier_set(&l->wake);
+    bql_unlock();
+    qemu_thread_join(&l->thread);
+    bql_lock();
+    if (l->listen_fd >= 0) {
+        close(l->listen_fd);
+    }
+    timerlistgroup_deinit(&l->tlg);
+    event_notifier_cleanup(&l->wake);
+    s->linksock = NULL;
+    g_free(l);
+}
