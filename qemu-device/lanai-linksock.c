@@ -165,8 +165,8 @@ void lanai_linksock_kick(LanaiState *s)
 
 /*
  * The next whole frame in the buffer (its length in *len), or NULL when
- * more must be read.  The length is the peer's: checked here, before
- * anything is taken on its word.
+ * more must be read; under the BQL (it counts what it skips).  The length
+ * is the peer's: checked here, before anything is taken on its word.
  */
 static const uint8_t *lanai_linksock_next(LanaiLinkSock *l, uint32_t *len)
 {
@@ -191,9 +191,7 @@ static const uint8_t *lanai_linksock_next(LanaiLinkSock *l, uint32_t *len)
         n = ldl_be_p(b);
         if (n > LANAI_LINKSOCK_WIRE_MAX) {
             trace_lanai_recv_drop("oversize", n);
-            bql_lock();
             l->s->rx_oversize++;
-            bql_unlock();
             l->rx_start += LANAI_LINKSOCK_HDR;
             l->rx_skip = n;
             continue;
@@ -391,7 +389,7 @@ static void *lanai_linksock_thread(void *opaque)
 
 /* ---- start and stop ---- */
 
-/* The group the interval timers join: the link thread's, else the main loop's. */
+/* The interval timers' group: the link thread's; NULL: the main loop's. */
 QEMUTimerListGroup *lanai_linksock_timers(LanaiState *s)
 {
     return s->linksock ? &s->linksock->tlg : NULL;

@@ -20,6 +20,8 @@
 #include "../../hw/misc/lanai/include/netvm/lanai_event.h"
 #include "../../hw/misc/lanai/include/netvm/fw_counters.h"
 #include "../../hw/misc/lanai/include/netvm/fw_saved_offsets.h"
+#include "../../hw/misc/lanai/include/netvm/packet.h"
+#include <sys/un.h>
 
 #define EVQ_LEN     64
 #define WAIT_US     (5 * G_USEC_PER_SEC)
@@ -902,12 +904,50 @@ static void link_wait_up(Lanai *l)
     g_assert_true(WAIT_FOR(rd(l, NVM_REG_LINK) == NVM_LINK_UP));
 }
 
+/*
+ * link-socket (lanai-linksock.c) in place of the stream netdev: set by the
+ * /lanai/linksock/ tests around the shared bodies.  The path is in a
+ * directory of the test's own.
+ */
+static bool linksock_mode;
+static char *linksock_dir;
+
+static char *linksock_path(void)
+{
+    if (!linksock_dir) {
+        linksock_dir = g_dir_make_tmp("lanai-test-XXXXXX", NULL);
+        g_assert(linksock_dir);
+    }
+    return g_build_filename(linksock_dir, "link.sock", NULL);
+}
+
+/* Two QEMUs joined by link-socket: a listens, b connects. */
+static void link_pair_sock(Lanai **a, Lanai **b, const char *extra)
+{
+    g_autofree char *path = linksock_path();
+    g_autofree char *ea = NULL, *eb = NULL;
+
+    unlink(path);
+    ea = g_strdup_printf(",node-id=1%s,link-socket=%s,link-listen=on",
+                         extra, path);
+    eb = g_strdup_printf(",node-id=2%s,link-socket=%s", extra, path);
+    *a = lanai_boot(ea);    /* listening once realized */
+    *b = lanai_boot(eb);
+    link_wait_up(*a);
+    link_wait_up(*b);
+    unlink(path);
+}
+
 /* Two QEMUs linked back to back; extra: more -device lanai options. */
 static void link_pair_with(Lanai **a, Lanai **b, const char *extra)
 {
     int sv[2];
     g_autofree char *ea = NULL, *eb = NULL;
 
+    if (linksock_mode) {
+        link_pair_sock(a, b, extra);
+        return;
+    }
     g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), ==, 0);
     ea = g_strdup_printf(",netdev=l0,node-id=1%s -netdev stream,id=l0,"
                          "addr.type=fd,addr.str=%d", extra, sv[0]);
@@ -1281,6 +1321,31 @@ static void test_link_peer_auth(void)
 
 /* ---- engine state changed under a running engine (issue 14) ---- */
 
+/* The device's link-socket connects to this test, which listens. */
+static Lanai *lanai_boot_wired_sock(int *peer, const char *extra)
+{
+    g_autofree char *path = linksock_path();
+    g_autofree char *opts = NULL;
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    Lanai *l;
+
+    g_assert_cmpint(lfd, >=, 0);
+    g_assert_cmpuint(strlen(path), <, sizeof(sa.sun_path));
+    strcpy(sa.sun_path, path);
+    unlink(path);
+    g_assert_cmpint(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+    g_assert_cmpint(listen(lfd, 1), ==, 0);
+    opts = g_strdup_printf(",node-id=1%s,link-socket=%s", extra, path);
+    l = lanai_boot(opts);
+    *peer = accept(lfd, NULL, NULL);
+    g_assert_cmpint(*peer, >=, 0);
+    close(lfd);
+    unlink(path);
+    link_wait_up(l);
+    return l;
+}
+
 /*
  * One QEMU whose link's far end is this test: frames written to *peer
  * (stream netdev framing: a 4-byte big-endian length, then the frame)
@@ -1292,6 +1357,9 @@ static Lanai *lanai_boot_wired(int *peer, const char *extra)
     g_autofree char *opts = NULL;
     Lanai *l;
 
+    if (linksock_mode) {
+        return lanai_boot_wired_sock(peer, extra);
+    }
     g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), ==, 0);
     fcntl(sv[0], F_SETFD, FD_CLOEXEC);
     opts = g_strdup_printf(",netdev=l0,node-id=1%s -netdev stream,id=l0,"
@@ -1389,10 +1457,135 @@ static void recv_changed_then_frame(uint32_t ring, uint32_t slots,
     lanai_free(l);
 }
 
+/* Reads exactly n bytes from the peer's end. */
+static void peer_read(int peer, uint8_t *buf, size_t n)
+{
+    while (n) {
+        ssize_t k = read(peer, buf, n);
+
+        g_assert_cmpint(k, >, 0);
+        buf += k;
+        n -= k;
+    }
+}
+
+/*
+ * link-socket against a peer that is this test: a frame longer than the
+ * engine takes is skipped whole and counted, the stream stays in step;
+ * a full ring stops the reading, so the frame after it waits, not
+ * dropped, until a slot is freed; a frame the device sends arrives with
+ * the stream framing; the peer leaving takes the link down.
+ */
+static void test_linksock_wire(void)
+{
+    const uint32_t ring = 0x10000, big = NVM_FRAME_MAX + NVM_PKT_CRC_LEN + 1;
+    g_autofree uint8_t *huge = g_malloc0(big);
+    uint8_t f[3][100], out[100], got[4 + sizeof(out)];
+    int peer;
+    Lanai *l;
+
+    linksock_mode = true;
+    l = lanai_boot_wired(&peer, "");
+    linksock_mode = false;
+    for (unsigned k = 0; k < 3; k++) {
+        for (unsigned i = 0; i < sizeof(f[k]); i++) {
+            f[k][i] = (uint8_t)(i * 5 + k * 77 + 1);
+        }
+    }
+    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    recv_start(l, ring, 2);
+    peer_send(peer, huge, big);
+    for (unsigned k = 0; k < 3; k++) {
+        peer_send(peer, f[k], sizeof(f[k]));
+    }
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_RECV_COUNT) == 2));
+    g_assert_cmpuint(rd(l, NVM_REG_RECV_DROPS), ==, 1);
+    for (unsigned k = 0; k < 2; k++) {
+        uint32_t slot = ring + k * SLOT_SIZE;
+        uint8_t data[sizeof(f[k])];
+
+        g_assert_cmpuint(sram_rd(l, slot), !=, 0);           /* FULL */
+        g_assert_cmpuint(sram_rd(l, slot + 4), ==, sizeof(f[k]));
+        qpci_memread(l->dev, l->sram, slot + 8, data, sizeof(data));
+        g_assert_cmpmem(data, sizeof(data), f[k], sizeof(f[k]));
+    }
+    /* the ring is full: the third frame waits in the stream */
+    g_assert_cmpuint(rd(l, NVM_REG_RECV_COUNT), ==, 2);
+    sram_fill(l, ring + 8, 0, sizeof(f[0]));
+    sram_wr(l, ring, 0);                                     /* EMPTY */
+    wr(l, NVM_REG_RECV_CTRL, NVM_RECV_CTRL_RETRY);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_RECV_COUNT) == 3));
+    g_assert_cmpuint(sram_rd(l, ring + 4), ==, sizeof(f[2]));
+    {
+        uint8_t data[sizeof(f[2])];
+
+        qpci_memread(l->dev, l->sram, ring + 8, data, sizeof(data));
+        g_assert_cmpmem(data, sizeof(data), f[2], sizeof(f[2]));
+    }
+    g_assert_cmpuint(rd(l, NVM_REG_RECV_DROPS), ==, 1);
+
+    for (unsigned i = 0; i < sizeof(out); i++) {
+        out[i] = (uint8_t)(0xa5 ^ i);
+    }
+    send_frame(l, 0x2000, out, sizeof(out));
+    peer_read(peer, got, sizeof(got));
+    g_assert_cmpuint((uint32_t)got[0] << 24 | got[1] << 16 | got[2] << 8 | got[3],
+                     ==, sizeof(out));
+    g_assert_cmpmem(got + 4, sizeof(out), out, sizeof(out));
+
+    close(peer);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_LINK) == 0));
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    lanai_free(l);
+}
+
+/* link-socket with a netdev too: QEMU refuses to start, and says why. */
+static void test_linksock_with_netdev(void)
+{
+    const char *argv[] = {
+        getenv("QTEST_QEMU_BINARY"), "-M", "pc", "-nodefaults",
+        "-display", "none", "-accel", "qtest",
+        "-netdev", "hubport,id=l0,hubid=0",
+        "-device", "lanai,netdev=l0,link-socket=/nonexistent/link.sock",
+        NULL,
+    };
+    g_autofree char *err = NULL;
+    int status;
+
+    g_assert_nonnull(argv[0]);
+    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL,
+                               G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                               &err, &status, NULL));
+    g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+    g_assert_nonnull(strstr(err, "link-socket and netdev exclude each other"));
+}
+
 /* RECV_SLOTS 0 while on: the next slot was computed modulo 0 (SIGFPE). */
 static void test_recv_slots_zero(void)
 {
     recv_changed_then_frame(0x10000, 0, SLOT_SIZE);
+}
+
+/* The same bodies over link-socket instead of the stream netdev. */
+static void test_linksock_raw_frames(void)
+{
+    linksock_mode = true;
+    test_raw_frames();
+    linksock_mode = false;
+}
+
+static void test_linksock_link_event(void)
+{
+    linksock_mode = true;
+    test_link_event();
+    linksock_mode = false;
+}
+
+static void test_linksock_recv_slots_zero(void)
+{
+    linksock_mode = true;
+    test_recv_slots_zero();
+    linksock_mode = false;
 }
 
 /*
@@ -1969,6 +2162,12 @@ int main(int argc, char **argv)
     qtest_add_func("/lanai/hostile/garbage", test_garbage);
     qtest_add_func("/lanai/link/peer-auth", test_link_peer_auth);
     qtest_add_func("/lanai/hostile/recv-ring-moved", test_recv_ring_moved);
+    qtest_add_func("/lanai/linksock/raw-frames", test_linksock_raw_frames);
+    qtest_add_func("/lanai/linksock/link-event", test_linksock_link_event);
+    qtest_add_func("/lanai/linksock/recv-slots-zero",
+                   test_linksock_recv_slots_zero);
+    qtest_add_func("/lanai/linksock/wire", test_linksock_wire);
+    qtest_add_func("/lanai/linksock/with-netdev", test_linksock_with_netdev);
     qtest_add_func("/lanai/hostile/recv-slots-zero", test_recv_slots_zero);
     qtest_add_func("/lanai/hostile/recv-slot-size-small",
                    test_recv_slot_size_small);
