@@ -1529,8 +1529,8 @@ static void test_linksock_wire(void)
     }
     send_frame(l, 0x2000, out, sizeof(out));
     peer_read(peer, got, sizeof(got));
-    g_assert_cmpuint((uint32_t)got[0] << 24 | got[1] << 16 | got[2] << 8 | got[3],
-                     ==, sizeof(out));
+    g_assert_cmpuint((uint32_t)got[0] << 24 | got[1] << 16 | got[2] << 8 |
+                     got[3], ==, sizeof(out));
     g_assert_cmpmem(got + 4, sizeof(out), out, sizeof(out));
 
     close(peer);
