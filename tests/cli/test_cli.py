@@ -58,7 +58,8 @@ def netvm(*argv):
 
 
 class StateDirCase(unittest.TestCase):
-    """Clusters live in a fresh directory; NETVM_CLUSTER is unset."""
+    """Clusters live in a fresh directory; NETVM_CLUSTER and
+    NETVM_LINK_THREAD are unset."""
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="netvm-cli-test-")
@@ -71,6 +72,7 @@ class StateDirCase(unittest.TestCase):
             p.start()
             self.addCleanup(p.stop)
         os.environ.pop("NETVM_CLUSTER", None)
+        os.environ.pop("NETVM_LINK_THREAD", None)
         self.addCleanup(shutil.rmtree, self.tmp, True)
         self.addCleanup(signal.signal, signal.SIGTERM, signal.getsignal(signal.SIGTERM))
         self.addCleanup(signal.signal, signal.SIGHUP, signal.getsignal(signal.SIGHUP))
@@ -682,7 +684,8 @@ class TestLimits(StateDirCase):
         # none (an old cluster), then one that no QEMU reads
         for why in ("No such file or directory", "No such device or address"):
             self.refused("node 0's inject FIFO %s: %s (a cluster started before ./netvm inject "
-                         "existed has none)" % (fabric.rel(c.path("node0.inject")), why),
+                         "existed, or with NETVM_LINK_THREAD=1, has none)"
+                         % (fabric.rel(c.path("node0.inject")), why),
                          "--cluster", "x", "inject", "--from", "1", "--hex", "00")
             if not os.path.exists(c.path("node0.inject")):
                 os.mkfifo(c.path("node0.inject"), 0o600)
@@ -765,6 +768,26 @@ class TestTopology(StateDirCase):
             self.assertEqual(cmd[-1], "-extra")
             # debug-threads: the vCPU thread is named "CPU 0/TCG" (perf sched, vmsched)
             self.assertIn("guest=netvm-x-node%d,debug-threads=on" % i, cmd)
+
+    def test_back_to_back_link_thread(self):
+        c = self.make_cluster("x", two_nodes())
+        with mock.patch.dict(os.environ, {"NETVM_LINK_THREAD": "1"}):
+            for i in (0, 1):
+                cmd, text = self.qemu_cmd(c, i, 2)
+                # the device opens the socket: node 0 listens; no netdev, no redirector
+                self.assertIn("lanai,id=nic,link-socket=%s%s,node-id=%d,sram-size=8388608,peer-node=%d"
+                              % (c.path("link0.sock"), ",link-listen=on" if i == 0 else "", i, 1 - i), cmd)
+                self.assertNotIn("link0,", text.replace("link0.sock", ""))
+                self.assertNotIn("inject", text)
+            self.assertEqual(os.listdir(c.dir), ["cluster.json"])   # no FIFO
+
+    def test_switched_link_thread(self):
+        c = self.make_cluster("x", two_nodes(fabric={"pid": 1, "routes": {}}))
+        with mock.patch.dict(os.environ, {"NETVM_LINK_THREAD": "1"}):
+            cmd, text = self.qemu_cmd(c, 2, 3)
+        self.assertIn("lanai,id=nic,link-socket=%s,node-id=2,sram-size=8388608" % c.path("node2.sock"), cmd)
+        self.assertNotIn("-netdev stream", text)
+        self.assertNotIn("link-listen", text)
 
     def test_single_node_has_no_peer(self):
         c = self.make_cluster("x", two_nodes(nodes=[]))

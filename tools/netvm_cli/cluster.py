@@ -66,6 +66,15 @@ def uses_switch(n, topology):
     return bool(topology) or n > BACK_TO_BACK_MAX
 
 
+def link_thread():
+    """NETVM_LINK_THREAD=1 (opt-in, docs/bench.md "The link read by a
+    thread of its own"): each node's NIC opens its link socket itself
+    (lanai's link-socket) and reads it in a thread of its own, off QEMU's
+    main loop.  No netdev then, so no ./netvm inject on a back-to-back
+    pair.  libvirt's nodes keep the netdev."""
+    return os.environ.get("NETVM_LINK_THREAD") == "1"
+
+
 def cluster_name(args_name):
     name = args_name or os.environ.get("NETVM_CLUSTER") or "default"
     if not NAME_RE.match(name):
@@ -212,12 +221,10 @@ class Cluster:
         """QEMU's command line for node i of n.  template: the boot template
         (fastboot.py), booted with no identity; a node started from it runs
         the very same device set, so that its saved state loads."""
-        nic_link, link_args, inject_ok = self.nic_link(i)
+        nic_link, link_args = self.nic_link(i)
         data, data_arg = self.data_nic(-1 if template else i)
         ident = "netvm.template=1" if template else "netvm.node=%d%s" % (i, data_arg)
         auth, inject = self.link_auth(i, n)
-        if not inject_ok:
-            inject = []
         # debug-threads: the vCPU thread is "CPU 0/TCG" in ps and perf
         cmd = [qemu_binary(), "-name", "guest=%s,debug-threads=on" % self.vm_name(i),
                "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
@@ -247,19 +254,17 @@ class Cluster:
         return cmd + data + pkgdisk.drive_args() + list(extra)
 
     def nic_link(self, i):
-        """Node i's NIC link: the lanai device's link option, QEMU's
-        arguments for it, and whether ./netvm inject's redirector (a filter
-        on the netdev) can attach.  NETVM_LINK_THREAD=1 (opt-in,
-        docs/bench.md "The link read by a thread of its own"): the device
-        opens the socket itself and reads it in a thread, off the main
-        loop; no netdev, so no inject.  Else a -netdev stream."""
+        """Node i's NIC link: the lanai device's link option and QEMU's
+        arguments for it.  With link_thread() the device opens the socket
+        itself and reads it in a thread, off the main loop; else a
+        -netdev stream."""
         through_switch = bool((self.state or {}).get("fabric"))
-        if os.environ.get("NETVM_LINK_THREAD") == "1":
+        if link_thread():
             if through_switch:
-                return "link-socket=%s" % self.abs_socket("node%d.sock" % i), [], False
+                return "link-socket=%s" % self.abs_socket("node%d.sock" % i), []
             return "link-socket=%s%s" % (self.abs_socket("link0.sock"),
-                                         ",link-listen=on" if i == 0 else ""), [], False
-        return "netdev=link0", ["-netdev", self.link_netdev(i, through_switch)], True
+                                         ",link-listen=on" if i == 0 else ""), []
+        return "netdev=link0", ["-netdev", self.link_netdev(i, through_switch)]
 
     def link_netdev(self, i, through_switch):
         """The -netdev of node i's NIC link: to its switch port (the switch
@@ -317,6 +322,8 @@ class Cluster:
         good once its first client leaves."""
         if (self.state or {}).get("fabric") or n != 2:
             return "", []
+        if link_thread():   # no netdev to hang the redirector on
+            return ",peer-node=%d" % (1 - i), []
         fifo = self.path("node%d.inject" % i)
         if not os.path.exists(fifo):
             os.mkfifo(fifo, 0o600)
