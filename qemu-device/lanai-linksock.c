@@ -30,6 +30,10 @@
  * the listening node), again every LANAI_LINKSOCK_RETRY_MS while that
  * fails and after the peer leaves.  The link is up while connected.
  *
+ * link-inject=PATH: a FIFO read the same way, its frames handed to the
+ * engine as if they had come off the link (./netvm inject on a
+ * back-to-back pair, as the netdev path's filter-redirector does).
+ *
  * Not carried over a save/load: a frame read but not yet delivered, or
  * sent in part (both stay with this process, not in the snapshot).
  *
@@ -55,6 +59,17 @@
 #define LANAI_LINKSOCK_RBUF     (2 * (LANAI_LINKSOCK_HDR + \
                                       LANAI_LINKSOCK_WIRE_MAX))
 
+/* A length-prefixed stream being read: the link, or the injection FIFO. */
+typedef struct LanaiLinkRx {
+    int fd;
+    uint8_t buf[LANAI_LINKSOCK_RBUF];
+    size_t start;
+    size_t end;
+    uint32_t skip;          /* bytes of an oversize frame still to skip */
+    const uint8_t *frame;   /* the next whole frame, in buf, or NULL */
+    uint32_t frame_len;
+} LanaiLinkRx;
+
 struct LanaiLinkSock {
     LanaiState *s;
     QemuThread thread;
@@ -70,13 +85,8 @@ struct LanaiLinkSock {
     size_t tx_len;
     size_t tx_off;
 
-    /* the thread's own */
-    uint8_t rx[LANAI_LINKSOCK_RBUF];
-    size_t rx_start;
-    size_t rx_end;
-    uint32_t rx_skip;       /* bytes of an oversize frame still to skip */
-    const uint8_t *rx_frame;    /* the next frame, in rx, or NULL */
-    uint32_t rx_frame_len;
+    LanaiLinkRx rx;         /* the thread's: the link's bytes */
+    LanaiLinkRx inject;     /* the thread's: link-inject's, fd -1: none */
 };
 
 bool lanai_linksock_up(LanaiState *s)
@@ -168,19 +178,20 @@ void lanai_linksock_kick(LanaiState *s)
  * more must be read; under the BQL (it counts what it skips).  The length
  * is the peer's: checked here, before anything is taken on its word.
  */
-static const uint8_t *lanai_linksock_next(LanaiLinkSock *l, uint32_t *len)
+static const uint8_t *lanai_linksock_next(LanaiState *s, LanaiLinkRx *r,
+                                          uint32_t *len)
 {
     for (;;) {
-        size_t avail = l->rx_end - l->rx_start;
-        const uint8_t *b = l->rx + l->rx_start;
+        size_t avail = r->end - r->start;
+        const uint8_t *b = r->buf + r->start;
         uint32_t n;
 
-        if (l->rx_skip) {
-            size_t k = MIN(avail, l->rx_skip);
+        if (r->skip) {
+            size_t k = MIN(avail, r->skip);
 
-            l->rx_start += k;
-            l->rx_skip -= k;
-            if (l->rx_skip) {
+            r->start += k;
+            r->skip -= k;
+            if (r->skip) {
                 return NULL;
             }
             continue;
@@ -191,38 +202,51 @@ static const uint8_t *lanai_linksock_next(LanaiLinkSock *l, uint32_t *len)
         n = ldl_be_p(b);
         if (n > LANAI_LINKSOCK_WIRE_MAX) {
             trace_lanai_recv_drop("oversize", n);
-            l->s->rx_oversize++;
-            l->rx_start += LANAI_LINKSOCK_HDR;
-            l->rx_skip = n;
+            s->rx_oversize++;
+            r->start += LANAI_LINKSOCK_HDR;
+            r->skip = n;
             continue;
         }
         if (avail < LANAI_LINKSOCK_HDR + (size_t)n) {
             return NULL;
         }
-        l->rx_start += LANAI_LINKSOCK_HDR + n;
+        r->start += LANAI_LINKSOCK_HDR + n;
         *len = n;
         return b + LANAI_LINKSOCK_HDR;
     }
 }
 
-/* Reads more of the stream; false at its end or on an error. */
-static bool lanai_linksock_read(LanaiLinkSock *l)
+/*
+ * Reads more of the stream; false at its end or on an error (nothing
+ * there yet, on the injection FIFO, is neither).
+ */
+static bool lanai_linksock_read(LanaiLinkRx *r)
 {
     ssize_t n;
 
-    if (l->rx_start) {
-        memmove(l->rx, l->rx + l->rx_start, l->rx_end - l->rx_start);
-        l->rx_end -= l->rx_start;
-        l->rx_start = 0;
+    if (r->start) {
+        memmove(r->buf, r->buf + r->start, r->end - r->start);
+        r->end -= r->start;
+        r->start = 0;
     }
     do {
-        n = recv(l->fd, l->rx + l->rx_end, sizeof(l->rx) - l->rx_end, 0);
+        n = read(r->fd, r->buf + r->end, sizeof(r->buf) - r->end);
     } while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return true;
+    }
     if (n <= 0) {
         return false;
     }
-    l->rx_end += n;
+    r->end += n;
     return true;
+}
+
+static void lanai_linksock_rx_reset(LanaiLinkRx *r)
+{
+    r->start = r->end = 0;
+    r->skip = 0;
+    r->frame = NULL;
 }
 
 /*
@@ -230,31 +254,36 @@ static bool lanai_linksock_read(LanaiLinkSock *l)
  * cannot (ring full, VM stopped) the frame waits, the socket is not read,
  * and lanai_linksock_kick wakes the thread.
  */
-static void lanai_linksock_deliver(LanaiLinkSock *l)
+static bool lanai_linksock_deliver_from(LanaiLinkSock *l, LanaiLinkRx *r)
 {
     LanaiState *s = l->s;
 
-    bql_lock();
-    l->rx_blocked = false;
     for (;;) {
         bool engaged;
 
-        if (!l->rx_frame) {
-            l->rx_frame = lanai_linksock_next(l, &l->rx_frame_len);
-            if (!l->rx_frame) {
-                break;
+        if (!r->frame) {
+            r->frame = lanai_linksock_next(s, r, &r->frame_len);
+            if (!r->frame) {
+                return true;
             }
         }
         if (!runstate_is_running() || !lanai_wire_can_receive(s)) {
-            l->rx_blocked = true;
-            break;
+            return false;
         }
         /* as the net layer engages it around a NIC's receive callback */
         engaged = lanai_guard_enter(s);
-        lanai_wire_receive(s, l->rx_frame, l->rx_frame_len);
+        lanai_wire_receive(s, r->frame, r->frame_len);
         lanai_guard_leave(s, engaged);
-        l->rx_frame = NULL;
+        r->frame = NULL;
     }
+}
+
+static void lanai_linksock_deliver(LanaiLinkSock *l)
+{
+    bql_lock();
+    l->rx_blocked = !((l->fd < 0 || lanai_linksock_deliver_from(l, &l->rx)) &&
+                      (l->inject.fd < 0 ||
+                       lanai_linksock_deliver_from(l, &l->inject)));
     bql_unlock();
 }
 
@@ -264,9 +293,8 @@ static void lanai_linksock_attach(LanaiLinkSock *l, int fd)
 {
     bql_lock();
     l->fd = fd;
-    l->rx_start = l->rx_end = 0;
-    l->rx_skip = 0;
-    l->rx_frame = NULL;
+    l->rx.fd = fd;
+    lanai_linksock_rx_reset(&l->rx);
     l->rx_blocked = false;
     trace_lanai_linksock_up(fd);
     lanai_link_changed(l->s);
@@ -282,7 +310,8 @@ static void lanai_linksock_detach(LanaiLinkSock *l)
     }
     close(l->fd);
     l->fd = -1;
-    l->rx_frame = NULL;
+    l->rx.fd = -1;
+    lanai_linksock_rx_reset(&l->rx);
     l->rx_blocked = false;
     trace_lanai_linksock_down();
     lanai_link_changed(l->s);
@@ -332,9 +361,10 @@ static void *lanai_linksock_thread(void *opaque)
 
     while (!qatomic_read(&l->stop)) {
         int64_t timeout = timerlistgroup_deadline_ns(&l->tlg);
-        GPollFD pfd[2] = {
+        GPollFD pfd[3] = {
             { .fd = event_notifier_get_fd(&l->wake), .events = G_IO_IN },
         };
+        int link_i = -1, inject_i = -1;
         guint n = 1;
 
         if (l->fd < 0 && l->listen_fd < 0) {
@@ -351,10 +381,16 @@ static void *lanai_linksock_thread(void *opaque)
                 timeout = qemu_soonest_timeout(timeout, retry_at - now);
             }
         }
-        if (l->fd >= 0 && !l->rx_blocked) {
-            pfd[n++] = (GPollFD) { .fd = l->fd, .events = G_IO_IN };
-        } else if (l->fd < 0 && l->listen_fd >= 0) {
+        if (l->fd < 0 && l->listen_fd >= 0) {
+            link_i = n;
             pfd[n++] = (GPollFD) { .fd = l->listen_fd, .events = G_IO_IN };
+        } else if (l->fd >= 0 && !l->rx_blocked) {
+            link_i = n;
+            pfd[n++] = (GPollFD) { .fd = l->fd, .events = G_IO_IN };
+        }
+        if (l->inject.fd >= 0 && !l->rx_blocked) {
+            inject_i = n;
+            pfd[n++] = (GPollFD) { .fd = l->inject.fd, .events = G_IO_IN };
         }
         qemu_poll_ns(pfd, n, timeout);
         if (pfd[0].revents) {
@@ -365,21 +401,24 @@ static void *lanai_linksock_thread(void *opaque)
             timerlistgroup_run_timers(&l->tlg);
             bql_unlock();
         }
-        if (n > 1 && pfd[1].revents) {
+        if (link_i > 0 && pfd[link_i].revents) {
             if (l->fd < 0) {
                 int fd = qemu_accept(l->listen_fd, NULL, NULL);
 
                 if (fd >= 0) {
                     lanai_linksock_attach(l, fd);
                 }
-            } else if (!lanai_linksock_read(l)) {
+            } else if (!lanai_linksock_read(&l->rx)) {
                 lanai_linksock_detach(l);
-                continue;
             }
         }
-        if (l->fd >= 0) {
-            lanai_linksock_deliver(l);
+        if (inject_i > 0 && pfd[inject_i].revents &&
+            !lanai_linksock_read(&l->inject)) {
+            trace_lanai_linksock_inject_error(errno);
+            close(l->inject.fd);
+            l->inject.fd = -1;
         }
+        lanai_linksock_deliver(l);
     }
     if (l->fd >= 0) {
         lanai_linksock_detach(l);
@@ -401,6 +440,10 @@ bool lanai_linksock_realize(LanaiState *s, Error **errp)
     LanaiLinkSock *l;
 
     if (!s->link_socket) {
+        if (s->link_inject) {
+            error_setg(errp, "lanai: link-inject goes with link-socket");
+            return false;
+        }
         return true;
     }
     if (s->conf.peers.ncs[0]) {
@@ -415,9 +458,24 @@ bool lanai_linksock_realize(LanaiState *s, Error **errp)
     l = g_new0(LanaiLinkSock, 1);
     l->s = s;
     l->fd = -1;
+    l->rx.fd = -1;
+    l->inject.fd = -1;
     l->listen_fd = -1;
+    if (s->link_inject) {
+        /* read-write: writers may come and go without an end of file */
+        l->inject.fd = qemu_open_old(s->link_inject, O_RDWR | O_NONBLOCK);
+        if (l->inject.fd < 0) {
+            error_setg_errno(errp, errno, "lanai: cannot open link-inject %s",
+                             s->link_inject);
+            g_free(l);
+            return false;
+        }
+    }
     if (event_notifier_init(&l->wake, false) < 0) {
         error_setg(errp, "lanai: no event notifier for the link thread");
+        if (l->inject.fd >= 0) {
+            close(l->inject.fd);
+        }
         g_free(l);
         return false;
     }
@@ -431,6 +489,9 @@ bool lanai_linksock_realize(LanaiState *s, Error **errp)
                              s->link_socket);
             if (l->listen_fd >= 0) {
                 close(l->listen_fd);
+            }
+            if (l->inject.fd >= 0) {
+                close(l->inject.fd);
             }
             event_notifier_cleanup(&l->wake);
             g_free(l);
@@ -459,6 +520,9 @@ void lanai_linksock_unrealize(LanaiState *s)
     bql_lock();
     if (l->listen_fd >= 0) {
         close(l->listen_fd);
+    }
+    if (l->inject.fd >= 0) {
+        close(l->inject.fd);
     }
     timerlistgroup_deinit(&l->tlg);
     event_notifier_cleanup(&l->wake);

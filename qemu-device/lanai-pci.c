@@ -274,6 +274,7 @@ static const Property lanai_properties[] = {
     DEFINE_PROP_BOOL("doorbell-inline", LanaiState, doorbell_inline, true),
     DEFINE_PROP_STRING("link-socket", LanaiState, link_socket),
     DEFINE_PROP_BOOL("link-listen", LanaiState, link_listen, false),
+    DEFINE_PROP_STRING("link-inject", LanaiState, link_inject),
 };
 
 static void lanai_class_init(ObjectClass *klass, void *data)

@@ -113,6 +113,7 @@ struct LanaiState {
     /* the link as a socket of its own (lanai-linksock.c) */
     char *link_socket;              /* property; NULL: the netdev */
     bool link_listen;               /* property: listen, not connect */
+    char *link_inject;              /* property: a FIFO of frames to take */
     LanaiLinkSock *linksock;
 
     /* sender authentication (lanai-linkauth.c) */

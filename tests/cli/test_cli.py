@@ -684,8 +684,7 @@ class TestLimits(StateDirCase):
         # none (an old cluster), then one that no QEMU reads
         for why in ("No such file or directory", "No such device or address"):
             self.refused("node 0's inject FIFO %s: %s (a cluster started before ./netvm inject "
-                         "existed, or with NETVM_LINK_THREAD=1, has none)"
-                         % (fabric.rel(c.path("node0.inject")), why),
+                         "existed has none)" % (fabric.rel(c.path("node0.inject")), why),
                          "--cluster", "x", "inject", "--from", "1", "--hex", "00")
             if not os.path.exists(c.path("node0.inject")):
                 os.mkfifo(c.path("node0.inject"), 0o600)
@@ -774,12 +773,15 @@ class TestTopology(StateDirCase):
         with mock.patch.dict(os.environ, {"NETVM_LINK_THREAD": "1"}):
             for i in (0, 1):
                 cmd, text = self.qemu_cmd(c, i, 2)
-                # the device opens the socket: node 0 listens; no netdev, no redirector
-                self.assertIn("lanai,id=nic,link-socket=%s%s,node-id=%d,sram-size=8388608,peer-node=%d"
-                              % (c.path("link0.sock"), ",link-listen=on" if i == 0 else "", i, 1 - i), cmd)
+                # the device opens the socket (node 0 listens) and the inject FIFO;
+                # no netdev, no redirector
+                self.assertIn("lanai,id=nic,link-socket=%s%s,node-id=%d,sram-size=8388608,"
+                              "peer-node=%d,link-inject=%s"
+                              % (c.path("link0.sock"), ",link-listen=on" if i == 0 else "", i, 1 - i,
+                                 c.path("node%d.inject" % i)), cmd)
                 self.assertNotIn("link0,", text.replace("link0.sock", ""))
-                self.assertNotIn("inject", text)
-            self.assertEqual(os.listdir(c.dir), ["cluster.json"])   # no FIFO
+                self.assertNotIn("filter-redirector", text)
+                self.assertTrue(stat.S_ISFIFO(os.stat(c.path("node%d.inject" % i)).st_mode))
 
     def test_switched_link_thread(self):
         c = self.make_cluster("x", two_nodes(fabric={"pid": 1, "routes": {}}))

@@ -1539,15 +1539,56 @@ static void test_linksock_wire(void)
     lanai_free(l);
 }
 
-/* link-socket with a netdev too: QEMU refuses to start, and says why. */
-static void test_linksock_with_netdev(void)
+/*
+ * link-inject (./netvm inject's FIFO, read by the link thread): its
+ * frames reach the ring as the link's do, and writers may come and go.
+ */
+static void test_linksock_inject(void)
+{
+    const uint32_t ring = 0x10000;
+    g_autofree char *sock = linksock_path();
+    g_autofree char *fifo = g_build_filename(linksock_dir, "inject", NULL);
+    g_autofree char *extra = g_strdup_printf(",link-inject=%s", fifo);
+    uint8_t f[2][64], data[64];
+    int peer, w;
+    Lanai *l;
+
+    unlink(fifo);
+    g_assert_cmpint(mkfifo(fifo, 0600), ==, 0);
+    linksock_mode = true;
+    l = lanai_boot_wired(&peer, extra);
+    linksock_mode = false;
+    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    recv_start(l, ring, 2);
+    for (unsigned k = 0; k < 2; k++) {
+        for (unsigned i = 0; i < sizeof(f[k]); i++) {
+            f[k][i] = (uint8_t)(i * 3 + k * 101 + 7);
+        }
+        /* QEMU holds the FIFO open: this open does not wait */
+        w = open(fifo, O_WRONLY);
+        g_assert_cmpint(w, >=, 0);
+        peer_send(w, f[k], sizeof(f[k]));
+        close(w);
+        g_assert_true(WAIT_FOR(rd(l, NVM_REG_RECV_COUNT) == k + 1));
+        g_assert_cmpuint(sram_rd(l, ring + k * SLOT_SIZE + 4), ==,
+                         sizeof(f[k]));
+        qpci_memread(l->dev, l->sram, ring + k * SLOT_SIZE + 8, data,
+                     sizeof(data));
+        g_assert_cmpmem(data, sizeof(data), f[k], sizeof(f[k]));
+    }
+    close(peer);
+    lanai_free(l);
+    unlink(fifo);
+}
+
+/* Refused at start, and QEMU says why: args, the message. */
+static void linksock_refused(const char *dev, const char *netdev,
+                             const char *msg)
 {
     const char *argv[] = {
         getenv("QTEST_QEMU_BINARY"), "-M", "pc", "-nodefaults",
-        "-display", "none", "-accel", "qtest",
-        "-netdev", "hubport,id=l0,hubid=0",
-        "-device", "lanai,netdev=l0,link-socket=/nonexistent/link.sock",
-        NULL,
+        "-display", "none", "-accel", "qtest", "-device", dev,
+        netdev ? "-netdev" : NULL, netdev, NULL,
     };
     g_autofree char *err = NULL;
     int status;
@@ -1557,7 +1598,17 @@ static void test_linksock_with_netdev(void)
                                G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
                                &err, &status, NULL));
     g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
-    g_assert_nonnull(strstr(err, "link-socket and netdev exclude each other"));
+    g_assert_nonnull(strstr(err, msg));
+}
+
+/* link-socket with a netdev too, link-inject without link-socket. */
+static void test_linksock_refused(void)
+{
+    linksock_refused("lanai,netdev=l0,link-socket=/nonexistent/link.sock",
+                     "hubport,id=l0,hubid=0",
+                     "link-socket and netdev exclude each other");
+    linksock_refused("lanai,link-inject=/nonexistent/inject", NULL,
+                     "link-inject goes with link-socket");
 }
 
 /* RECV_SLOTS 0 while on: the next slot was computed modulo 0 (SIGFPE). */
@@ -2167,7 +2218,8 @@ int main(int argc, char **argv)
     qtest_add_func("/lanai/linksock/recv-slots-zero",
                    test_linksock_recv_slots_zero);
     qtest_add_func("/lanai/linksock/wire", test_linksock_wire);
-    qtest_add_func("/lanai/linksock/with-netdev", test_linksock_with_netdev);
+    qtest_add_func("/lanai/linksock/inject", test_linksock_inject);
+    qtest_add_func("/lanai/linksock/refused", test_linksock_refused);
     qtest_add_func("/lanai/hostile/recv-slots-zero", test_recv_slots_zero);
     qtest_add_func("/lanai/hostile/recv-slot-size-small",
                    test_recv_slot_size_small);

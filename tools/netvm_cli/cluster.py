@@ -70,8 +70,8 @@ def link_thread():
     """NETVM_LINK_THREAD=1 (opt-in, docs/bench.md "The link read by a
     thread of its own"): each node's NIC opens its link socket itself
     (lanai's link-socket) and reads it in a thread of its own, off QEMU's
-    main loop.  No netdev then, so no ./netvm inject on a back-to-back
-    pair.  libvirt's nodes keep the netdev."""
+    main loop, and on a back-to-back pair the inject FIFO too.  libvirt's
+    nodes keep the netdev."""
     return os.environ.get("NETVM_LINK_THREAD") == "1"
 
 
@@ -322,11 +322,11 @@ class Cluster:
         good once its first client leaves."""
         if (self.state or {}).get("fabric") or n != 2:
             return "", []
-        if link_thread():   # no netdev to hang the redirector on
-            return ",peer-node=%d" % (1 - i), []
         fifo = self.path("node%d.inject" % i)
         if not os.path.exists(fifo):
             os.mkfifo(fifo, 0o600)
+        if link_thread():   # the device reads the FIFO itself
+            return ",peer-node=%d,link-inject=%s" % (1 - i, fifo), []
         return ",peer-node=%d" % (1 - i), [
             "-chardev", "pipe,id=inject,path=node%d.inject" % i,
             "-object", "filter-redirector,id=injf,netdev=link0,queue=tx,indev=inject"]

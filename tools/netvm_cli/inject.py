@@ -81,8 +81,7 @@ def _back_to_back(c, to, data, count):
         fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
     except OSError as e:
         raise NetvmError("node %d's inject FIFO %s: %s (a cluster started before "
-                         "./netvm inject existed, or with NETVM_LINK_THREAD=1, has none)"
-                         % (to, rel(path), e.strerror))
+                         "./netvm inject existed has none)" % (to, rel(path), e.strerror))
     try:
         os.set_blocking(fd, True)
         rec = struct.pack(">I", len(data)) + data
