@@ -299,6 +299,13 @@ MUTANTS = [
          repl="\tif (!t.key || t.key == p->pull_bad_key ||",
          kills=["fi-netvm-rdm"],
          why="an RDM sender takes a peer's ack table slot past the table"),
+    dict(name="lib-fi-rdm-cq-data-unchecked",
+         file="guest-lib/fi_netvm/fnv_rdm_link.c",
+         orig="\t\tif (n < off + sizeof(data))\n\t\t\treturn;\t/* not one of ours */\n",
+         repl="",
+         kills=["fi-netvm-rdm"],
+         why="an RDM message whose remote CQ data is cut short is taken: its payload length "
+             "(n - off) wraps, and a waiting receive completes with bytes past the frame"),
     dict(name="lib-fi-rdv-no-done",
          file="guest-lib/fi_netvm/fnv_rdm_rdv.c",
          orig="\tfnv_rdv_answer_locked(ep, node, port, q->id, (uint32_t)fi_err);\n\treturn fi_err;",
