@@ -185,7 +185,7 @@ static const void *overlapping;	/* exporting this fails -EEXIST */
 static bool reads_fail;		/* every read: FI_EKEYREJECTED */
 
 int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
-			  uint64_t *key)
+			  struct fnv_rdv_piece *out)
 {
 	(void)d;
 	if (buf == overlapping)
@@ -197,7 +197,10 @@ int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
 			.used = true, .buf = buf, .len = len,
 			.key = ((uint64_t)random() << 20) ^ (uint64_t)i,
 		};
-		*key = exports[i].key;
+		*out = (struct fnv_rdv_piece){
+			.key = exports[i].key, .addr = (uintptr_t)buf,
+			.len = len, .nvm_key = ~exports[i].key, .pt_rows = 1,
+		};
 		live_exports++;
 		exported_total++;
 		return i;
