@@ -226,6 +226,29 @@ NETVM_PUBLIC int netvm_export_lookup(struct netvm *nv, const char *name,
 	return -ENOENT;
 }
 
+NETVM_PUBLIC int netvm_export_info(struct netvm *nv, int h,
+				   struct netvm_segment *out)
+{
+	struct nvl_export *e;
+
+	if (!nv || !out)
+		return -EINVAL;
+	if (nv->efd < 0)
+		return -ENXIO;
+	if (h < 0 || h >= NVL_MAX_EXPORTS || !nv->exp[h].used)
+		return -EBADF;
+	e = &nv->exp[h];
+	memset(out, 0, sizeof(*out));
+	out->node = nv->ep.node_id;
+	out->port = nv->ep.port;
+	out->addr = e->addr;
+	out->len = e->len;
+	out->key = e->key;
+	out->flags = e->flags;
+	out->pt_rows = nv->ep.pt_rows;
+	return 0;
+}
+
 /* The export holding all of [a, a + n), or NULL. */
 static struct nvl_export *find_local(struct netvm *nv, uint64_t a, uint64_t n)
 {
@@ -243,11 +266,20 @@ static struct nvl_export *find_local(struct netvm *nv, uint64_t a, uint64_t n)
 
 /* ---- imports ---- */
 
+/* A free import slot, or -ENOSPC. */
+static int import_slot(struct netvm *nv)
+{
+	for (int i = 0; i < NVL_MAX_IMPORTS; i++)
+		if (!nv->imp[i].used)
+			return i;
+	return -ENOSPC;
+}
+
 NETVM_PUBLIC int netvm_import(struct netvm *nv, unsigned int node,
 			      unsigned int port, const char *name)
 {
 	struct netvm_import_req r;
-	int i, slot = -1, err;
+	int slot, err;
 
 	if (!nv)
 		return -EINVAL;
@@ -256,11 +288,9 @@ NETVM_PUBLIC int netvm_import(struct netvm *nv, unsigned int node,
 		return err;
 	if (node > 0xffff || port > 0xffff)
 		return -EINVAL;
-	for (i = 0; i < NVL_MAX_IMPORTS && slot < 0; i++)
-		if (!nv->imp[i].used)
-			slot = i;
+	slot = import_slot(nv);
 	if (slot < 0)
-		return -ENOSPC;
+		return slot;
 	memset(&r, 0, sizeof(r));
 	r.node = node;
 	r.port = port;
@@ -275,6 +305,45 @@ NETVM_PUBLIC int netvm_import(struct netvm *nv, unsigned int node,
 	nv->imp[slot].key = r.key;
 	nv->imp[slot].pt_rows = r.pt_rows;
 	nv->imp[slot].flags = r.flags;
+	snprintf(nv->imp[slot].name, sizeof(nv->imp[slot].name), "%s", name);
+	return slot;
+}
+
+/*
+ * Everything here comes from a peer: the values are only checked to be
+ * usable (a hash needs rows, a range must not wrap).  Whether they name
+ * a real export is the exporter's NIC's business: it checks every page's
+ * key, so a wrong description costs its transfers -EKEYREJECTED or
+ * -EFAULT, like a stale import.
+ */
+NETVM_PUBLIC int netvm_import_segment(struct netvm *nv,
+				      const struct netvm_segment *s,
+				      const char *name)
+{
+	struct netvm_segment d;
+	int slot, err;
+
+	if (!nv || !s)
+		return -EINVAL;
+	err = name_ok(name);
+	if (err)
+		return err;
+	memcpy(&d, s, sizeof(d));	/* one read of each field */
+	if (d.node > 0xffff || d.port > 0xffff || !d.pt_rows || !d.len ||
+	    d.len > NETVM_EXPORT_MAX || d.addr + d.len < d.addr ||
+	    (d.flags & ~NETVM_EXPORT_RO))
+		return -EINVAL;
+	slot = import_slot(nv);
+	if (slot < 0)
+		return slot;
+	nv->imp[slot].used = 1;
+	nv->imp[slot].node = d.node;
+	nv->imp[slot].port = d.port;
+	nv->imp[slot].addr = d.addr;
+	nv->imp[slot].len = d.len;
+	nv->imp[slot].key = d.key;
+	nv->imp[slot].pt_rows = d.pt_rows;
+	nv->imp[slot].flags = d.flags;
 	snprintf(nv->imp[slot].name, sizeof(nv->imp[slot].name), "%s", name);
 	return slot;
 }

@@ -169,6 +169,24 @@ struct netvm_segment {
 };
 /* What a segment refers to.  -EBADF for a bad handle. */
 int netvm_import_info(struct netvm *nv, int seg, struct netvm_segment *out);
+/* What this handle's export h looks like to an importer (this node and
+ * port, its address, length, key, flags and this node's pt_rows): what a
+ * process may send a peer itself, for netvm_import_segment().  -EBADF
+ * for a bad handle, -ENXIO without an endpoint. */
+int netvm_export_info(struct netvm *nv, int h, struct netvm_segment *out);
+/*
+ * An import made from an export's description (netvm_export_info) that
+ * the exporter sent over a channel of its own: no message is sent and
+ * nothing is asked of the exporter's node, where netvm_import() takes a
+ * round trip to its kernel.  Trust nothing more than for netvm_import():
+ * the exporter's NIC checks each page's key, so a wrong description
+ * makes the transfers fail (-EKEYREJECTED, -EFAULT).  name is what
+ * netvm_import_lookup() finds.  Errors: -EINVAL (node or port above
+ * 0xffff, len 0 or above NETVM_EXPORT_MAX, addr + len wraps, pt_rows 0,
+ * unknown flags, no name), -ENAMETOOLONG, -ENOSPC (64 imports).
+ */
+int netvm_import_segment(struct netvm *nv, const struct netvm_segment *s,
+			 const char *name);
 
 /*
  * Data transfer, any size and alignment.  The library cuts the transfer

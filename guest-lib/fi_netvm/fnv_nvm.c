@@ -283,23 +283,37 @@ int fnv_nvm_cswap_locked(struct fnv_domain *d, uint16_t node, uint64_t key,
 /* ---- rendezvous (fnv_rdm_rdv.c): a send's buffers, read by the receiver */
 
 int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
-			  uint64_t *key)
+			  struct fnv_rdv_piece *out)
 {
 	int err = fnv_nvm_ready_locked(d);
+	struct netvm_segment me;
 	char name[FNV_NVM_NAME];
-	uint64_t r;
+	uint64_t r, key;
+	int h;
 
 	if (err)
 		return err;
 	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
 		return -EIO;
-	*key = (uint64_t)d->nvm_port << FNV_KEY_PORT_SHIFT |
-	       (r & FNV_KEY_RAND_MASK);
-	fnv_nvm_key_name(*key, name);
+	key = (uint64_t)d->nvm_port << FNV_KEY_PORT_SHIFT |
+	      (r & FNV_KEY_RAND_MASK);
+	fnv_nvm_key_name(key, name);
 	/* -EEXIST: the pages overlap another export (a name taken by 48
 	 * random bits is as unlikely): the caller copies */
-	return netvm_export(d->nv, name, (void *)buf, len, NETVM_EXPORT_RO,
-			    NULL);
+	h = netvm_export(d->nv, name, (void *)buf, len, NETVM_EXPORT_RO,
+			 NULL);
+	if (h < 0)
+		return h;
+	err = netvm_export_info(d->nv, h, &me);
+	if (err) {
+		netvm_unexport(d->nv, h);
+		return err;
+	}
+	*out = (struct fnv_rdv_piece){
+		.key = key, .addr = (uintptr_t)buf, .len = len,
+		.nvm_key = me.key, .pt_rows = me.pt_rows,
+	};
+	return h;
 }
 
 void fnv_rdv_unexport_locked(struct fnv_domain *d, int handle)
@@ -342,13 +356,33 @@ static int read_local(const struct fnv_rdv_req *q, const struct iovec *iov,
 struct pipe_nic {
 	struct fnv_domain *d;
 	uint16_t node;
+	int segs[FNV_IOV_MAX];	/* the message's imports, dropped after */
+	int nsegs;
 };
 
-static int pipe_seg(void *ctx, uint64_t key)
+/* The piece's segment, from its description: the sender's kernel is not
+ * asked (netvm_import's round trip cost 0.5-1 ms a message), and the
+ * sender's NIC checks the key of every page read. */
+static int pipe_seg(void *ctx, const struct fnv_rdv_piece *piece)
 {
 	struct pipe_nic *p = ctx;
+	struct netvm_segment s = {
+		.node = p->node,
+		.port = (uint32_t)(piece->key >> FNV_KEY_PORT_SHIFT),
+		.addr = piece->addr, .len = piece->len,
+		.key = piece->nvm_key, .flags = NETVM_EXPORT_RO,
+		.pt_rows = piece->pt_rows,
+	};
+	char name[FNV_NVM_NAME];
+	int seg;
 
-	return segment_locked(p->d, p->node, key);
+	if (p->nsegs == FNV_IOV_MAX)
+		return -EINVAL;		/* one per piece: never */
+	fnv_nvm_key_name(piece->key, name);
+	seg = netvm_import_segment(p->d->nv, &s, name);
+	if (seg >= 0)
+		p->segs[p->nsegs++] = seg;
+	return seg;
 }
 
 static int pipe_read(void *ctx, int seg, uint64_t off, void *to, size_t len)
@@ -383,8 +417,8 @@ int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 		err = fnv_rdv_pipe(&nic, q, iov, count, n, d->bounce,
 				   FNV_RDV_CHUNK);
 	/* a fresh key each message: no use keeping its imports */
-	for (uint32_t i = 0; i < q->count; i++)
-		forget_locked(d, node, q->piece[i].key);
+	for (int i = 0; i < p.nsegs; i++)
+		netvm_unimport(d->nv, p.segs[i]);
 	return err ? fnv_nvm_fi_err(err) : 0;
 }
 

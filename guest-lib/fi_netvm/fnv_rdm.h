@@ -87,11 +87,16 @@ static inline uint64_t fnv_rdm_slot(uint32_t epoch, uint32_t next)
 
 /* Where a piece of a rendezvous message waits: an export of the sender
  * (its key names port and export, fnv_nvm.c) at this address of the
- * sender's process (what the loop-back reads, process_vm_readv). */
+ * sender's process (what the loop-back reads, process_vm_readv).  The
+ * rest is what the receiver's import needs (netvm_import_segment), so
+ * that it asks nothing of the sender's kernel. */
 struct fnv_rdv_piece {
 	uint64_t key;
 	uint64_t addr;
 	uint64_t len;
+	uint64_t nvm_key;	/* the export's NetVM protection key */
+	uint32_t pt_rows;	/* the sender's node's (netvm_export_info) */
+	uint32_t pad;
 };
 
 /* A rendezvous message's payload; its header carries kind, tag, data. */
@@ -283,12 +288,12 @@ void fnv_rdv_progress_locked(struct fnv_ep *ep);
 void fnv_rdv_fini(struct fnv_ep *ep);
 
 /* fnv_nvm.c (the unit test replaces these): export [buf, +len) read-only
- * under a fresh key (a handle, or a negative errno: -EEXIST the range
- * overlaps another export); unexport; read the first n bytes of q's
- * pieces on node into iov (0 or the completion's FI_E*; on the own node
- * from q's process). */
+ * under a fresh key, described in *out (a handle, or a negative errno:
+ * -EEXIST the range overlaps another export); unexport; read the first n
+ * bytes of q's pieces on node into iov (0 or the completion's FI_E*; on
+ * the own node from q's process). */
 int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
-			  uint64_t *key);
+			  struct fnv_rdv_piece *out);
 void fnv_rdv_unexport_locked(struct fnv_domain *d, int handle);
 int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 			const struct fnv_rdv_req *q, const struct iovec *iov,

@@ -150,12 +150,14 @@ static void publish_rx(struct fnv_rdm *r, const struct fnv_peer *p)
 static bool table_ready(struct fnv_ep *ep)
 {
 	struct fnv_rdm *r = ep->rdm;
+	struct fnv_rdv_piece table = { 0 };
 	int h;
 
 	if (r->acks_key || r->acks_failed)
 		return r->acks_key != 0;
 	h = fnv_rdv_export_locked(ep->dom, r->acks,
-				  (size_t)sysconf(_SC_PAGESIZE), &r->acks_key);
+				  (size_t)sysconf(_SC_PAGESIZE), &table);
+	r->acks_key = table.key;
 	if (h < 0) {
 		FI_INFO(&fnv_prov, FI_LOG_EP_DATA,
 			"ack table export: %d: acks go as frames\n", h);

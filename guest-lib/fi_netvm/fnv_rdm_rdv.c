@@ -114,13 +114,10 @@ static int export_pieces(struct fnv_ep *ep, struct fnv_rdv_tx *t,
 		if (!iov[i].iov_len)
 			continue;
 		h = fnv_rdv_export_locked(ep->dom, iov[i].iov_base,
-					  iov[i].iov_len,
-					  &q->piece[q->count].key);
+					  iov[i].iov_len, &q->piece[q->count]);
 		if (h < 0)
 			break;
 		t->exports[t->nexports++] = h;
-		q->piece[q->count].addr = (uintptr_t)iov[i].iov_base;
-		q->piece[q->count].len = iov[i].iov_len;
 		q->count++;
 	}
 	if (h >= 0)
@@ -142,12 +139,10 @@ static int export_pieces(struct fnv_ep *ep, struct fnv_rdv_tx *t,
 		       iov[i].iov_len);
 		off += iov[i].iov_len;
 	}
-	h = fnv_rdv_export_locked(ep->dom, t->copy, len, &q->piece[0].key);
+	h = fnv_rdv_export_locked(ep->dom, t->copy, len, &q->piece[0]);
 	if (h < 0)
 		return h;
 	t->exports[t->nexports++] = h;
-	q->piece[0].addr = (uintptr_t)t->copy;
-	q->piece[0].len = len;
 	q->count = 1;
 	return 0;
 }

@@ -39,7 +39,7 @@ int fnv_rdv_pipe(const struct fnv_rdv_nic *nic, const struct fnv_rdv_req *q,
 			size_t k = n - pos < chunk ? n - pos : chunk;
 
 			if (seg < 0)
-				seg = nic->seg(nic->ctx, q->piece[piece].key);
+				seg = nic->seg(nic->ctx, &q->piece[piece]);
 			if (seg < 0) {
 				err = seg;
 				break;

@@ -19,9 +19,9 @@
 
 struct fnv_rdv_nic {
 	void *ctx;
-	/* The segment of a piece's key (imported once a read): >= 0 or a
-	 * negative errno. */
-	int (*seg)(void *ctx, uint64_t key);
+	/* The segment of a piece (imported once a read, from the piece's
+	 * own description): >= 0 or a negative errno. */
+	int (*seg)(void *ctx, const struct fnv_rdv_piece *piece);
 	/* Queue [off, +len) of seg into to: 0 or a negative errno (then
 	 * some of it may be queued all the same). */
 	int (*read)(void *ctx, int seg, uint64_t off, void *to, size_t len);

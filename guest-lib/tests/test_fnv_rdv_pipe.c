@@ -42,8 +42,10 @@ static struct fake {
 	int fail_read_err, fail_flush_err;
 } nic;
 
-static int fake_seg(void *ctx, uint64_t key)
+static int fake_seg(void *ctx, const struct fnv_rdv_piece *piece)
 {
+	uint64_t key = piece->key;
+
 	(void)ctx;
 	ck_assert_uint_ge(key, 100);
 	ck_assert_uint_lt(key, 100 + FNV_IOV_MAX);

@@ -1088,6 +1088,15 @@ class TestBenchReport(unittest.TestCase):
                          [100, 999, 1000, 10000, 2500, 1000000])
         self.assertGreaterEqual(bench_fi.RTT_MIN_ITERS, 1000)
 
+    def test_fi_pingpong_iterations(self):
+        # the targets' sizes run long enough for the first messages not to
+        # make the mean (1 MiB ran 5 times: 109-116 MB/s, against 156-203)
+        from netvm_cli import bench_fi
+        it = {z: bench_fi.pp_iters(z, 100) for z in bench_fi.PP_SIZES}
+        self.assertEqual(it, {64: 1000, 4096: 100, 65536: 10, 1 << 20: 50})
+        self.assertEqual(bench_fi.pp_iters(1 << 20, 5000), 100)
+        self.assertEqual(bench_fi.pp_iters(64, 3), 1000)
+
     def test_eth_ratios_with_the_loopback_floor(self):
         from netvm_cli import bench_eth
         rows = [{"path": p, "test": "tcp_lat", "size": 8, "median_us": m}

@@ -219,6 +219,84 @@ static int import(struct netvm *nv, unsigned int node, unsigned int port,
 	return seg;
 }
 
+/* *all stays -EINVAL while every e is -EINVAL; anything else sticks. */
+static void e_all(int *all, int e)
+{
+	if (*all == -EINVAL)
+		*all = e;
+}
+
+/*
+ * netvm_export_info of this process's "src" export, and imports made from
+ * a description with no round trip (netvm_import_segment): the read-only
+ * import's own description reads the same bytes; a wrong key is refused
+ * by the exporter's NIC; unusable descriptions are refused at once.
+ */
+static void described_imports(struct netvm *nv, int roseg, uint8_t *src,
+			      uint8_t *dst)
+{
+	struct netvm_segment me, ro, bad;
+	struct netvm_info info;
+	uint64_t key = 0;
+	int h, seg, err;
+
+	h = netvm_export_lookup(nv, "src", &key);
+	err = netvm_export_info(nv, h, &me);
+	check(h >= 0 && !err && netvm_info(nv, &info) == 0 &&
+	   me.node == info.node_id && me.port == (uint32_t)netvm_ep_port &&
+	   me.addr == (uintptr_t)src && me.len == LOCAL_SIZE &&
+	   me.key == key && me.flags == 0 && me.pt_rows > 0,
+	   "netvm_export_info of \"src\": node %u port %u, its address, "
+	   "length and key, pt_rows %u", me.node, me.port, me.pt_rows);
+	check(netvm_export_info(nv, 63, &me) == -EBADF,
+	   "netvm_export_info of a free handle: -EBADF");
+
+	err = netvm_import_info(nv, roseg, &ro);
+	seg = err ? err : netvm_import_segment(nv, &ro, "ro-described");
+	memset(dst, 0, 8192);
+	err = seg < 0 ? seg : netvm_readF(nv, seg, 0, dst, 8192);
+	check(seg >= 0 && !err && tap_first_bad(dst, 8192, 99) < 0 &&
+	   netvm_import_lookup(nv, ro.node, ro.port, "ro-described") == seg,
+	   "netvm_import_segment of \"ro\"'s description: 8 KiB read, "
+	   "byte-verified, and found by its name (%s)", netvm_strerror(err));
+	check(seg >= 0 && netvm_write(nv, seg, 0, src, 20) == -EROFS,
+	   "... read-only as described: a write is -EROFS");
+	if (seg >= 0)
+		netvm_unimport(nv, seg);
+
+	bad = ro;
+	bad.key ^= 1;
+	seg = netvm_import_segment(nv, &bad, "ro-wrong-key");
+	err = seg < 0 ? seg : netvm_readF(nv, seg, 0, dst, 64);
+	check(seg >= 0 && err == -EKEYREJECTED,
+	   "a described import with a wrong key: the read is -EKEYREJECTED "
+	   "(%s)", netvm_strerror(err));
+	if (seg >= 0)
+		netvm_unimport(nv, seg);
+
+	bad = ro;
+	bad.pt_rows = 0;
+	err = netvm_import_segment(nv, &bad, "x");
+	bad = ro;
+	bad.len = 0;
+	e_all(&err, netvm_import_segment(nv, &bad, "x"));
+	bad = ro;
+	bad.addr = UINT64_MAX - 4095;
+	e_all(&err, netvm_import_segment(nv, &bad, "x"));
+	bad = ro;
+	bad.flags = 2;
+	e_all(&err, netvm_import_segment(nv, &bad, "x"));
+	bad = ro;
+	bad.port = 0x10000;
+	e_all(&err, netvm_import_segment(nv, &bad, "x"));
+	check(err == -EINVAL,
+	   "described imports with pt_rows 0, length 0, a wrapping range, "
+	   "unknown flags, port 0x10000: each -EINVAL");
+	check(netvm_import_segment(nv, &ro, "") == -EINVAL &&
+	   netvm_import_segment(nv, NULL, "x") == -EINVAL,
+	   "no name, no description: -EINVAL");
+}
+
 static double secs(struct timespec *t0)
 {
 	struct timespec t;
@@ -376,6 +454,7 @@ static int client(unsigned int node, unsigned int port)
 	check(!err && tap_first_bad(dst, 4000, 99) < 0,
 	   "read of the read-only import, byte-verified: the refused write "
 	   "left bytes 0..19 alone");
+	described_imports(nv, roseg, src, dst);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	e2 = netvm_import(nv, node, port, "nope");
 	check(e2 == -ENOENT, "import of a missing name: -ENOENT (%s, %.3f s)",

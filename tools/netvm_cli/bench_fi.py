@@ -57,6 +57,24 @@ RTT_SIZE, BW_SIZE = 64, 1 << 20   # what the targets compare
 # gave 242 and 345 us a round trip, -I 1000 120 and 167, -I 10000 124
 # (2026-11-26); netvm-bench reports medians, which that does not move.
 RTT_MIN_ITERS = 1000
+# ... and at BW_SIZE: as many messages as netvm-bench's write_bw sends at
+# that size with its default -n 100, the figure it is compared with.  With
+# 5 (what the rule for large sizes gave), a run's first messages -- the
+# buffers' first touch, which -c would have done, and the ack tables'
+# imports -- made its mean: one boot, 1 MiB on the native provider
+# (2026-11-26): -I 5 in `bench --fi` 109-116 MB/s, -I 100 by hand 156-203.
+BW_MIN_ITERS = 50
+
+
+def pp_iters(size, iterations):
+    """fi_pingpong's -I at SIZE for bench's --iterations: the targets'
+    sizes at least their minimum, larger sizes fewer (they take longer)."""
+    if size == RTT_SIZE:
+        return max(iterations, RTT_MIN_ITERS)
+    if size <= 4096:
+        return iterations
+    iters = max(5, iterations // (10 if size <= 65536 else 50))
+    return max(iters, BW_MIN_ITERS) if size == BW_SIZE else iters
 
 
 def setup(c, only=None):
@@ -193,14 +211,9 @@ def one_round(c, env, iterations, errors, netpipe_too=True, check=True):
         if path not in env:
             continue
         for z in PP_SIZES:
-            if z == RTT_SIZE:
-                iters = max(iterations, RTT_MIN_ITERS)
-            elif z <= 4096:
-                iters = iterations
-            else:
-                iters = max(5, iterations // (10 if z <= 65536 else 50))
             try:
-                rows.append(pingpong(c, path, prov, env[path], z, iters, check))
+                rows.append(pingpong(c, path, prov, env[path], z, pp_iters(z, iterations),
+                                     check))
             except NetvmError as e:
                 errors.append(str(e))
                 say("FAILED: %s" % e)
