@@ -179,6 +179,8 @@ struct fnv_wire {
 	struct fnv_chan ch[FNV_CHANS];
 	uint64_t clock;
 	unsigned int unet_run;	/* U-Net messages taken in a row */
+	bool lo_talks;		/* the loop-back was used: ask it every time */
+	unsigned int lo_idle;	/* empty looks since the loop-back's last */
 	bool lo_lossy;		/* a full loop-back socket drops (RDM resends) */
 	uint64_t lo_dropped;	/* loop-back sends nobody took */
 	uint8_t big[FNV_MSG_MAX];	/* a message larger than its buffer */

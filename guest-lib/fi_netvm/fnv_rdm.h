@@ -191,7 +191,12 @@ struct fnv_unexp {
 
 struct fnv_rdm {
 	uint32_t epoch;
-	struct fnv_peer *peers[FNV_RDM_PEERS];
+	struct fnv_peer *peers[FNV_RDM_PEERS];	/* hashed on (node, port) */
+	/* the same peers, packed in the order they came: what every pass
+	 * goes through (under TCG, a look at all FNV_RDM_PEERS slots costs
+	 * microseconds a pass) */
+	struct fnv_peer *live[FNV_RDM_PEERS];
+	int nlive;
 	struct fnv_rdm_rx msg_rx[FNV_RDM_POSTED], tag_rx[FNV_RDM_POSTED];
 	size_t msg_n, tag_n;
 	struct fnv_unexp unexp[FNV_RDM_UNEXP];

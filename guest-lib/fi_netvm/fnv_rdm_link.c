@@ -78,12 +78,10 @@ void fnv_rdm_fini(struct fnv_ep *ep)
 		(unsigned long long)r->acks_deferred,
 		(unsigned long long)r->pulled);
 	fnv_rdv_fini(ep);
-	for (int i = 0; i < FNV_RDM_PEERS; i++) {
-		if (!r->peers[i])
-			continue;
+	for (int i = 0; i < r->nlive; i++) {
 		for (int k = 0; k < FNV_RDM_WIN; k++)
-			free(r->peers[i]->win[k]);
-		free(r->peers[i]);
+			free(r->live[i]->win[k]);
+		free(r->live[i]);
 	}
 	fnv_rdm_match_fini(ep);
 	if (r->acks_export >= 0)
@@ -113,6 +111,7 @@ struct fnv_peer *fnv_rdm_peer(struct fnv_rdm *r, uint16_t node,
 				(*p)->port = port;
 				(*p)->slot = (h + (unsigned int)i) %
 					     FNV_RDM_PEERS;
+				r->live[r->nlive++] = *p;
 			}
 			return *p;
 		}
@@ -530,11 +529,9 @@ void fnv_rdm_progress_locked(struct fnv_ep *ep)
 		take_frame(ep, (size_t)n, node, port);
 	}
 	now = fnv_now_ms();
-	for (int i = 0; i < FNV_RDM_PEERS; i++) {
-		struct fnv_peer *p = r->peers[i];
+	for (int i = 0; i < r->nlive; i++) {
+		struct fnv_peer *p = r->live[i];
 
-		if (!p)
-			continue;
 		if (p->ack_now || (p->rx_acked != p->rx_next &&
 				   !defers(ep, p))) {
 			send_ack(ep, p);	/* what this pass took */
@@ -563,9 +560,9 @@ void fnv_rdm_flush_acks_locked(struct fnv_ep *ep)
 
 	if (!r || !ep->enabled)
 		return;
-	for (int i = 0; i < FNV_RDM_PEERS; i++)
-		if (r->peers[i] && r->peers[i]->rx_acked != r->peers[i]->rx_next)
-			send_ack(ep, r->peers[i]);
+	for (int i = 0; i < r->nlive; i++)
+		if (r->live[i]->rx_acked != r->live[i]->rx_next)
+			send_ack(ep, r->live[i]);
 }
 
 void fnv_rdm_flush_bound_locked(struct fnv_ep *const eps[FNV_CQ_EPS])
@@ -580,12 +577,10 @@ int fnv_rdm_timer_ms(struct fnv_ep *ep)
 	struct fnv_rdm *r = ep->rdm;
 	int64_t now = fnv_now_ms(), due = -1;
 
-	for (int i = 0; r && i < FNV_RDM_PEERS; i++) {
-		struct fnv_peer *p = r->peers[i];
+	for (int i = 0; r && i < r->nlive; i++) {
+		struct fnv_peer *p = r->live[i];
 		int64_t t;
 
-		if (!p)
-			continue;
 		if (p->tx_acked != p->tx_next) {
 			t = p->tx_sent_ms + rto_ms(p) - now;
 			due = due < 0 || t < due ? t : due;

@@ -21,6 +21,10 @@
 #define SEG_SIZE	(NETVM_UNET_TX_AREA + RX_BUFS * 4096)
 #define RX_BUFS		64
 #define FNV_LO_EVERY	16	/* U-Net messages before the loop-back's turn */
+/* Empty looks before the loop-back is asked, while it has carried
+ * nothing either way: each ask is a recvmsg(2), as dear under TCG as the
+ * rest of an empty progress pass. */
+#define FNV_LO_IDLE	8
 
 struct lo_hdr {
 	uint16_t port;		/* the sending endpoint's */
@@ -172,8 +176,10 @@ int fnv_wire_send(struct fnv_wire *w, const struct fnv_addr *to,
 		return -EMSGSIZE;
 	if (to->nic != w->nic)
 		return -EHOSTUNREACH;	/* another NIC's fabric */
-	if (to->node == w->node)
+	if (to->node == w->node) {
+		w->lo_talks = true;	/* answers may come back that way */
 		return lo_send(w, to->port, buf, len);
+	}
 	ch = channel_for(w, to->node, to->port);
 	if (ch < 0)
 		return ch;
@@ -248,7 +254,11 @@ ssize_t fnv_wire_recv(struct fnv_wire *w, void *buf, size_t cap,
 	 * the loop-back a recvmsg(2), which under TCG costs about as much
 	 * as the rest of an empty progress pass.  The loop-back is asked
 	 * when the ring is empty, and after FNV_LO_EVERY messages in a row
-	 * from U-Net, so that neither source starves the other.
+	 * from U-Net, so that neither source starves the other.  Until it
+	 * has carried something either way, an empty ring asks it only
+	 * every FNV_LO_IDLE looks: a process of this node that writes first
+	 * waits that many passes of a spinning reader (a sleeping one polls
+	 * both, fnv_wire_arm).
 	 */
 	if (!lo_turn) {
 		n = unet_recv(w, buf, cap, node, port);
@@ -256,11 +266,16 @@ ssize_t fnv_wire_recv(struct fnv_wire *w, void *buf, size_t cap,
 			w->unet_run++;
 			return n;
 		}
+		if (!w->lo_talks && ++w->lo_idle < FNV_LO_IDLE)
+			return n;
 	}
 	w->unet_run = 0;
+	w->lo_idle = 0;
 	n = lo_recv(w, buf, cap, port);
-	if (n >= 0)
+	if (n >= 0) {
 		*node = w->node;
+		w->lo_talks = true;
+	}
 	if (n != -FI_EAGAIN || !lo_turn)
 		return n;
 	return unet_recv(w, buf, cap, node, port);
@@ -272,5 +287,10 @@ int fnv_wire_arm(struct fnv_wire *w, int fds[2])
 
 	fds[0] = netvm_unet_fd(w->u);
 	fds[1] = w->lo_fd;
-	return netvm_unet_arm(w->u) == 1 || poll(&p, 1, 0) > 0;
+	if (netvm_unet_arm(w->u) == 1)
+		return 1;
+	if (poll(&p, 1, 0) <= 0)
+		return 0;
+	w->lo_idle = FNV_LO_IDLE;	/* the next look asks it */
+	return 1;
 }
