@@ -78,6 +78,7 @@ struct LanaiLinkSock {
     int listen_fd;          /* link-listen: the bound socket; else -1 */
     int fd;                 /* under the BQL: the connection, -1: down */
     bool stop;              /* atomic */
+    bool started;           /* the thread exists (lanai_linksock_start) */
     bool rx_blocked;        /* under the BQL: a frame waits for the ring */
 
     /* under the BQL: the part of a frame the socket did not take yet */
@@ -278,9 +279,26 @@ static bool lanai_linksock_deliver_from(LanaiLinkSock *l, LanaiLinkRx *r)
     }
 }
 
-static void lanai_linksock_deliver(LanaiLinkSock *l)
+/*
+ * The BQL for the thread's work on the device, unless the device is
+ * going away: lanai_linksock_stop waits for the thread with the BQL let
+ * go, and the device's timers and state may be freed right after.
+ */
+static bool lanai_linksock_lock(LanaiLinkSock *l)
 {
     bql_lock();
+    if (qatomic_read(&l->stop)) {
+        bql_unlock();
+        return false;
+    }
+    return true;
+}
+
+static void lanai_linksock_deliver(LanaiLinkSock *l)
+{
+    if (!lanai_linksock_lock(l)) {
+        return;
+    }
     l->rx_blocked = !((l->fd < 0 || lanai_linksock_deliver_from(l, &l->rx)) &&
                       (l->inject.fd < 0 ||
                        lanai_linksock_deliver_from(l, &l->inject)));
@@ -291,7 +309,10 @@ static void lanai_linksock_deliver(LanaiLinkSock *l)
 
 static void lanai_linksock_attach(LanaiLinkSock *l, int fd)
 {
-    bql_lock();
+    if (!lanai_linksock_lock(l)) {
+        close(fd);
+        return;
+    }
     l->fd = fd;
     l->rx.fd = fd;
     lanai_linksock_rx_reset(&l->rx);
@@ -303,7 +324,9 @@ static void lanai_linksock_attach(LanaiLinkSock *l, int fd)
 
 static void lanai_linksock_detach(LanaiLinkSock *l)
 {
-    bql_lock();
+    if (!lanai_linksock_lock(l)) {
+        return;     /* lanai_linksock_free closes it */
+    }
     if (l->tx_len) {
         lanai_linksock_tx_idle(l);
         lanai_send_sent_by_link(l->s);  /* dropped: the link went down */
@@ -326,6 +349,13 @@ static int lanai_linksock_connect(const char *path)
     if (fd < 0) {
         return -1;
     }
+    /*
+     * Non-blocking: a listener whose backlog is full (or that never
+     * accepts) answers EAGAIN, tried again later, instead of holding the
+     * thread where stopping it could not reach it.  Reads and sends of
+     * the connection take EAGAIN already.
+     */
+    qemu_socket_set_nonblock(fd);
     pstrcpy(sa.sun_path, sizeof(sa.sun_path), path);
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
         close(fd);
@@ -396,8 +426,8 @@ static void *lanai_linksock_thread(void *opaque)
         if (pfd[0].revents) {
             event_notifier_test_and_clear(&l->wake);
         }
-        if (timerlistgroup_deadline_ns(&l->tlg) == 0) {
-            bql_lock();
+        if (timerlistgroup_deadline_ns(&l->tlg) == 0 &&
+            lanai_linksock_lock(l)) {
             timerlistgroup_run_timers(&l->tlg);
             bql_unlock();
         }
@@ -420,9 +450,10 @@ static void *lanai_linksock_thread(void *opaque)
         }
         lanai_linksock_deliver(l);
     }
-    if (l->fd >= 0) {
-        lanai_linksock_detach(l);
-    }
+    /*
+     * Stopping: the device is going away, so nothing more is told to it
+     * (lanai_linksock_free closes the connection).
+     */
     return NULL;
 }
 
@@ -500,17 +531,31 @@ bool lanai_linksock_realize(LanaiState *s, Error **errp)
     }
     timerlistgroup_init(&l->tlg, lanai_linksock_timer_notify, l);
     s->linksock = l;
-    qemu_thread_create(&l->thread, "lanai-link", lanai_linksock_thread, l,
-                       QEMU_THREAD_JOINABLE);
     return true;
 }
 
-/* With the BQL, which is let go while the thread ends; timers freed first. */
-void lanai_linksock_unrealize(LanaiState *s)
+/* The thread, once everything it may touch exists (the end of realize). */
+void lanai_linksock_start(LanaiState *s)
 {
     LanaiLinkSock *l = s->linksock;
 
-    if (!l) {
+    if (l) {
+        qemu_thread_create(&l->thread, "lanai-link", lanai_linksock_thread,
+                           l, QEMU_THREAD_JOINABLE);
+        l->started = true;
+    }
+}
+
+/*
+ * Before anything of the device is freed: the thread ends, the BQL let go
+ * while it does (it may be waiting for it; once it has it, it sees stop
+ * and touches nothing).
+ */
+void lanai_linksock_stop(LanaiState *s)
+{
+    LanaiLinkSock *l = s->linksock;
+
+    if (!l || !l->started) {
         return;
     }
     qatomic_set(&l->stop, true);
@@ -518,6 +563,21 @@ void lanai_linksock_unrealize(LanaiState *s)
     bql_unlock();
     qemu_thread_join(&l->thread);
     bql_lock();
+    l->started = false;
+}
+
+/* After lanai_linksock_stop and once the interval timers are freed. */
+void lanai_linksock_free(LanaiState *s)
+{
+    LanaiLinkSock *l = s->linksock;
+
+    if (!l) {
+        return;
+    }
+    if (l->fd >= 0) {
+        qemu_set_fd_handler(l->fd, NULL, NULL, NULL);
+        close(l->fd);
+    }
     if (l->listen_fd >= 0) {
         close(l->listen_fd);
     }

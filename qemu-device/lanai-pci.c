@@ -49,6 +49,10 @@ static void lanai_realize(PCIDevice *pci, Error **errp)
     if (!lanai_linkauth_realize(s, errp)) {
         return;
     }
+    /* its sockets before anything is registered: a failure leaves none */
+    if (!lanai_linksock_realize(s, errp)) {
+        return;
+    }
 
     pci->config[PCI_INTERRUPT_PIN] = 1;
 
@@ -59,6 +63,7 @@ static void lanai_realize(PCIDevice *pci, Error **errp)
 
     if (!memory_region_init_ram(&s->sram, OBJECT(s), "lanai.sram",
                                 s->sram_size, errp)) {
+        lanai_linksock_free(s);
         return;
     }
     pci_register_bar(pci, LANAI_BAR_SRAM, PCI_BASE_ADDRESS_SPACE_MEMORY |
@@ -71,6 +76,7 @@ static void lanai_realize(PCIDevice *pci, Error **errp)
 
     if (msix_init_exclusive_bar(pci, LANAI_MSIX_COUNT, LANAI_BAR_MSIX,
                                 errp)) {
+        lanai_linksock_free(s);
         return;
     }
     for (unsigned i = 0; i < LANAI_MSIX_COUNT; i++) {
@@ -91,25 +97,24 @@ static void lanai_realize(PCIDevice *pci, Error **errp)
     s->st_bh = qemu_bh_new_guarded(lanai_selftest_bh, s,
                                    &dev->mem_reentrancy_guard);
     s->vm_state = qemu_add_vm_change_state_handler(lanai_vm_state, s);
-    if (!lanai_linksock_realize(s, errp)) {
-        return;
-    }
     lanai_timers_init(s);
     s->link_timer = timer_new_ms(QEMU_CLOCK_VIRTUAL, lanai_link_timer, s);
     timer_mod(s->link_timer, qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) +
               LANAI_LINK_POLL_MS);
 
     lanai_fw_init(s);
+    lanai_linksock_start(s);    /* last: it runs the firmware and timers */
 }
 
 static void lanai_exit(PCIDevice *pci)
 {
     LanaiState *s = LANAI(pci);
 
+    lanai_linksock_stop(s);         /* first: its thread uses the rest */
     qemu_del_vm_change_state_handler(s->vm_state);
     timer_free(s->link_timer);
     lanai_timers_free(s);
-    lanai_linksock_unrealize(s);     /* after its timers */
+    lanai_linksock_free(s);         /* after the timers on its list */
     qemu_bh_delete(s->fw_bh);
     qemu_bh_delete(s->hdma_bh);
     qemu_bh_delete(s->send_bh);

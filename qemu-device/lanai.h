@@ -222,8 +222,10 @@ size_t lanai_route_len(const uint8_t *buf, size_t len);
 
 /* lanai-linksock.c */
 bool lanai_linksock_realize(LanaiState *s, Error **errp);
+void lanai_linksock_start(LanaiState *s);
+void lanai_linksock_stop(LanaiState *s);
+void lanai_linksock_free(LanaiState *s);
 QEMUTimerListGroup *lanai_linksock_timers(LanaiState *s);
-void lanai_linksock_unrealize(LanaiState *s);
 bool lanai_linksock_up(LanaiState *s);
 bool lanai_linksock_send(LanaiState *s, const uint8_t *frame, size_t len);
 void lanai_linksock_kick(LanaiState *s);

@@ -1870,6 +1870,63 @@ static void test_unplug_busy(void)
 }
 
 /*
+ * A link-socket device whose realize fails (its listening path taken)
+ * left its run-state callback registered on the freed device: the next
+ * stop or cont called into freed memory (the ASan build sees it).  Then a
+ * link-socket device plugged, connected to by this test, with a frame
+ * waiting for a ring it has not set up, unplugged: its thread ends and
+ * its connection closes (the test reads the end of the stream, or a
+ * reset when the frame was still in the device's socket).
+ */
+static void test_linksock_add_refused_unplug(void)
+{
+    Lanai *l = lanai_boot(NULL);
+    g_autofree char *path = linksock_path();
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    uint8_t frame[64] = { 1, 2, 3 }, b;
+    QDict *resp;
+    int fd, peer = -1;
+    ssize_t n;
+
+    fd = open(path, O_CREAT | O_WRONLY, 0600);  /* bind: EADDRINUSE */
+    g_assert_cmpint(fd, >=, 0);
+    close(fd);
+    resp = qtest_qmp(qts(l), "{'execute': 'device_add', 'arguments': "
+                     "{'driver': 'lanai', 'id': 'bad', 'addr': '0x06', "
+                     "'link-socket': %s, 'link-listen': true}}", path);
+    g_assert_true(qdict_haskey(resp, "error"));
+    qobject_unref(resp);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'stop'}");
+    qtest_qmp_assert_success(qts(l), "{'execute': 'cont'}");
+    unlink(path);
+
+    qtest_qmp_device_add(qts(l), "lanai", "nic1",
+                         "{'addr': '0x06', 'link-socket': %s, "
+                         "'link-listen': true}", path);
+    strcpy(sa.sun_path, path);
+    for (int i = 0; i < 100 && peer < 0; i++) {
+        peer = socket(AF_UNIX, SOCK_STREAM, 0);
+        g_assert_cmpint(peer, >=, 0);
+        if (connect(peer, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+            close(peer);
+            peer = -1;
+            g_usleep(10 * 1000);
+        }
+    }
+    g_assert_cmpint(peer, >=, 0);
+    peer_send(peer, frame, sizeof(frame));
+    qpci_unplug_acpi_device_test(qts(l), "nic1", 6);
+    /* closed: the end, or a reset if the frame was still unread there */
+    n = read(peer, &b, 1);
+    g_assert_true(n == 0 || (n < 0 && errno == ECONNRESET));
+    close(peer);
+    unlink(path);
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'query-status'}");
+    lanai_free(l);
+}
+
+/*
  * A chain that loops on a descriptor moving half of SRAM: the engine ran
  * all 1024 descriptors (1 GiB of copying in the main loop per chain, as
  * often as the guest writes HDMA_DESC).  A chain now
@@ -2220,6 +2277,8 @@ int main(int argc, char **argv)
     qtest_add_func("/lanai/linksock/wire", test_linksock_wire);
     qtest_add_func("/lanai/linksock/inject", test_linksock_inject);
     qtest_add_func("/lanai/linksock/refused", test_linksock_refused);
+    qtest_add_func("/lanai/linksock/add-refused-unplug",
+                   test_linksock_add_refused_unplug);
     qtest_add_func("/lanai/hostile/recv-slots-zero", test_recv_slots_zero);
     qtest_add_func("/lanai/hostile/recv-slot-size-small",
                    test_recv_slot_size_small);
