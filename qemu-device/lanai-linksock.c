@@ -117,8 +117,14 @@ static bool lanai_linksock_flush(LanaiLinkSock *l)
             return false;
         }
         if (n <= 0) {
-            /* the receive thread sees the end too and takes the link down */
+            /*
+             * The rest of the frame is lost: the stream must not go on
+             * out of step with the peer's framing.  Shut it down; the
+             * receive thread sees the end and takes the link down (and
+             * connects again).
+             */
             trace_lanai_linksock_send_error(errno);
+            shutdown(l->fd, SHUT_RDWR);
             break;
         }
         l->tx_off += n;
@@ -412,8 +418,15 @@ static void *lanai_linksock_thread(void *opaque)
             }
         }
         if (l->fd < 0 && l->listen_fd >= 0) {
-            link_i = n;
-            pfd[n++] = (GPollFD) { .fd = l->listen_fd, .events = G_IO_IN };
+            int64_t now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+
+            if (now >= retry_at) {
+                link_i = n;
+                pfd[n++] = (GPollFD) { .fd = l->listen_fd,
+                                       .events = G_IO_IN };
+            } else {
+                timeout = qemu_soonest_timeout(timeout, retry_at - now);
+            }
         } else if (l->fd >= 0 && !l->rx_blocked) {
             link_i = n;
             pfd[n++] = (GPollFD) { .fd = l->fd, .events = G_IO_IN };
@@ -437,6 +450,13 @@ static void *lanai_linksock_thread(void *opaque)
 
                 if (fd >= 0) {
                     lanai_linksock_attach(l, fd);
+                } else if (errno != EAGAIN && errno != EINTR) {
+                    /*
+                     * Out of descriptors, say: the listener stays
+                     * readable, so wait before the next try.
+                     */
+                    retry_at = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
+                               LANAI_LINKSOCK_RETRY_MS * SCALE_MS;
                 }
             } else if (!lanai_linksock_read(&l->rx)) {
                 lanai_linksock_detach(l);
