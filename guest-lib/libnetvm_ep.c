@@ -275,6 +275,24 @@ static int import_slot(struct netvm *nv)
 	return -ENOSPC;
 }
 
+/* Take slot for the segment d describes, findable by name. */
+static int import_store(struct netvm *nv, int slot,
+			const struct netvm_segment *d, const char *name)
+{
+	struct nvl_import *m = &nv->imp[slot];
+
+	m->used = 1;
+	m->node = d->node;
+	m->port = d->port;
+	m->addr = d->addr;
+	m->len = d->len;
+	m->key = d->key;
+	m->pt_rows = d->pt_rows;
+	m->flags = d->flags;
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	return slot;
+}
+
 NETVM_PUBLIC int netvm_import(struct netvm *nv, unsigned int node,
 			      unsigned int port, const char *name)
 {
@@ -297,16 +315,10 @@ NETVM_PUBLIC int netvm_import(struct netvm *nv, unsigned int node,
 	snprintf(r.name, sizeof(r.name), "%s", name);
 	if (ioctl(nv->fd, NETVM_IOC_IMPORT, &r) < 0)
 		return -errno;
-	nv->imp[slot].used = 1;
-	nv->imp[slot].node = node;
-	nv->imp[slot].port = port;
-	nv->imp[slot].addr = r.addr;
-	nv->imp[slot].len = r.len;
-	nv->imp[slot].key = r.key;
-	nv->imp[slot].pt_rows = r.pt_rows;
-	nv->imp[slot].flags = r.flags;
-	snprintf(nv->imp[slot].name, sizeof(nv->imp[slot].name), "%s", name);
-	return slot;
+	return import_store(nv, slot, &(struct netvm_segment){
+		.node = node, .port = port, .addr = r.addr, .len = r.len,
+		.key = r.key, .flags = r.flags, .pt_rows = r.pt_rows,
+	}, name);
 }
 
 /*
@@ -336,16 +348,7 @@ NETVM_PUBLIC int netvm_import_segment(struct netvm *nv,
 	slot = import_slot(nv);
 	if (slot < 0)
 		return slot;
-	nv->imp[slot].used = 1;
-	nv->imp[slot].node = d.node;
-	nv->imp[slot].port = d.port;
-	nv->imp[slot].addr = d.addr;
-	nv->imp[slot].len = d.len;
-	nv->imp[slot].key = d.key;
-	nv->imp[slot].pt_rows = d.pt_rows;
-	nv->imp[slot].flags = d.flags;
-	snprintf(nv->imp[slot].name, sizeof(nv->imp[slot].name), "%s", name);
-	return slot;
+	return import_store(nv, slot, &d, name);
 }
 
 static struct nvl_import *seg_get(struct netvm *nv, int seg)

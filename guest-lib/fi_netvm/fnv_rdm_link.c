@@ -156,14 +156,13 @@ static bool table_ready(struct fnv_ep *ep)
 		return r->acks_key != 0;
 	h = fnv_rdv_export_locked(ep->dom, r->acks,
 				  (size_t)sysconf(_SC_PAGESIZE), &table);
-	r->acks_key = table.key;
 	if (h < 0) {
 		FI_INFO(&fnv_prov, FI_LOG_EP_DATA,
 			"ack table export: %d: acks go as frames\n", h);
 		r->acks_failed = true;
-		r->acks_key = 0;
 		return false;
 	}
+	r->acks_key = table.key;
 	r->acks_export = h;
 	return true;
 }
