@@ -34,8 +34,16 @@
  * engine as if they had come off the link (./netvm inject on a
  * back-to-back pair, as the netdev path's filter-redirector does).
  *
+ * While the VM is stopped the device's state must hold still (a save
+ * stores it): the thread then leaves the link alone (no read, accept,
+ * connect or link change), and a send the socket finishes meanwhile is
+ * told to the engine when the VM runs again (lanai_linksock_vm_state).
+ *
  * Not carried over a save/load: a frame read but not yet delivered, or
- * sent in part (both stay with this process, not in the snapshot).
+ * sent in part (both stay with this process, not in the snapshot).  A
+ * frame sent in part when the device is reset or loaded cannot be taken
+ * back from the peer's stream, and the engine no longer waits for it:
+ * the connection is shut down and made again (lanai_linksock_reset).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -49,6 +57,8 @@
 #include "qemu/thread.h"
 #include "qemu/timer.h"
 #include "system/runstate.h"
+#include "system/cpu-timers.h"
+#include "system/replay.h"
 #include "lanai.h"
 #include "trace.h"
 
@@ -66,7 +76,11 @@ typedef struct LanaiLinkRx {
     size_t start;
     size_t end;
     uint32_t skip;          /* bytes of an oversize frame still to skip */
-    const uint8_t *frame;   /* the next whole frame, in buf, or NULL */
+    /*
+     * The next whole frame, in buf, or NULL.  While one waits for the
+     * ring the stream is not read (a read moves buf's bytes).
+     */
+    const uint8_t *frame;
     uint32_t frame_len;
 } LanaiLinkRx;
 
@@ -80,6 +94,10 @@ struct LanaiLinkSock {
     bool stop;              /* atomic */
     bool started;           /* the thread exists (lanai_linksock_start) */
     bool rx_blocked;        /* under the BQL: a frame waits for the ring */
+    bool paused;            /* atomic, set under the BQL: VM not running */
+    bool up;                /* under the BQL: the link as the device sees it */
+    bool tx_done_deferred;  /* under the BQL: a send finished while paused */
+    uint32_t oversize;      /* the thread's: skipped, not yet counted */
 
     /* under the BQL: the part of a frame the socket did not take yet */
     uint8_t tx[LANAI_LINKSOCK_HDR + LANAI_LINKSOCK_WIRE_MAX];
@@ -90,9 +108,29 @@ struct LanaiLinkSock {
     LanaiLinkRx inject;     /* the thread's: link-inject's, fd -1: none */
 };
 
+/* The link as the device sees it: it changes only while the VM runs. */
 bool lanai_linksock_up(LanaiState *s)
 {
-    return s->linksock && s->linksock->fd >= 0;
+    return s->linksock && s->linksock->up;
+}
+
+/* The engine's send ended (written, or dropped): told now, or on running. */
+static void lanai_linksock_sent(LanaiLinkSock *l)
+{
+    if (qatomic_read(&l->paused)) {
+        l->tx_done_deferred = true;
+    } else {
+        lanai_send_sent_by_link(l->s);
+    }
+}
+
+/* The connection came or went: the device is told now, or on running. */
+static void lanai_linksock_changed(LanaiLinkSock *l)
+{
+    if (!qatomic_read(&l->paused)) {
+        l->up = l->fd >= 0;
+        lanai_link_changed(l->s);
+    }
 }
 
 /* ---- send ---- */
@@ -136,13 +174,12 @@ static bool lanai_linksock_flush(LanaiLinkSock *l)
 static void lanai_linksock_writable(void *opaque)
 {
     LanaiLinkSock *l = opaque;
-    LanaiState *s = l->s;
 
     if (!lanai_linksock_flush(l)) {
         return;
     }
     lanai_linksock_tx_idle(l);
-    lanai_send_sent_by_link(s);
+    lanai_linksock_sent(l);
 }
 
 /*
@@ -182,10 +219,12 @@ void lanai_linksock_kick(LanaiState *s)
 
 /*
  * The next whole frame in the buffer (its length in *len), or NULL when
- * more must be read; under the BQL (it counts what it skips).  The length
- * is the peer's: checked here, before anything is taken on its word.
+ * more must be read; the thread's, without the BQL (what it skips is
+ * counted in l->oversize, added to the device's count under the BQL).
+ * The length is the peer's: checked here, before anything is taken on
+ * its word.
  */
-static const uint8_t *lanai_linksock_next(LanaiState *s, LanaiLinkRx *r,
+static const uint8_t *lanai_linksock_next(LanaiLinkSock *l, LanaiLinkRx *r,
                                           uint32_t *len)
 {
     for (;;) {
@@ -209,7 +248,7 @@ static const uint8_t *lanai_linksock_next(LanaiState *s, LanaiLinkRx *r,
         n = ldl_be_p(b);
         if (n > LANAI_LINKSOCK_WIRE_MAX) {
             trace_lanai_recv_drop("oversize", n);
-            s->rx_oversize++;
+            l->oversize++;
             r->start += LANAI_LINKSOCK_HDR;
             r->skip = n;
             continue;
@@ -225,12 +264,14 @@ static const uint8_t *lanai_linksock_next(LanaiState *s, LanaiLinkRx *r,
 
 /*
  * Reads more of the stream; false at its end or on an error (nothing
- * there yet, on the injection FIFO, is neither).
+ * there yet, on the injection FIFO, is neither).  Never while a frame
+ * waits in the buffer: the bytes move.
  */
 static bool lanai_linksock_read(LanaiLinkRx *r)
 {
     ssize_t n;
 
+    assert(!r->frame);
     if (r->start) {
         memmove(r->buf, r->buf + r->start, r->end - r->start);
         r->end -= r->start;
@@ -258,30 +299,24 @@ static void lanai_linksock_rx_reset(LanaiLinkRx *r)
 
 /*
  * Hands the engine every whole frame read, while it takes them; when it
- * cannot (ring full, VM stopped) the frame waits, the socket is not read,
- * and lanai_linksock_kick wakes the thread.
+ * cannot (ring full, VM stopped) the frame waits, the stream is not
+ * read, and lanai_linksock_kick wakes the thread.  With the BQL.
  */
-static bool lanai_linksock_deliver_from(LanaiLinkSock *l, LanaiLinkRx *r)
+static void lanai_linksock_deliver_from(LanaiLinkSock *l, LanaiLinkRx *r)
 {
     LanaiState *s = l->s;
 
-    for (;;) {
+    while (r->frame) {
         bool engaged;
 
-        if (!r->frame) {
-            r->frame = lanai_linksock_next(s, r, &r->frame_len);
-            if (!r->frame) {
-                return true;
-            }
-        }
         if (!runstate_is_running() || !lanai_wire_can_receive(s)) {
-            return false;
+            return;
         }
         /* as the net layer engages it around a NIC's receive callback */
         engaged = lanai_guard_enter(s);
         lanai_wire_receive(s, r->frame, r->frame_len);
         lanai_guard_leave(s, engaged);
-        r->frame = NULL;
+        r->frame = lanai_linksock_next(l, r, &r->frame_len);
     }
 }
 
@@ -300,14 +335,27 @@ static bool lanai_linksock_lock(LanaiLinkSock *l)
     return true;
 }
 
+/* Frames framed, or oversize ones skipped: the device is told (BQL). */
 static void lanai_linksock_deliver(LanaiLinkSock *l)
 {
+    if (!l->rx.frame && l->rx.fd >= 0) {
+        l->rx.frame = lanai_linksock_next(l, &l->rx, &l->rx.frame_len);
+    }
+    if (!l->inject.frame && l->inject.fd >= 0) {
+        l->inject.frame = lanai_linksock_next(l, &l->inject,
+                                              &l->inject.frame_len);
+    }
+    if (!l->rx.frame && !l->inject.frame && !l->oversize && !l->rx_blocked) {
+        return;     /* nothing for the device: no BQL */
+    }
     if (!lanai_linksock_lock(l)) {
         return;
     }
-    l->rx_blocked = !((l->fd < 0 || lanai_linksock_deliver_from(l, &l->rx)) &&
-                      (l->inject.fd < 0 ||
-                       lanai_linksock_deliver_from(l, &l->inject)));
+    lanai_linksock_deliver_from(l, &l->rx);
+    lanai_linksock_deliver_from(l, &l->inject);
+    l->s->rx_oversize += l->oversize;
+    l->oversize = 0;
+    l->rx_blocked = l->rx.frame || l->inject.frame;
     bql_unlock();
 }
 
@@ -322,9 +370,9 @@ static void lanai_linksock_attach(LanaiLinkSock *l, int fd)
     l->fd = fd;
     l->rx.fd = fd;
     lanai_linksock_rx_reset(&l->rx);
-    l->rx_blocked = false;
+    l->rx_blocked = !!l->inject.frame;
     trace_lanai_linksock_up(fd);
-    lanai_link_changed(l->s);
+    lanai_linksock_changed(l);
     bql_unlock();
 }
 
@@ -335,15 +383,15 @@ static void lanai_linksock_detach(LanaiLinkSock *l)
     }
     if (l->tx_len) {
         lanai_linksock_tx_idle(l);
-        lanai_send_sent_by_link(l->s);  /* dropped: the link went down */
+        lanai_linksock_sent(l);     /* dropped: the link went down */
     }
     close(l->fd);
     l->fd = -1;
     l->rx.fd = -1;
     lanai_linksock_rx_reset(&l->rx);
-    l->rx_blocked = false;
+    l->rx_blocked = !!l->inject.frame;
     trace_lanai_linksock_down();
-    lanai_link_changed(l->s);
+    lanai_linksock_changed(l);
     bql_unlock();
 }
 
@@ -386,9 +434,78 @@ static void lanai_linksock_timer_notify(void *opaque, QEMUClockType type)
     }
 }
 
+/* What one turn of the thread's loop polls, and where in pfd. */
+typedef struct LanaiLinkPoll {
+    GPollFD pfd[3];
+    guint n;
+    int link_i;             /* the connection or the listener; -1: none */
+    int inject_i;
+    int64_t timeout;
+} LanaiLinkPoll;
+
 /*
- * The thread's loop: one poll of its wake-up descriptor and the socket
- * (or the listening socket), with the interval timers' deadline.
+ * Connects (every LANAI_LINKSOCK_RETRY_MS while that fails), or says what
+ * to poll for the link: the listener, or the connection (for its end
+ * only while a frame waits for the ring: its bytes must stay unread).
+ */
+static void lanai_linksock_poll_link(LanaiLinkSock *l, LanaiLinkPoll *p,
+                                     int64_t *retry_at)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+
+    if (l->fd < 0 && now < *retry_at) {
+        p->timeout = qemu_soonest_timeout(p->timeout, *retry_at - now);
+        return;
+    }
+    if (l->fd < 0 && l->listen_fd < 0) {
+        int fd = lanai_linksock_connect(l->s->link_socket);
+
+        *retry_at = now + LANAI_LINKSOCK_RETRY_MS * SCALE_MS;
+        if (fd < 0) {
+            p->timeout = qemu_soonest_timeout(p->timeout, *retry_at - now);
+            return;
+        }
+        lanai_linksock_attach(l, fd);
+        if (l->fd < 0) {
+            return;     /* stopping */
+        }
+    }
+    p->link_i = p->n;
+    p->pfd[p->n++] = (GPollFD) {
+        .fd = l->fd >= 0 ? l->fd : l->listen_fd,
+        .events = l->fd >= 0 && l->rx.frame ? 0 : G_IO_IN,
+    };
+}
+
+/* The link's descriptor is ready: a peer to accept, bytes, or its end. */
+static void lanai_linksock_link_ready(LanaiLinkSock *l, gushort revents,
+                                      int64_t *retry_at)
+{
+    int fd;
+
+    if (l->fd >= 0) {
+        if ((revents & (G_IO_HUP | G_IO_ERR)) && l->rx.frame) {
+            lanai_linksock_detach(l);   /* gone while its frame waited */
+        } else if ((revents & (G_IO_IN | G_IO_HUP | G_IO_ERR)) &&
+                   !lanai_linksock_read(&l->rx)) {
+            lanai_linksock_detach(l);
+        }
+        return;
+    }
+    fd = qemu_accept(l->listen_fd, NULL, NULL);
+    if (fd >= 0) {
+        lanai_linksock_attach(l, fd);
+    } else if (errno != EAGAIN && errno != EINTR) {
+        /* out of descriptors, say: the listener stays readable, so wait */
+        *retry_at = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
+                    LANAI_LINKSOCK_RETRY_MS * SCALE_MS;
+    }
+}
+
+/*
+ * The thread's loop: one poll of its wake-up descriptor, the link (or
+ * the listening socket) and the inject FIFO, with the interval timers'
+ * deadline.  While the VM is stopped only the wake-up is polled.
  */
 static void *lanai_linksock_thread(void *opaque)
 {
@@ -396,47 +513,23 @@ static void *lanai_linksock_thread(void *opaque)
     int64_t retry_at = 0;
 
     while (!qatomic_read(&l->stop)) {
-        int64_t timeout = timerlistgroup_deadline_ns(&l->tlg);
-        GPollFD pfd[3] = {
-            { .fd = event_notifier_get_fd(&l->wake), .events = G_IO_IN },
+        LanaiLinkPoll p = {
+            .pfd[0] = { .fd = event_notifier_get_fd(&l->wake),
+                        .events = G_IO_IN },
+            .n = 1, .link_i = -1, .inject_i = -1,
+            .timeout = timerlistgroup_deadline_ns(&l->tlg),
         };
-        int link_i = -1, inject_i = -1;
-        guint n = 1;
 
-        if (l->fd < 0 && l->listen_fd < 0) {
-            int64_t now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
-            int fd = -1;
-
-            if (now >= retry_at) {
-                fd = lanai_linksock_connect(l->s->link_socket);
-                retry_at = now + LANAI_LINKSOCK_RETRY_MS * SCALE_MS;
-            }
-            if (fd >= 0) {
-                lanai_linksock_attach(l, fd);
-            } else {
-                timeout = qemu_soonest_timeout(timeout, retry_at - now);
+        if (!qatomic_read(&l->paused)) {
+            lanai_linksock_poll_link(l, &p, &retry_at);
+            if (l->inject.fd >= 0 && !l->inject.frame) {
+                p.inject_i = p.n;
+                p.pfd[p.n++] = (GPollFD) { .fd = l->inject.fd,
+                                           .events = G_IO_IN };
             }
         }
-        if (l->fd < 0 && l->listen_fd >= 0) {
-            int64_t now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
-
-            if (now >= retry_at) {
-                link_i = n;
-                pfd[n++] = (GPollFD) { .fd = l->listen_fd,
-                                       .events = G_IO_IN };
-            } else {
-                timeout = qemu_soonest_timeout(timeout, retry_at - now);
-            }
-        } else if (l->fd >= 0 && !l->rx_blocked) {
-            link_i = n;
-            pfd[n++] = (GPollFD) { .fd = l->fd, .events = G_IO_IN };
-        }
-        if (l->inject.fd >= 0 && !l->rx_blocked) {
-            inject_i = n;
-            pfd[n++] = (GPollFD) { .fd = l->inject.fd, .events = G_IO_IN };
-        }
-        qemu_poll_ns(pfd, n, timeout);
-        if (pfd[0].revents) {
+        qemu_poll_ns(p.pfd, p.n, p.timeout);
+        if (p.pfd[0].revents) {
             event_notifier_test_and_clear(&l->wake);
         }
         if (timerlistgroup_deadline_ns(&l->tlg) == 0 &&
@@ -444,25 +537,10 @@ static void *lanai_linksock_thread(void *opaque)
             timerlistgroup_run_timers(&l->tlg);
             bql_unlock();
         }
-        if (link_i > 0 && pfd[link_i].revents) {
-            if (l->fd < 0) {
-                int fd = qemu_accept(l->listen_fd, NULL, NULL);
-
-                if (fd >= 0) {
-                    lanai_linksock_attach(l, fd);
-                } else if (errno != EAGAIN && errno != EINTR) {
-                    /*
-                     * Out of descriptors, say: the listener stays
-                     * readable, so wait before the next try.
-                     */
-                    retry_at = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
-                               LANAI_LINKSOCK_RETRY_MS * SCALE_MS;
-                }
-            } else if (!lanai_linksock_read(&l->rx)) {
-                lanai_linksock_detach(l);
-            }
+        if (p.link_i > 0 && p.pfd[p.link_i].revents) {
+            lanai_linksock_link_ready(l, p.pfd[p.link_i].revents, &retry_at);
         }
-        if (inject_i > 0 && pfd[inject_i].revents &&
+        if (p.inject_i > 0 && p.pfd[p.inject_i].revents &&
             !lanai_linksock_read(&l->inject)) {
             trace_lanai_linksock_inject_error(errno);
             close(l->inject.fd);
@@ -475,6 +553,54 @@ static void *lanai_linksock_thread(void *opaque)
      * (lanai_linksock_free closes the connection).
      */
     return NULL;
+}
+
+/* ---- run state, reset ---- */
+
+/*
+ * With the BQL: the VM stops or runs.  Stopped, the thread leaves the
+ * link alone; running, the device is told what happened meanwhile (a
+ * send the socket finished, the connection made or lost).
+ */
+void lanai_linksock_vm_state(LanaiState *s, bool running)
+{
+    LanaiLinkSock *l = s->linksock;
+
+    if (!l) {
+        return;
+    }
+    qatomic_set(&l->paused, !running);
+    if (!running) {
+        return;
+    }
+    if (l->tx_done_deferred) {
+        l->tx_done_deferred = false;
+        lanai_send_sent_by_link(s);
+    }
+    lanai_linksock_changed(l);
+    event_notifier_set(&l->wake);
+}
+
+/*
+ * With the BQL, at a device reset or after a load: the engine no longer
+ * waits for a frame the socket took in part, and the rest of it cannot
+ * be taken back from the peer's stream, which would be out of step.
+ * The connection is shut down; the thread sees its end and makes it
+ * again.
+ */
+void lanai_linksock_reset(LanaiState *s)
+{
+    LanaiLinkSock *l = s->linksock;
+
+    if (!l) {
+        return;
+    }
+    l->tx_done_deferred = false;
+    if (l->tx_len) {
+        trace_lanai_linksock_send_error(ECONNRESET);
+        lanai_linksock_tx_idle(l);
+        shutdown(l->fd, SHUT_RDWR);
+    }
 }
 
 /* ---- start and stop ---- */
@@ -499,6 +625,12 @@ bool lanai_linksock_realize(LanaiState *s, Error **errp)
     }
     if (s->conf.peers.ncs[0]) {
         error_setg(errp, "lanai: link-socket and netdev exclude each other");
+        return false;
+    }
+    if (icount_enabled() || replay_mode != REPLAY_MODE_NONE) {
+        /* its frames and timers follow the host, not the instruction count */
+        error_setg(errp, "lanai: link-socket does not follow icount or "
+                   "record/replay: use a netdev");
         return false;
     }
     if (strlen(s->link_socket) >= sizeof(sa.sun_path)) {
@@ -560,6 +692,7 @@ void lanai_linksock_start(LanaiState *s)
     LanaiLinkSock *l = s->linksock;
 
     if (l) {
+        l->paused = !runstate_is_running();
         qemu_thread_create(&l->thread, "lanai-link", lanai_linksock_thread,
                            l, QEMU_THREAD_JOINABLE);
         l->started = true;

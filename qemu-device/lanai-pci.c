@@ -150,6 +150,7 @@ static int lanai_post_load(void *opaque, int version_id)
     if (s->hdma_busy) {
         qemu_bh_schedule(s->hdma_bh);
     }
+    lanai_linksock_reset(s);        /* a frame sent in part: not ours now */
     if (s->send_busy) {
         s->send_queued = false;     /* resend: the net queue was not saved */
         qemu_bh_schedule(s->send_bh);

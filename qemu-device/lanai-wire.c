@@ -134,9 +134,7 @@ void lanai_wire_vm_state(void *opaque, bool running, RunState state)
     if (running && s->send_busy && !s->send_queued) {
         qemu_bh_schedule(s->send_bh);
     }
-    if (running) {
-        lanai_linksock_kick(s);
-    }
+    lanai_linksock_vm_state(s, running);
 }
 
 /* A frame the send-wire engine can take: in SRAM, and fits its buffer. */
@@ -398,6 +396,7 @@ void lanai_wire_reset(LanaiState *s)
     s->send_queued = false;
     s->rx_enabled = false;
     s->rx_next = 0;
+    lanai_linksock_reset(s);
 }
 
 NetClientInfo lanai_net_info = {

@@ -229,6 +229,8 @@ QEMUTimerListGroup *lanai_linksock_timers(LanaiState *s);
 bool lanai_linksock_up(LanaiState *s);
 bool lanai_linksock_send(LanaiState *s, const uint8_t *frame, size_t len);
 void lanai_linksock_kick(LanaiState *s);
+void lanai_linksock_vm_state(LanaiState *s, bool running);
+void lanai_linksock_reset(LanaiState *s);
 
 /* lanai-linkauth.c */
 bool lanai_linkauth_realize(LanaiState *s, Error **errp);

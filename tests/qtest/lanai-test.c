@@ -9,6 +9,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
+#include "qemu/bswap.h"
 #include "libqtest.h"
 #include "libqos/libqos-pc.h"
 #include "libqos/pci.h"
@@ -1581,6 +1582,249 @@ static void test_linksock_inject(void)
     unlink(fifo);
 }
 
+/* A listening unix socket of the test's at path. */
+static int test_listen(const char *path)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+    g_assert_cmpint(lfd, >=, 0);
+    g_assert_cmpuint(strlen(path), <, sizeof(sa.sun_path));
+    strcpy(sa.sun_path, path);
+    unlink(path);
+    g_assert_cmpint(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+    g_assert_cmpint(listen(lfd, 1), ==, 0);
+    return lfd;
+}
+
+static void fill_pattern(uint8_t *f, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        f[i] = (uint8_t)(i * 7 + seed * 131 + (i >> 8) * 13 + 3);
+    }
+}
+
+static void check_ring_slot(Lanai *l, uint32_t slot, const uint8_t *f,
+                            uint32_t n)
+{
+    g_autofree uint8_t *data = g_malloc(n);
+
+    g_assert_cmpuint(sram_rd(l, slot), !=, 0);               /* FULL */
+    g_assert_cmpuint(sram_rd(l, slot + 4), ==, n);
+    qpci_memread(l->dev, l->sram, slot + 8, data, n);
+    g_assert_cmpmem(data, n, f, n);
+}
+
+/*
+ * The VM stopped: a frame that arrives is not taken, and the peer
+ * leaving changes nothing the device shows (a save then stores one
+ * state); each happens when it runs again.
+ */
+static void test_linksock_stopped(void)
+{
+    const uint32_t ring = 0x10000;
+    uint8_t f[120];
+    int peer;
+    Lanai *l;
+
+    fill_pattern(f, sizeof(f), 1);
+    linksock_mode = true;
+    l = lanai_boot_wired(&peer, "");
+    linksock_mode = false;
+    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    recv_start(l, ring, 2);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'stop'}");
+    peer_send(peer, f, sizeof(f));
+    g_usleep(200 * 1000);
+    g_assert_cmpuint(rd(l, NVM_REG_RECV_COUNT), ==, 0);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'cont'}");
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_RECV_COUNT) == 1));
+    check_ring_slot(l, ring, f, sizeof(f));
+
+    qtest_qmp_assert_success(qts(l), "{'execute': 'stop'}");
+    close(peer);
+    g_usleep(300 * 1000);
+    g_assert_cmphex(rd(l, NVM_REG_LINK), ==, NVM_LINK_UP);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'cont'}");
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_LINK) == 0));
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    lanai_free(l);
+}
+
+/*
+ * The ring full, a frame waiting for it, and the peer leaves: the link
+ * goes down then, not once a slot is freed.
+ */
+static void test_linksock_gone_while_full(void)
+{
+    const uint32_t ring = 0x10000;
+    uint8_t f[80];
+    int peer;
+    Lanai *l;
+
+    fill_pattern(f, sizeof(f), 7);
+    linksock_mode = true;
+    l = lanai_boot_wired(&peer, "");
+    linksock_mode = false;
+    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    recv_start(l, ring, 1);
+    peer_send(peer, f, sizeof(f));
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_RECV_COUNT) == 1));
+    peer_send(peer, f, sizeof(f));      /* waits: the one slot is full */
+    g_usleep(100 * 1000);
+    close(peer);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_LINK) == 0));
+    g_assert_cmpuint(rd(l, NVM_REG_RECV_COUNT), ==, 1);
+    check_ring_slot(l, ring, f, sizeof(f));
+    lanai_free(l);
+}
+
+/*
+ * The peer leaves (and its listener with it); a new one listens on the
+ * same path: the device connects again by itself, and frames pass both
+ * ways, byte for byte.
+ */
+static void test_linksock_reconnect(void)
+{
+    const uint32_t ring = 0x10000;
+    g_autofree char *path = linksock_path();
+    g_autofree char *opts = g_strdup_printf(",node-id=1,link-socket=%s", path);
+    uint8_t f[2][300], out[200], got[4 + sizeof(out)];
+    int lfd = test_listen(path), peer;
+    Lanai *l = lanai_boot(opts);
+
+    peer = accept(lfd, NULL, NULL);
+    g_assert_cmpint(peer, >=, 0);
+    link_wait_up(l);
+    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    recv_start(l, ring, 2);
+    fill_pattern(f[0], sizeof(f[0]), 2);
+    peer_send(peer, f[0], sizeof(f[0]));
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_RECV_COUNT) == 1));
+    check_ring_slot(l, ring, f[0], sizeof(f[0]));
+    close(lfd);
+    unlink(path);
+    close(peer);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_LINK) == 0));
+
+    lfd = test_listen(path);
+    peer = accept(lfd, NULL, NULL);     /* the device's next try */
+    g_assert_cmpint(peer, >=, 0);
+    link_wait_up(l);
+    fill_pattern(f[1], sizeof(f[1]), 3);
+    peer_send(peer, f[1], sizeof(f[1]));
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_RECV_COUNT) == 2));
+    check_ring_slot(l, ring + SLOT_SIZE, f[1], sizeof(f[1]));
+    fill_pattern(out, sizeof(out), 4);
+    send_frame(l, 0x2000, out, sizeof(out));
+    peer_read(peer, got, sizeof(got));
+    g_assert_cmpuint(ldl_be_p(got), ==, sizeof(out));
+    g_assert_cmpmem(got + 4, sizeof(out), out, sizeof(out));
+    close(peer);
+    close(lfd);
+    unlink(path);
+    lanai_free(l);
+}
+
+/*
+ * Framing at its edges: an oversize frame that comes in pieces, over
+ * many reads, is skipped whole; frames of 0 to 3 bytes, shorter than
+ * their CRC, are dropped as CRC errors; the frame after them arrives.
+ */
+static void test_linksock_framing(void)
+{
+    const uint32_t ring = 0x10000, big = 5 * 4096 + 17;
+    g_autofree uint8_t *huge = g_malloc(big);
+    uint8_t f[64], be[4];
+    int peer;
+    Lanai *l;
+
+    fill_pattern(huge, big, 5);
+    fill_pattern(f, sizeof(f), 6);
+    stl_be_p(be, big);
+    linksock_mode = true;
+    l = lanai_boot_wired(&peer, "");
+    linksock_mode = false;
+    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    recv_start(l, ring, 2);
+    g_assert_cmpint(write(peer, be, 4), ==, 4);
+    for (uint32_t off = 0; off < big; off += 1000) {
+        uint32_t n = MIN(1000, big - off);
+
+        g_assert_cmpint(write(peer, huge + off, n), ==, n);
+        g_usleep(5 * 1000);     /* a read of its own, most likely */
+    }
+    peer_send(peer, f, sizeof(f));
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_RECV_COUNT) == 1));
+    check_ring_slot(l, ring, f, sizeof(f));
+    g_assert_cmpuint(rd(l, NVM_REG_RECV_DROPS), ==, 1);
+
+    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN | LANAI_MYRINET_CRC32_EN);
+    for (uint32_t n = 0; n < 4; n++) {
+        peer_send(peer, f, n);
+    }
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_RECV_DROPS) == 5));
+    g_assert_cmpuint(rd(l, NVM_REG_RECV_COUNT), ==, 1);
+    g_assert_cmpuint(sram_rd(l, ring + SLOT_SIZE), ==, 0);  /* EMPTY */
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    close(peer);
+    lanai_free(l);
+}
+
+/*
+ * Sends faster than the peer reads: the socket fills, a frame goes in
+ * part and the engine waits for the rest; every frame still arrives
+ * whole, in order, with its own length.
+ */
+static void test_linksock_send_full(void)
+{
+    enum { N = 96, LEN = 4000 };
+    g_autofree uint8_t *f = g_malloc(LEN), *got = g_malloc(4 + LEN);
+    unsigned waited = 0, read_upto = 0;
+    int peer;
+    Lanai *l;
+
+    linksock_mode = true;
+    l = lanai_boot_wired(&peer, "");
+    linksock_mode = false;
+    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    for (unsigned k = 0; k < N; k++) {
+        gint64 until = g_get_monotonic_time() + 50 * 1000;
+
+        fill_pattern(f, LEN, 100 + k);
+        qpci_memwrite(l->dev, l->sram, 0x2000, f, LEN);
+        wr(l, NVM_REG_SEND_OFF, 0x2000);
+        wr(l, NVM_REG_SEND_LEN, LEN);
+        wr(l, NVM_REG_SEND_CTRL, 1);
+        while (rd(l, NVM_REG_SEND_COUNT) != k + 1 &&
+               g_get_monotonic_time() < until) {
+            g_usleep(1000);
+        }
+        if (rd(l, NVM_REG_SEND_COUNT) == k + 1) {
+            continue;
+        }
+        /* the socket is full: read what was sent, the engine goes on */
+        waited++;
+        for (; read_upto < k; read_upto++) {
+            peer_read(peer, got, 4 + LEN);
+            fill_pattern(f, LEN, 100 + read_upto);
+            g_assert_cmpuint(ldl_be_p(got), ==, LEN);
+            g_assert_cmpmem(got + 4, LEN, f, LEN);
+        }
+        g_assert_true(WAIT_FOR(rd(l, NVM_REG_SEND_COUNT) == k + 1));
+    }
+    g_assert_cmpuint(waited, >, 0);
+    for (; read_upto < N; read_upto++) {
+        peer_read(peer, got, 4 + LEN);
+        fill_pattern(f, LEN, 100 + read_upto);
+        g_assert_cmpuint(ldl_be_p(got), ==, LEN);
+        g_assert_cmpmem(got + 4, LEN, f, LEN);
+    }
+    g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
+    close(peer);
+    lanai_free(l);
+}
+
 /* Refused at start, and QEMU says why: args, the message. */
 static void linksock_refused(const char *dev, const char *netdev,
                              const char *msg)
@@ -2276,6 +2520,12 @@ int main(int argc, char **argv)
                    test_linksock_recv_slots_zero);
     qtest_add_func("/lanai/linksock/wire", test_linksock_wire);
     qtest_add_func("/lanai/linksock/inject", test_linksock_inject);
+    qtest_add_func("/lanai/linksock/stopped", test_linksock_stopped);
+    qtest_add_func("/lanai/linksock/gone-while-full",
+                   test_linksock_gone_while_full);
+    qtest_add_func("/lanai/linksock/reconnect", test_linksock_reconnect);
+    qtest_add_func("/lanai/linksock/framing", test_linksock_framing);
+    qtest_add_func("/lanai/linksock/send-full", test_linksock_send_full);
     qtest_add_func("/lanai/linksock/refused", test_linksock_refused);
     qtest_add_func("/lanai/linksock/add-refused-unplug",
                    test_linksock_add_refused_unplug);
