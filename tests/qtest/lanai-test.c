@@ -1825,14 +1825,16 @@ static void test_linksock_send_full(void)
     lanai_free(l);
 }
 
-/* Refused at start, and QEMU says why: args, the message. */
-static void linksock_refused(const char *dev, const char *netdev,
-                             const char *msg)
+/*
+ * Refused at start, and QEMU says why: the device, one more option
+ * (opt, its value; or NULL), the message.
+ */
+static void linksock_refused(const char *dev, const char *opt,
+                             const char *val, const char *msg)
 {
     const char *argv[] = {
         getenv("QTEST_QEMU_BINARY"), "-M", "pc", "-nodefaults",
-        "-display", "none", "-accel", "qtest", "-device", dev,
-        netdev ? "-netdev" : NULL, netdev, NULL,
+        "-display", "none", "-device", dev, opt, val, NULL,
     };
     g_autofree char *err = NULL;
     int status;
@@ -1845,14 +1847,20 @@ static void linksock_refused(const char *dev, const char *netdev,
     g_assert_nonnull(strstr(err, msg));
 }
 
-/* link-socket with a netdev too, link-inject without link-socket. */
+/*
+ * link-socket with a netdev too, link-inject without link-socket,
+ * link-socket under icount (its frames and timers follow the host).
+ */
 static void test_linksock_refused(void)
 {
     linksock_refused("lanai,netdev=l0,link-socket=/nonexistent/link.sock",
-                     "hubport,id=l0,hubid=0",
+                     "-netdev", "hubport,id=l0,hubid=0",
                      "link-socket and netdev exclude each other");
-    linksock_refused("lanai,link-inject=/nonexistent/inject", NULL,
+    linksock_refused("lanai,link-inject=/nonexistent/inject", NULL, NULL,
                      "link-inject goes with link-socket");
+    linksock_refused("lanai,link-socket=/nonexistent/link.sock",
+                     "-icount", "shift=0",
+                     "link-socket does not follow icount or record/replay");
 }
 
 /* RECV_SLOTS 0 while on: the next slot was computed modulo 0 (SIGFPE). */
