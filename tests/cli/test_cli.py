@@ -59,7 +59,7 @@ def netvm(*argv):
 
 class StateDirCase(unittest.TestCase):
     """Clusters live in a fresh directory; NETVM_CLUSTER and
-    NETVM_LINK_THREAD are unset."""
+    NETVM_LINK_THREAD are unset (the link thread, the default)."""
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="netvm-cli-test-")
@@ -753,40 +753,40 @@ class TestTopology(StateDirCase):
         return cmd, " ".join(cmd)
 
     def test_back_to_back_link(self):
-        c = self.make_cluster("x", two_nodes())
-        for i in (0, 1):
-            cmd, text = self.qemu_cmd(c, i, 2)
-            # absolute: QEMU leaves its working directory while it connects
-            self.assertIn("stream,id=link0,server=%s,addr.type=unix,addr.path=%s"
-                          % ("on" if i == 0 else "off", c.path("link0.sock")), cmd)
-            self.assertIn("lanai,id=nic,netdev=link0,node-id=%d,sram-size=8388608,peer-node=%d"
-                          % (i, 1 - i), cmd)
-            self.assertIn("pipe,id=inject,path=node%d.inject" % i, cmd)
-            self.assertTrue(stat.S_ISFIFO(os.stat(c.path("node%d.inject" % i)).st_mode))
-            self.assertIn("hostfwd=tcp:127.0.0.1:%d-:7777" % (4000 + i), text)
-            self.assertEqual(cmd[-1], "-extra")
-            # debug-threads: the vCPU thread is named "CPU 0/TCG" (perf sched, vmsched)
-            self.assertIn("guest=netvm-x-node%d,debug-threads=on" % i, cmd)
+        with mock.patch.dict(os.environ, {"NETVM_LINK_THREAD": "0"}):
+            c = self.make_cluster("x", two_nodes())
+            for i in (0, 1):
+                cmd, text = self.qemu_cmd(c, i, 2)
+                # absolute: QEMU leaves its working directory while it connects
+                self.assertIn("stream,id=link0,server=%s,addr.type=unix,addr.path=%s"
+                              % ("on" if i == 0 else "off", c.path("link0.sock")), cmd)
+                self.assertIn("lanai,id=nic,netdev=link0,node-id=%d,sram-size=8388608,peer-node=%d"
+                              % (i, 1 - i), cmd)
+                self.assertIn("pipe,id=inject,path=node%d.inject" % i, cmd)
+                self.assertTrue(stat.S_ISFIFO(os.stat(c.path("node%d.inject" % i)).st_mode))
+                self.assertIn("hostfwd=tcp:127.0.0.1:%d-:7777" % (4000 + i), text)
+                self.assertEqual(cmd[-1], "-extra")
+                # debug-threads: the vCPU thread is named "CPU 0/TCG" (perf sched, vmsched)
+                self.assertIn("guest=netvm-x-node%d,debug-threads=on" % i, cmd)
 
     def test_back_to_back_link_thread(self):
         c = self.make_cluster("x", two_nodes())
-        with mock.patch.dict(os.environ, {"NETVM_LINK_THREAD": "1"}):
-            for i in (0, 1):
-                cmd, text = self.qemu_cmd(c, i, 2)
-                # the device opens the socket (node 0 listens) and the inject FIFO;
-                # no netdev, no redirector
-                self.assertIn("lanai,id=nic,link-socket=%s%s,node-id=%d,sram-size=8388608,"
-                              "peer-node=%d,link-inject=%s"
-                              % (c.path("link0.sock"), ",link-listen=on" if i == 0 else "", i, 1 - i,
-                                 c.path("node%d.inject" % i)), cmd)
-                self.assertNotIn("link0,", text.replace("link0.sock", ""))
-                self.assertNotIn("filter-redirector", text)
-                self.assertTrue(stat.S_ISFIFO(os.stat(c.path("node%d.inject" % i)).st_mode))
+        # the default: NETVM_LINK_THREAD unset
+        for i in (0, 1):
+            cmd, text = self.qemu_cmd(c, i, 2)
+            # the device opens the socket (node 0 listens) and the inject FIFO;
+            # no netdev, no redirector
+            self.assertIn("lanai,id=nic,link-socket=%s%s,node-id=%d,sram-size=8388608,"
+                          "peer-node=%d,link-inject=%s"
+                          % (c.path("link0.sock"), ",link-listen=on" if i == 0 else "", i, 1 - i,
+                             c.path("node%d.inject" % i)), cmd)
+            self.assertNotIn("link0,", text.replace("link0.sock", ""))
+            self.assertNotIn("filter-redirector", text)
+            self.assertTrue(stat.S_ISFIFO(os.stat(c.path("node%d.inject" % i)).st_mode))
 
     def test_switched_link_thread(self):
         c = self.make_cluster("x", two_nodes(fabric={"pid": 1, "routes": {}}))
-        with mock.patch.dict(os.environ, {"NETVM_LINK_THREAD": "1"}):
-            cmd, text = self.qemu_cmd(c, 2, 3)
+        cmd, text = self.qemu_cmd(c, 2, 3)     # the default: NETVM_LINK_THREAD unset
         self.assertIn("lanai,id=nic,link-socket=%s,node-id=2,sram-size=8388608" % c.path("node2.sock"), cmd)
         self.assertNotIn("-netdev stream", text)
         self.assertNotIn("link-listen", text)
@@ -794,24 +794,32 @@ class TestTopology(StateDirCase):
     def test_single_node_has_no_peer(self):
         c = self.make_cluster("x", two_nodes(nodes=[]))
         cmd, text = self.qemu_cmd(c, 0, 1)
-        self.assertIn("lanai,id=nic,netdev=link0,node-id=0,sram-size=8388608", cmd)
+        self.assertIn("lanai,id=nic,link-socket=%s,link-listen=on,node-id=0,sram-size=8388608"
+                      % c.path("link0.sock"), cmd)
         self.assertNotIn("inject", text)
 
+    def test_link_thread_setting(self):
+        c = self.make_cluster("x", two_nodes())
+        with mock.patch.dict(os.environ, {"NETVM_LINK_THREAD": "yes"}):
+            with self.assertRaisesRegex(NetvmError, r"^NETVM_LINK_THREAD=yes: 1 \(the default"):
+                self.qemu_cmd(c, 0, 2)
+
     def test_switched_link(self):
-        c = self.make_cluster("x", two_nodes(fabric={"pid": 1, "routes": {}}))
-        cmd, text = self.qemu_cmd(c, 2, 3)
-        self.assertIn("stream,id=link0,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500"
-                      % c.path("node2.sock"), cmd)
-        self.assertTrue(os.path.isabs(c.path("node2.sock")))
-        self.assertIn("lanai,id=nic,netdev=link0,node-id=2,sram-size=8388608", cmd)
-        self.assertNotIn("peer-node", text)
-        self.assertNotIn("inject", text)      # the switch checks and injects
-        self.assertEqual(os.listdir(c.dir), ["cluster.json"])
-        # two nodes through the switch (--topology): no peer-node either
-        cmd, text = self.qemu_cmd(c, 0, 2)
-        self.assertIn("lanai,id=nic,netdev=link0,node-id=0,sram-size=8388608", cmd)
-        self.assertIn("stream,id=link0,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500"
-                      % c.path("node0.sock"), cmd)
+        with mock.patch.dict(os.environ, {"NETVM_LINK_THREAD": "0"}):
+            c = self.make_cluster("x", two_nodes(fabric={"pid": 1, "routes": {}}))
+            cmd, text = self.qemu_cmd(c, 2, 3)
+            self.assertIn("stream,id=link0,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500"
+                          % c.path("node2.sock"), cmd)
+            self.assertTrue(os.path.isabs(c.path("node2.sock")))
+            self.assertIn("lanai,id=nic,netdev=link0,node-id=2,sram-size=8388608", cmd)
+            self.assertNotIn("peer-node", text)
+            self.assertNotIn("inject", text)      # the switch checks and injects
+            self.assertEqual(os.listdir(c.dir), ["cluster.json"])
+            # two nodes through the switch (--topology): no peer-node either
+            cmd, text = self.qemu_cmd(c, 0, 2)
+            self.assertIn("lanai,id=nic,netdev=link0,node-id=0,sram-size=8388608", cmd)
+            self.assertIn("stream,id=link0,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500"
+                          % c.path("node0.sock"), cmd)
 
     def test_link_socket_path_limit(self):
         c = self.make_cluster("x", two_nodes(fabric={"pid": 1, "routes": {}}))
@@ -941,8 +949,10 @@ class TestLibvirt(StateDirCase):
             self.assertEqual(dom.find("devices/serial/log").get("file"), c.path("node%d.serial.log" % i))
             args = [a.get("value") for a in dom.findall("q:commandline/q:arg", ns)]
             # every device ./netvm up gives node i that libvirt's XML does not
-            # express is passed through, with a fixed PCI slot
-            cmd = c.qemu_cmd(i, 2, 4000 + i, "tcg", 256, [])
+            # express is passed through, with a fixed PCI slot (libvirt's
+            # nodes keep the netdev: up's with NETVM_LINK_THREAD=0)
+            with mock.patch.dict(os.environ, {"NETVM_LINK_THREAD": "0"}):
+                cmd = c.qemu_cmd(i, 2, 4000 + i, "tcg", 256, [])
             devices = [cmd[k + 1] for k, a in enumerate(cmd) if a == "-device"]
             passed = [args[k + 1] for k, a in enumerate(args) if a == "-device"]
             expressed = ("virtio-9p-pci,", "virtio-blk-pci,")
@@ -972,7 +982,8 @@ class TestLibvirt(StateDirCase):
         self.assertIn(link, args)
         self.assertNotIn("-chardev", args)
         c.state["fabric"] = {"pid": 1}
-        self.assertIn(link, c.qemu_cmd(2, 3, 4002, "tcg", 256, []))
+        with mock.patch.dict(os.environ, {"NETVM_LINK_THREAD": "0"}):
+            self.assertIn(link, c.qemu_cmd(2, 3, 4002, "tcg", 256, []))
 
     def test_libvirt_xml_writes_each_node(self):
         out = os.path.join(self.tmp, "xml")

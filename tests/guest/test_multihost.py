@@ -116,6 +116,9 @@ class Hosts:
         c = self.c
         c.state = {"name": CLUSTER, "n": 3, "accel": "tcg", "mem": MEM, "nodes": [],
                    "fabric": {"pid": 0}}
+        # a link across hosts is a TCP stream netdev (lanai's link-socket
+        # speaks unix sockets only): up's netdev form, rewritten to TCP
+        os.environ["NETVM_LINK_THREAD"] = "0"
         for i in range(3):
             port = clustermod.free_port()
             cmd = c.qemu_cmd(i, 3, port, "tcg", MEM, [])
