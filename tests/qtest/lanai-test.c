@@ -22,6 +22,7 @@
 #include "../../hw/misc/lanai/include/netvm/fw_counters.h"
 #include "../../hw/misc/lanai/include/netvm/fw_saved_offsets.h"
 #include "../../hw/misc/lanai/include/netvm/packet.h"
+#include <poll.h>
 #include <sys/un.h>
 
 #define EVQ_LEN     64
@@ -1826,6 +1827,127 @@ static void test_linksock_send_full(void)
 }
 
 /*
+ * Sends the device frames of len bytes (pattern 100 + k) until one is
+ * not taken within 50 ms: the socket is full and part of that frame
+ * waits.  Returns how many were started.
+ */
+static unsigned linksock_fill_socket(Lanai *l, uint8_t *f, uint32_t len)
+{
+    for (unsigned k = 0; k < 1000; k++) {
+        gint64 until = g_get_monotonic_time() + 50 * 1000;
+
+        fill_pattern(f, len, 100 + k);
+        qpci_memwrite(l->dev, l->sram, 0x2000, f, len);
+        wr(l, NVM_REG_SEND_OFF, 0x2000);
+        wr(l, NVM_REG_SEND_LEN, len);
+        wr(l, NVM_REG_SEND_CTRL, 1);
+        while (rd(l, NVM_REG_SEND_COUNT) != k + 1 &&
+               g_get_monotonic_time() < until) {
+            g_usleep(1000);
+        }
+        if (rd(l, NVM_REG_SEND_COUNT) != k + 1) {
+            return k + 1;
+        }
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * Reset with a frame sent in part: the rest cannot be taken back from
+ * the peer's stream, so the connection ends (the peer reads every
+ * whole frame intact, then the end, never bytes out of step).  (The
+ * reset unmaps the BARs: nothing more is read of the device.)  Before, the stream stayed open and the frames after
+ * the reset were counted as sent and never written.
+ */
+static void test_linksock_reset_mid_send(void)
+{
+    enum { LEN = 4000 };
+    g_autofree uint8_t *f = g_malloc(LEN), *got = g_malloc(4 + LEN);
+    unsigned started, whole = 0;
+    int peer;
+    Lanai *l;
+
+    linksock_mode = true;
+    l = lanai_boot_wired(&peer, "");
+    linksock_mode = false;
+    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    started = linksock_fill_socket(l, f, LEN);
+    qtest_qmp_assert_success(qts(l), "{'execute': 'system_reset'}");
+    for (;;) {
+        struct pollfd p = { .fd = peer, .events = POLLIN };
+        size_t have = 0;
+        ssize_t n = 0;
+
+        while (have < 4 + LEN) {
+            g_assert_cmpint(poll(&p, 1, WAIT_US / 1000), ==, 1);
+            n = read(peer, got + have, 4 + LEN - have);
+            g_assert_cmpint(n, >=, 0);
+            if (n == 0) {
+                break;
+            }
+            have += n;
+        }
+        if (n == 0) {
+            break;      /* the end, inside a frame or between two */
+        }
+        fill_pattern(f, LEN, 100 + whole);
+        g_assert_cmpuint(ldl_be_p(got), ==, LEN);
+        g_assert_cmpmem(got + 4, LEN, f, LEN);
+        whole++;
+    }
+    g_assert_cmpuint(whole, <, started);
+    close(peer);
+    lanai_free(l);
+}
+
+/*
+ * An inject frame waits for the ring while the link goes down: it
+ * arrives intact once a slot is free, and the one written after it
+ * too.  Before, the link going down let the FIFO be read again under
+ * the waiting frame, which then pointed at other bytes.
+ */
+static void test_linksock_inject_while_full(void)
+{
+    const uint32_t ring = 0x10000;
+    g_autofree char *sock = linksock_path();    /* makes linksock_dir */
+    g_autofree char *fifo = g_build_filename(linksock_dir, "inject", NULL);
+    g_autofree char *extra = g_strdup_printf(",link-inject=%s", fifo);
+    uint8_t f[3][90];
+    int peer, w;
+    Lanai *l;
+
+    unlink(fifo);
+    g_assert_cmpint(mkfifo(fifo, 0600), ==, 0);
+    for (unsigned k = 0; k < 3; k++) {
+        fill_pattern(f[k], sizeof(f[k]), 20 + k);
+    }
+    linksock_mode = true;
+    l = lanai_boot_wired(&peer, extra);
+    linksock_mode = false;
+    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    recv_start(l, ring, 1);
+    peer_send(peer, f[0], sizeof(f[0]));
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_RECV_COUNT) == 1));
+    w = open(fifo, O_WRONLY);
+    g_assert_cmpint(w, >=, 0);
+    peer_send(w, f[1], sizeof(f[1]));   /* waits: the one slot is full */
+    g_usleep(100 * 1000);
+    close(peer);
+    g_assert_true(WAIT_FOR(rd(l, NVM_REG_LINK) == 0));
+    peer_send(w, f[2], sizeof(f[2]));
+    g_usleep(100 * 1000);
+    for (unsigned k = 1; k < 3; k++) {
+        sram_wr(l, ring, 0);                                 /* EMPTY */
+        wr(l, NVM_REG_RECV_CTRL, NVM_RECV_CTRL_RETRY);
+        g_assert_true(WAIT_FOR(rd(l, NVM_REG_RECV_COUNT) == k + 1));
+        check_ring_slot(l, ring, f[k], sizeof(f[k]));
+    }
+    close(w);
+    lanai_free(l);
+    unlink(fifo);
+}
+
+/*
  * Refused at start, and QEMU says why: the accelerator, the device, one
  * more option (opt, its value; or NULL), the message (or, if not NULL,
  * alt: a build without what opt needs).
@@ -2543,6 +2665,10 @@ int main(int argc, char **argv)
     qtest_add_func("/lanai/linksock/reconnect", test_linksock_reconnect);
     qtest_add_func("/lanai/linksock/framing", test_linksock_framing);
     qtest_add_func("/lanai/linksock/send-full", test_linksock_send_full);
+    qtest_add_func("/lanai/linksock/reset-mid-send",
+                   test_linksock_reset_mid_send);
+    qtest_add_func("/lanai/linksock/inject-while-full",
+                   test_linksock_inject_while_full);
     qtest_add_func("/lanai/linksock/refused", test_linksock_refused);
     qtest_add_func("/lanai/linksock/add-refused-unplug",
                    test_linksock_add_refused_unplug);
