@@ -1856,8 +1856,9 @@ static unsigned linksock_fill_socket(Lanai *l, uint8_t *f, uint32_t len)
  * Reset with a frame sent in part: the rest cannot be taken back from
  * the peer's stream, so the connection ends (the peer reads every
  * whole frame intact, then the end, never bytes out of step).  (The
- * reset unmaps the BARs: nothing more is read of the device.)  Before, the stream stayed open and the frames after
- * the reset were counted as sent and never written.
+ * reset unmaps the BARs: nothing more is read of the device.)  Before,
+ * the stream stayed open and the frames after the reset were counted as
+ * sent and never written.
  */
 static void test_linksock_reset_mid_send(void)
 {
