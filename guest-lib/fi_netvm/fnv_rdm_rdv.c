@@ -18,8 +18,8 @@
  *   the requests and every page's data on the reader's CPU; a write
  *   splits the work between the two CPUs, so it streams faster (NetVM's
  *   read_bw was 75-100 % of its write_bw).  The bytes before the first
- *   whole page and after the last one are read by the receiver while the
- *   sender writes: NetVM checks keys page by page, so exporting those
+ *   whole page and after the last one are read by the receiver before
+ *   it answers: NetVM checks keys page by page, so exporting those
  *   pages would let the peer write the receiver's other bytes on them.
  * - read: the receiver reads the bytes with NetVM reads and answers
  *   "done" (FNV_RDM_DONE); then the sender removes its exports and
@@ -304,28 +304,26 @@ bool fnv_rdv_offer_locked(struct fnv_ep *ep, const struct fnv_rdv_req *q,
 				  true, &c.piece);
 	if (h < 0)
 		return false;
+	/* the partial pages first: the sender takes its exports back once
+	 * it wrote (reads of an export gone waited 30 s for the NIC) */
+	if (head)
+		err = fnv_rdv_read_locked(ep->dom, node, q, iov, count, 0, head);
+	if (!err && cap > tail)
+		err = fnv_rdv_read_locked(ep->dom, node, q, iov, count, tail,
+					  cap - tail);
 	c.off = head;
-	if (fnv_rdm_send_frame_locked(ep, node, port, FNV_RDM_CTS, 0, &cv, 1,
-				      0, 0)) {
+	/* a read that failed: the whole read fails the same way, with its
+	 * "done"; a full window or a peer gone: read */
+	if (err || fnv_rdm_send_frame_locked(ep, node, port, FNV_RDM_CTS, 0,
+					     &cv, 1, 0, 0)) {
 		fnv_rdv_unexport_locked(ep->dom, h);
-		return false;	/* its window full, or gone: read */
+		return false;
 	}
 	*w = (struct fnv_rdv_rx){
 		.used = true, .id = q->id, .node = node, .port = port,
 		.e = *e, .selected = selected, .export = h,
 	};
 	r->rdv_written++;
-	/* the partial pages, read while the sender writes the rest */
-	if (head)
-		err = fnv_rdv_read_locked(ep->dom, node, q, iov, count, 0, head);
-	if (!err && cap > tail)
-		err = fnv_rdv_read_locked(ep->dom, node, q, iov, count, tail,
-					  cap - tail);
-	if (err) {
-		w->e.err = err;
-		w->e.len = 0;
-		w->e.olen = 0;
-	}
 	return true;
 }
 

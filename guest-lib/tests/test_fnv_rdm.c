@@ -12,7 +12,8 @@
  * the receive (FI_ETRUNC), unexpected, peeked, claimed and discarded,
  * from several pieces, copied when the pages cannot be exported, and
  * every export taken back; to another node, written by the sender into
- * the whole pages of the receive buffer (the rest read meanwhile), the
+ * the whole pages of the receive buffer (the rest read first, while the
+ * sender's progress runs: it must have nothing to write yet), the
  * "clear to send" and "finished" checked field by field, the receive
  * completing only at the "finished", cut (FI_ETRUNC), a failed write an
  * error on both sides, read instead when the buffer cannot be exported
@@ -194,6 +195,10 @@ static bool reads_fail;		/* every read: FI_EKEYREJECTED */
 static bool writes_fail;	/* every write: FI_EKEYREJECTED */
 static bool no_writable;	/* writable exports: -ENOSPC */
 static unsigned long reads, writes;	/* calls */
+/* An endpoint whose progress runs inside every read of another node's
+ * export, as the sender's process runs beside the reader's: a sender
+ * that has its "clear to send" writes and takes its exports back then */
+static struct fnv_ep *meanwhile;
 
 int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
 			  bool writable, struct fnv_rdv_piece *out)
@@ -254,6 +259,13 @@ int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 	if (from)	/* only the write path reads a part, never locally */
 		ck_assert_uint_ne(node, 0);
 	reads++;
+	if (meanwhile && node) {
+		struct fnv_ep *m = meanwhile;
+
+		meanwhile = NULL;
+		fnv_rdm_progress_locked(m);
+		meanwhile = m;
+	}
 	if (reads_fail)
 		return FI_EKEYREJECTED;
 	n += from;
@@ -1237,6 +1249,7 @@ START_TEST(rdv_written)
 	struct fnv_cqe e;
 
 	remote_nodes(&x, &y);
+	meanwhile = &x->ep;	/* x runs while y reads */
 	fill(out, sizeof(out), 61);
 	memset(in, 0xa5, 4 * 4096);
 	/* a receive on a page boundary, 1000 B past its last whole page */
@@ -1253,9 +1266,11 @@ START_TEST(rdv_written)
 	ck_assert_uint_eq(c.off, 0);
 	ck_assert_uint_eq(c.piece.addr, (uintptr_t)in);
 	ck_assert_uint_eq(c.piece.len, 3 * 4096);
-	/* the last 1000 B read meanwhile; nothing completes before the
-	 * sender's "finished" */
+	/* the last 1000 B read first (x, running meanwhile, had nothing to
+	 * write yet); nothing completes before the sender's "finished" */
 	ck_assert_uint_eq(reads, 1);
+	ck_assert_uint_eq(writes, 0);
+	meanwhile = NULL;
 	ck_assert_int_eq(memcmp(in + 3 * 4096, out + 3 * 4096, 1000), 0);
 	ck_assert(!pop(y, &e));
 	counts(y->rx, 0, 0);
@@ -1306,6 +1321,7 @@ START_TEST(rdv_written_cut)
 	struct fnv_cqe e;
 
 	remote_nodes(&x, &y);
+	meanwhile = &x->ep;
 	fill(out, sizeof(out), 62);
 	memset(page, 0xa5, 5 * 4096);
 	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_TAGGED, &ov, 1, 2, 5,
@@ -1319,6 +1335,7 @@ START_TEST(rdv_written_cut)
 	ck_assert_uint_eq(c.piece.addr, (uintptr_t)page + 4096);
 	ck_assert_uint_eq(c.piece.len, 2 * 4096);
 	ck_assert_uint_eq(reads, 2);
+	meanwhile = NULL;
 	pump(x, y);
 	ck_assert(pop(y, &e));
 	ck_assert_int_eq(e.err, FI_ETRUNC);
@@ -1335,6 +1352,37 @@ START_TEST(rdv_written_cut)
 	ck_assert_uint_eq(writes, 1);
 	counts(y->rx, 0, 1);
 	counts(x->tx, 1, 0);
+	free_nodes(x, y);
+	free(page);
+}
+END_TEST
+
+START_TEST(rdv_written_holes_fail)
+{
+	/* the bytes around the whole pages cannot be read: no "clear to
+	 * send", the export taken back, and the read's failure ends both */
+	static uint8_t out[3 * 4096];
+	uint8_t *page = aligned_alloc(4096, 4 * 4096), *in = page + 10;
+	struct iovec ov = { out, sizeof(out) }, iv = { in, sizeof(out) };
+	struct node *x, *y;
+	struct fnv_cqe e;
+
+	remote_nodes(&x, &y);
+	reads_fail = true;
+	ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, false, &iv, 1, FI_ADDR_UNSPEC,
+					     0, 0, in, 0), 0);
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 2, 0, 0,
+					     false, out, true), 0);
+	pump(x, y);
+	reads_fail = false;
+	ck_assert_uint_eq(frames_of[FNV_RDM_CTS], 0);
+	ck_assert_uint_eq(writes, 0);
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, FI_EKEYREJECTED);
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, FI_EKEYREJECTED);
+	counts(y->rx, 0, 1);
+	counts(x->tx, 0, 1);
 	free_nodes(x, y);
 	free(page);
 }
@@ -1984,6 +2032,7 @@ int main(void)
 	tcase_add_test(tc, rdv_forged);
 	tcase_add_test(tc, rdv_written);
 	tcase_add_test(tc, rdv_written_cut);
+	tcase_add_test(tc, rdv_written_holes_fail);
 	tcase_add_test(tc, rdv_write_fails);
 	tcase_add_test(tc, rdv_write_fallback);
 	tcase_add_test(tc, rdv_cts_forged);
