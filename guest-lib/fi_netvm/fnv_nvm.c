@@ -280,10 +280,11 @@ int fnv_nvm_cswap_locked(struct fnv_domain *d, uint16_t node, uint64_t key,
 		    netvm_cswap(d->nv, seg, off, expect, val, old));
 }
 
-/* ---- rendezvous (fnv_rdm_rdv.c): a send's buffers, read by the receiver */
+/* ---- rendezvous (fnv_rdm_rdv.c): a send's buffers, read by the receiver
+ * or written by the sender into the receiver's */
 
 int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
-			  struct fnv_rdv_piece *out)
+			  bool writable, struct fnv_rdv_piece *out)
 {
 	int err = fnv_nvm_ready_locked(d);
 	struct netvm_segment me;
@@ -300,8 +301,8 @@ int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
 	fnv_nvm_key_name(key, name);
 	/* -EEXIST: the pages overlap another export (a name taken by 48
 	 * random bits is as unlikely): the caller copies */
-	h = netvm_export(d->nv, name, (void *)buf, len, NETVM_EXPORT_RO,
-			 NULL);
+	h = netvm_export(d->nv, name, (void *)buf, len,
+			 writable ? 0 : NETVM_EXPORT_RO, NULL);
 	if (h < 0)
 		return h;
 	err = netvm_export_info(d->nv, h, &me);
@@ -321,7 +322,8 @@ void fnv_rdv_unexport_locked(struct fnv_domain *d, int handle)
 	(void)netvm_unexport(d->nv, handle);
 }
 
-/* The loop-back: the sender is a process of this node. */
+/* The loop-back: the sender is a process of this node.  (The write
+ * path is for other nodes only, so from is 0 here.) */
 static int read_local(const struct fnv_rdv_req *q, const struct iovec *iov,
 		      size_t count, size_t n)
 {
@@ -401,7 +403,7 @@ static int pipe_flush(void *ctx)
 
 int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 			const struct fnv_rdv_req *q, const struct iovec *iov,
-			size_t count, size_t n)
+			size_t count, size_t from, size_t n)
 {
 	struct pipe_nic p = { .d = d, .node = node };
 	struct fnv_rdv_nic nic = {
@@ -411,14 +413,75 @@ int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 	int err;
 
 	if (node == d->node)
-		return read_local(q, iov, count, n);
+		return from ? FI_EINVAL : read_local(q, iov, count, n);
 	err = fnv_nvm_ready_locked(d);
 	if (!err)
-		err = fnv_rdv_pipe(&nic, q, iov, count, n, d->bounce,
+		err = fnv_rdv_pipe(&nic, q, iov, count, from, n, d->bounce,
 				   FNV_RDV_CHUNK);
 	/* a fresh key each message: no use keeping its imports */
 	for (int i = 0; i < p.nsegs; i++)
 		netvm_unimport(d->nv, p.segs[i]);
+	return err ? fnv_nvm_fi_err(err) : 0;
+}
+
+/*
+ * The sender's side of a written rendezvous: c's export (the receiver's
+ * whole pages) imported from its description, then one netvm_write per
+ * run of the message that stays in one of the sender's exports (the
+ * source must lie in one), all queued, then one flush: the NIC streams
+ * them as netvm-bench's write_bw does, and the writing runs on this CPU
+ * while the receiver's only takes the frames in.
+ */
+int fnv_rdv_write_locked(struct fnv_domain *d, uint16_t node,
+			 const struct fnv_rdv_req *q,
+			 const struct fnv_rdv_cts *c)
+{
+	struct netvm_segment s = {
+		.node = node,
+		.port = (uint32_t)(c->piece.key >> FNV_KEY_PORT_SHIFT),
+		.addr = c->piece.addr, .len = c->piece.len,
+		.key = c->piece.nvm_key, .pt_rows = c->piece.pt_rows,
+	};
+	uint64_t at = c->off, left = c->piece.len, done = 0;
+	char name[FNV_NVM_NAME];
+	bool queued = false;
+	int seg, err;
+
+	if (node == d->node)
+		return FI_EINVAL;	/* the NIC does not reach its node */
+	err = fnv_nvm_ready_locked(d);
+	if (err)
+		return fnv_nvm_fi_err(err);
+	fnv_nvm_key_name(c->piece.key, name);
+	seg = netvm_import_segment(d->nv, &s, name);
+	if (seg < 0)
+		return fnv_nvm_fi_err(seg);
+	for (uint32_t i = 0; i < q->count && left && !err; i++) {
+		uint64_t k;
+
+		if (at >= q->piece[i].len) {
+			at -= q->piece[i].len;
+			continue;
+		}
+		k = q->piece[i].len - at < left ? q->piece[i].len - at : left;
+		err = netvm_write(d->nv, seg, done,
+				  (const uint8_t *)(uintptr_t)q->piece[i].addr +
+				  at, k);
+		queued = true;
+		done += k;
+		left -= k;
+		at = 0;
+	}
+	if (!err && left)
+		err = -EINVAL;		/* past the message: checked before */
+	if (queued) {
+		/* drained even after an error: a later flush must not see
+		 * these writes */
+		int f = netvm_flushW(d->nv);
+
+		err = err ? err : f;
+	}
+	netvm_unimport(d->nv, seg);	/* a fresh key each message */
 	return err ? fnv_nvm_fi_err(err) : 0;
 }
 

@@ -7,7 +7,8 @@
  * fnv_rdm_match.c matches messages to posted receives (FI_MSG in order,
  * FI_TAGGED by tag, FI_DIRECTED_RECV by sender) and keeps the unexpected
  * ones; fnv_rdm_rdv.c carries messages larger than one U-Net message
- * (rendezvous: the receiver reads them from the sender's NetVM export);
+ * (rendezvous: the sender writes them into the receiver's NetVM export,
+ * or the receiver reads them from the sender's);
  * fnv_rdm_ops.c is the API (fi_ops_msg, fi_ops_tagged).
  */
 #ifndef FNV_RDM_H
@@ -23,6 +24,7 @@
 #define FNV_RDM_RETRIES		12	/* then the peer is given up */
 #define FNV_RDV_TX		32	/* rendezvous sends waiting, per endpoint */
 #define FNV_RDV_DONE_Q		256	/* "done" answers waiting for a window */
+#define FNV_RDV_RX		32	/* receives waiting for their writer */
 /* A sender pulls its peer's ack table when its oldest message waited this
  * long (the clock counts whole milliseconds: 2 means 1 to 2 ms), then
  * after twice as long each time nothing new came, up to 32 times this. */
@@ -36,6 +38,8 @@ enum fnv_rdm_type {
 	FNV_RDM_TAGGED = 2,	/* fi_tsend and friends */
 	FNV_RDM_ACK = 3,	/* acknowledgement only, no sequence number */
 	FNV_RDM_DONE = 4,	/* a rendezvous read is over: struct fnv_rdv_done */
+	FNV_RDM_CTS = 5,	/* write there: struct fnv_rdv_cts */
+	FNV_RDM_FIN = 6,	/* the writes are over: struct fnv_rdv_done */
 };
 
 #define FNV_RDM_HAS_DATA	0x1	/* MSG, TAGGED: 8 bytes of remote CQ
@@ -108,7 +112,17 @@ struct fnv_rdv_req {
 	struct fnv_rdv_piece piece[FNV_IOV_MAX];
 };
 
-/* The receiver's answer once it read (or discarded) a rendezvous message. */
+/* The receiver's "clear to send": write the message's bytes [off, +len)
+ * into its export described in piece (the whole pages of its receive
+ * buffer); it reads the rest itself.  The sender answers FNV_RDM_FIN. */
+struct fnv_rdv_cts {
+	uint64_t id;		/* the request's */
+	uint64_t off;		/* in the message */
+	struct fnv_rdv_piece piece;	/* len: the bytes to write */
+};
+
+/* The receiver's answer once it read (or discarded) a rendezvous message
+ * (FNV_RDM_DONE); the sender's once it wrote one (FNV_RDM_FIN). */
 struct fnv_rdv_done {
 	uint64_t id;
 	uint32_t status;	/* 0, or the reader's FI_E* */
@@ -127,6 +141,17 @@ struct fnv_rdv_tx {
 	size_t nexports;
 	void *copy;		/* the bytes copied, when the buffers could
 				 * not be exported as they are; or NULL */
+	struct fnv_rdv_req q;	/* what the exports hold (the writes' source) */
+};
+
+/* A rendezvous receive waiting for its sender's writes (FNV_RDM_FIN). */
+struct fnv_rdv_rx {
+	bool used;
+	uint64_t id;		/* the sender's request */
+	uint16_t node, port;
+	struct fnv_cqe e;	/* the completion, err: the reads' or FI_ETRUNC */
+	bool selected;		/* a success writes a completion too */
+	int export;		/* the receive buffer's whole pages */
 };
 
 /* A message sent and not yet acknowledged (or acknowledged, not completed). */
@@ -207,9 +232,13 @@ struct fnv_rdm {
 	uint64_t rdv_next_id;
 	struct fnv_rdv_todo {
 		uint16_t node, port;
+		uint8_t type;		/* FNV_RDM_DONE or FNV_RDM_FIN */
 		struct fnv_rdv_done d;
 	} done_q[FNV_RDV_DONE_Q];
 	size_t done_n;
+	/* receives whose senders write (fnv_rdm_rdv.c) */
+	struct fnv_rdv_rx rdv_rx[FNV_RDV_RX];
+	uint64_t rdv_written, rdv_read;	/* for FI_LOG */
 	/* the ack table (one slot per peer, a page of its own), exported
 	 * read-only at the first ack to another node's peer */
 	uint64_t *acks;
@@ -281,6 +310,19 @@ bool fnv_rdv_can_answer(const struct fnv_ep *ep);
 int fnv_rdv_pull_locked(struct fnv_ep *ep, const struct fnv_rdv_req *q,
 			const struct iovec *iov, size_t count, size_t cap,
 			uint16_t node, uint16_t port);
+/* Or ask its sender to write it (true): e, its completion (FI_ETRUNC
+ * set if cut), waits for the sender's FNV_RDM_FIN; selected: a success
+ * writes one too.  false: read it (fnv_rdv_pull_locked). */
+bool fnv_rdv_offer_locked(struct fnv_ep *ep, const struct fnv_rdv_req *q,
+			  const struct iovec *iov, size_t count, size_t cap,
+			  uint16_t node, uint16_t port,
+			  const struct fnv_cqe *e, bool selected);
+/* A "clear to send" or a "finished" from (node, port): false if it
+ * finds no room (dropped, sent again). */
+bool fnv_rdv_cts_locked(struct fnv_ep *ep, const uint8_t *payload,
+			size_t len, uint16_t node, uint16_t port);
+bool fnv_rdv_fin_locked(struct fnv_ep *ep, const uint8_t *payload,
+			size_t len, uint16_t node, uint16_t port);
 /* The sender need not wait any more (discarded): its "done". */
 void fnv_rdv_answer_locked(struct fnv_ep *ep, uint16_t node, uint16_t port,
 			   uint64_t id, uint32_t status);
@@ -292,17 +334,22 @@ bool fnv_rdv_done_locked(struct fnv_ep *ep, const uint8_t *payload,
 void fnv_rdv_progress_locked(struct fnv_ep *ep);
 void fnv_rdv_fini(struct fnv_ep *ep);
 
-/* fnv_nvm.c (the unit test replaces these): export [buf, +len) read-only
- * under a fresh key, described in *out (a handle, or a negative errno:
- * -EEXIST the range overlaps another export); unexport; read the first n
- * bytes of q's pieces on node into iov (0 or the completion's FI_E*; on
- * the own node from q's process). */
+/* fnv_nvm.c (the unit test replaces these): export [buf, +len) under a
+ * fresh key, read-only unless writable, described in *out (a handle, or
+ * a negative errno: -EEXIST the range overlaps another export);
+ * unexport; read bytes [from, +n) of q's pieces on node into the same
+ * places of iov (0 or the completion's FI_E*; on the own node from q's
+ * process); write bytes [c->off, +c->piece.len) of q's pieces (this
+ * process's exports) into c's export on node (0 or FI_E*). */
 int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
-			  struct fnv_rdv_piece *out);
+			  bool writable, struct fnv_rdv_piece *out);
 void fnv_rdv_unexport_locked(struct fnv_domain *d, int handle);
 int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 			const struct fnv_rdv_req *q, const struct iovec *iov,
-			size_t count, size_t n);
+			size_t count, size_t from, size_t n);
+int fnv_rdv_write_locked(struct fnv_domain *d, uint16_t node,
+			 const struct fnv_rdv_req *q,
+			 const struct fnv_rdv_cts *c);
 /* fnv_nvm.c too: read slot's 8 bytes of the ack table key names on
  * another node (imported once, kept): 0 or a negative errno.  The table
  * itself is exported with fnv_rdv_export_locked. */

@@ -71,12 +71,14 @@ void fnv_rdm_fini(struct fnv_ep *ep)
 	if (!r)
 		return;
 	FI_INFO(&fnv_prov, FI_LOG_EP_DATA,
-		"RDM endpoint closed: %llu resent, %llu dropped out of order, %llu dropped (full), %llu acks deferred, %llu ack table reads\n",
+		"RDM endpoint closed: %llu resent, %llu dropped out of order, %llu dropped (full), %llu acks deferred, %llu ack table reads, %llu rendezvous received written, %llu read\n",
 		(unsigned long long)r->resent,
 		(unsigned long long)r->dropped_order,
 		(unsigned long long)r->dropped_full,
 		(unsigned long long)r->acks_deferred,
-		(unsigned long long)r->pulled);
+		(unsigned long long)r->pulled,
+		(unsigned long long)r->rdv_written,
+		(unsigned long long)r->rdv_read);
 	fnv_rdv_fini(ep);
 	for (int i = 0; i < r->nlive; i++) {
 		for (int k = 0; k < FNV_RDM_WIN; k++)
@@ -155,7 +157,7 @@ static bool table_ready(struct fnv_ep *ep)
 	if (r->acks_key || r->acks_failed)
 		return r->acks_key != 0;
 	h = fnv_rdv_export_locked(ep->dom, r->acks,
-				  (size_t)sysconf(_SC_PAGESIZE), &table);
+				  (size_t)sysconf(_SC_PAGESIZE), false, &table);
 	if (h < 0) {
 		FI_INFO(&fnv_prov, FI_LOG_EP_DATA,
 			"ack table export: %d: acks go as frames\n", h);
@@ -414,6 +416,25 @@ static bool defers(const struct fnv_ep *ep, const struct fnv_peer *p)
 	return p->peer_pulls && remote(ep, p) && ep->rdm->acks_key;
 }
 
+/* A frame in order: a message, or the rendezvous's own; false if it
+ * found no room (not acknowledged: sent again). */
+static bool take_message(struct fnv_ep *ep, const struct fnv_rdm_hdr *h,
+			 uint64_t data, const uint8_t *payload, size_t len,
+			 uint16_t node, uint16_t port)
+{
+	switch (h->type) {
+	case FNV_RDM_DONE:
+		return fnv_rdv_done_locked(ep, payload, len, node, port);
+	case FNV_RDM_CTS:
+		return fnv_rdv_cts_locked(ep, payload, len, node, port);
+	case FNV_RDM_FIN:
+		return fnv_rdv_fin_locked(ep, payload, len, node, port);
+	default:
+		return fnv_rdm_arrive_locked(ep, h, data, payload, len, node,
+					     port);
+	}
+}
+
 /* One frame from (node, port). */
 static void take_frame(struct fnv_ep *ep, size_t n, uint16_t node,
 		       uint16_t port)
@@ -427,7 +448,7 @@ static void take_frame(struct fnv_ep *ep, size_t n, uint16_t node,
 	if (n < sizeof(h) || n > FNV_MSG_MAX)
 		return;		/* not one of ours */
 	memcpy(&h, r->frame, sizeof(h));
-	if (h.type < FNV_RDM_MSG || h.type > FNV_RDM_DONE)
+	if (h.type < FNV_RDM_MSG || h.type > FNV_RDM_FIN)
 		return;
 	if (h.type != FNV_RDM_ACK && (h.flags & FNV_RDM_HAS_DATA)) {
 		if (n < off + sizeof(data))
@@ -460,10 +481,7 @@ static void take_frame(struct fnv_ep *ep, size_t n, uint16_t node,
 		p->ack_now = true;
 		return;
 	}
-	if (h.type == FNV_RDM_DONE ?
-	    !fnv_rdv_done_locked(ep, r->frame + off, n - off, node, port) :
-	    !fnv_rdm_arrive_locked(ep, &h, data, r->frame + off, n - off,
-				   node, port)) {
+	if (!take_message(ep, &h, data, r->frame + off, n - off, node, port)) {
 		r->dropped_full++;	/* not acknowledged: sent again */
 		return;
 	}

@@ -10,7 +10,8 @@
  * probe (FI_PEEK), claim (FI_CLAIM) and discard (FI_DISCARD) unexpected
  * messages, as MPI's probes need.  A rendezvous message (fnv_rdm_rdv.c)
  * matches like any other, by its header; only its request waits as
- * unexpected, and its bytes are read when a receive takes it.
+ * unexpected, and its bytes are written by its sender or read when a
+ * receive takes it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,8 @@ static bool rx_complete(const struct fnv_ep *ep, uint64_t flags, int err)
 }
 
 /* The message's bytes into rx's buffers, and its completion: m's bytes,
- * or (rendezvous) read from the sender's export, which is then told. */
+ * or (rendezvous) written by the sender, the completion then waiting for
+ * its "finished", or read from the sender's export, which is then told. */
 static void deliver(struct fnv_ep *ep, const struct fnv_rdm_rx *rx,
 		    bool tagged, const struct fnv_unexp *m)
 {
@@ -55,6 +57,10 @@ static void deliver(struct fnv_ep *ep, const struct fnv_rdm_rx *rx,
 		int err;
 
 		memcpy(&q, m->buf, sizeof(q));
+		if (fnv_rdv_offer_locked(ep, &q, rx->iov, rx->iov_count, got,
+					 m->node, m->port, &e,
+					 rx_complete(ep, rx->flags, 0)))
+			return;
 		err = fnv_rdv_pull_locked(ep, &q, rx->iov, rx->iov_count, got,
 					  m->node, m->port);
 		if (err) {

@@ -7,13 +7,30 @@
  * keys; kind, tag and CQ data in the header as always), reliably and in
  * order like any message.  The receiver matches the request like an
  * eager message (unexpected ones wait in the same queue, FI_PEEK and
- * FI_CLAIM see their true length), reads the bytes with NetVM reads
- * into the receive buffer once a receive took it (at most what fits:
- * FI_ETRUNC as for eager messages), and answers "done"; then the sender
- * removes its exports and completes the send.  A buffer NetVM cannot
- * export as it is (its pages overlap another export: a region, another
- * send) is copied into pages of its own first.  The loop-back reads the
- * sender's process directly (the NIC does not send to its own node).
+ * FI_CLAIM see their true length); once a receive took it, at most what
+ * fits (FI_ETRUNC as for eager messages):
+ *
+ * - written: the receiver exports the whole pages of its receive buffer
+ *   (writable, a fresh key) and answers "clear to send" (struct
+ *   fnv_rdv_cts); the sender streams NetVM writes there from its own
+ *   exports, then completes the send and answers "finished"
+ *   (FNV_RDM_FIN), and the receive completes.  A NetVM read puts both
+ *   the requests and every page's data on the reader's CPU; a write
+ *   splits the work between the two CPUs, so it streams faster (NetVM's
+ *   read_bw was 75-100 % of its write_bw).  The bytes before the first
+ *   whole page and after the last one are read by the receiver before
+ *   it answers: NetVM checks keys page by page, so exporting those
+ *   pages would let the peer write the receiver's other bytes on them.
+ * - read: the receiver reads the bytes with NetVM reads and answers
+ *   "done" (FNV_RDM_DONE); then the sender removes its exports and
+ *   completes the send.  For the loop-back (the NIC does not send to its
+ *   own node: the sender's process is read directly), a receive of
+ *   several pieces or of no whole page, and whenever the receive buffer
+ *   cannot be exported (its pages overlap another export, NetVM's 64
+ *   exports taken) or no slot waits.
+ *
+ * A buffer NetVM cannot export as it is (its pages overlap another
+ * export: a region, another send) is copied into pages of its own first.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -45,17 +62,18 @@ bool fnv_rdv_can_answer(const struct fnv_ep *ep)
 	return ep->rdm->done_n < FNV_RDV_DONE_Q;
 }
 
+/* A "done" (FNV_RDM_DONE) or a "finished" (FNV_RDM_FIN). */
 static ssize_t send_done(struct fnv_ep *ep, uint16_t node, uint16_t port,
-			 const struct fnv_rdv_done *d)
+			 uint8_t type, const struct fnv_rdv_done *d)
 {
 	struct iovec iov = { .iov_base = (void *)d, .iov_len = sizeof(*d) };
 
-	return fnv_rdm_send_frame_locked(ep, node, port, FNV_RDM_DONE, 0, &iov,
-					 1, 0, 0);
+	return fnv_rdm_send_frame_locked(ep, node, port, type, 0, &iov, 1, 0,
+					 0);
 }
 
-void fnv_rdv_answer_locked(struct fnv_ep *ep, uint16_t node, uint16_t port,
-			   uint64_t id, uint32_t status)
+static void answer(struct fnv_ep *ep, uint16_t node, uint16_t port,
+		   uint8_t type, uint64_t id, uint32_t status)
 {
 	struct fnv_rdm *r = ep->rdm;
 	struct fnv_rdv_done d = { .id = id, .status = status };
@@ -64,15 +82,22 @@ void fnv_rdv_answer_locked(struct fnv_ep *ep, uint16_t node, uint16_t port,
 	for (size_t i = 0; i < r->done_n; i++)
 		if (r->done_q[i].node == node && r->done_q[i].port == port)
 			goto queue;
-	if (send_done(ep, node, port, &d) != -FI_EAGAIN)
+	if (send_done(ep, node, port, type, &d) != -FI_EAGAIN)
 		return;		/* sent, or the peer is gone */
 queue:
 	if (r->done_n == FNV_RDV_DONE_Q)
 		return;		/* callers asked fnv_rdv_can_answer first */
 	r->done_q[r->done_n].node = node;
 	r->done_q[r->done_n].port = port;
+	r->done_q[r->done_n].type = type;
 	r->done_q[r->done_n].d = d;
 	r->done_n++;
+}
+
+void fnv_rdv_answer_locked(struct fnv_ep *ep, uint16_t node, uint16_t port,
+			   uint64_t id, uint32_t status)
+{
+	answer(ep, node, port, FNV_RDM_DONE, id, status);
 }
 
 int fnv_rdv_pull_locked(struct fnv_ep *ep, const struct fnv_rdv_req *q,
@@ -81,8 +106,10 @@ int fnv_rdv_pull_locked(struct fnv_ep *ep, const struct fnv_rdv_req *q,
 {
 	int fi_err = 0;
 
+	ep->rdm->rdv_read++;
 	if (cap)
-		fi_err = fnv_rdv_read_locked(ep->dom, node, q, iov, count, cap);
+		fi_err = fnv_rdv_read_locked(ep->dom, node, q, iov, count, 0,
+					     cap);
 	if (fi_err)
 		FI_WARN(&fnv_prov, FI_LOG_EP_DATA,
 			"rendezvous read of %llu B from %u:%u: error %d\n",
@@ -114,7 +141,8 @@ static int export_pieces(struct fnv_ep *ep, struct fnv_rdv_tx *t,
 		if (!iov[i].iov_len)
 			continue;
 		h = fnv_rdv_export_locked(ep->dom, iov[i].iov_base,
-					  iov[i].iov_len, &q->piece[q->count]);
+					  iov[i].iov_len, false,
+					  &q->piece[q->count]);
 		if (h < 0)
 			break;
 		t->exports[t->nexports++] = h;
@@ -139,7 +167,7 @@ static int export_pieces(struct fnv_ep *ep, struct fnv_rdv_tx *t,
 		       iov[i].iov_len);
 		off += iov[i].iov_len;
 	}
-	h = fnv_rdv_export_locked(ep->dom, t->copy, len, &q->piece[0]);
+	h = fnv_rdv_export_locked(ep->dom, t->copy, len, false, &q->piece[0]);
 	if (h < 0)
 		return h;
 	t->exports[t->nexports++] = h;
@@ -196,6 +224,7 @@ ssize_t fnv_rdv_send_locked(struct fnv_ep *ep, uint8_t type,
 		return err;
 	}
 	t->id = q.id;
+	t->q = q;		/* the writes' source, if the receiver asks */
 	t->ctx = ctx;
 	t->cflags = FI_SEND | (type == FNV_RDM_TAGGED ? FI_TAGGED : FI_MSG);
 	t->complete = complete && ep->tx_cq;
@@ -243,6 +272,139 @@ bool fnv_rdv_done_locked(struct fnv_ep *ep, const uint8_t *payload,
 	return true;	/* nothing waits for it (a duplicate): ignored */
 }
 
+/* ---- written: the receiver's offer, the sender's writes, the end ---- */
+
+bool fnv_rdv_offer_locked(struct fnv_ep *ep, const struct fnv_rdv_req *q,
+			  const struct iovec *iov, size_t count, size_t cap,
+			  uint16_t node, uint16_t port,
+			  const struct fnv_cqe *e, bool selected)
+{
+	struct fnv_rdm *r = ep->rdm;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), buf, head, tail;
+	struct fnv_rdv_cts c = { .id = q->id };
+	struct iovec cv = { .iov_base = &c, .iov_len = sizeof(c) };
+	struct fnv_rdv_rx *w = NULL;
+	int h, err = 0;
+
+	/* the loop-back, nothing to take, several pieces: read */
+	if (node == ep->dom->node || !cap || !count || iov[0].iov_len < cap)
+		return false;
+	buf = (uintptr_t)iov[0].iov_base;
+	head = (buf + page - 1) / page * page - buf;
+	tail = (buf + cap) / page * page - buf;
+	if (head >= cap || tail <= head)
+		return false;	/* no whole page */
+	for (int i = 0; i < FNV_RDV_RX && !w; i++)
+		if (!r->rdv_rx[i].used)
+			w = &r->rdv_rx[i];
+	if (!w)
+		return false;
+	/* overlapping another export, NetVM's 64 taken: read instead */
+	h = fnv_rdv_export_locked(ep->dom, (void *)(buf + head), tail - head,
+				  true, &c.piece);
+	if (h < 0)
+		return false;
+	/* the partial pages first: the sender takes its exports back once
+	 * it wrote (reads of an export gone waited 30 s for the NIC) */
+	if (head)
+		err = fnv_rdv_read_locked(ep->dom, node, q, iov, count, 0, head);
+	if (!err && cap > tail)
+		err = fnv_rdv_read_locked(ep->dom, node, q, iov, count, tail,
+					  cap - tail);
+	c.off = head;
+	/* a read that failed: the whole read fails the same way, with its
+	 * "done"; a full window or a peer gone: read */
+	if (err || fnv_rdm_send_frame_locked(ep, node, port, FNV_RDM_CTS, 0,
+					     &cv, 1, 0, 0)) {
+		fnv_rdv_unexport_locked(ep->dom, h);
+		return false;
+	}
+	*w = (struct fnv_rdv_rx){
+		.used = true, .id = q->id, .node = node, .port = port,
+		.e = *e, .selected = selected, .export = h,
+	};
+	r->rdv_written++;
+	return true;
+}
+
+/* The receive w is over (status: the writer's, 0 or FI_E*): its
+ * completion, if the queue has room (true). */
+static bool complete_rx(struct fnv_ep *ep, struct fnv_rdv_rx *w, int status)
+{
+	struct fnv_cqe e = w->e;
+
+	if (status) {
+		e.err = status;
+		e.len = 0;
+		e.olen = 0;
+	}
+	if (ep->rx_cq && (e.err || w->selected)) {
+		if (!fnv_cq_room_locked(ep->rx_cq, 1))
+			return false;
+		fnv_cq_push_locked(ep->rx_cq, &e);
+	}
+	fnv_cntr_count_locked(ep->cntr_recv, e.err);
+	fnv_rdv_unexport_locked(ep->dom, w->export);
+	memset(w, 0, sizeof(*w));
+	return true;
+}
+
+bool fnv_rdv_cts_locked(struct fnv_ep *ep, const uint8_t *payload,
+			size_t len, uint16_t node, uint16_t port)
+{
+	struct fnv_rdm *r = ep->rdm;
+	struct fnv_rdv_tx *t = NULL;
+	struct fnv_rdv_cts c;
+	int err;
+
+	if (len != sizeof(c))
+		return true;	/* forged: taken, and ignored */
+	memcpy(&c, payload, sizeof(c));
+	/* only the peer the request went to asks */
+	for (int i = 0; i < FNV_RDV_TX && !t; i++)
+		if (r->rdv_tx[i].used && r->rdv_tx[i].id == c.id &&
+		    r->rdv_tx[i].node == node && r->rdv_tx[i].port == port)
+			t = &r->rdv_tx[i];
+	if (!t)
+		return true;	/* nothing waits for it: ignored */
+	/* the completion and the "finished" must find room once written */
+	if ((ep->tx_cq && !fnv_cq_room_locked(ep->tx_cq, 1)) ||
+	    !fnv_rdv_can_answer(ep))
+		return false;
+	if (!c.piece.len || c.off > t->q.len || c.piece.len > t->q.len - c.off)
+		err = FI_EINVAL;	/* not in the message: written nowhere */
+	else
+		err = fnv_rdv_write_locked(ep->dom, node, &t->q, &c);
+	if (err)
+		FI_WARN(&fnv_prov, FI_LOG_EP_DATA,
+			"rendezvous write of %llu B to %u:%u: error %d\n",
+			(unsigned long long)c.piece.len, node, port, err);
+	/* the bytes are there (flushed): the send is over, the receiver
+	 * is told in order behind them */
+	answer(ep, node, port, FNV_RDM_FIN, c.id, (uint32_t)err);
+	return finish(ep, t, err);
+}
+
+bool fnv_rdv_fin_locked(struct fnv_ep *ep, const uint8_t *payload,
+			size_t len, uint16_t node, uint16_t port)
+{
+	struct fnv_rdm *r = ep->rdm;
+	struct fnv_rdv_done d;
+
+	if (len != sizeof(d))
+		return true;	/* forged: taken, and ignored */
+	memcpy(&d, payload, sizeof(d));
+	for (int i = 0; i < FNV_RDV_RX; i++) {
+		struct fnv_rdv_rx *w = &r->rdv_rx[i];
+
+		/* only the peer the offer went to ends it */
+		if (w->used && w->id == d.id && w->node == node &&
+		    w->port == port)
+			return complete_rx(ep, w, (int)d.status);
+	}
+	return true;	/* nothing waits for it (a duplicate): ignored */
+}
+
 void fnv_rdv_progress_locked(struct fnv_ep *ep)
 {
 	struct fnv_rdm *r = ep->rdm;
@@ -256,7 +418,8 @@ void fnv_rdv_progress_locked(struct fnv_ep *ep)
 		for (size_t k = 0; k < kept && !held; k++)
 			held = r->done_q[k].node == o->node &&
 			       r->done_q[k].port == o->port;
-		if (!held && send_done(ep, o->node, o->port, &o->d) != -FI_EAGAIN)
+		if (!held &&
+		    send_done(ep, o->node, o->port, o->type, &o->d) != -FI_EAGAIN)
 			continue;	/* sent, or the peer is gone */
 		r->done_q[kept++] = *o;
 	}
@@ -272,6 +435,17 @@ void fnv_rdv_progress_locked(struct fnv_ep *ep)
 		if (p && p->dead)
 			(void)finish(ep, t, FI_EHOSTUNREACH);
 	}
+	/* nor writes: its receives fail */
+	for (int i = 0; i < FNV_RDV_RX; i++) {
+		struct fnv_rdv_rx *w = &r->rdv_rx[i];
+		struct fnv_peer *p;
+
+		if (!w->used)
+			continue;
+		p = fnv_rdm_peer(r, w->node, w->port, false);
+		if (p && p->dead)
+			(void)complete_rx(ep, w, FI_EHOSTUNREACH);
+	}
 }
 
 void fnv_rdv_fini(struct fnv_ep *ep)
@@ -279,4 +453,8 @@ void fnv_rdv_fini(struct fnv_ep *ep)
 	for (int i = 0; i < FNV_RDV_TX; i++)
 		if (ep->rdm->rdv_tx[i].used)
 			release(ep, &ep->rdm->rdv_tx[i]);
+	for (int i = 0; i < FNV_RDV_RX; i++)
+		if (ep->rdm->rdv_rx[i].used)
+			fnv_rdv_unexport_locked(ep->dom,
+						ep->rdm->rdv_rx[i].export);
 }

@@ -22,15 +22,19 @@ struct chunk {
 };
 
 int fnv_rdv_pipe(const struct fnv_rdv_nic *nic, const struct fnv_rdv_req *q,
-		 const struct iovec *iov, size_t count, size_t n,
+		 const struct iovec *iov, size_t count, size_t from, size_t n,
 		 uint8_t *area, size_t chunk)
 {
 	struct chunk prev = { 0 };
 	uint32_t piece = 0;
-	uint64_t off = 0;	/* in the piece */
-	size_t pos = 0;		/* in the message */
+	uint64_t off = from;	/* in the piece */
+	size_t pos = from;	/* in the message */
 	bool queued = false;	/* reads not flushed */
 	int half = 0, seg = -1, err = 0;
+
+	n += from;		/* where to stop */
+	while (piece < q->count && off >= q->piece[piece].len)
+		off -= q->piece[piece++].len;
 
 	while (!err) {
 		struct chunk cur = { 0 };

@@ -29,11 +29,11 @@ struct fnv_rdv_nic {
 	int (*flush)(void *ctx);
 };
 
-/* Read the first n bytes of q's pieces into iov through area (2 * chunk
- * bytes, in the NIC's reach): 0 or a negative errno.  Nothing stays
- * queued when it returns. */
+/* Read bytes [from, +n) of q's pieces into the same places of iov
+ * through area (2 * chunk bytes, in the NIC's reach): 0 or a negative
+ * errno.  Nothing stays queued when it returns. */
 int fnv_rdv_pipe(const struct fnv_rdv_nic *nic, const struct fnv_rdv_req *q,
-		 const struct iovec *iov, size_t count, size_t n,
+		 const struct iovec *iov, size_t count, size_t from, size_t n,
 		 uint8_t *area, size_t chunk);
 
 #endif

@@ -11,7 +11,15 @@
  * bytes read from a stand-in for NetVM's exports: byte for byte, cut to
  * the receive (FI_ETRUNC), unexpected, peeked, claimed and discarded,
  * from several pieces, copied when the pages cannot be exported, and
- * every export taken back.  Counters (fnv_cntr.c) bound to the test's
+ * every export taken back; to another node, written by the sender into
+ * the whole pages of the receive buffer (the rest read first, while the
+ * sender's progress runs: it must have nothing to write yet), the
+ * "clear to send" and "finished" checked field by field, the receive
+ * completing only at the "finished", cut (FI_ETRUNC), a failed write an
+ * error on both sides, read instead when the buffer cannot be exported
+ * or is in pieces, forged "clear to send"s ignored or (past the message)
+ * failing the send with FI_EINVAL, and a receive whose writer is given
+ * up failing with FI_EHOSTUNREACH.  Counters (fnv_cntr.c) bound to the test's
  * endpoints count every operation once, when it completes: each round
  * they equal the completions taken, rendezvous and failures included;
  * peeks do not count, discards and cancels do; fi_cntr_wait wakes on
@@ -176,27 +184,42 @@ void fnv_cq_push_locked(struct fnv_cq *cq, const struct fnv_cqe *e)
 #define FAKE_EXPORTS	64
 static struct fake_export {
 	bool used;
+	bool writable;
 	uint64_t key;
-	const uint8_t *buf;
+	uint8_t *buf;
 	size_t len;
 } exports[FAKE_EXPORTS];
-static size_t live_exports, exported_total;
+static size_t live_exports, exported_total, writable_total;
 static const void *overlapping;	/* exporting this fails -EEXIST */
 static bool reads_fail;		/* every read: FI_EKEYREJECTED */
+static bool writes_fail;	/* every write: FI_EKEYREJECTED */
+static bool no_writable;	/* writable exports: -ENOSPC */
+static unsigned long reads, writes;	/* calls */
+/* An endpoint whose progress runs inside every read of another node's
+ * export, as the sender's process runs beside the reader's: a sender
+ * that has its "clear to send" writes and takes its exports back then */
+static struct fnv_ep *meanwhile;
 
 int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
-			  struct fnv_rdv_piece *out)
+			  bool writable, struct fnv_rdv_piece *out)
 {
 	(void)d;
 	if (buf == overlapping)
 		return -EEXIST;
+	if (writable && no_writable)
+		return -ENOSPC;
+	/* NetVM exports whole pages: a writable one must own its pages */
+	if (writable)
+		ck_assert(!((uintptr_t)buf % 4096) && !(len % 4096));
 	for (int i = 0; i < FAKE_EXPORTS; i++) {
 		if (exports[i].used)
 			continue;
 		exports[i] = (struct fake_export){
-			.used = true, .buf = buf, .len = len,
+			.used = true, .buf = (uint8_t *)buf, .len = len,
+			.writable = writable,
 			.key = ((uint64_t)random() << 20) ^ (uint64_t)i,
 		};
+		writable_total += writable;
 		*out = (struct fnv_rdv_piece){
 			.key = exports[i].key, .addr = (uintptr_t)buf,
 			.len = len, .nvm_key = ~exports[i].key, .pt_rows = 1,
@@ -218,22 +241,37 @@ void fnv_rdv_unexport_locked(struct fnv_domain *d, int handle)
 	live_exports--;
 }
 
+static struct fake_export *export_of(uint64_t key)
+{
+	for (int e = 0; e < FAKE_EXPORTS; e++)
+		if (exports[e].used && exports[e].key == key)
+			return &exports[e];
+	return NULL;
+}
+
 int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 			const struct fnv_rdv_req *q, const struct iovec *iov,
-			size_t count, size_t n)
+			size_t count, size_t from, size_t n)
 {
 	size_t pos = 0, i = 0, at = 0;
 
 	(void)d;
-	(void)node;
+	if (from)	/* only the write path reads a part, never locally */
+		ck_assert_uint_ne(node, 0);
+	reads++;
+	if (meanwhile && node) {
+		struct fnv_ep *m = meanwhile;
+
+		meanwhile = NULL;
+		fnv_rdm_progress_locked(m);
+		meanwhile = m;
+	}
 	if (reads_fail)
 		return FI_EKEYREJECTED;
+	n += from;
 	for (uint32_t k = 0; k < q->count && pos < n; k++) {
-		const struct fake_export *x = NULL;
+		const struct fake_export *x = export_of(q->piece[k].key);
 
-		for (int e = 0; e < FAKE_EXPORTS; e++)
-			if (exports[e].used && exports[e].key == q->piece[k].key)
-				x = &exports[e];
 		if (!x || x->len < q->piece[k].len)
 			return FI_EKEYREJECTED;
 		for (size_t off = 0; off < q->piece[k].len && pos < n; off++, pos++) {
@@ -242,9 +280,38 @@ int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 				at = 0;
 				ck_assert_uint_lt(i, count);
 			}
-			((uint8_t *)iov[i].iov_base)[at++] = x->buf[off];
+			if (pos >= from)
+				((uint8_t *)iov[i].iov_base)[at] = x->buf[off];
+			at++;
 		}
 	}
+	return 0;
+}
+
+/* The sender's writes: from its own exports (q) into c's, which must be
+ * writable, and no further than c's piece. */
+int fnv_rdv_write_locked(struct fnv_domain *d, uint16_t node,
+			 const struct fnv_rdv_req *q,
+			 const struct fnv_rdv_cts *c)
+{
+	struct fake_export *to = export_of(c->piece.key);
+	size_t pos = 0, end = c->off + c->piece.len, done = 0;
+
+	(void)d;
+	ck_assert_uint_ne(node, 0);	/* the NIC does not reach its node */
+	writes++;
+	if (writes_fail || !to || !to->writable ||
+	    to->len < c->piece.len || (uintptr_t)to->buf != c->piece.addr)
+		return FI_EKEYREJECTED;
+	for (uint32_t k = 0; k < q->count && pos < end; k++) {
+		const struct fake_export *x = export_of(q->piece[k].key);
+
+		ck_assert_ptr_nonnull(x);	/* sources lie in exports */
+		for (size_t off = 0; off < q->piece[k].len && pos < end; off++, pos++)
+			if (pos >= c->off)
+				to->buf[done++] = x->buf[off];
+	}
+	ck_assert_uint_eq(done, c->piece.len);
 	return 0;
 }
 
@@ -687,6 +754,14 @@ static const size_t rdv_sizes[] = {
 #define RDV_SIZES	(sizeof(rdv_sizes) / sizeof(rdv_sizes[0]))
 static uint8_t expect[1 << 20];
 
+/* Rendezvous exports alive: the ack tables (exported once a peer of
+ * another node was acked) do not count. */
+static size_t rdv_live(struct node *x, struct node *y)
+{
+	return live_exports - (x->ep.rdm->acks_key != 0) -
+	       (y->ep.rdm->acks_key != 0);
+}
+
 static void pump(struct node *x, struct node *y)
 {
 	for (int i = 0; i < 4; i++) {
@@ -702,17 +777,19 @@ static void pump(struct node *x, struct node *y)
  * byte, nothing written past it; every send completes once, successfully;
  * no export is left.
  */
-static void rdv_stream(unsigned int total, unsigned int seed)
+static void rdv_stream(unsigned int total, unsigned int seed, bool remote)
 {
 	struct node *x = calloc(1, sizeof(*x)), *y = calloc(1, sizeof(*y));
 	uint8_t **out = calloc(total, sizeof(*out));
 	uint8_t **in = calloc(total, sizeof(*in));
 	bool *sent_ok = calloc(total, 1), *got_ok = calloc(total, 1);
 	unsigned int sent = 0, posted = 0, got = 0, done = 0;
-	size_t before = exported_total;
+	size_t before = exported_total, wbefore = writable_total;
+	unsigned long writes_before = writes;
 	int rounds = 0;
 
 	srandom(seed);
+	peer_node = remote;	/* another node: the sender writes */
 	node_init(x, 1);
 	node_init(y, 2);
 	while ((got < total || done < total) && rounds < 200000) {
@@ -741,7 +818,9 @@ static void rdv_stream(unsigned int total, unsigned int seed)
 			size_t len = rdv_sizes[posted % RDV_SIZES];
 			struct iovec iov;
 
-			in[posted] = malloc(len + 1);
+			/* every other one on a page boundary: no bytes read */
+			in[posted] = posted % 2 ? malloc(len + 1) :
+				     aligned_alloc(4096, (len + 4096) / 4096 * 4096);
 			memset(in[posted], 0xa5, len + 1);
 			iov = (struct iovec){ in[posted], len };
 			ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, true, &iov, 1,
@@ -787,8 +866,15 @@ static void rdv_stream(unsigned int total, unsigned int seed)
 	}
 	ck_assert_uint_eq(got, total);
 	ck_assert_uint_eq(done, total);
-	ck_assert_uint_eq(live_exports, 0);
+	ck_assert_uint_eq(rdv_live(x, y), 0);
 	ck_assert_uint_gt(exported_total, before);	/* rendezvous was used */
+	/* written to another node, read on the own one */
+	if (remote) {
+		ck_assert_uint_gt(writable_total, wbefore);
+		ck_assert_uint_eq(writes - writes_before, writable_total - wbefore);
+	} else {
+		ck_assert_uint_eq(writable_total, wbefore);
+	}
 	node_fini(x);
 	node_fini(y);
 	for (unsigned int i = 0; i < total; i++) {
@@ -805,21 +891,26 @@ static void rdv_stream(unsigned int total, unsigned int seed)
 
 START_TEST(rdv_lossless)
 {
-	reset_wire(0, 0, 0);
-	rdv_stream(70, 3);
+	for (int remote = 0; remote < 2; remote++) {
+		reset_wire(0, 0, 0);
+		rdv_stream(70, 3, remote);
+	}
 }
 END_TEST
 
 START_TEST(rdv_lossy)
 {
-	/* requests and "done"s lost, duplicated, reordered */
+	/* requests, "done"s, "clear to send"s and "finished"s lost,
+	 * duplicated, reordered */
 	static const double rates[][3] = {
 		{ 0.2, 0, 0 }, { 0, 0.3, 0 }, { 0, 0, 0.3 }, { 0.3, 0.2, 0.2 },
 	};
 
 	for (unsigned int i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
-		reset_wire(rates[i][0], rates[i][1], rates[i][2]);
-		rdv_stream(50, 11 + i);
+		for (int remote = 0; remote < 2; remote++) {
+			reset_wire(rates[i][0], rates[i][1], rates[i][2]);
+			rdv_stream(50, 11 + i, remote);
+		}
 	}
 }
 END_TEST
@@ -835,7 +926,7 @@ static void two_nodes(struct node **x, struct node **y)
 
 static void free_nodes(struct node *x, struct node *y)
 {
-	ck_assert_uint_eq(live_exports, 0);	/* every export taken back */
+	ck_assert_uint_eq(rdv_live(x, y), 0);	/* every export taken back */
 	fini_nodes(x, y);
 }
 
@@ -1115,6 +1206,357 @@ START_TEST(rdv_forged)
 	ck_assert_int_eq(e.err, 0);
 	ck_assert_str_eq(in, "after");
 	free_nodes(x, y);
+}
+END_TEST
+
+/* ---- written rendezvous: the sender writes into the receiver's pages ---- */
+
+/* x (port 1) and y (port 2) on different nodes: the write path */
+static void remote_nodes(struct node **x, struct node **y)
+{
+	two_nodes(x, y);
+	peer_node = 1;
+	reads = writes = 0;
+}
+
+/* The newest frame of h->type queued for port (acks may follow it): its
+ * header and payload, which is len bytes exactly. */
+static void last_frame(uint16_t port, struct fnv_rdm_hdr *h, void *payload,
+		       size_t len)
+{
+	for (size_t i = qn[port]; i > 0; i--) {
+		struct frame *f = queue[port][(qhead[port] + i - 1) % QCAP];
+
+		if (f->b[0] != h->type)
+			continue;
+		ck_assert_uint_eq(f->len, sizeof(*h) + len);
+		memcpy(h, f->b, sizeof(*h));
+		memcpy(payload, f->b + sizeof(*h), len);
+		return;
+	}
+	ck_abort_msg("no frame of type %u for port %u", h->type, port);
+}
+
+START_TEST(rdv_written)
+{
+	static uint8_t out[3 * 4096 + 1000];
+	uint8_t *in = aligned_alloc(4096, 4 * 4096);
+	struct iovec ov = { out, sizeof(out) }, iv = { in, sizeof(out) };
+	struct fnv_rdm_hdr h;
+	struct fnv_rdv_cts c;
+	struct fnv_rdv_done d;
+	struct node *x, *y;
+	struct fnv_cqe e;
+
+	remote_nodes(&x, &y);
+	meanwhile = &x->ep;	/* x runs while y reads */
+	fill(out, sizeof(out), 61);
+	memset(in, 0xa5, 4 * 4096);
+	/* a receive on a page boundary, 1000 B past its last whole page */
+	ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, false, &iv, 1, FI_ADDR_UNSPEC,
+					     0, 0, in, 0), 0);
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 2, 0, 78,
+					     true, out, true), 0);
+	fnv_rdm_progress_locked(&y->ep);
+	/* "clear to send": the whole pages, from offset 0 of the message */
+	ck_assert_uint_eq(frames_of[FNV_RDM_CTS], 1);
+	h.type = FNV_RDM_CTS;
+	last_frame(1, &h, &c, sizeof(c));
+	ck_assert_uint_eq(c.id, 0);
+	ck_assert_uint_eq(c.off, 0);
+	ck_assert_uint_eq(c.piece.addr, (uintptr_t)in);
+	ck_assert_uint_eq(c.piece.len, 3 * 4096);
+	/* the last 1000 B read first (x, running meanwhile, had nothing to
+	 * write yet); nothing completes before the sender's "finished" */
+	ck_assert_uint_eq(reads, 1);
+	ck_assert_uint_eq(writes, 0);
+	meanwhile = NULL;
+	ck_assert_int_eq(memcmp(in + 3 * 4096, out + 3 * 4096, 1000), 0);
+	ck_assert(!pop(y, &e));
+	counts(y->rx, 0, 0);
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert_uint_eq(writes, 1);
+	/* written: the send completes, and "finished" goes, status 0 */
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_ptr_eq(e.ctx, out);
+	ck_assert_uint_eq(e.flags, FI_SEND | FI_MSG);
+	counts(x->tx, 1, 0);
+	h.type = FNV_RDM_FIN;
+	last_frame(2, &h, &d, sizeof(d));
+	ck_assert_uint_eq(d.id, 0);
+	ck_assert_uint_eq(d.status, 0);
+	ck_assert(!pop(y, &e));
+	fnv_rdm_progress_locked(&y->ep);
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_ptr_eq(e.ctx, in);
+	ck_assert_uint_eq(e.len, sizeof(out));
+	ck_assert_uint_eq(e.flags, FI_RECV | FI_MSG | FI_REMOTE_CQ_DATA);
+	ck_assert_uint_eq(e.data, 78);
+	ck_assert_int_eq(memcmp(in, out, sizeof(out)), 0);
+	ck_assert_uint_eq(in[sizeof(out)], 0xa5);	/* nothing past */
+	counts(y->rx, 1, 0);
+	ck_assert_uint_eq(frames_of[FNV_RDM_DONE], 0);	/* no read, no "done" */
+	ck_assert_uint_eq(writable_total, 1);
+	pump(x, y);
+	ck_assert(!pop(x, &e));
+	ck_assert(!pop(y, &e));
+	free_nodes(x, y);
+	free(in);
+}
+END_TEST
+
+START_TEST(rdv_written_cut)
+{
+	/* 5 pages' worth into a receive that starts 100 B into a page and
+	 * holds 3 pages: 3996 B read before the first whole page, 2 pages
+	 * written, 100 B read after; FI_ETRUNC */
+	static uint8_t out[5 * 4096];
+	uint8_t *page = aligned_alloc(4096, 5 * 4096), *in = page + 100;
+	struct iovec ov = { out, sizeof(out) };
+	struct fnv_rdm_hdr h;
+	struct fnv_rdv_cts c;
+	struct node *x, *y;
+	struct fnv_cqe e;
+
+	remote_nodes(&x, &y);
+	meanwhile = &x->ep;
+	fill(out, sizeof(out), 62);
+	memset(page, 0xa5, 5 * 4096);
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_TAGGED, &ov, 1, 2, 5,
+					     0, false, out, true), 0);
+	pump(x, y);	/* unexpected: it waits */
+	ck_assert(!pop(x, &e));
+	post_tagged(y, in, 3 * 4096, 5, in, 0);
+	h.type = FNV_RDM_CTS;
+	last_frame(1, &h, &c, sizeof(c));
+	ck_assert_uint_eq(c.off, 4096 - 100);
+	ck_assert_uint_eq(c.piece.addr, (uintptr_t)page + 4096);
+	ck_assert_uint_eq(c.piece.len, 2 * 4096);
+	ck_assert_uint_eq(reads, 2);
+	meanwhile = NULL;
+	pump(x, y);
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, FI_ETRUNC);
+	ck_assert_uint_eq(e.len, 3 * 4096);
+	ck_assert_uint_eq(e.olen, 2 * 4096);
+	ck_assert_uint_eq(e.tag, 5);
+	ck_assert_uint_eq(e.flags, FI_RECV | FI_TAGGED);
+	ck_assert_int_eq(memcmp(in, out, 3 * 4096), 0);
+	ck_assert_uint_eq(page[99], 0xa5);		/* nothing before */
+	ck_assert_uint_eq(in[3 * 4096], 0xa5);		/* nor past */
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_uint_eq(e.flags, FI_SEND | FI_TAGGED);
+	ck_assert_uint_eq(writes, 1);
+	counts(y->rx, 0, 1);
+	counts(x->tx, 1, 0);
+	free_nodes(x, y);
+	free(page);
+}
+END_TEST
+
+START_TEST(rdv_written_holes_fail)
+{
+	/* the bytes around the whole pages cannot be read: no "clear to
+	 * send", the export taken back, and the read's failure ends both */
+	static uint8_t out[3 * 4096];
+	uint8_t *page = aligned_alloc(4096, 4 * 4096), *in = page + 10;
+	struct iovec ov = { out, sizeof(out) }, iv = { in, sizeof(out) };
+	struct node *x, *y;
+	struct fnv_cqe e;
+
+	remote_nodes(&x, &y);
+	reads_fail = true;
+	ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, false, &iv, 1, FI_ADDR_UNSPEC,
+					     0, 0, in, 0), 0);
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 2, 0, 0,
+					     false, out, true), 0);
+	pump(x, y);
+	reads_fail = false;
+	ck_assert_uint_eq(frames_of[FNV_RDM_CTS], 0);
+	ck_assert_uint_eq(writes, 0);
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, FI_EKEYREJECTED);
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, FI_EKEYREJECTED);
+	counts(y->rx, 0, 1);
+	counts(x->tx, 0, 1);
+	free_nodes(x, y);
+	free(page);
+}
+END_TEST
+
+START_TEST(rdv_write_fails)
+{
+	static uint8_t out[3 * 4096];
+	uint8_t *in = aligned_alloc(4096, sizeof(out));
+	struct iovec ov = { out, sizeof(out) }, iv = { in, sizeof(out) };
+	struct fnv_rdm_hdr h;
+	struct fnv_rdv_done d;
+	struct node *x, *y;
+	struct fnv_cqe e;
+
+	remote_nodes(&x, &y);
+	writes_fail = true;
+	ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, false, &iv, 1, FI_ADDR_UNSPEC,
+					     0, 0, in, 0), 0);
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 2, 0, 0,
+					     false, out, true), 0);
+	fnv_rdm_progress_locked(&y->ep);
+	fnv_rdm_progress_locked(&x->ep);
+	writes_fail = false;
+	/* the sender's error, and its "finished" says it */
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, FI_EKEYREJECTED);
+	ck_assert_ptr_eq(e.ctx, out);
+	h.type = FNV_RDM_FIN;
+	last_frame(2, &h, &d, sizeof(d));
+	ck_assert_uint_eq(d.status, FI_EKEYREJECTED);
+	pump(x, y);
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, FI_EKEYREJECTED);
+	ck_assert_ptr_eq(e.ctx, in);
+	ck_assert_uint_eq(e.len, 0);
+	counts(y->rx, 0, 1);
+	counts(x->tx, 0, 1);
+	ck_assert_uint_eq(reads, 0);
+	free_nodes(x, y);
+	free(in);
+}
+END_TEST
+
+START_TEST(rdv_write_fallback)
+{
+	/* the receive buffer cannot be exported (NetVM's 64 exports taken),
+	 * or is in pieces: read, as on the own node */
+	static uint8_t out[3 * 4096];
+	uint8_t *in = aligned_alloc(4096, sizeof(out));
+	struct iovec ov = { out, sizeof(out) };
+	struct iovec iv[2] = { { in, 4096 }, { in + 4096, 2 * 4096 } };
+	struct node *x, *y;
+	struct fnv_cqe e;
+
+	remote_nodes(&x, &y);
+	fill(out, sizeof(out), 63);
+	for (int pieces = 1; pieces <= 2; pieces++) {
+		memset(in, 0, sizeof(out));
+		no_writable = pieces == 1;
+		reads = writes = 0;
+		ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, false,
+						     pieces == 1 ? &iv[0] : iv, pieces,
+						     FI_ADDR_UNSPEC, 0, 0, in, 0), 0);
+		ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 2,
+						     0, 0, false, out, true), 0);
+		pump(x, y);
+		ck_assert(pop(y, &e));
+		ck_assert_int_eq(e.err, pieces == 1 ? FI_ETRUNC : 0);
+		ck_assert_int_eq(memcmp(in, out, pieces == 1 ? 4096 : sizeof(out)), 0);
+		ck_assert(pop(x, &e));
+		ck_assert_int_eq(e.err, 0);
+		ck_assert_uint_eq(reads, 1);
+		ck_assert_uint_eq(writes, 0);
+	}
+	no_writable = false;
+	ck_assert_uint_eq(frames_of[FNV_RDM_CTS], 0);
+	ck_assert_uint_eq(frames_of[FNV_RDM_DONE], 2);
+	free_nodes(x, y);
+	free(in);
+}
+END_TEST
+
+/* A frame from port 3 (epoch 99, sequence seq) to port 1. */
+static void inject(uint8_t type, uint32_t seq, const void *payload,
+		   size_t len)
+{
+	struct frame f = { .src_port = 3, .len = sizeof(struct fnv_rdm_hdr) + len };
+	struct fnv_rdm_hdr h = { .type = type, .epoch = 99, .seq = seq };
+
+	memcpy(f.b, &h, sizeof(h));
+	memcpy(f.b + sizeof(h), payload, len);
+	enqueue(1, &f);
+}
+
+START_TEST(rdv_cts_forged)
+{
+	/* x's rendezvous send to port 3, which no endpoint answers but the
+	 * test: "clear to send"s of the wrong id, of the wrong length, then
+	 * one past the message; and "finished"s nothing waits for */
+	static uint8_t out[2 * 4096];
+	struct iovec ov = { out, sizeof(out) };
+	struct fnv_rdv_cts c = { .id = 7 };
+	struct fnv_rdv_done d = { .id = 0 };
+	struct fnv_rdm_hdr h;
+	struct node *x, *y;
+	struct fnv_cqe e;
+
+	remote_nodes(&x, &y);
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 3, 0, 0,
+					     false, out, true), 0);
+	c.piece.len = 4096;
+	inject(FNV_RDM_CTS, 0, &c, sizeof(c));		/* no such id */
+	c.id = 0;
+	inject(FNV_RDM_CTS, 1, &c, sizeof(c) - 1);	/* not a cts */
+	inject(FNV_RDM_FIN, 2, &d, sizeof(d));		/* no offer made */
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert(!pop(x, &e));
+	ck_assert_uint_eq(writes, 0);
+	c.off = 4097;		/* 4096 B from 4097 on: past the 8192 */
+	inject(FNV_RDM_CTS, 3, &c, sizeof(c));
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert_uint_eq(writes, 0);		/* written nowhere */
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, FI_EINVAL);
+	ck_assert_ptr_eq(e.ctx, out);
+	counts(x->tx, 0, 1);
+	h.type = FNV_RDM_FIN;
+	last_frame(3, &h, &d, sizeof(d));
+	ck_assert_uint_eq(d.id, 0);
+	ck_assert_uint_eq(d.status, FI_EINVAL);
+	/* the same again: nothing waits any more */
+	inject(FNV_RDM_CTS, 4, &c, sizeof(c));
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert(!pop(x, &e));
+	free_nodes(x, y);
+}
+END_TEST
+
+START_TEST(rdv_writer_gone)
+{
+	/* the sender stops answering after its request: the receive that
+	 * offered its pages fails once the sender is given up, and its
+	 * export is taken back */
+	static uint8_t out[2 * 4096];
+	uint8_t *in = aligned_alloc(4096, sizeof(out));
+	struct iovec ov = { out, sizeof(out) }, iv = { in, sizeof(out) };
+	struct node *x, *y;
+	struct fnv_cqe e = { 0 };
+
+	remote_nodes(&x, &y);
+	ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, false, &iv, 1, FI_ADDR_UNSPEC,
+					     0, 0, in, 0), 0);
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 2, 0, 0,
+					     false, out, true), 0);
+	deaf[1] = true;
+	fnv_rdm_progress_locked(&y->ep);
+	ck_assert_uint_eq(frames_of[FNV_RDM_CTS], 1);
+	ck_assert_uint_eq(writable_total, 1);
+	for (int i = 0; i < 100 && !pop(y, &e); i++) {
+		fnv_rdm_progress_locked(&y->ep);
+		fake_now += 4000;
+	}
+	ck_assert_int_eq(e.err, FI_EHOSTUNREACH);
+	ck_assert_ptr_eq(e.ctx, in);
+	ck_assert(!pop(y, &e));
+	counts(y->rx, 0, 1);
+	ck_assert_uint_eq(rdv_live(x, y), 1);	/* only x's, of its send */
+	node_fini(x);
+	free(x);
+	ck_assert_uint_eq(live_exports, y->ep.rdm->acks_key != 0);
+	node_fini(y);
+	free(y);
+	free(in);
 }
 END_TEST
 
@@ -1588,6 +2030,13 @@ int main(void)
 	tcase_add_test(tc, rdv_read_fails);
 	tcase_add_test(tc, rdv_peer_gone);
 	tcase_add_test(tc, rdv_forged);
+	tcase_add_test(tc, rdv_written);
+	tcase_add_test(tc, rdv_written_cut);
+	tcase_add_test(tc, rdv_written_holes_fail);
+	tcase_add_test(tc, rdv_write_fails);
+	tcase_add_test(tc, rdv_write_fallback);
+	tcase_add_test(tc, rdv_cts_forged);
+	tcase_add_test(tc, rdv_writer_gone);
 	tcase_add_test(tc, cntr_open_refusals);
 	tcase_add_test(tc, cntr_calls);
 	suite_add_tcase(s, tc);

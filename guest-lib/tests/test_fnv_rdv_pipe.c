@@ -7,8 +7,11 @@
  * chunk copied out before its flush would be stale).  Every message,
  * whole or cut short, of one piece or several, in chunks or not, arrives
  * byte for byte in either mode; no read leaves its piece or the area;
- * each piece is imported once; an import, a read or a flush that fails
- * ends the read with its error and leaves nothing queued.
+ * each piece is imported once; a range that starts inside the message
+ * (a receiver whose sender wrote the rest) lands in the same places of
+ * the receive and touches nothing before or after it; an import, a read
+ * or a flush that fails ends the read with its error and leaves nothing
+ * queued.
  */
 #include <check.h>
 #include <errno.h>
@@ -141,7 +144,7 @@ static void read_and_check(bool late, const size_t *lens, uint32_t count,
 
 	setup(late, lens, count);
 	memset(dst, 0x5a, sizeof(dst));
-	ck_assert_int_eq(fnv_rdv_pipe(&fake, &q, iov, 3, n, area, CHUNK), 0);
+	ck_assert_int_eq(fnv_rdv_pipe(&fake, &q, iov, 3, 0, n, area, CHUNK), 0);
 	for (uint32_t p = 0; p < count && at < n; p++) {
 		size_t k = lens[p] < n - at ? lens[p] : n - at;
 
@@ -203,6 +206,48 @@ START_TEST(cut_short)
 }
 END_TEST
 
+/* Bytes [from, +n) of three pieces: in their places, nothing else
+ * written, only the pieces they touch imported. */
+static void range_and_check(bool late, size_t from, size_t n)
+{
+	static const size_t lens[3] = { CHUNK + 7, 3, 2 * CHUNK };
+	struct fnv_rdv_req q = request(lens, 3);
+	static uint8_t dst[3 * CHUNK + 11], want[3 * CHUNK + 11];
+	struct iovec iov[2] = {
+		{ dst, 100 }, { dst + 100, sizeof(dst) - 100 },
+	};
+	size_t at = 0;
+
+	setup(late, lens, 3);
+	memset(dst, 0x5a, sizeof(dst));
+	memset(want, 0x5a, sizeof(want));
+	for (uint32_t p = 0; p < 3; p++) {
+		for (size_t i = 0; i < lens[p]; i++, at++)
+			if (at >= from && at < from + n)
+				want[at] = src[p][i];
+	}
+	ck_assert_int_eq(fnv_rdv_pipe(&fake, &q, iov, 2, from, n, area, CHUNK),
+			 0);
+	ck_assert_msg(!memcmp(dst, want, sizeof(dst)), "[%zu, +%zu) late %d",
+		      from, n, late);
+	ck_assert_int_eq(nic.imports[0], from < lens[0] && n);
+	ck_assert_int_eq(nic.imports[2], from + n > lens[0] + lens[1]);
+	ck_assert_uint_eq(nic.npending, 0);
+}
+
+START_TEST(ranges)
+{
+	for (int late = 0; late < 2; late++) {
+		range_and_check(late, 0, 5);
+		range_and_check(late, 7, CHUNK + 3);		/* into piece 1 */
+		range_and_check(late, CHUNK + 7, 3);		/* piece 1 only */
+		range_and_check(late, CHUNK + 8, 2 * CHUNK + 2);	/* to the end */
+		range_and_check(late, CHUNK + 10, 2 * CHUNK);	/* piece 2 only */
+		range_and_check(late, 3 * CHUNK + 9, 1);	/* the last byte */
+	}
+}
+END_TEST
+
 /* A failure of kind (seg, read, flush) at call at: its error comes back,
  * and nothing stays queued. */
 static void fail_at(int kind, int at, int want)
@@ -223,7 +268,7 @@ static void fail_at(int kind, int at, int want)
 		nic.fail_flush_at = at;
 		nic.fail_flush_err = want;
 	}
-	ck_assert_int_eq(fnv_rdv_pipe(&fake, &q, &iov, 1, sizeof(dst), area,
+	ck_assert_int_eq(fnv_rdv_pipe(&fake, &q, &iov, 1, 0, sizeof(dst), area,
 				      CHUNK), want);
 	ck_assert_uint_eq(nic.npending, 0);
 }
@@ -258,6 +303,7 @@ int main(void)
 	tcase_add_test(tc, one_piece);
 	tcase_add_test(tc, pieces);
 	tcase_add_test(tc, cut_short);
+	tcase_add_test(tc, ranges);
 	tcase_add_test(tc, failures);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -33,9 +33,12 @@
  *   fi-netvm-rdm-test client ADDR   (node 0)
  *       RMA and atomics into the server's dropped pages; the rendezvous
  *       messages of 4057 B, 100000 B, 1 MiB and 200000 B in three pieces
- *       to the server (NetVM reads
- *       of the client's unmapped pages into the server's dropped ones),
- *       each checked; the same flood over U-Net: the server learns the client from its
+ *       to the server (NetVM writes of the client's unmapped pages into
+ *       the server's dropped ones; 4057 B, no whole page, read), each
+ *       checked; 300000 B into a receive 100 B into a page (the partial
+ *       pages read, the rest written), 8 KiB into pages the server maps
+ *       read-only (the writes refused: FI_EKEYREJECTED on both sides),
+ *       then 8 KiB written whole; the same flood over U-Net: the server learns the client from its
  *       first message, waits (FI_PEEK) for the 256th, posts the 320
  *       receives newest first and checks each; then answers with remote
  *       CQ data, which the client checks.  Before the flood, a second
@@ -1274,9 +1277,9 @@ static void large_serve(struct side *s, fi_addr_t peer)
 			src == peer && tap_filled(in[i], x_len[i], 60 + i) &&
 			in[i][x_len[i]] == 0;
 	}
-	check(got == X_LARGE && good == X_LARGE, "server: rendezvous messages of 4057 B, "
-	      "100000 B, 1 MiB and 200000 B (3 pieces) from the client (NetVM reads) into "
-	      "dropped pages, byte for byte (%u of %d)", good, X_LARGE);
+	check(got == X_LARGE && good == X_LARGE, "server: rendezvous messages of 4057 B "
+	      "(read: no whole page), 100000 B, 1 MiB and 200000 B (3 pieces; written by the "
+	      "client) into dropped pages, byte for byte (%u of %d)", good, X_LARGE);
 	for (unsigned int i = 0; i < X_LARGE; i++)
 		munmap(in[i], x_len[i] + 1);
 }
@@ -1321,11 +1324,87 @@ static void large_client(struct side *s, fi_addr_t srv)
 	}
 	check(done == X_LARGE, "client: rendezvous sends of 4057 B, 100000 B, 1 MiB and "
 	      "200000 B in 3 pieces from pages it no longer maps: completed once the server "
-	      "read them");
+	      "read them or they were written");
 	for (unsigned int i = 0; i < X_LARGE; i++)
 		munmap(out[i], i < 3 ? x_len[i] : X_SPAN);
 }
 
+
+/* ---- written rendezvous: partial pages, and pages it cannot write ---- */
+
+#define W_TAG		600
+#define W_LEN		300000
+#define W_OFF		100	/* the receive starts this far into a page */
+#define W_RO		(2 * 4096)
+
+/*
+ * The client's messages W_TAG .. W_TAG + 2: W_LEN bytes into a receive
+ * W_OFF bytes into a page (the client writes its whole pages, the server
+ * reads the bytes before and after them), W_RO bytes into pages the
+ * server maps read-only (the client's writes are refused: an error on
+ * both sides), then W_RO bytes again into writable pages (the endpoints
+ * go on).
+ */
+static void written_serve(struct side *s, fi_addr_t peer)
+{
+	uint8_t *page = unmapped(W_LEN + 2 * 4096, false, 0), *in = page + W_OFF;
+	uint8_t *ro = mmap(NULL, W_RO, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *after = unmapped(W_RO + 1, false, 0);
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	fi_addr_t src;
+	ssize_t r;
+
+	if (ro == MAP_FAILED)
+		die("mmap", -1);
+	fi_trecv(s->ep, in, W_LEN, NULL, peer, W_TAG, 0, in);
+	r = next(s->cq, &e, &src, &ee);
+	check(r == 1 && e.op_context == in && e.len == W_LEN && src == peer &&
+	      tap_filled(in, W_LEN, 70) && in[-1] == 0 && in[W_LEN] == 0,
+	      "server: %d B into a receive %d B into a page: written by the client but "
+	      "the partial pages (read), byte for byte, nothing around it (%zd)",
+	      W_LEN, W_OFF, r);
+	fi_trecv(s->ep, ro, W_RO, NULL, peer, W_TAG + 1, 0, ro);
+	r = next(s->cq, &e, &src, &ee);
+	check(r == -FI_EKEYREJECTED && ee.op_context == ro && ee.len == 0,
+	      "server: a receive into pages mapped read-only: the client's writes refused, "
+	      "FI_EKEYREJECTED (%zd)", r);
+	fi_trecv(s->ep, after, W_RO, NULL, peer, W_TAG + 2, 0, after);
+	r = next(s->cq, &e, &src, &ee);
+	check(r == 1 && e.op_context == after && e.len == W_RO &&
+	      tap_filled(after, W_RO, 72) && after[W_RO] == 0,
+	      "server: then the next one written whole, byte for byte (%zd)", r);
+	munmap(page, W_LEN + 2 * 4096);
+	munmap(ro, W_RO);
+	munmap(after, W_RO + 1);
+}
+
+static void written_client(struct side *s, fi_addr_t srv)
+{
+	static const size_t len[3] = { W_LEN, W_RO, W_RO };
+	static const ssize_t want[3] = { 1, -FI_EKEYREJECTED, 1 };
+	uint8_t *out[3];
+	bool ok = true;
+
+	for (int i = 0; i < 3; i++) {
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry ee;
+		fi_addr_t src;
+		ssize_t r;
+
+		out[i] = unmapped(len[i], true, 70 + i);
+		r = fi_tsend(s->ep, out[i], len[i], NULL, srv, W_TAG + i, out[i]);
+		r = r ? r : next(s->cq, &e, &src, &ee);
+		ok = ok && r == want[i] &&
+		     (r == 1 ? e.op_context : ee.op_context) == out[i];
+		if (r != want[i])
+			printf("# client: message %d: %zd\n", i, r);
+		munmap(out[i], len[i]);
+	}
+	check(ok, "client: %d B written into the server's whole pages, then %d B refused "
+	      "by its read-only pages (FI_EKEYREJECTED), then %d B written", W_LEN, W_RO,
+	      W_RO);
+}
 
 /* ---- two local endpoints, one remote peer ---- */
 
@@ -1506,6 +1585,7 @@ static int serve(void)
 	      hello);
 	rma_serve(&s, peer);
 	large_serve(&s, peer);
+	written_serve(&s, peer);
 	pair_serve(&s, peer);
 	/* wait for the 256th flood message to be there (unexpected) */
 	for (;;) {
@@ -1564,6 +1644,7 @@ static int client(const char *server)
 		die("client: hello", -1);
 	rma_client(&s, srv);
 	large_client(&s, srv);
+	written_client(&s, srv);
 	pair_client(&s, srv);
 	for (unsigned int i = 0; i < FLOOD; i++) {
 		size_t len = 1 + (i * 37) % MAX_MSG;

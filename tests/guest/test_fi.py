@@ -298,7 +298,9 @@ def check_rdm_native():
     res = {}
 
     def srv():
-        res["s"] = sh(1, "rm -f /tmp/fi-rdm.addr; exec %s server" % RDM_TEST, timeout=300)
+        # info: the endpoint's counters at close, rendezvous paths included
+        res["s"] = sh(1, "rm -f /tmp/fi-rdm.addr; FI_LOG_LEVEL=info exec %s server"
+                      % RDM_TEST, timeout=300)
 
     def cli():
         rc, addr, err = sh(1, "i=0; while [ ! -s /tmp/fi-rdm.addr ]; do i=$((i+1)); "
@@ -308,16 +310,26 @@ def check_rdm_native():
         else:
             res["c"] = (-1, addr, "the server wrote no address: " + err)
     run_parallel(lambda f: f(), {"s": (srv,), "c": (cli,)})
-    for k, who, n in (("s", "server (node 1)", 8), ("c", "client (node 0)", 9)):
+    for k, who, n in (("s", "server (node 1)", 11), ("c", "client (node 0)", 10)):
         rc, out, err = res[k]
         lines = tap_lines(out)
         T.ok(rc == 0 and len(lines) == n and all(l.startswith("ok") for l in lines),
              "fi-netvm-rdm-test %s: RMA and atomics over NetVM into dropped pages, a wrong "
              "key; rendezvous messages of 4057 B, 100000 B, 1 MiB and 200000 B in 3 pieces between "
-             "dropped pages, checked; two RDM endpoints of node 0 and the server's one "
+             "dropped pages, checked; 300000 B into a receive 100 B into a page, 8 KiB into "
+             "read-only pages (FI_EKEYREJECTED both sides), 8 KiB after; two RDM endpoints "
+             "of node 0 and the server's one "
              "exchanging 24 tagged messages each way, each checked; "
              "320 tagged messages over U-Net, 256 unexpected, the rest resent, each "
              "checked; remote CQ data back" % who, diag(rc, out, err))
+    # the server's endpoint at close: of its 7 rendezvous receives, the
+    # 4057-byte one (no whole page) read, the 6 others offered to the
+    # client's writes (the read-only one among them)
+    closed = re.findall(r"RDM endpoint closed: .*?(\d+) rendezvous received written, "
+                        r"(\d+) read", res["s"][2])
+    T.ok(closed == [("6", "1")],
+         "the server's rendezvous receives: 6 written by the client, 1 read (%s)" % closed,
+         res["s"][2][-2000:])
 
 
 def main():
