@@ -1373,6 +1373,21 @@ static Lanai *lanai_boot_wired(int *peer, const char *extra)
     return l;
 }
 
+/*
+ * One QEMU whose link-socket's far end is this test (lanai_boot_wired
+ * over link-socket), CRC off: frames go as the test writes them.
+ */
+static Lanai *lanai_boot_linksock(int *peer, const char *extra)
+{
+    Lanai *l;
+
+    linksock_mode = true;
+    l = lanai_boot_wired(peer, extra);
+    linksock_mode = false;
+    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);
+    return l;
+}
+
 static void peer_send(int peer, const uint8_t *f, uint32_t n)
 {
     uint8_t be[4] = { n >> 24, n >> 16, n >> 8, n };
@@ -1557,10 +1572,7 @@ static void test_linksock_inject(void)
 
     unlink(fifo);
     g_assert_cmpint(mkfifo(fifo, 0600), ==, 0);
-    linksock_mode = true;
-    l = lanai_boot_wired(&peer, extra);
-    linksock_mode = false;
-    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    l = lanai_boot_linksock(&peer, extra);
     recv_start(l, ring, 2);
     for (unsigned k = 0; k < 2; k++) {
         for (unsigned i = 0; i < sizeof(f[k]); i++) {
@@ -1629,10 +1641,7 @@ static void test_linksock_stopped(void)
     Lanai *l;
 
     fill_pattern(f, sizeof(f), 1);
-    linksock_mode = true;
-    l = lanai_boot_wired(&peer, "");
-    linksock_mode = false;
-    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    l = lanai_boot_linksock(&peer, "");
     recv_start(l, ring, 2);
     qtest_qmp_assert_success(qts(l), "{'execute': 'stop'}");
     peer_send(peer, f, sizeof(f));
@@ -1664,10 +1673,7 @@ static void test_linksock_gone_while_full(void)
     Lanai *l;
 
     fill_pattern(f, sizeof(f), 7);
-    linksock_mode = true;
-    l = lanai_boot_wired(&peer, "");
-    linksock_mode = false;
-    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    l = lanai_boot_linksock(&peer, "");
     recv_start(l, ring, 1);
     peer_send(peer, f, sizeof(f));
     g_assert_true(WAIT_FOR(rd(l, NVM_REG_RECV_COUNT) == 1));
@@ -1743,10 +1749,7 @@ static void test_linksock_framing(void)
     fill_pattern(huge, big, 5);
     fill_pattern(f, sizeof(f), 6);
     stl_be_p(be, big);
-    linksock_mode = true;
-    l = lanai_boot_wired(&peer, "");
-    linksock_mode = false;
-    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    l = lanai_boot_linksock(&peer, "");
     recv_start(l, ring, 2);
     g_assert_cmpint(write(peer, be, 4), ==, 4);
     for (uint32_t off = 0; off < big; off += 1000) {
@@ -1773,6 +1776,20 @@ static void test_linksock_framing(void)
 }
 
 /*
+ * The next frame from the device, read by the peer into got (4 + len
+ * bytes), is len bytes of fill_pattern(seed) with its length in front;
+ * f: room for len bytes.
+ */
+static void peer_expect(int peer, uint8_t *got, uint8_t *f, uint32_t len,
+                        unsigned seed)
+{
+    peer_read(peer, got, 4 + len);
+    fill_pattern(f, len, seed);
+    g_assert_cmpuint(ldl_be_p(got), ==, len);
+    g_assert_cmpmem(got + 4, len, f, len);
+}
+
+/*
  * Sends faster than the peer reads: the socket fills, a frame goes in
  * part and the engine waits for the rest; every frame still arrives
  * whole, in order, with its own length.
@@ -1785,10 +1802,7 @@ static void test_linksock_send_full(void)
     int peer;
     Lanai *l;
 
-    linksock_mode = true;
-    l = lanai_boot_wired(&peer, "");
-    linksock_mode = false;
-    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    l = lanai_boot_linksock(&peer, "");
     for (unsigned k = 0; k < N; k++) {
         gint64 until = g_get_monotonic_time() + 50 * 1000;
 
@@ -1807,19 +1821,13 @@ static void test_linksock_send_full(void)
         /* the socket is full: read what was sent, the engine goes on */
         waited++;
         for (; read_upto < k; read_upto++) {
-            peer_read(peer, got, 4 + LEN);
-            fill_pattern(f, LEN, 100 + read_upto);
-            g_assert_cmpuint(ldl_be_p(got), ==, LEN);
-            g_assert_cmpmem(got + 4, LEN, f, LEN);
+            peer_expect(peer, got, f, LEN, 100 + read_upto);
         }
         g_assert_true(WAIT_FOR(rd(l, NVM_REG_SEND_COUNT) == k + 1));
     }
     g_assert_cmpuint(waited, >, 0);
     for (; read_upto < N; read_upto++) {
-        peer_read(peer, got, 4 + LEN);
-        fill_pattern(f, LEN, 100 + read_upto);
-        g_assert_cmpuint(ldl_be_p(got), ==, LEN);
-        g_assert_cmpmem(got + 4, LEN, f, LEN);
+        peer_expect(peer, got, f, LEN, 100 + read_upto);
     }
     g_assert_cmphex(rd(l, NVM_REG_ID), ==, NVM_ID_MAGIC);
     close(peer);
@@ -1868,10 +1876,7 @@ static void test_linksock_reset_mid_send(void)
     int peer;
     Lanai *l;
 
-    linksock_mode = true;
-    l = lanai_boot_wired(&peer, "");
-    linksock_mode = false;
-    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    l = lanai_boot_linksock(&peer, "");
     started = linksock_fill_socket(l, f, LEN);
     qtest_qmp_assert_success(qts(l), "{'execute': 'system_reset'}");
     for (;;) {
@@ -1922,10 +1927,7 @@ static void test_linksock_inject_while_full(void)
     for (unsigned k = 0; k < 3; k++) {
         fill_pattern(f[k], sizeof(f[k]), 20 + k);
     }
-    linksock_mode = true;
-    l = lanai_boot_wired(&peer, extra);
-    linksock_mode = false;
-    wr(l, LANAI_REG_MYRINET, LANAI_MYRINET_NRES_EN);     /* no CRC */
+    l = lanai_boot_linksock(&peer, extra);
     recv_start(l, ring, 1);
     peer_send(peer, f[0], sizeof(f[0]));
     g_assert_true(WAIT_FOR(rd(l, NVM_REG_RECV_COUNT) == 1));
