@@ -231,11 +231,14 @@ class Cluster:
         data, data_arg = self.data_nic(-1 if template else i)
         ident = "netvm.template=1" if template else "netvm.node=%d%s" % (i, data_arg)
         auth, inject = self.link_auth(i, n)
-        # debug-threads: the vCPU thread is "CPU 0/TCG" in ps and perf
+        # debug-threads: the vCPU thread is "CPU 0/TCG" in ps and perf.
+        # hpet=off: the guest keeps time with the TSC and the local APIC,
+        # but an HPET it enabled has QEMU re-arm its timers some 400
+        # times a second in every idle node (docs/cluster.md, "Idle nodes")
         cmd = [qemu_binary(), "-name", "guest=%s,debug-threads=on" % self.vm_name(i),
                "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
                "-nodefaults", "-no-user-config", "-display", "none",
-               "-M", "pc", "-m", str(mem), "-accel", accel, "-smp", "1"] + \
+               "-M", "pc,hpet=off", "-m", str(mem), "-accel", accel, "-smp", "1"] + \
             self.ram_backend(mem, template) + [
                "-kernel", VMLINUZ, "-initrd", INITRAMFS,
                "-append", "console=ttyS0 quiet panic=-1 " + ident,

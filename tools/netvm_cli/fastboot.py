@@ -38,7 +38,7 @@ from .snapshot import Qmp, _wait_migration
 
 TEMPLATE_DIR = os.path.join(BUILD, "template")
 # Bump when Cluster.qemu_cmd's device set or /init's template protocol changes.
-TEMPLATE_VERSION = 4
+TEMPLATE_VERSION = 5
 WAITING = b"netvm-init: template waiting"
 
 

@@ -148,7 +148,8 @@ def domain_xml(c, i, n, port, accel, mem, template=False, incoming=False, uuid=N
     sub(os_, "initrd", INITRAMFS)
     sub(os_, "cmdline", "console=ttyS0 quiet panic=-1 " + ident)
     sub(sub(dom, "features"), "acpi")
-    sub(dom, "clock", offset="utc")
+    # no HPET, as ./netvm up's nodes (Cluster.qemu_cmd): it costs an idle node CPU
+    sub(sub(dom, "clock", offset="utc"), "timer", name="hpet", present="no")
     # -no-reboot: a guest that panics or reboots stops, as with ./netvm up
     for ev in ("on_poweroff", "on_reboot", "on_crash"):
         sub(dom, ev, "destroy")

@@ -37,7 +37,7 @@ from .libvirt import domain_xml, virsh
 from .snapshot import Qmp, _wait_migration
 
 # Bump when libvirt.domain_xml's device set changes.
-LIBVIRT_TEMPLATE_VERSION = 1
+LIBVIRT_TEMPLATE_VERSION = 2
 
 
 def lv_template_path(accel, mem):
