@@ -589,27 +589,35 @@ void fnv_rdm_flush_bound_locked(struct fnv_ep *const eps[FNV_CQ_EPS])
 			fnv_rdm_flush_acks_locked(eps[i]);
 }
 
+/*
+ * How long until the soonest resend or pull: 0 if one is due already,
+ * -1 if none waits.  Read some time after the pass that set the timers
+ * (on a loaded guest, milliseconds later), a timer may be past: that is
+ * "now", not "none", or sread would sleep its whole timeout with a
+ * send in flight while the receiver waits for that very resend.
+ */
 int fnv_rdm_timer_ms(struct fnv_ep *ep)
 {
 	struct fnv_rdm *r = ep->rdm;
-	int64_t now = fnv_now_ms(), due = -1;
+	int64_t now = fnv_now_ms(), due = 0;
+	bool any = false;
 
 	for (int i = 0; r && i < r->nlive; i++) {
 		struct fnv_peer *p = r->live[i];
 		int64_t t;
 
-		if (p->tx_acked != p->tx_next) {
-			t = p->tx_sent_ms + rto_ms(p) - now;
-			due = due < 0 || t < due ? t : due;
-		}
-		if (p->tx_acked != p->tx_next && p->pull_key) {
-			t = p->pull_due_ms - now;
-			due = due < 0 || t < due ? t : due;
-		}
+		if (p->tx_acked == p->tx_next)
+			continue;
+		t = p->tx_sent_ms + rto_ms(p) - now;
+		if (!any || t < due)
+			due = t;
+		any = true;
+		if (p->pull_key && p->pull_due_ms - now < due)
+			due = p->pull_due_ms - now;
 	}
-	if (due < 0)
+	if (!any)
 		return -1;
-	return due > 0 ? (int)due : 0;
+	return due > 0 ? (int)due : 0;	/* at most 3.2 s */
 }
 
 size_t fnv_rdm_tx_left(const struct fnv_ep *ep)

@@ -29,7 +29,8 @@
  * frames; a receiver that takes a message and calls nothing more still
  * lets its sender complete (the sender reads the receiver's ack table);
  * a table that cannot be read falls back to resends and acks as frames;
- * a lossy stream arrives whole with deferred acks and pulls.  The wire,
+ * a lossy stream arrives whole with deferred acks and pulls; a resend or
+ * pull whose time passed before its timer is read is due now, not never.  The wire,
  * the AV, the completion queues and NetVM are stand-ins defined here.
  */
 #include <check.h>
@@ -1912,6 +1913,63 @@ START_TEST(pull_fails)
 }
 END_TEST
 
+/*
+ * sread and fi_cntr_wait sleep by fnv_rdm_timer_ms, read some time after
+ * the pass that set the timers (a loaded guest: milliseconds).  A timer
+ * past by then is due now (0), not none (-1): as none, sread slept its
+ * whole timeout with sends in flight and their resend overdue, while the
+ * receiver, which had dropped them (its unexpected queue full), waited
+ * for that resend with nothing to send (fi-netvm-rdm-test's flood).
+ */
+START_TEST(timers_overdue)
+{
+	struct node *x = calloc(1, sizeof(*x)), *y = calloc(1, sizeof(*y));
+	static uint8_t buf[64];
+	unsigned long reads, sent;
+	struct fnv_cqe e;
+	int64_t start;
+
+	meet(x, y, buf);
+	deaf[2] = true;		/* x's message does not reach y */
+	post_one(y, buf, 64);
+	send64(x, 2, 12, 0, x);
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert_int_eq(fnv_rdm_timer_ms(&x->ep), FNV_RDM_PULL_MS);
+	/* the pull past, the resend not yet */
+	fake_now += FNV_RDM_PULL_MS + 1;
+	ck_assert_int_eq(fnv_rdm_timer_ms(&x->ep), 0);
+	/* both past */
+	fake_now += FNV_RDM_RTO_MS;
+	ck_assert_int_eq(fnv_rdm_timer_ms(&x->ep), 0);
+	/* the pass sread then makes pulls and resends */
+	reads = table_reads;
+	sent = frames_of[FNV_RDM_MSG];
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert_uint_eq(table_reads, reads + 1);
+	ck_assert_uint_eq(frames_of[FNV_RDM_MSG], sent + 1);
+	ck_assert_int_gt(fnv_rdm_timer_ms(&x->ep), 0);
+	/* y hears again: sleeping by the timer, each time a little late,
+	 * x resends, y takes it, x completes */
+	deaf[2] = false;
+	start = fake_now;
+	while (!pop(x, &e)) {
+		int t = fnv_rdm_timer_ms(&x->ep);
+
+		ck_assert_int_ge(t, 0);
+		fake_now += t + 3;
+		ck_assert_int_eq(fnv_rdm_timer_ms(&x->ep), 0);
+		fnv_rdm_progress_locked(&x->ep);
+		fnv_rdm_progress_locked(&y->ep);
+		ck_assert_int_lt(fake_now - start, 1000);
+	}
+	ck_assert_ptr_eq(e.ctx, x);
+	ck_assert_int_eq(e.err, 0);
+	ck_assert(pop(y, &e));
+	check64(&e, buf, 12, 0);
+	fini_nodes(x, y);
+}
+END_TEST
+
 START_TEST(cntr_open_refusals)
 {
 	struct fi_cntr_attr a = { .events = FI_CNTR_EVENTS_COMP,
@@ -2018,6 +2076,7 @@ int main(void)
 	tcase_add_test(tc, pull_stale_slot);
 	tcase_add_test(tc, pull_forged_tables);
 	tcase_add_test(tc, pull_fails);
+	tcase_add_test(tc, timers_overdue);
 	tcase_add_test(tc, peer_gone);
 	tcase_add_test(tc, peer_restarts);
 	tcase_add_test(tc, unexpected_overflow);
