@@ -8,6 +8,7 @@ protocol 'tap'); diagnostics of a failed check go to stderr, which
 import contextlib
 import os
 import sys
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NETVM = os.environ.get("NETVM", os.path.join(REPO, "netvm"))
@@ -45,12 +46,25 @@ def cluster_processes(cluster, switch_dir=None):
     return found
 
 
+SLOW_S = 60
+
+
+def slow_note(argv, secs, rc):
+    """A TAP comment for a command that took SLOW_S or more: where a
+    group's time goes shows in its log (a check once passed only when its
+    command's timeout killed a spinning guest program, 120 s a run)."""
+    if secs >= SLOW_S:
+        what = " ".join(str(a) for a in argv)
+        print("# slow: %.1f s, exit %s: %s" % (secs, rc, what[:200].replace("\n", " ")), flush=True)
+
+
 def run(argv, timeout=300, stdin=None, binary=False):
     """Runs argv -> (rc, stdout, stderr), text unless binary; stdin: bytes
     to feed it (default: none).  A timeout gives rc -1 and says so at the
     end of stderr."""
     import subprocess
 
+    t0 = time.monotonic()
     try:
         r = subprocess.run([str(a) for a in argv], input=stdin,
                            stdin=subprocess.DEVNULL if stdin is None else None,
@@ -58,6 +72,7 @@ def run(argv, timeout=300, stdin=None, binary=False):
         rc, out, err = r.returncode, r.stdout, r.stderr
     except subprocess.TimeoutExpired as e:
         rc, out, err = -1, e.stdout or b"", (e.stderr or b"") + b"\n(timed out)"
+    slow_note(argv, time.monotonic() - t0, rc)
     if binary:
         return rc, out, err
     return rc, out.decode(errors="replace"), err.decode(errors="replace")
@@ -233,7 +248,6 @@ def tap_cluster_main(T, cluster, n, body, up_args=(), switch_dir=None):
     down, checking that no QEMU, switch, socket or state dir is left.
     Returns the exit status."""
     import signal
-    import time
 
     def nv(*args, timeout=300):
         return run_netvm(cluster, args, timeout)
