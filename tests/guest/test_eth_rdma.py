@@ -22,11 +22,10 @@ MPI over nvm0"), on 2 VMs back to back.
     receiver; nvm0's packet and byte counters grew by at least the
     messages, the data NIC's bytes by less than them
   - eth_apps.py: ssh (Debian's dropbear and dbclient, keys made in the
-    guests) copies 4 MiB from node 0 to node 1, sha256 checked, a
-    stranger's key and an unknown host key refused; iperf3 TCP one way
-    and UDP the other (exactly 10 MiB sent; UDP's received and lost
-    datagrams add up); Debian's ethtool -i / -S of nvm0 (guest-eth4 runs
-    ssh and iperf3 both ways and a broadcast ping through its switch)
+    guests) copies 4 MiB each way, sha256 checked, a stranger's key and an
+    unknown host key refused; ping to the broadcast address answered;
+    iperf3 TCP and UDP both ways (exactly 10 MiB sent; UDP's received and
+    lost datagrams add up); Debian's ethtool -i / -S of nvm0
 
 TAP output; the cluster 't-guest-eth-rdma' is always torn down.
 Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT.
@@ -257,16 +256,17 @@ def mpi():
 
 
 def apps():
-    """ssh, iperf3 TCP one way and UDP the other, Debian's ethtool
-    (eth_apps.py, shared with guest-eth4).  guest-eth4 runs the rest
-    through its switch (ssh and iperf3 both ways, broadcast ping); they
-    left this group when the suite had to shrink (2026-11-26)."""
+    """ssh, broadcast ping, iperf3 TCP and UDP both ways, Debian's ethtool
+    (eth_apps.py, shared with guest-eth4)."""
     g = types.SimpleNamespace(T=T, sh=sh, nv=nv, diag=diag)
     eth_apps.ssh_keys(g, (0, 1))
     eth_apps.ssh_copy(g, 0, 1)
+    eth_apps.ssh_copy(g, 1, 0)
     eth_apps.ssh_refused(g, 0, 1)
-    eth_apps.iperf3(g, 1, 0, udp=False)
-    eth_apps.iperf3(g, 0, 1, udp=True)
+    eth_apps.ping_broadcast(g, 0, [1])
+    for udp in (False, True):
+        eth_apps.iperf3(g, 1, 0, udp)
+        eth_apps.iperf3(g, 0, 1, udp)
     for n in (0, 1):
         eth_apps.ethtool(g, n)
 
