@@ -406,35 +406,50 @@ NETVM_PUBLIC int netvm_unet_flush(struct netvm_unet *u, int timeout_ms)
  * in order.  The driver holds them; the NI numbers every message, direct
  * or diverted, so the two sources merge by msgno.  A system call happens
  * only while the NI reports diverted messages not yet taken.
+ *
+ * The queue is looked at after the driver's answer, not before: the NI
+ * writes a message's descriptor before it diverts a later one, so every
+ * queued message older than the FIFO's head is seen then.  A look from
+ * before could miss a queue the NI filled meanwhile (the free buffers then
+ * running out, the next one diverted) and take the diverted one as if
+ * overflow control had dropped those in between: out of order.
  */
 static int take_diverted(struct netvm_unet *u, void *buf, size_t cap,
-			 struct netvm_unet_msg *m, int ring_ok,
-			 uint32_t ring_msgno)
+			 struct netvm_unet_msg *m,
+			 volatile struct nvm_unet_rx_desc *d, int *ring_ok)
 {
 	struct netvm_unet_drecv r;
-	uint32_t inflight, next;
+	uint32_t inflight, next, ring_msgno = 0;
 
+	/* the queue was looked at first: a later direct message there means
+	 * the NI's count already has every diverted one before it */
 	if (status(u)->diverted == u->div_done + u->div_lost)
 		return 1;	/* none: the ring decides */
 	memset(&r, 0, sizeof(r));
 	r.flags = NETVM_UNET_PEEK;
 	if (ioctl(u->fd, NETVM_IOC_UNET_DRECV, &r) < 0 && errno != EAGAIN)
 		return -errno;
+	__sync_synchronize();	/* the driver's answer, then the queue */
+	*ring_ok = d->seq == u->rx_cons + 1;
+	if (*ring_ok) {
+		__sync_synchronize();	/* the seq before the rest */
+		ring_msgno = d->msgno;
+	}
 	/* what the NI diverted but the driver has not buffered yet */
 	u->div_lost = r.overflow;
 	inflight = status(u)->diverted - u->div_done - u->div_lost -
 		   r.buffered;
 	if (r.buffered && r.msgno == u->msgno)
 		next = r.msgno;
-	else if (ring_ok && ring_msgno == u->msgno)
+	else if (*ring_ok && ring_msgno == u->msgno)
 		return 1;
 	else if (inflight)
 		return -EAGAIN;	/* the next one may still be on its way */
-	else if (r.buffered && (!ring_ok || r.msgno - u->msgno <
-				ring_msgno - u->msgno))
+	else if (r.buffered && (!*ring_ok || r.msgno - u->msgno <
+				 ring_msgno - u->msgno))
 		next = r.msgno;	/* a gap: overflow control dropped some */
 	else
-		return ring_ok ? 1 : -EAGAIN;
+		return *ring_ok ? 1 : -EAGAIN;
 	memset(&r, 0, sizeof(r));
 	r.buf = (uintptr_t)buf;
 	r.cap = (uint32_t)(cap < NVM_UNET_MSG_MAX ? cap : NVM_UNET_MSG_MAX);
@@ -470,7 +485,8 @@ static int take(struct netvm_unet *u, void *buf, size_t cap,
 	if (ok)
 		__sync_synchronize();	/* the seq before the rest */
 	memset(m, 0, sizeof(*m));
-	err = take_diverted(u, buf, cap, m, ok, ok ? d->msgno : 0);
+	/* may look at the queue again (ok then says what it saw) */
+	err = take_diverted(u, buf, cap, m, d, &ok);
 	if (err <= 0)
 		return err;
 	if (!ok)
