@@ -75,14 +75,24 @@ static void path(char *buf, size_t cap, const char *name, const char *what)
 }
 
 /* Stop ourselves for ms: a child wakes us (SIGSTOP cannot be caught). */
+/*
+ * The child that wakes the stopped receiver execs "wake" rather than
+ * sleeping as a fork: a fork would share the endpoint's mappings, and
+ * the endpoint would stay open until it exits, however early the
+ * receiver is killed (the descriptor itself is close-on-exec).
+ */
 static void stop_for(unsigned int ms)
 {
 	pid_t child = fork();
 
 	if (child == 0) {
-		usleep(ms * 1000u);
-		kill(getppid(), SIGCONT);
-		_exit(0);
+		char a_ms[16], a_pid[16];
+
+		snprintf(a_ms, sizeof(a_ms), "%u", ms);
+		snprintf(a_pid, sizeof(a_pid), "%d", (int)getppid());
+		execl("/proc/self/exe", "netvm-fugu-test", "wake", a_ms, a_pid,
+		      (char *)NULL);
+		_exit(127);
 	}
 	if (child > 0) {
 		raise(SIGSTOP);
@@ -297,6 +307,11 @@ int main(int argc, char **argv)
 	int rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 4 && !strcmp(argv[1], "wake")) {
+		/* stop_for's child: SIGCONT to PID after MS ms */
+		usleep(strtoul(argv[2], NULL, 10) * 1000u);
+		return kill((pid_t)atoi(argv[3]), SIGCONT) ? 1 : 0;
+	}
 	if (argc < 2 || (strcmp(argv[1], "recv") && strcmp(argv[1], "send")) ||
 	    (!strcmp(argv[1], "recv") && argc < 6) ||
 	    (!strcmp(argv[1], "send") && argc < 7)) {
