@@ -28,6 +28,7 @@
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
+#include "fnv_nap.h"
 #include "netvm.h"
 
 #define FNV_NAME		"netvm"
@@ -40,6 +41,8 @@
 #define FNV_CQ_SIZE		1024	/* default completion queue entries */
 #define FNV_CQ_EPS		16	/* endpoints one CQ can progress */
 #define FNV_DOMAINS		4	/* /dev/netvm0 .. 3 */
+#define FNV_SPIN_US		(-1)	/* FI_NETVM_SPIN_US (fnv_nap.c): never */
+#define FNV_NAP_US		1000	/* FI_NETVM_NAP_US */
 
 /*
  * Every netvm endpoint's any-source channel carries this tag plus its
@@ -62,6 +65,8 @@ struct fnv_addr {
 extern struct fi_provider fnv_prov;
 /* every fid's tostr (fi_tostr FI_TYPE_FID): "netvm CLASS: ADDRESS" */
 int fnv_tostr(const struct fid *fid, char *buf, size_t len);
+/* FI_NETVM_SPIN_US (ns here; < 0: never nap) and FI_NETVM_NAP_US */
+void fnv_nap_params(int64_t *spin_ns, int64_t *nap_us);
 
 /* ---- fnv_info.c: what the provider offers, and matching hints ---- */
 int fnv_getinfo(uint32_t version, const char *node, const char *service,
@@ -139,6 +144,10 @@ struct fnv_cq {
 	struct fnv_cqe *ring;
 	struct fnv_ep *eps[FNV_CQ_EPS];	/* bound: progressed by reads */
 	int refs;
+	struct fnv_nap nap;	/* reads of an empty queue (fnv_nap.c) */
+	int64_t spin_ns;	/* FI_NETVM_SPIN_US: poll this long, then nap */
+	int64_t nap_us;		/* FI_NETVM_NAP_US: a nap's longest sleep */
+	uint64_t naps, naps_woken;	/* logged at close (FI_LOG_LEVEL=info) */
 };
 int fnv_cq_open(struct fid_domain *d, struct fi_cq_attr *attr,
 		struct fid_cq **cq, void *context);

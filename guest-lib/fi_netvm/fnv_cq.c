@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
+#define _GNU_SOURCE	/* ppoll */
 /*
  * Completion queues: a ring of entries the endpoints' operations leave,
  * read in the four formats FI_CQ_FORMAT_CONTEXT, _MSG, _DATA and _TAGGED
  * (remote data and tags from RDM endpoints), the sender's address with readfrom (FI_SOURCE),
  * errors with readerr.  Reading progresses the bound endpoints (manual
  * progress); sread sleeps in poll(2) on their descriptors, woken by the
- * NI's one interrupt per arming.  Error entries keep their place: a read
+ * NI's one interrupt per arming, and so does a read that follows a run
+ * of empty reads longer than FI_NETVM_SPIN_US, for at most FI_NETVM_NAP_US
+ * (fnv_nap.c says why).  Error entries keep their place: a read
  * that meets one returns what came before, then -FI_EAVAIL.
  */
 #include <poll.h>
@@ -102,6 +105,9 @@ static ssize_t read_locked(struct fnv_cq *cq, void *buf, size_t count,
 	return cq->n ? -FI_EAVAIL : -FI_EAGAIN;
 }
 
+static ssize_t nap_locked(struct fnv_cq *cq, void *buf, size_t count,
+			  fi_addr_t *src);
+
 static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
 			   fi_addr_t *src)
 {
@@ -112,6 +118,10 @@ static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
 		return -FI_EINVAL;
 	pthread_mutex_lock(&cq->dom->lock);
 	r = read_locked(cq, buf, count, src);
+	if (r == -FI_EAGAIN)
+		r = nap_locked(cq, buf, count, src);
+	else
+		fnv_nap_busy(&cq->nap);
 	pthread_mutex_unlock(&cq->dom->lock);
 	return r;
 }
@@ -151,12 +161,17 @@ static ssize_t cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
 	return r;
 }
 
-static int64_t now_ms(void)
+static int64_t now_ns(void)
 {
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int64_t now_ms(void)
+{
+	return now_ns() / 1000000;
 }
 
 /* How long sread may sleep before an endpoint's timers (RDM resends and
@@ -199,6 +214,56 @@ static int arm_locked(struct fnv_cq *cq, struct pollfd *pfd, int *npfd)
 	return ready;
 }
 
+/*
+ * Sleep in poll(2) on the armed endpoints' descriptors until one has a
+ * message, an endpoint's timer is due or wait_us pass (-1: no limit).
+ * The RDM acks held back for a reply are sent first: nothing will carry
+ * them while this process sleeps.
+ */
+static void sleep_locked(struct fnv_cq *cq, struct pollfd *pfd, int npfd,
+			 int64_t wait_us)
+{
+	int timer = timers_locked(cq);
+	struct timespec ts, *tsp = NULL;
+
+	if (timer >= 0 && (wait_us < 0 || timer * 1000LL < wait_us))
+		wait_us = timer * 1000LL;
+	if (wait_us >= 0) {
+		ts.tv_sec = wait_us / 1000000;
+		ts.tv_nsec = wait_us % 1000000 * 1000;
+		tsp = &ts;
+	}
+	fnv_rdm_flush_bound_locked(cq->eps);
+	pthread_mutex_unlock(&cq->dom->lock);
+	ppoll(pfd, (nfds_t)npfd, tsp, NULL);
+	pthread_mutex_lock(&cq->dom->lock);
+}
+
+/* An empty read: after a run of them as long as FI_NETVM_SPIN_US, sleep
+ * (at most FI_NETVM_NAP_US) and read again. */
+static ssize_t nap_locked(struct fnv_cq *cq, void *buf, size_t count,
+			  fi_addr_t *src)
+{
+	struct pollfd pfd[2 * FNV_CQ_EPS];
+	int npfd;
+	ssize_t r;
+
+	if (!fnv_nap_empty(&cq->nap, now_ns(), cq->spin_ns))
+		return -FI_EAGAIN;
+	if (!arm_locked(cq, pfd, &npfd)) {
+		sleep_locked(cq, pfd, npfd, cq->nap_us);
+		cq->naps++;
+	}
+	r = read_locked(cq, buf, count, src);
+	if (r != -FI_EAGAIN)
+		cq->naps_woken++;
+	if (r == -FI_EAGAIN)
+		fnv_nap_slept(&cq->nap, now_ns());
+	else
+		fnv_nap_busy(&cq->nap);
+	return r;
+}
+
 static ssize_t cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 			    fi_addr_t *src, const void *cond, int timeout)
 {
@@ -212,7 +277,8 @@ static ssize_t cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 		return -FI_EINVAL;
 	pthread_mutex_lock(&cq->dom->lock);
 	for (;;) {
-		int npfd, wait = -1, timer;
+		int npfd;
+		int64_t wait = -1;
 
 		r = read_locked(cq, buf, count, src);
 		if (r != -FI_EAGAIN)
@@ -224,16 +290,9 @@ static ssize_t cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 
 			if (left <= 0)
 				break;	/* -FI_EAGAIN: timed out */
-			wait = (int)left;
+			wait = left * 1000;
 		}
-		timer = timers_locked(cq);
-		if (timer >= 0 && (wait < 0 || timer < wait))
-			wait = timer;
-		/* the RDM acks deferred: no answer will carry them now */
-		fnv_rdm_flush_bound_locked(cq->eps);
-		pthread_mutex_unlock(&cq->dom->lock);
-		poll(pfd, (nfds_t)npfd, wait);
-		pthread_mutex_lock(&cq->dom->lock);
+		sleep_locked(cq, pfd, npfd, wait);
 	}
 	pthread_mutex_unlock(&cq->dom->lock);
 	return r;
@@ -273,6 +332,10 @@ static int cq_close(struct fid *fid)
 	}
 	d->refs--;
 	pthread_mutex_unlock(&d->lock);
+	FI_INFO(&fnv_prov, FI_LOG_CQ,
+		"completion queue closed: %llu naps, %llu reads after a sleep or an armed endpoint found something\n",
+		(unsigned long long)cq->naps,
+		(unsigned long long)cq->naps_woken);
 	free(cq->ring);
 	free(cq);
 	return 0;
@@ -333,6 +396,7 @@ int fnv_cq_open(struct fid_domain *fd, struct fi_cq_attr *attr,
 	cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ?
 		     FI_CQ_FORMAT_CONTEXT : attr->format;
 	cq->wait = attr->wait_obj;
+	fnv_nap_params(&cq->spin_ns, &cq->nap_us);
 	cq->dom = d;
 	cq->cq.fid.fclass = FI_CLASS_CQ;
 	cq->cq.fid.context = context;

@@ -36,6 +36,16 @@ int fnv_tostr(const struct fid *fid, char *buf, size_t len)
 	return 0;
 }
 
+void fnv_nap_params(int64_t *spin_ns, int64_t *nap_us)
+{
+	int spin = FNV_SPIN_US, nap = FNV_NAP_US;
+
+	fi_param_get_int(&fnv_prov, "spin_us", &spin);
+	fi_param_get_int(&fnv_prov, "nap_us", &nap);
+	*spin_ns = spin < 0 ? -1 : (int64_t)spin * 1000;
+	*nap_us = nap < 1 ? 1 : nap;
+}
+
 static void fnv_cleanup(void)
 {
 }
@@ -51,5 +61,11 @@ struct fi_provider fnv_prov = {
 
 FI_EXT_INI
 {
+	/* listed by fi_info -e; read from FI_NETVM_SPIN_US and _NAP_US */
+	fi_param_define(&fnv_prov, "spin_us", FI_PARAM_INT,
+			"a completion queue read empty this long (us) in a row sleeps in the NIC's interrupt; -1: never (default %d)",
+			FNV_SPIN_US);
+	fi_param_define(&fnv_prov, "nap_us", FI_PARAM_INT,
+			"longest such sleep, us (default %d)", FNV_NAP_US);
 	return &fnv_prov;
 }

@@ -146,9 +146,10 @@ def check_info():
              diag(rc, out, err))
 
 
-def pingpong(server, client, target, args, prov="netvm", ep="dgram"):
-    """fi_pingpong on server and client -> (server result, client result)."""
-    cmd = ["fi_pingpong", "-p", prov, "-e", ep, "-c"] + args
+def pingpong(server, client, target, args, prov="netvm", ep="dgram", wrap=()):
+    """fi_pingpong on server and client -> (server result, client result);
+    wrap: a command that runs fi_pingpong (e.g. env NAME=VALUE)."""
+    cmd = list(wrap) + ["fi_pingpong", "-p", prov, "-e", ep, "-c"] + args
     res = {}
 
     def srv():
@@ -332,6 +333,38 @@ def check_rdm_native():
          res["s"][2][-2000:])
 
 
+def naps(res):
+    """The naps the provider's completion queues counted (logged at close
+    with FI_LOG_LEVEL=info), summed; None if no queue said."""
+    m = re.findall(r"completion queue closed: (\d+) naps", res[2])
+    return sum(int(k) for k in m) if m else None
+
+
+def check_naps():
+    """FI_NETVM_SPIN_US=0: every read of an empty completion queue sleeps in
+    the NIC's interrupt (fnv_nap.c).  The whole native sweep still arrives
+    checked, both sides slept at least once an iteration, and with the
+    default neither slept at all."""
+    iters = 10
+    want = [(size, str(iters), str(iters)) for size in ("64", "256", "1k", "4k", "64k", "1m")]
+    sweeps = {}
+    for spin in ("0", None):
+        wrap = ["env", "FI_LOG_LEVEL=info"] + (["FI_NETVM_SPIN_US=" + spin] if spin else [])
+        sweeps[spin] = pingpong(1, 0, PEER_IP, ["-I", str(iters)], prov=NATIVE, ep="rdm",
+                                wrap=wrap)
+    for spin, what in (("0", "FI_NETVM_SPIN_US=0 (a nap at every empty read)"),
+                       (None, "the default (FI_NETVM_SPIN_US unset)")):
+        check_both(*sweeps[spin], want, "%s: fi_pingpong -p '%s' -e rdm -c -I %d"
+                   % (what, NATIVE, iters), quiet=False)
+    n = len(want) * iters
+    slept = [naps(r) for r in sweeps["0"]]
+    spun = [naps(r) for r in sweeps[None]]
+    T.ok(None not in slept and min(slept) >= n and spun == [0, 0],
+         "FI_NETVM_SPIN_US=0: server and client slept %s times for %d iterations; with the "
+         "default %s (never)" % (slept, n, spun),
+         "\n".join(r[2][-1500:] for r in sweeps["0"] + sweeps[None]))
+
+
 def main():
     def body():
         check_setup()
@@ -341,6 +374,7 @@ def main():
         check_api()
         check_rdm_over_rxd()
         check_rdm_native()
+        check_naps()
     return tap_cluster_main(T, CLUSTER, 2, body)
 
 
