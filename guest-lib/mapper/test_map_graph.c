@@ -5,7 +5,7 @@
  * the destination, it obeys up*\/down*, and the routes of all pairs
  * together have no cycle of link dependencies (no deadlock on a ring).
  */
-#include <check.h>
+#include "check_run.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -180,19 +180,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("map-graph");
-	TCase *tc = tcase_create("routes");
-	SRunner *sr;
-	int failed;
-
-	tcase_add_test(tc, ring4_routes_are_deadlock_free);
-	tcase_add_test(tc, tree16_routes_take_three_bytes);
-	tcase_add_test(tc, bad_input_is_refused);
-	tcase_add_test(tc, too_long_routes_are_refused);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return CHECK_RUN("map-graph", "routes", 0,
+			 ring4_routes_are_deadlock_free, tree16_routes_take_three_bytes,
+			 bad_input_is_refused, too_long_routes_are_refused);
 }

@@ -7,7 +7,7 @@
  * pause between reads starts the run again; after a sleep that found
  * nothing, the next empty read sleeps at once.
  */
-#include <check.h>
+#include "check_run.h"
 
 #include "fnv_nap.h"
 
@@ -94,20 +94,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fnv_nap");
-	TCase *tc = tcase_create("nap");
-	SRunner *sr;
-	int failed;
-
-	tcase_add_test(tc, after_the_spin);
-	tcase_add_test(tc, never_and_at_once);
-	tcase_add_test(tc, busy_restarts);
-	tcase_add_test(tc, pause_restarts);
-	tcase_add_test(tc, slept_goes_on);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return CHECK_RUN("fnv_nap", "nap", 0,
+			 after_the_spin, never_and_at_once, busy_restarts,
+			 pause_restarts, slept_goes_on);
 }

@@ -33,7 +33,7 @@
  * pull whose time passed before its timer is read is due now, not never.  The wire,
  * the AV, the completion queues and NetVM are stand-ins defined here.
  */
-#include <check.h>
+#include "check_run.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2062,46 +2062,14 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fnv_rdm");
-	TCase *tc = tcase_create("rdm");
-	SRunner *sr;
-	int failed;
-
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, lossless);
-	tcase_add_test(tc, lossy);
-	tcase_add_test(tc, lossy_remote);
-	tcase_add_test(tc, pull_pingpong);
-	tcase_add_test(tc, pull_silent_receiver);
-	tcase_add_test(tc, pull_stale_slot);
-	tcase_add_test(tc, pull_forged_tables);
-	tcase_add_test(tc, pull_fails);
-	tcase_add_test(tc, timers_overdue);
-	tcase_add_test(tc, peer_gone);
-	tcase_add_test(tc, peer_restarts);
-	tcase_add_test(tc, unexpected_overflow);
-	tcase_add_test(tc, refusals);
-	tcase_add_test(tc, rdv_lossless);
-	tcase_add_test(tc, rdv_lossy);
-	tcase_add_test(tc, rdv_truncated);
-	tcase_add_test(tc, rdv_unexpected);
-	tcase_add_test(tc, rdv_pieces);
-	tcase_add_test(tc, rdv_read_fails);
-	tcase_add_test(tc, rdv_peer_gone);
-	tcase_add_test(tc, rdv_forged);
-	tcase_add_test(tc, rdv_written);
-	tcase_add_test(tc, rdv_written_cut);
-	tcase_add_test(tc, rdv_written_holes_fail);
-	tcase_add_test(tc, rdv_write_fails);
-	tcase_add_test(tc, rdv_write_fallback);
-	tcase_add_test(tc, rdv_cts_forged);
-	tcase_add_test(tc, rdv_writer_gone);
-	tcase_add_test(tc, cntr_open_refusals);
-	tcase_add_test(tc, cntr_calls);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return CHECK_RUN("fnv_rdm", "rdm", 120,
+			 lossless, lossy, lossy_remote, pull_pingpong,
+			 pull_silent_receiver, pull_stale_slot, pull_forged_tables,
+			 pull_fails, timers_overdue, peer_gone, peer_restarts,
+			 unexpected_overflow, refusals, rdv_lossless, rdv_lossy,
+			 rdv_truncated, rdv_unexpected, rdv_pieces, rdv_read_fails,
+			 rdv_peer_gone, rdv_forged, rdv_written, rdv_written_cut,
+			 rdv_written_holes_fail, rdv_write_fails, rdv_write_fallback,
+			 rdv_cts_forged, rdv_writer_gone, cntr_open_refusals,
+			 cntr_calls);
 }

@@ -13,7 +13,7 @@
  * or a flush that fails ends the read with its error and leaves nothing
  * queued.
  */
-#include <check.h>
+#include "check_run.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,20 +295,6 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("fnv_rdv_pipe");
-	TCase *tc = tcase_create("pipe");
-	SRunner *sr;
-	int failed;
-
-	tcase_add_test(tc, one_piece);
-	tcase_add_test(tc, pieces);
-	tcase_add_test(tc, cut_short);
-	tcase_add_test(tc, ranges);
-	tcase_add_test(tc, failures);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return CHECK_RUN("fnv_rdv_pipe", "pipe", 0,
+			 one_piece, pieces, cut_short, ranges, failures);
 }

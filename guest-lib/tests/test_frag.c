@@ -5,7 +5,7 @@
  * transfer exactly, inline only for write pieces of at most 96 bytes, and
  * only the last piece is marked (it carries the notification).
  */
-#include <check.h>
+#include "check_run.h"
 #include <stdlib.h>
 
 #include <netvm/netvm_fw.h>
@@ -133,22 +133,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("libnetvm-frag");
-	TCase *tc = tcase_create("frag");
-	SRunner *sr;
-	int failed;
-
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, empty);
-	tcase_add_test(tc, aligned);
-	tcase_add_test(tc, same_offset);
-	tcase_add_test(tc, different_offsets);
-	tcase_add_test(tc, inline_limit);
-	tcase_add_test(tc, random_plans);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return CHECK_RUN("libnetvm-frag", "frag", 60,
+			 empty, aligned, same_offset, different_offsets, inline_limit,
+			 random_plans);
 }

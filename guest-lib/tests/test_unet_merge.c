@@ -14,7 +14,7 @@
  * as if overflow control had dropped the ones between.
  */
 #define _GNU_SOURCE	/* as the library (F_SETSIG) */
-#include <check.h>
+#include "check_run.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -191,18 +191,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("libnetvm-unet-merge");
-	TCase *tc = tcase_create("merge");
-	SRunner *sr;
-	int failed;
-
-	tcase_add_test(tc, diverted_after_late_queue);
-	tcase_add_test(tc, diverted_after_gap);
-	tcase_add_test(tc, diverted_before_queue);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return CHECK_RUN("libnetvm-unet-merge", "merge", 0,
+			 diverted_after_late_queue, diverted_after_gap,
+			 diverted_before_queue);
 }
