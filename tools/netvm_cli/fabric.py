@@ -114,7 +114,8 @@ def switch_alive(c, fab):
 
 
 def stop_switch(c, fab, grace=5.0):
-    """SIGTERM (the switch removes its sockets), SIGKILL after grace; reaps."""
+    """SIGTERM (the switch removes its sockets), SIGKILL after grace; reaps
+    it if it is our child."""
     if not fab or not fab.get("pid"):
         return
     pid = fab["pid"]
@@ -128,7 +129,9 @@ def stop_switch(c, fab, grace=5.0):
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    _wait_gone(pid, 10.0, zombie_ok=False)  # init reaps it, as daemonized QEMU
+        _wait_gone(pid, 10.0, zombie_ok=True)
+    # a zombie holds nothing: init reaps it, as it does a daemonized QEMU
+    # (Cluster.kill_all), without anyone waiting for it
 
 
 def _wait_gone(pid, secs, zombie_ok):
