@@ -248,7 +248,10 @@ static ssize_t nap_locked(struct fnv_cq *cq, void *buf, size_t count,
 	int npfd;
 	ssize_t r;
 
-	if (!fnv_nap_empty(&cq->nap, now_ns(), cq->spin_ns))
+	/* off (the default): not even the clock is read (the guest's
+	 * clocksource may cost a system call and an emulated port read) */
+	if (cq->spin_ns < 0 ||
+	    !fnv_nap_empty(&cq->nap, now_ns(), cq->spin_ns))
 		return -FI_EAGAIN;
 	if (!arm_locked(cq, pfd, &npfd)) {
 		sleep_locked(cq, pfd, npfd, cq->nap_us);
