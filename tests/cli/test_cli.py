@@ -310,12 +310,18 @@ class TestArguments(StateDirCase):
             self.assertIn("booting a 2-node cluster '%s'" % name, out)
 
     def test_test_command_line(self):
-        self.assertEqual(testing.meson_test_cmd([], []),
-                         ["meson", "test", "-C", MESON_BUILD, "--print-errorlogs"])
-        with mock.patch.object(testing.subprocess, "call", return_value=3) as call:
+        base = ["meson", "test", "-C", MESON_BUILD, "--print-errorlogs"]
+        # one test more than there are CPUs, unless told otherwise
+        self.assertEqual(testing.meson_test_cmd([], [], env={}, cpus=2),
+                         base + ["--num-processes", "3"])
+        self.assertEqual(testing.meson_test_cmd([], [], env={"MESON_TESTTHREADS": "1"}, cpus=2),
+                         base)
+        for told in (["-j", "1"], ["-j1"], ["--num-processes", "1"], ["--num-processes=1"]):
+            self.assertEqual(testing.meson_test_cmd([], told, env={}, cpus=2), base + told)
+        with mock.patch.object(testing.subprocess, "call", return_value=3) as call, \
+                mock.patch.dict(os.environ, {"MESON_TESTTHREADS": "2"}):
             rc, out, err = netvm("test", "--no-build", "--suite", "unit", "--suite", "cli", "--", "--list")
-        want = ["meson", "test", "-C", MESON_BUILD, "--print-errorlogs", "--suite", "unit",
-                "--suite", "cli", "--list"]
+        want = base + ["--suite", "unit", "--suite", "cli", "--list"]
         self.assertEqual((rc, out, err), (3, "netvm: running: %s\n" % " ".join(want), ""))
         self.assertEqual(call.call_args[0][0], want)
 
