@@ -556,7 +556,7 @@ def stale_import():
                       "sleep 0.2; done; cat /tmp/stale.out")
     if not T.ok(port is not None and out.split()[:2] == ["before", "OK"],
                 "node 0 imports node 1's \"vm\" (port %s) and writes it" % port, diag(rc, out, err)):
-        sh(0, "echo 0 0 > /tmp/nvvm.go")
+        sh(0, "echo 0 0 > /tmp/nvvm.go.tmp && mv /tmp/nvvm.go.tmp /tmp/nvvm.go")
         ctl("quit")
         cl.join()
         srv.join()
@@ -571,7 +571,9 @@ def stale_import():
     srv.start()
     port2 = server_port(1)
     rcp, outp, errp = ctl("prep 23")
-    sh(0, "echo %s 23 > /tmp/nvvm.go" % port2)
+    # whole or not at all: the client polls for the file and reads it at
+    # once (written in place, it once read it empty: "want PORT SEED")
+    sh(0, "echo %s 23 > /tmp/nvvm.go.tmp && mv /tmp/nvvm.go.tmp /tmp/nvvm.go" % port2)
     cl.join()
     rc, out, err = res["c"]
     rc2, out, err2 = sh(0, "cat /tmp/stale.out")
