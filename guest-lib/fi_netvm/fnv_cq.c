@@ -258,12 +258,12 @@ static ssize_t nap_locked(struct fnv_cq *cq, void *buf, size_t count,
 		cq->naps++;
 	}
 	r = read_locked(cq, buf, count, src);
-	if (r != -FI_EAGAIN)
-		cq->naps_woken++;
-	if (r == -FI_EAGAIN)
+	if (r == -FI_EAGAIN) {
 		fnv_nap_slept(&cq->nap, now_ns());
-	else
+	} else {
+		cq->naps_woken++;
 		fnv_nap_busy(&cq->nap);
+	}
 	return r;
 }
 

@@ -43,7 +43,7 @@ from . import vmsched
 from .build import require_built
 from .snapshot import Qmp
 from .common import (CLUSTERS, DRIVER_KO, INITRAMFS, REPO, VMLINUZ, NetvmError, Timer,
-                     proc_info, proc_running, qemu_binary, rel, say)
+                     proc_running, qemu_binary, rel, say)
 
 AGENT_GUEST_PORT = 7777
 # 16 single-vCPU TCG guests are what 2 host cores carry idle (docs/cluster.md);

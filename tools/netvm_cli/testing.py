@@ -14,13 +14,13 @@ from .common import MESON_BUILD, REPO, say
 def meson_test_cmd(suites, meson_args, env=None, cpus=None):
     """meson test's command line: every suite when none is named; one test
     more than there are CPUs at a time, unless MESON_TESTTHREADS or the
-    arguments say (docs/testing.md, "How the suite is scheduled")."""
+    arguments say (docs/testing.md, "How the suites share the machine")."""
     env = os.environ if env is None else env
     cmd = ["meson", "test", "-C", MESON_BUILD, "--print-errorlogs"]
     for s in suites:
         cmd += ["--suite", s]
     told = "MESON_TESTTHREADS" in env or any(
-        a in ("-j", "--num-processes") or a.startswith(("-j", "--num-processes="))
+        a == "--num-processes" or a.startswith(("-j", "--num-processes="))
         for a in meson_args)
     if not told:
         cmd += ["--num-processes", str((cpus or os.cpu_count() or 1) + 1)]
