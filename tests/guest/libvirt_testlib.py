@@ -2,6 +2,8 @@
 this host's libvirt daemons, started here when none answers, with QEMU
 run as root in a mount namespace of their own (docs/cluster.md, "A slow
 define where only root may open /dev/kvm"); ./netvm console on a pty."""
+import contextlib
+import fcntl
 import os
 import pty
 import re
@@ -15,6 +17,27 @@ from guestlib import NETVM, run
 # what a daemon started here writes (libvirtd -d and virtlogd -d, as root)
 PIDFILES = {"virtlogd": "/run/virtlogd.pid", "libvirtd": "/run/libvirtd.pid"}
 QEMU_CONF = "/etc/libvirt/qemu.conf"
+# held by each libvirt test for its whole run: a test stops the daemons it
+# started when it ends, which would pull them from under another test that
+# found them running and used them
+DAEMONS_LOCK = "/run/lock/netvm-test-libvirtd.lock"
+
+
+@contextlib.contextmanager
+def daemons_held():
+    """This host's libvirt daemons, for this test alone while it runs
+    (the suite runs guest-libvirt and guest-libvirt-ssh among the other
+    tests, and either may start and stop them)."""
+    os.makedirs(os.path.dirname(DAEMONS_LOCK), exist_ok=True)
+    with open(DAEMONS_LOCK, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print("# waiting for %s: another libvirt test runs" % DAEMONS_LOCK, flush=True)
+            t0 = time.monotonic()
+            fcntl.flock(f, fcntl.LOCK_EX)
+            print("# waited %.0f s for the libvirt daemons" % (time.monotonic() - t0), flush=True)
+        yield
 
 
 def virsh(uri, *args, timeout=60):

@@ -248,4 +248,6 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with lvd.daemons_held():
+        rc = main()
+    sys.exit(rc)
