@@ -548,6 +548,48 @@ class TestLimits(StateDirCase):
         self.assertEqual(p.stdout.readline(), "ready\n")
         return p
 
+    def test_idle_vcpu_group(self):
+        """pin-idle on a QEMU whose vCPU libvirt put in a cpu cgroup of its
+        own (DOMAIN/vcpu0 beside DOMAIN/emulator, a fake v1 root here):
+        that group made idle (cpu.idle 1) and the vCPU SCHED_IDLE, both
+        pinned to the node's CPU.  A vCPU group that holds another thread
+        too, or the main loop's own group, is left as it was; so is the
+        vCPU's policy."""
+        root = os.path.join(self.tmp, "cg")
+        dom = os.path.join(root, "machine", "dom")
+        p = self.vcpu_stand_in()
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
+        (vcpu,) = [t for t, name in vmsched.threads(p.pid) if name == "CPU 0/TCG"]
+        for d, tids in (("emulator", [p.pid]), ("vcpu0", [vcpu])):
+            os.makedirs(os.path.join(dom, d))
+            for fn, text in (("tasks", "\n".join(map(str, tids))), ("cpu.idle", "0")):
+                with open(os.path.join(dom, d, fn), "w") as f:
+                    f.write(text)
+        groups = {str(p.pid): "/machine/dom/emulator", "%d/task/%d" % (p.pid, vcpu): "/machine/dom/vcpu0"}
+        with mock.patch.object(cpugroups, "own_path", lambda v, pid="self": groups[str(pid)]), \
+                mock.patch.object(vmsched, "own_group", lambda pid: False), \
+                mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "pin-idle"}):
+            with open(os.path.join(dom, "vcpu0", "tasks"), "a") as f:
+                f.write("\n%d" % p.pid)          # not the vCPU's alone: left alone
+            self.assertEqual(vmsched.apply(p.pid, "x", 0, (1, root)) - {"short-main"}, {"pin"})
+            self.assertEqual(os.sched_getscheduler(vcpu), os.SCHED_OTHER)
+            with open(os.path.join(dom, "vcpu0", "tasks"), "w") as f:
+                f.write(str(vcpu))
+            groups["%d/task/%d" % (p.pid, vcpu)] = "/machine/dom/emulator"   # the main loop's group
+            self.assertEqual(vmsched.apply(p.pid, "x", 0, (1, root)) - {"short-main"}, {"pin"})
+            groups["%d/task/%d" % (p.pid, vcpu)] = "/machine/dom/vcpu0"
+            with open(os.path.join(dom, "vcpu0", "cpu.idle")) as f:
+                self.assertEqual(f.read(), "0")
+            done = vmsched.apply(p.pid, "x", 0, (1, root))
+        self.assertEqual(done - {"short-main"}, {"pin", "idle-group", "idle-vcpu"})
+        for d, idle in (("vcpu0", "1"), ("emulator", "0")):
+            with open(os.path.join(dom, d, "cpu.idle")) as f:
+                self.assertEqual(f.read(), idle)
+        self.assertEqual(os.sched_getscheduler(vcpu), os.SCHED_IDLE)
+        self.assertEqual(os.sched_getscheduler(p.pid), os.SCHED_OTHER)
+        self.assertEqual({os.sched_getaffinity(t) == {vmsched.node_cpu("x", 0)} for t in (vcpu, p.pid)}, {True})
+
     def test_cross_cgroup(self):
         """cross-cgroup (docs/bench.md, "Crossed CPUs in per-CPU cgroups")
         on a stand-in with a vCPU thread, in a fake cgroup v1 root: the

@@ -507,7 +507,11 @@ def cmd_bench(a, c):
     c = Cluster(cluster_name(getattr(a, "cluster", None) or "bench"))
     if not a.no_build:
         buildmod.build()
-    c.up(2, "tcg", DEFAULT_MEM, DEFAULT_TIMEOUT)
+    if a.libvirt:
+        from . import libvirt
+        libvirt.up(c, 2, "tcg", DEFAULT_MEM, DEFAULT_TIMEOUT, a.libvirt)
+    else:
+        c.up(2, "tcg", DEFAULT_MEM, DEFAULT_TIMEOUT)
     try:
         if a.fi:
             from . import bench_fi
@@ -534,7 +538,10 @@ def cmd_bench(a, c):
         if rc != 0:
             raise NetvmError("netvm-ktest bench failed on node 0 (exit %d)" % rc)
     finally:
-        c.down()
+        if a.libvirt:
+            libvirt.down(c)
+        else:
+            c.down()
     return 0
 
 
@@ -551,6 +558,8 @@ def add_bench_args(sp):
     sp.add_argument("--rounds", type=int, default=3, metavar="R",
                     help="run the sweep R times, every round reported (default 3)")
     sp.add_argument("--no-plot", action="store_true", help="skip the PNG plots")
+    sp.add_argument("--libvirt", metavar="URI[,URI]",
+                    help="the two nodes as libvirt domains, as up --libvirt (e.g. qemu:///system)")
     sp.add_argument("--out", metavar="DIR", help="where the CSV, JSON and PNGs go (default "
                     "build/bench)")
     sp.add_argument("--kernel", action="store_true",

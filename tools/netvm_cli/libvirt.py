@@ -32,10 +32,10 @@ import urllib.parse
 import uuid
 import xml.etree.ElementTree as ET
 
-from . import fabric, libvirt_remote, mapper, pkgdisk
+from . import fabric, libvirt_remote, mapper, pkgdisk, vmsched
 from .build import require_built
 from .cluster import (AGENT_GUEST_PORT, BACK_TO_BACK_MAX, DATA_GROUP, MAX_NODES, check_memory,
-                      free_port, free_udp_port, uses_switch)
+                      free_port, free_udp_port, link_thread, uses_switch)
 from .command import Command
 from .common import (BUILD, DEFAULT_MEM, INITRAMFS, REPO, VMLINUZ, NetvmError, Timer,
                      qemu_binary, rel, say)
@@ -106,14 +106,28 @@ def passthrough_args(c, i, n, port, template=False, incoming=False):
         data[-1] += ",addr=%#x" % PCI_SLOTS["data"]
     auth, inject = "", []
     switched = through_switch(c, n)
+    remote_link = libvirt_remote.link_netdev(c, i)
+    # the NIC reads its link in a thread of its own, as ./netvm up's
+    # nodes (Cluster.nic_link); a link to another host is TCP, a netdev
+    threaded = link_thread() and not remote_link
+    if threaded:
+        link = "link-socket=%s" % (c.abs_socket("node%d.sock" % i) if switched else
+                                   c.abs_socket("link0.sock") + (",link-listen=on" if i == 0 else ""))
+        netdev = []
+    else:
+        link = "netdev=link0"
+        netdev = ["-netdev", remote_link or c.link_netdev(i, switched)]
     if not switched and n == BACK_TO_BACK_MAX and not template:   # Cluster.link_auth's, with the FIFO's absolute path (up makes it)
         auth = ",peer-node=%d" % (1 - i)
-        inject = ["-chardev", "pipe,id=inject,path=%s" % c.path("node%d.inject" % i),
-                  "-object", "filter-redirector,id=injf,netdev=link0,queue=tx,indev=inject"]
+        fifo = c.path("node%d.inject" % i)
+        if threaded:
+            auth += ",link-inject=%s" % fifo
+        else:
+            inject = ["-chardev", "pipe,id=inject,path=%s" % fifo,
+                      "-object", "filter-redirector,id=injf,netdev=link0,queue=tx,indev=inject"]
     return args + data + [
-        "-device", "lanai,id=nic,netdev=link0,node-id=%d,sram-size=8388608%s,addr=%#x"
-        % (i, auth, PCI_SLOTS["nic"]),
-        "-netdev", libvirt_remote.link_netdev(c, i) or c.link_netdev(i, switched)] + inject + [
+        "-device", "lanai,id=nic,%s,node-id=%d,sram-size=8388608%s,addr=%#x"
+        % (link, i, auth, PCI_SLOTS["nic"])] + netdev + inject + [
         "-d", "guest_errors", "-D", c.path("node%d.qemu.log" % i)] + (
         ["-incoming", "defer"] if incoming else [])
 
@@ -221,6 +235,17 @@ def find_pid(c, i):
         if tag in cmd and mine in cmd:
             return int(pid)
     return None
+
+
+def started_here(c, i):
+    """Node i's QEMU on this host, just started by libvirt: its pid (None
+    if there is none), its threads scheduled as ./netvm up's nodes
+    (vmsched: pinned, the vCPU ranked below the main loop and the link
+    thread; libvirt's cgroups are kept, its vcpuN group made idle)."""
+    pid = find_pid(c, i)
+    if pid:
+        vmsched.apply(pid, c.name, i, own_cgroups=False)
+    return pid
 
 
 def is_libvirt(c):
@@ -359,7 +384,7 @@ def start_domain(c, i, n, uri, accel, mem, template):
     ts = Timer()
     virsh(uri, "start", c.vm_name(i))
     if not remote:
-        node["pid"] = find_pid(c, i) or 0
+        node["pid"] = started_here(c, i) or 0
         if not node["pid"]:
             raise NetvmError("node %d: domain %s started but its QEMU is not on this host" % (i, c.vm_name(i)))
     c.save()

@@ -30,14 +30,15 @@ import subprocess
 import time
 import tty
 
-from .cluster import Cluster, DATA_GROUP, free_port
+from .cluster import Cluster, DATA_GROUP, free_port, link_thread
 from .common import NetvmError, Timer, rel, say
 from .fastboot import TEMPLATE_DIR, WAITING, _log_has, identity, template_path
 from .libvirt import domain_xml, virsh
 from .snapshot import Qmp, _wait_migration
 
-# Bump when libvirt.domain_xml's device set changes.
-LIBVIRT_TEMPLATE_VERSION = 2
+# Bump when libvirt.domain_xml's device set changes.  3: the NIC opens its
+# link socket itself (link-socket=), unless NETVM_LINK_THREAD=0 (in the key).
+LIBVIRT_TEMPLATE_VERSION = 3
 
 
 def lv_template_path(accel, mem):
@@ -51,7 +52,7 @@ def lv_template_path(accel, mem):
     except OSError as e:
         raise NetvmError("libvirtd --version: %s" % e.strerror)
     key = hashlib.sha256(json.dumps([os.path.basename(template_path(accel, mem)),
-                                     LIBVIRT_TEMPLATE_VERSION, daemon]).encode()).hexdigest()[:16]
+                                     LIBVIRT_TEMPLATE_VERSION, link_thread(), daemon]).encode()).hexdigest()[:16]
     return os.path.join(TEMPLATE_DIR, "lvtmpl-%s-%d-%s.vmstate" % (accel, mem, key))
 
 

@@ -18,7 +18,7 @@ import time
 
 from . import fabric, libvirt_remote
 from .common import NetvmError, Timer, say
-from .libvirt import find_pid, virsh
+from .libvirt import started_here, virsh
 from .snapshot import check_order, mount_shares, unmount_shares
 
 
@@ -77,7 +77,7 @@ def restore(c, timeout):
         if not (h.sh('test -f "$1"', path)[0] == 0 if h else os.path.exists(path)):
             raise NetvmError("node %d: no saved file %s%s" % (nd["id"], path, " on " + h.name() if h else ""))
         virsh(nd["uri"], "restore", path, timeout=600)
-        nd["pid"] = 0 if h else find_pid(c, nd["id"]) or 0
+        nd["pid"] = 0 if h else started_here(c, nd["id"]) or 0
         c.save()
         say("node %d: domain %s restored by libvirt" % (nd["id"], nd["domain"]))
     st.pop("saved", None)

@@ -202,10 +202,43 @@ def group(pid, cluster, placement, found=None):
         return False
 
 
-def apply(pid, cluster="", index=0, found=None):
+def idle_vcpu_groups(pid, ts, found=None):
+    """Where each vCPU thread of QEMU pid is alone in a cpu cgroup of its
+    own, apart from the main loop's (libvirt's vcpuN beside its emulator
+    group), that group made an idle one (cpu.idle = 1: it then ranks below
+    its siblings as SCHED_IDLE ranks a thread below the others of its
+    group), so that a waking main loop or link thread preempts the vCPU at
+    once, as with pin-idle in an autogroup.  ts: threads(pid).  -> True
+    if every vCPU is in such a group now."""
+    h = found or cpugroups.hierarchy()
+    vcpus = [tid for tid, name in ts if is_vcpu(name)]
+    if not h or not vcpus:
+        return False
+    version, mount = h
+    try:
+        main = cpugroups.own_path(version, pid)
+        for tid in vcpus:
+            path = cpugroups.own_path(version, "%d/task/%d" % (pid, tid))
+            if path == main or path == "/":
+                return False
+            d = os.path.join(mount, path.lstrip("/"))
+            with open(os.path.join(d, "tasks" if version == 1 else "cgroup.threads")) as f:
+                members = [int(t) for t in f.read().split()]
+            if any(not is_vcpu(_comm(t)) for t in members):
+                return False
+            with open(os.path.join(d, "cpu.idle"), "w") as f:
+                f.write("1")
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def apply(pid, cluster="", index=0, found=None, own_cgroups=True):
     """Node QEMU pid's threads (node INDEX of its cluster) as policy() says
-    (found: the cpu cgroup hierarchy, for tests).  Returns what was done:
-    a subset of {"pin", "cgroup", "idle-vcpu", "short-main"}."""
+    (found: the cpu cgroup hierarchy, for tests; own_cgroups False: a
+    QEMU whose cgroups are another's, libvirt's, where cross-cgroup pins
+    as pin-idle).  Returns what was done: a subset of {"pin", "cgroup",
+    "idle-vcpu", "idle-group", "short-main"}."""
     p = policy()
     done = set()
     if p == "none":
@@ -215,7 +248,9 @@ def apply(pid, cluster="", index=0, found=None):
         other_cpu = main_cpu(cluster, index) if p in CROSSED else vcpu_cpu
         ts = threads(pid)
         idle = False
-        if p == "cross-cgroup":
+        if p == "cross-cgroup" and not own_cgroups:
+            other_cpu = vcpu_cpu
+        elif p == "cross-cgroup":
             place = [(tid, vcpu_cpu if is_vcpu(name) else other_cpu) for tid, name in ts]
             if place and group(pid, cluster, place, found):
                 done.add("cgroup")
@@ -223,6 +258,9 @@ def apply(pid, cluster="", index=0, found=None):
             else:
                 other_cpu = vcpu_cpu
         idle = idle or own_group(pid)
+        if not idle and idle_vcpu_groups(pid, ts, found):
+            done.add("idle-group")
+            idle = True
         for tid, name in ts:
             vcpu = is_vcpu(name)
             try:
