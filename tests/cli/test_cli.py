@@ -473,8 +473,8 @@ class TestLimits(StateDirCase):
                 with self.assertRaises(NetvmError) as e:
                     vmsched.apply(p.pid)
             self.assertEqual(str(e.exception),
-                             "NETVM_VM_SCHED=fast: one of pin-idle, cross-cgroup, cross-idle, "
-                             "short-main, none")
+                             "NETVM_VM_SCHED=fast: one of pin-idle, pin-group, cross-cgroup, "
+                             "cross-idle, short-main, none")
             # cross-cgroup with no cpu cgroup here: pin-idle and a note
             vmsched._noted.discard("cgroup")
             err = io.StringIO()
@@ -494,15 +494,25 @@ class TestLimits(StateDirCase):
             with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "cross-idle"}):
                 self.assertIn("pin", vmsched.apply(p.pid, "x", 1))
             self.assertEqual(os.sched_getaffinity(p.pid), {vmsched.main_cpu("x", 1)})
+            # pin-group with no cpu cgroup: pin-idle and a note
+            vmsched._noted.discard("cgroup")
+            err = io.StringIO()
+            with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "pin-group"}), redirect_stderr(err), \
+                    mock.patch.object(cpugroups, "hierarchy", lambda mounts=None: None):
+                done = vmsched.apply(p.pid, "x", 1)
+            self.assertEqual((err.getvalue(), "cgroup" in done, "pin" in done),
+                             ("netvm: warning: no cpu cgroup for the pin-group scheduling (no cpu "
+                              "cgroup controller mounted): pin-idle instead\n", False, True))
+            self.assertEqual(os.sched_getaffinity(p.pid), {vmsched.node_cpu("x", 1)})
             # the default: pin-idle, no cgroup tried
             vmsched._noted.discard("cgroup")
             err = io.StringIO()
             with mock.patch.dict(os.environ), redirect_stderr(err):
                 os.environ.pop("NETVM_VM_SCHED", None)
                 self.assertEqual(vmsched.policy(), "pin-idle")
-                done = vmsched.apply(p.pid, "x", 1)
+                done = vmsched.apply(p.pid, "x", 0)
             self.assertEqual((err.getvalue(), "cgroup" in done, "pin" in done), ("", False, True))
-            self.assertEqual(os.sched_getaffinity(p.pid), {vmsched.node_cpu("x", 1)})
+            self.assertEqual(os.sched_getaffinity(p.pid), {vmsched.node_cpu("x", 0)})
             with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "cross-idle"}):
                 self.assertEqual(vmsched.policy(), "cross-idle")
         finally:
@@ -530,23 +540,94 @@ class TestLimits(StateDirCase):
                         raise OSError(errno.EBUSY, "busy", path)
         shutil.rmtree(path)
 
-    def vcpu_stand_in(self):
+    @staticmethod
+    def fake_cgroup_attach(path, tid):
+        """A thread into a fake cgroup: its tasks file lists one id a line,
+        as cgroupfs shows it."""
+        with open(path, "a") as f:
+            f.write("%d\n" % tid)
+
+    def vcpu_stand_in(self, names=("CPU 0/TCG",)):
         """A process with a main thread and a thread named as QEMU names
-        its vCPU ("CPU 0/TCG"); it prints a line once the name is set."""
+        its vCPU ("CPU 0/TCG"), or one of each of names; it prints a line
+        once the names are set."""
         p = subprocess.Popen([sys.executable, "-c", (
             "import ctypes, sys, threading\n"
-            "named = threading.Event()\n"
-            "def vcpu():\n"
-            "    ctypes.CDLL(None).prctl(15, b'CPU 0/TCG', 0, 0, 0)\n"
-            "    named.set()\n"
-            "    threading.Event().wait()\n"
-            "threading.Thread(target=vcpu, daemon=True).start()\n"
-            "named.wait(); print('ready', flush=True); sys.stdin.read()\n")],
+            "def named(n):\n"
+            "    ev = threading.Event()\n"
+            "    def body():\n"
+            "        ctypes.CDLL(None).prctl(15, n, 0, 0, 0)\n"
+            "        ev.set()\n"
+            "        threading.Event().wait()\n"
+            "    threading.Thread(target=body, daemon=True).start()\n"
+            "    ev.wait()\n"
+            "for n in %r: named(n)\n"
+            "print('ready', flush=True); sys.stdin.read()\n" % ([n.encode() for n in names],))],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.addCleanup(p.stdout.close)
         self.addCleanup(p.stdin.close)
         self.assertEqual(p.stdout.readline(), "ready\n")
         return p
+
+    def test_pin_group(self):
+        """pin-group (docs/bench.md, "One group per cluster,
+        the link thread free"), on a stand-in with a vCPU and a link
+        thread, in a fake cgroup v1 root: every thread in the cluster's
+        one group, weighing one node per vCPU in it; the vCPU SCHED_IDLE
+        and, with the main thread, pinned to the node's CPU; the link
+        thread free on every CPU this process may use; release removes
+        the group once empty.  libvirt's nodes (own_cgroups False): pinned
+        as pin-idle, no group."""
+        root = os.path.join(self.tmp, "cg")
+        os.makedirs(root)
+        found = (1, root)
+        rmdir = mock.patch.object(cpugroups, "_rmdir", self.fake_cgroup_rmdir)
+        rmdir.start()
+        self.addCleanup(rmdir.stop)
+        attach = mock.patch.object(cpugroups, "_attach", self.fake_cgroup_attach)
+        attach.start()
+        self.addCleanup(attach.stop)
+        g = os.path.join(root, cpugroups.prefix() + "x", "all")
+        anywhere = os.sched_getaffinity(0)
+        with mock.patch.dict(os.environ, {"NETVM_VM_SCHED": "pin-group"}):
+            p = self.vcpu_stand_in(("CPU 0/TCG", "lanai-link"))
+            q = self.vcpu_stand_in(("CPU 0/TCG", "lanai-link"))
+            for proc in (p, q):
+                self.addCleanup(proc.wait)
+                self.addCleanup(proc.kill)
+            names = {proc.pid: dict((n, t) for t, n in vmsched.threads(proc.pid)) for proc in (p, q)}
+            self.assertEqual(vmsched.apply(p.pid, "x", 0, found) - {"short-main"},
+                             {"pin", "cgroup", "idle-vcpu"})
+            with open(os.path.join(g, "cpu.shares")) as f:
+                self.assertEqual(f.read(), str(cpugroups.WEIGHT_V1))
+            vmsched.apply(q.pid, "x", 1, found)
+            with open(os.path.join(g, "cpu.shares")) as f:
+                self.assertEqual(f.read(), str(2 * cpugroups.WEIGHT_V1))   # two nodes now
+            with open(os.path.join(g, "tasks")) as f:
+                self.assertEqual(sorted(int(t) for t in f.read().split()),
+                                 sorted(t for proc in (p, q) for t, _ in vmsched.threads(proc.pid)))
+            for i, proc in enumerate((p, q)):
+                vcpu, link = names[proc.pid]["CPU 0/TCG"], names[proc.pid]["lanai-link"]
+                self.assertEqual(os.sched_getaffinity(vcpu), {vmsched.node_cpu("x", i)})
+                self.assertEqual(os.sched_getaffinity(proc.pid), {vmsched.node_cpu("x", i)})
+                self.assertEqual(os.sched_getaffinity(link), anywhere)
+                self.assertEqual(os.sched_getscheduler(vcpu), os.SCHED_IDLE)
+                self.assertEqual([os.sched_getscheduler(t) for t in (proc.pid, link)],
+                                 [os.SCHED_OTHER] * 2)
+            vmsched.release("x", found)                      # live threads in it: kept
+            self.assertTrue(os.path.isdir(g))
+            r = self.vcpu_stand_in(("CPU 0/TCG", "lanai-link"))
+            self.addCleanup(r.wait)
+            self.addCleanup(r.kill)
+            link = [t for t, n in vmsched.threads(r.pid) if n == "lanai-link"][0]
+            self.assertEqual(vmsched.apply(r.pid, "x", 1, found, own_cgroups=False) - {"short-main"},
+                             {"pin", "idle-vcpu"} if vmsched.own_group(r.pid) else {"pin"})
+            self.assertEqual(os.sched_getaffinity(link), {vmsched.node_cpu("x", 1)})
+            for proc in (p, q):
+                proc.kill()
+                proc.wait()
+        vmsched.release("x", found)
+        self.assertFalse(os.path.exists(os.path.dirname(g)))
 
     def test_idle_vcpu_group(self):
         """pin-idle on a QEMU whose vCPU libvirt put in a cpu cgroup of its
@@ -962,14 +1043,22 @@ class TestLibvirt(StateDirCase):
         c = self.make_cluster("x", two_nodes(nodes=[], fabric={"pid": 1}, libvirt={
             "uris": ["qemu:///system", "qemu+ssh://h/system"],
             "remote": {"qemu+ssh://h/system": {"switch": "h1", "base": 30000, "nodes": [1]}}}))
-        for i, link in ((0, "stream,id=link0,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500"
-                         % c.path("node0.sock")),
-                        (1, "stream,id=link0,server=off,addr.type=inet,addr.host=127.0.0.1,addr.port=30001,"
-                         "reconnect-ms=500")):
-            args = [a.get("value") for a in self.domain(c, i, 2).iter("{%s}arg" % libvirt.QEMU_NS)]
-            self.assertIn(link, args)
-            self.assertIn("lanai,id=nic,netdev=link0,node-id=%d,sram-size=8388608,addr=0x12" % i, args)
-            self.assertNotIn("-chardev", args)
+        # the local node's NIC reads our switch's socket in its thread; the
+        # remote one's link is TCP, a netdev
+        args = [a.get("value") for a in self.domain(c, 0, 2).iter("{%s}arg" % libvirt.QEMU_NS)]
+        self.assertIn("lanai,id=nic,link-socket=%s,node-id=0,sram-size=8388608,addr=0x12" % c.path("node0.sock"),
+                      args)
+        self.assertNotIn("-netdev", args[args.index("-device", args.index("-device") + 1):])
+        with mock.patch.dict(os.environ, {"NETVM_LINK_THREAD": "0"}):
+            args = [a.get("value") for a in self.domain(c, 0, 2).iter("{%s}arg" % libvirt.QEMU_NS)]
+        self.assertIn("stream,id=link0,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500"
+                      % c.path("node0.sock"), args)
+        self.assertIn("lanai,id=nic,netdev=link0,node-id=0,sram-size=8388608,addr=0x12", args)
+        args = [a.get("value") for a in self.domain(c, 1, 2).iter("{%s}arg" % libvirt.QEMU_NS)]
+        self.assertIn("stream,id=link0,server=off,addr.type=inet,addr.host=127.0.0.1,addr.port=30001,"
+                      "reconnect-ms=500", args)
+        self.assertIn("lanai,id=nic,netdev=link0,node-id=1,sram-size=8388608,addr=0x12", args)
+        self.assertNotIn("-chardev", args)
 
     def test_round_robin(self):
         self.assertEqual(libvirt.spread(5, ["a", "b"]), ["a", "b", "a", "b", "a"])
@@ -995,20 +1084,28 @@ class TestLibvirt(StateDirCase):
             self.assertIsNotNone(dom.find("devices/filesystem/readonly"))
             self.assertEqual(dom.find("seclabel").attrib, {"type": "static", "model": "dac", "relabel": "no"})
             self.assertEqual(dom.find("devices/serial/log").get("file"), c.path("node%d.serial.log" % i))
-            args = [a.get("value") for a in dom.findall("q:commandline/q:arg", ns)]
-            # every device ./netvm up gives node i that libvirt's XML does not
-            # express is passed through, with a fixed PCI slot (libvirt's
-            # nodes keep the netdev: up's with NETVM_LINK_THREAD=0)
-            with mock.patch.dict(os.environ, {"NETVM_LINK_THREAD": "0"}):
-                cmd = c.qemu_cmd(i, 2, 4000 + i, "tcg", 256, [])
-            devices = [cmd[k + 1] for k, a in enumerate(cmd) if a == "-device"]
-            passed = [args[k + 1] for k, a in enumerate(args) if a == "-device"]
-            expressed = ("virtio-9p-pci,", "virtio-blk-pci,")
-            self.assertEqual(sorted(re.sub(r",addr=0x1[0-9a-f]$", "", d) for d in passed),
-                             sorted(d for d in devices if not d.startswith(expressed)))
-            self.assertIn("stream,id=link0,server=%s,addr.type=unix,addr.path=%s"
-                          % ("on" if i == 0 else "off", c.path("link0.sock")), args)
-            self.assertIn("pipe,id=inject,path=%s" % c.path("node%d.inject" % i), args)
+            for thread in ("1", "0"):
+                # every device ./netvm up gives node i that libvirt's XML does
+                # not express is passed through, with a fixed PCI slot; the
+                # link as up's, read by the NIC's thread or (0) a netdev
+                with mock.patch.dict(os.environ, {"NETVM_LINK_THREAD": thread}):
+                    args = [a.get("value") for a in self.domain(c, i, 2).findall("q:commandline/q:arg", ns)]
+                    cmd = c.qemu_cmd(i, 2, 4000 + i, "tcg", 256, [])
+                devices = [cmd[k + 1] for k, a in enumerate(cmd) if a == "-device"]
+                passed = [args[k + 1] for k, a in enumerate(args) if a == "-device"]
+                expressed = ("virtio-9p-pci,", "virtio-blk-pci,")
+                self.assertEqual(sorted(re.sub(r",addr=0x1[0-9a-f]$", "", d) for d in passed),
+                                 sorted(d for d in devices if not d.startswith(expressed)))
+                if thread == "1":
+                    self.assertIn("lanai,id=nic,link-socket=%s%s,node-id=%d,sram-size=8388608,peer-node=%d,"
+                                  "link-inject=%s,addr=0x12" % (c.path("link0.sock"), ",link-listen=on" if i == 0
+                                                                else "", i, 1 - i, c.path("node%d.inject" % i)),
+                                  args)
+                    self.assertNotIn("-chardev", args)
+                else:
+                    self.assertIn("stream,id=link0,server=%s,addr.type=unix,addr.path=%s"
+                                  % ("on" if i == 0 else "off", c.path("link0.sock")), args)
+                    self.assertIn("pipe,id=inject,path=%s" % c.path("node%d.inject" % i), args)
             self.assertIn("user,id=ctl,restrict=on,hostfwd=tcp:127.0.0.1:%d-:7777" % (4000 + i), args)
             self.assertIn("unix:%s,server=on,wait=off" % c.path("node%d.qmp" % i), args)
             self.assertNotIn("-daemonize", args)
@@ -1016,7 +1113,8 @@ class TestLibvirt(StateDirCase):
     def test_single_node_domain_has_no_peer(self):
         c = self.make_cluster("x", two_nodes(nodes=[]))
         args = [a.get("value") for a in self.domain(c, 0, 1).iter("{%s}arg" % libvirt.QEMU_NS)]
-        self.assertIn("lanai,id=nic,netdev=link0,node-id=0,sram-size=8388608,addr=0x12", args)
+        self.assertIn("lanai,id=nic,link-socket=%s,link-listen=on,node-id=0,sram-size=8388608,addr=0x12"
+                      % c.path("link0.sock"), args)
         self.assertNotIn("-chardev", args)
 
     def test_switch_node_domain(self):
@@ -1025,12 +1123,15 @@ class TestLibvirt(StateDirCase):
         checks sources and injects: no peer-node, no FIFO)."""
         c = self.make_cluster("x", two_nodes(nodes=[]))
         args = [a.get("value") for a in self.domain(c, 2, 3).iter("{%s}arg" % libvirt.QEMU_NS)]
-        link = "stream,id=link0,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500" % c.path("node2.sock")
-        self.assertIn("lanai,id=nic,netdev=link0,node-id=2,sram-size=8388608,addr=0x12", args)
-        self.assertIn(link, args)
+        self.assertIn("lanai,id=nic,link-socket=%s,node-id=2,sram-size=8388608,addr=0x12" % c.path("node2.sock"),
+                      args)
         self.assertNotIn("-chardev", args)
-        c.state["fabric"] = {"pid": 1}
+        link = "stream,id=link0,server=off,addr.type=unix,addr.path=%s,reconnect-ms=500" % c.path("node2.sock")
         with mock.patch.dict(os.environ, {"NETVM_LINK_THREAD": "0"}):
+            args = [a.get("value") for a in self.domain(c, 2, 3).iter("{%s}arg" % libvirt.QEMU_NS)]
+            self.assertIn("lanai,id=nic,netdev=link0,node-id=2,sram-size=8388608,addr=0x12", args)
+            self.assertIn(link, args)
+            c.state["fabric"] = {"pid": 1}
             self.assertIn(link, c.qemu_cmd(2, 3, 4002, "tcg", 256, []))
 
     def test_libvirt_xml_writes_each_node(self):
@@ -1092,7 +1193,7 @@ class TestLibvirt(StateDirCase):
         with mock.patch.object(libvirt_save, "virsh", virsh), \
                 mock.patch.object(libvirt_save, "unmount_shares", lambda nodes, order: None), \
                 mock.patch.object(libvirt_save, "mount_shares", lambda nodes: None), \
-                mock.patch.object(libvirt_save, "find_pid", lambda c, i: 4000 + i), \
+                mock.patch.object(libvirt_save, "started_here", lambda c, i: 4000 + i), \
                 mock.patch.object(Cluster, "wait_ready", lambda self, timeout: None):
             rc, out, err = netvm("--cluster", "x", "save", "--order", "1,0", "--drain", "0")
             self.assertEqual((rc, err), (0, ""))

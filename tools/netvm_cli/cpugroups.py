@@ -29,6 +29,7 @@ from .common import BUILD
 MOUNTS = "/proc/self/mounts"
 WEIGHT_V1 = 1024        # cpu.shares of one node (a process's weight)
 WEIGHT_V2 = 100         # cpu.weight of one node
+ALL = "all"             # the group of a cluster's threads on any CPU (pin-group)
 
 
 class Unavailable(Exception):
@@ -117,7 +118,9 @@ class Groups:
             return []
 
     def cpu_dir(self, cpu):
-        return os.path.join(self.dir, "cpu%d" % cpu)
+        """The group of one CPU's threads, or (cpu None) of all the
+        cluster's threads wherever they run (pin-group)."""
+        return os.path.join(self.dir, ALL if cpu is None else "cpu%d" % cpu)
 
     def place(self, pid, tids_by_cpu, is_vcpu):
         """Moves each thread of process pid into its CPU's group
@@ -128,7 +131,7 @@ class Groups:
             self._make(tids_by_cpu)
             if self.version == 2:
                 _attach(os.path.join(self.dir, "cgroup.procs"), pid)
-            for cpu, tids in sorted(tids_by_cpu.items()):
+            for cpu, tids in sorted(tids_by_cpu.items(), key=lambda kv: -1 if kv[0] is None else kv[0]):
                 d = self.cpu_dir(cpu)
                 for tid in tids:
                     try:
@@ -175,7 +178,7 @@ class Groups:
             return False
         left = False
         for n in names:
-            if n.startswith("cpu") and n[3:].isdigit():
+            if n == ALL or n.startswith("cpu") and n[3:].isdigit():
                 left |= not _try_rmdir(os.path.join(self.dir, n))
         return _try_rmdir(self.dir) and not left
 

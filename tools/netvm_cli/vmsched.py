@@ -1,55 +1,55 @@
 """How the host schedules a node's QEMU threads (docs/bench.md, "The
-tail" and "Crossed CPUs").  A node's main loop takes its frames off the
-link and runs its firmware; when a frame arrives it must get a host CPU at
-once, even when every host CPU is held by a vCPU spinning on a poll.
-Traced on a 2-CPU host, it waited up to 8 ms (a host tick and more) behind
-the spinning vCPU threads, and that wait was the millisecond tail of every
-spinning round trip.
+tail" and "Crossed CPUs").  A frame for a node must get a host CPU at once,
+even when every host CPU is held by a vCPU spinning on a poll: traced on
+a 2-CPU host, the thread that takes it waited up to 8 ms (a host tick and
+more) behind the spinning vCPU threads, and that wait was the millisecond
+tail of every spinning round trip.
 
-Default: "pin-idle" (below).  "cross-cgroup" is opt-in: it takes a
-third off a two-node cluster's spinning round trip, but it makes the
-guest's own I/O (virtio-net, the agent, the disk) cross CPUs, and
-everything else slower: TCP over virtio-net 8-15 % slower, the guest
-test groups 1-3 % in pairs (docs/bench.md, "Why crossing is not the
-default").
-"cross-cgroup":
-- node i's vCPU thread ("CPU 0/TCG", -name debug-threads=on) is pinned
-  to one host CPU, c(i) = (i + k) modulo the CPUs this process may use (k
-  from the cluster's name, so that the nodes of small clusters side by
-  side do not all land on one CPU), and its other threads (the main
-  loop) to c(i + 1), the next node's vCPU's CPU.  With two nodes a frame
-  then wakes the receiver's main loop on the sender's own CPU, with no
-  inter-processor interrupt, and the receiver's vCPU keeps spinning
-  meanwhile: the 8-byte write round trip fell from 87-109 to 57-71 us;
-- the vCPU is SCHED_IDLE, so that a waking main loop preempts it at once;
-- the cluster's threads go into one cpu cgroup per host CPU
-  (cpugroups.py), each holding exactly the threads pinned to that CPU.
-  A group whose load is all on one CPU has its full weight there, so a
-  guest keeps a process's share of its CPU beside other work (a guest
-  loop took 2 times as long beside a host busy loop on its CPU, as with
-  pin-idle);
-- the main loop gets the kernel's least time slice (0.1 ms, EEVDF's
-  per-task slice, Linux 6.12 and later), which lets it preempt other
-  threads sooner.
 "pin-idle" (the default; no privilege needed) pins every thread of node
-i's QEMU to c(i): a frame for node i wakes its main loop on the CPU of
-node i's own vCPU, which is SCHED_IDLE where the QEMU is a group of its
-own (below); the main loop gets the least slice.
-"cross-idle" pins as cross-cgroup without the cgroups.  It is not the
-default because the vCPU, SCHED_IDLE and its autogroup's only task on its
-CPU, then gets almost none of that CPU beside any other process: a guest
-loop took 8-9 times as long beside a host busy loop on that CPU.
-SCHED_IDLE ranks the vCPU below its own QEMU's other threads only where
-each QEMU is a scheduling group of its own: an autogroup (QEMU's
--daemonize starts a session, and Linux gives each session one), with no
-cpu cgroup controller over it.  Elsewhere a SCHED_IDLE vCPU would lose to
-every other process of its group (a build beside the tests would starve
-the guests), so there the vCPU keeps its policy and only the main loop's
-slice and the pinning apply.
+i's QEMU to c(i) = (i + k) modulo the CPUs this process may use (k from
+the cluster's name, so that the nodes of small clusters side by side do
+not all land on one CPU): a frame for node i wakes its link thread on
+the CPU of node i's own vCPU, which is SCHED_IDLE where the QEMU is a
+group of its own (an autogroup: QEMU's -daemonize starts a session, and
+Linux gives each session one, with no cpu cgroup controller over it; or,
+under libvirt, the vCPU's own cgroup made idle).  Elsewhere a SCHED_IDLE
+vCPU would lose to every other process of its group (a build beside the
+tests would starve the guests), so there the vCPU keeps its policy and
+only the slice and the pinning apply.  The main loop gets the kernel's
+least time slice (0.1 ms, EEVDF's per-task slice, Linux 6.12 and later).
 
-NETVM_VM_SCHED: "pin-idle" (default), "cross-cgroup", "cross-idle",
-"short-main" (the main loop's slice only) or "none" (the threads left
-alone).
+"pin-group" (opt-in; docs/bench.md, "One group per cluster, the link
+thread free"):
+- all of a cluster's QEMU threads go into one cpu cgroup of the
+  cluster's own (cpugroups.py), weighing as many processes as it has
+  nodes, so the cluster keeps its share of the host beside other work;
+- node i's vCPU thread ("CPU 0/TCG", -name debug-threads=on) and its
+  main loop (virtio, the agent, the disk) are pinned to c(i);
+- the vCPU is SCHED_IDLE: inside the group anything else that wakes
+  preempts it at once;
+- the NIC's link thread ("lanai-link", the one that takes the frames)
+  may run on any CPU: where every CPU runs only idle-policy vCPUs, the
+  kernel's wake-up placement counts them all as idle, so a frame's
+  wake-up runs it at once, on the CPU of its waker (the sender's vCPU,
+  no inter-processor wake-up) or on its own.  On a host where a
+  same-CPU switch cost about as much as a cross-CPU wake-up (22 against
+  26 us a unix-socket round trip), pin-idle gave 200-280 us write round
+  trips and this 82-165 us, with 4 KiB streams slower;
+- the main loop's slice as with pin-idle.
+Where no cpu cgroup can be made (no writable controller), pin-idle, with
+one note; libvirt's nodes (own_cgroups False) get pin-idle: their
+cgroups are libvirt's.
+"cross-cgroup" (opt-in): node i's vCPU on c(i), its other threads on
+c(i + 1), in one cgroup per CPU; it takes a third off a two-node
+cluster's spinning round trip on a host where cross-CPU wake-ups are
+dear, but the guest's own I/O crosses CPUs too (docs/bench.md, "Why
+crossing is not the default").  "cross-idle" pins as cross-cgroup
+without the cgroups: the vCPU, SCHED_IDLE and its autogroup's only task
+on its CPU, then gets almost none of that CPU beside any other process.
+
+NETVM_VM_SCHED: "pin-idle" (default), "pin-group", "cross-cgroup",
+"cross-idle", "short-main" (the main loop's slice only) or "none" (the
+threads left alone).
 """
 import ctypes
 import errno
@@ -62,8 +62,9 @@ from .common import NetvmError, warn
 SYS_SCHED_SETATTR = 314          # x86_64
 SYS_SCHED_GETATTR = 315
 MAIN_SLICE_NS = 100 * 1000       # the kernel's least slice (0.1 ms)
-POLICIES = ("pin-idle", "cross-cgroup", "cross-idle", "short-main", "none")
+POLICIES = ("pin-idle", "pin-group", "cross-cgroup", "cross-idle", "short-main", "none")
 CROSSED = ("cross-cgroup", "cross-idle")
+LINK_THREAD = "lanai-link"       # the NIC's link thread (qemu-device/lanai-linksock.c)
 _noted = set()
 
 
@@ -79,9 +80,8 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 
 def policy():
-    """NETVM_VM_SCHED, or the default: pin-idle, for clusters of any size
-    (crossing CPUs slows the guests' own I/O: docs/bench.md, "Why
-    crossing is not the default")."""
+    """NETVM_VM_SCHED, or the default: pin-idle, for clusters of any
+    size."""
     p = os.environ.get("NETVM_VM_SCHED", POLICIES[0])
     if p not in POLICIES:
         raise NetvmError("NETVM_VM_SCHED=%s: one of %s" % (p, ", ".join(POLICIES)))
@@ -185,10 +185,10 @@ def _comm(tid):
         return ""
 
 
-def group(pid, cluster, placement, found=None):
-    """cross-cgroup: each thread of pid into its cluster's group of its
-    CPU (placement: [(tid, cpu)]).  False, with a note the first time,
-    where that cannot be done."""
+def group(pid, cluster, placement, found=None, name="cross-cgroup"):
+    """Each thread of pid into its cluster's group of its CPU (placement:
+    [(tid, cpu)]; cpu None: the cluster's one group, pin-group).  False,
+    with a note the first time, where that cannot be done."""
     by_cpu = {}
     for tid, cpu in placement:
         by_cpu.setdefault(cpu, []).append(tid)
@@ -198,7 +198,7 @@ def group(pid, cluster, placement, found=None):
     except (cpugroups.Unavailable, OSError) as e:
         if "cgroup" not in _noted:
             _noted.add("cgroup")
-            warn("no cpu cgroup for the cross-cgroup scheduling (%s): pin-idle instead" % e)
+            warn("no cpu cgroup for the %s scheduling (%s): pin-idle instead" % (name, e))
         return False
 
 
@@ -233,16 +233,40 @@ def idle_vcpu_groups(pid, ts, found=None):
     return True
 
 
+def pin_group(pid, cluster, index, found, done):
+    """pin-group for node INDEX's QEMU pid; False (nothing changed) where
+    the cluster's group cannot be made."""
+    ts = threads(pid)
+    if not ts or not group(pid, cluster, [(tid, None) for tid, _ in ts], found, "pin-group"):
+        return False
+    done.add("cgroup")
+    cpu, anywhere = node_cpu(cluster, index), os.sched_getaffinity(0)
+    for tid, name in ts:
+        try:
+            os.sched_setaffinity(tid, anywhere if name == LINK_THREAD else {cpu})
+            done.add("pin")
+            if is_vcpu(name):
+                os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+                done.add("idle-vcpu")
+        except OSError:
+            pass  # the thread is gone, or a policy we may not change
+    return True
+
+
 def apply(pid, cluster="", index=0, found=None, own_cgroups=True):
     """Node QEMU pid's threads (node INDEX of its cluster) as policy() says
     (found: the cpu cgroup hierarchy, for tests; own_cgroups False: a
-    QEMU whose cgroups are another's, libvirt's, where cross-cgroup pins
+    QEMU whose cgroups are another's, libvirt's, where pin-group and cross-cgroup pin
     as pin-idle).  Returns what was done: a subset of {"pin", "cgroup",
     "idle-vcpu", "idle-group", "short-main"}."""
     p = policy()
     done = set()
     if p == "none":
         return done
+    if p == "pin-group":
+        p = "pin-idle"     # unless the group is made
+        if own_cgroups and pin_group(pid, cluster, index, found, done):
+            p = "pin-group"
     if p in CROSSED or p == "pin-idle":
         vcpu_cpu = node_cpu(cluster, index)
         other_cpu = main_cpu(cluster, index) if p in CROSSED else vcpu_cpu
