@@ -169,7 +169,9 @@ static enum fw_rx_verdict rx_divert(struct fw *fw, const struct rx_msg *m,
 /*
  * The free buffers a message too large for its descriptor fills, popped
  * (not yet consumed) into m->head; false if there are not enough or one
- * is bad (that entry is lost to the process).
+ * is bad.  A bad one is consumed with the good ones before it (the queue
+ * is taken in order, and a message that needs them all cannot use them):
+ * the process that posted it loses those entries, and only its own.
  */
 static bool rx_take_bufs(struct fw *fw, struct rx_msg *m)
 {
@@ -185,7 +187,7 @@ static bool rx_take_bufs(struct fw *fw, struct rx_msg *m)
 					  NVM_UNET_FREEQ_LEN) * 4);
 
 		if (o > e->seg_size || e->seg_size - o < e->buf_size) {
-			/* a bad offset: the process loses that entry */
+			/* a bad offset: the process loses it and those before */
 			e->free_cons += i + 1;
 			return false;
 		}
