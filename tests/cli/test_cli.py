@@ -1241,6 +1241,49 @@ class TestBenchReport(unittest.TestCase):
             with open(os.path.join(d, "lat.gp")) as f:
                 self.assertIn("'one guest''s loopback (median)'", f.read())
 
+    def test_wakeprobe(self):
+        """fabric/netvm-wakeprobe measures both round trips (the second
+        only where two CPUs may be used) and refuses a bad count by its
+        exit status; bench reads it, and reads a probe that is missing,
+        fails or prints something else as not measured."""
+        from netvm_cli import bench
+        probe = os.environ.get("NETVM_WAKEPROBE") or bench.WAKEPROBE
+        if not os.path.exists(probe):
+            self.skipTest("netvm-wakeprobe is not built (meson compile)")
+        w = bench.wakeups(probe, 200)
+        self.assertEqual(set(w), {"same_cpu_us", "cross_cpu_us"})
+        self.assertGreater(w["same_cpu_us"], 0)
+        if len(os.sched_getaffinity(0)) > 1:
+            self.assertGreater(w["cross_cpu_us"], 0)
+        else:
+            self.assertIsNone(w["cross_cpu_us"])
+        for bad in (["0"], ["x"], ["10000001"], ["1", "2"]):
+            r = subprocess.run([probe] + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.assertEqual((r.returncode, r.stdout), (2, ""), bad)
+            self.assertTrue(r.stderr.startswith(("netvm-wakeprobe: ROUND_TRIPS must be 1 to 10000000",
+                                                 "usage: netvm-wakeprobe")), r.stderr)
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "probe")
+            for body in ("echo same_cpu_us 3.0; echo cross_cpu_us 4.5", "echo same_cpu_us 3.0; echo cross_cpu_us -",
+                         "echo same_cpu_us fast; echo cross_cpu_us 1", "echo same_cpu_us 3.0",
+                         "echo same_cpu_us 3.0; echo cross_cpu_us 4.5; exit 1"):
+                with open(fake, "w") as f:
+                    f.write("#!/bin/sh\n" + body + "\n")
+                os.chmod(fake, 0o755)
+                got = bench.wakeups(fake)
+                if body == "echo same_cpu_us 3.0; echo cross_cpu_us 4.5":
+                    self.assertEqual(got, {"same_cpu_us": 3.0, "cross_cpu_us": 4.5})
+                    self.assertEqual(bench.describe_wakeups(got), "a wake-up round trip 3.0 us on one CPU, "
+                                     "4.5 us across two (netvm-wakeprobe)")
+                elif body.endswith("cross_cpu_us -"):
+                    self.assertEqual(got, {"same_cpu_us": 3.0, "cross_cpu_us": None})
+                    self.assertIn("one CPU only", bench.describe_wakeups(got))
+                else:
+                    self.assertIsNone(got, body)
+            self.assertIsNone(bench.wakeups(os.path.join(d, "missing")))
+        self.assertEqual(bench.describe_wakeups(None),
+                         "wake-ups not measured (netvm-wakeprobe missing or failed)")
+
     def test_fi_pingpong_counts(self):
         # fi_pingpong prints 1000 round trips as "1k": the row was refused
         from netvm_cli import bench_fi

@@ -24,7 +24,7 @@ from . import agent
 from . import build as buildmod
 from .cluster import DATA_IP, Cluster, cluster_name
 from .command import Command
-from .common import BUILD, DEFAULT_MEM, DEFAULT_TIMEOUT, NetvmError, Timer, rel, say
+from .common import BUILD, DEFAULT_MEM, DEFAULT_TIMEOUT, MESON_BUILD, NetvmError, Timer, rel, say
 
 BENCH_DIR = os.path.join(BUILD, "bench")
 SERVER_NODE, CLIENT_NODE = 1, 0
@@ -387,6 +387,42 @@ def loadavg():
         return None
 
 
+WAKEPROBE = os.path.join(MESON_BUILD, "fabric", "netvm-wakeprobe")
+
+
+def wakeups(path=None, round_trips=3000):
+    """What waking a thread costs on this host (fabric/netvm-wakeprobe):
+    {"same_cpu_us": x, "cross_cpu_us": y (None with one CPU)}, the mean
+    socketpair round trip between two processes on one CPU and on two; it
+    tells which scheduling of the nodes takes frames fastest here
+    (docs/bench.md, "Another host").  None if the probe is missing or
+    failed: the figures do not depend on it."""
+    path = path or os.environ.get("NETVM_WAKEPROBE") or WAKEPROBE
+    try:
+        r = subprocess.run([path, str(round_trips)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    out = {}
+    for line in r.stdout.splitlines() if r.returncode == 0 else []:
+        key, _, value = line.partition(" ")
+        try:
+            out[key] = None if value == "-" else float(value)
+        except ValueError:
+            return None
+    if set(out) != {"same_cpu_us", "cross_cpu_us"} or out["same_cpu_us"] is None:
+        return None
+    return out
+
+
+def describe_wakeups(w):
+    """The probe's figures as bench prints them."""
+    if not w:
+        return "wake-ups not measured (netvm-wakeprobe missing or failed)"
+    cross = "%.1f us across two" % w["cross_cpu_us"] if w["cross_cpu_us"] is not None else "one CPU only"
+    return "a wake-up round trip %.1f us on one CPU, %s (netvm-wakeprobe)" % (w["same_cpu_us"], cross)
+
+
 def one_round(c, argv, quiet):
     """netvm-bench server on SERVER_NODE, client on CLIENT_NODE; returns
     (client exit, server exit, server output, CSV text)."""
@@ -423,6 +459,7 @@ def run(c, iterations, sizes=None, tests=None, csv_only=False, plots=True, out_d
     os.makedirs(out_dir, exist_ok=True)
     t = Timer()
     load0 = loadavg()
+    wake = wakeups()
     code, out, err = agent.capture(c.node(CLIENT_NODE)["port"],
                                    ["ping", "-c", "1", "-W", "10", SERVER_ADDR], timeout=60)
     if code != 0:
@@ -452,7 +489,8 @@ def run(c, iterations, sizes=None, tests=None, csv_only=False, plots=True, out_d
                                                       "" if len(bad) == 1 else "s"))
         all_rounds.append({"round": i + 1, "loadavg_before": l0, "loadavg_after": loadavg(),
                            "rows": rows, "summary": summary(rows)})
-    host = {"cpus": os.cpu_count(), "loadavg_before": load0, "loadavg_after": loadavg()}
+    host = {"cpus": os.cpu_count(), "loadavg_before": load0, "loadavg_after": loadavg(),
+            "wakeup": wake}
     flat = [dict(r, round=rd["round"]) for rd in all_rounds for r in rd["rows"]]
     with open(os.path.join(out_dir, "results.csv"), "w") as f:
         f.write("round," + ",".join(FIELDS) + "\n")
@@ -480,6 +518,7 @@ def run(c, iterations, sizes=None, tests=None, csv_only=False, plots=True, out_d
                             ", ".join("%s-%s" % (fmt(rd["loadavg_before"], "%.2f"),
                                                  fmt(rd["loadavg_after"], "%.2f"))
                                       for rd in all_rounds)))
+        print("host: %s" % describe_wakeups(wake))
         say("results: %s%s (%s)" % (", ".join(rel(os.path.join(out_dir, f)) for f in (
             "results.csv", "results.json")), "".join(", " + rel(p) for p in made), t))
     return 0
