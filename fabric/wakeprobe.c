@@ -7,9 +7,13 @@
  *   netvm-wakeprobe [ROUND_TRIPS]
  * Two processes pass one byte back and forth over a socketpair, as two
  * nodes' QEMUs pass frames over their link: first both pinned to the first
- * CPU this process may use, then to the first two.  Prints
+ * CPU this process may use, then to the first two, then to the first two
+ * with a SCHED_IDLE busy loop on the second (as a spinning vCPU keeps it;
+ * the woken process preempts the loop at once, so what it adds is the
+ * wake-up's delivery to a busy CPU).  Prints
  *   same_cpu_us X
  *   cross_cpu_us Y        ("-" where only one CPU may be used)
+ *   cross_busy_us Z       ("-" likewise)
  * each the mean of ROUND_TRIPS round trips (default 5000, at most
  * 10000000).  Exit 2: a bad argument; 1: a system call failed.
  */
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -104,12 +109,30 @@ static double probe(int a, int b, long n)
 	return t;
 }
 
+/* A SCHED_IDLE busy loop on cpu, killed with its parent; its pid or -1. */
+static pid_t busy_loop(int cpu)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct sched_param p = { 0 };
+
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || pin(cpu) < 0 ||
+		    sched_setscheduler(0, SCHED_IDLE, &p) < 0)
+			_exit(1);
+		for (;;)
+			;
+	}
+	return pid;
+}
+
 int main(int argc, char **argv)
 {
 	long n = DEFAULT_ROUND_TRIPS;
 	int cpus[2], ncpu = 0;
 	cpu_set_t allowed;
-	double same, cross;
+	double same, cross, busy;
+	pid_t loop;
 	char *end;
 
 	if (argc > 2) {
@@ -140,7 +163,7 @@ int main(int argc, char **argv)
 	}
 	printf("same_cpu_us %.1f\n", same);
 	if (ncpu < 2) {
-		printf("cross_cpu_us -\n");
+		printf("cross_cpu_us -\ncross_busy_us -\n");
 		return 0;
 	}
 	cross = probe(cpus[0], cpus[1], n);
@@ -150,5 +173,24 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("cross_cpu_us %.1f\n", cross);
+	loop = busy_loop(cpus[1]);
+	if (loop < 0) {
+		perror("netvm-wakeprobe: fork");
+		return 1;
+	}
+	usleep(1000);
+	if (waitpid(loop, NULL, WNOHANG) != 0) {
+		fprintf(stderr, "netvm-wakeprobe: the busy loop on CPU %d did not start\n", cpus[1]);
+		return 1;
+	}
+	busy = probe(cpus[0], cpus[1], n);
+	kill(loop, SIGKILL);
+	waitpid(loop, NULL, 0);
+	if (busy < 0) {
+		fprintf(stderr, "netvm-wakeprobe: on CPUs %d and %d, %d busy: %s\n", cpus[0],
+			cpus[1], cpus[1], errno ? strerror(errno) : "the other process failed");
+		return 1;
+	}
+	printf("cross_busy_us %.1f\n", busy);
 	return 0;
 }

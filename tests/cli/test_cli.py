@@ -1250,13 +1250,19 @@ class TestBenchReport(unittest.TestCase):
         probe = os.environ.get("NETVM_WAKEPROBE") or bench.WAKEPROBE
         if not os.path.exists(probe):
             self.skipTest("netvm-wakeprobe is not built (meson compile)")
-        w = bench.wakeups(probe, 200)
-        self.assertEqual(set(w), {"same_cpu_us", "cross_cpu_us"})
+        with tempfile.TemporaryDirectory() as d:
+            mine = os.path.join(d, "netvm-wakeprobe")   # a path of this test's own, for pgrep
+            shutil.copy(probe, mine)
+            w = bench.wakeups(mine, 200)
+            # its busy loop goes with it
+            self.assertEqual(subprocess.run(["pgrep", "-f", mine], stdout=subprocess.PIPE).stdout, b"")
+        self.assertEqual(set(w), {"same_cpu_us", "cross_cpu_us", "cross_busy_us"})
         self.assertGreater(w["same_cpu_us"], 0)
         if len(os.sched_getaffinity(0)) > 1:
             self.assertGreater(w["cross_cpu_us"], 0)
+            self.assertGreater(w["cross_busy_us"], 0)
         else:
-            self.assertIsNone(w["cross_cpu_us"])
+            self.assertEqual((w["cross_cpu_us"], w["cross_busy_us"]), (None, None))
         for bad in (["0"], ["x"], ["10000001"], ["1", "2"]):
             r = subprocess.run([probe] + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             self.assertEqual((r.returncode, r.stdout), (2, ""), bad)
@@ -1264,19 +1270,20 @@ class TestBenchReport(unittest.TestCase):
                                                  "usage: netvm-wakeprobe")), r.stderr)
         with tempfile.TemporaryDirectory() as d:
             fake = os.path.join(d, "probe")
-            for body in ("echo same_cpu_us 3.0; echo cross_cpu_us 4.5", "echo same_cpu_us 3.0; echo cross_cpu_us -",
-                         "echo same_cpu_us fast; echo cross_cpu_us 1", "echo same_cpu_us 3.0",
-                         "echo same_cpu_us 3.0; echo cross_cpu_us 4.5; exit 1"):
+            ok = "echo same_cpu_us 3.0; echo cross_cpu_us 4.5; echo cross_busy_us 9.0"
+            one = "echo same_cpu_us 3.0; echo cross_cpu_us -; echo cross_busy_us -"
+            for body in (ok, one, "echo same_cpu_us fast; echo cross_cpu_us 1; echo cross_busy_us 1",
+                         "echo same_cpu_us 3.0; echo cross_cpu_us 4.5", ok + "; exit 1"):
                 with open(fake, "w") as f:
                     f.write("#!/bin/sh\n" + body + "\n")
                 os.chmod(fake, 0o755)
                 got = bench.wakeups(fake)
-                if body == "echo same_cpu_us 3.0; echo cross_cpu_us 4.5":
-                    self.assertEqual(got, {"same_cpu_us": 3.0, "cross_cpu_us": 4.5})
+                if body == ok:
+                    self.assertEqual(got, {"same_cpu_us": 3.0, "cross_cpu_us": 4.5, "cross_busy_us": 9.0})
                     self.assertEqual(bench.describe_wakeups(got), "a wake-up round trip 3.0 us on one CPU, "
-                                     "4.5 us across two (netvm-wakeprobe)")
-                elif body.endswith("cross_cpu_us -"):
-                    self.assertEqual(got, {"same_cpu_us": 3.0, "cross_cpu_us": None})
+                                     "4.5 us across two, 9.0 us across two to a busy CPU (netvm-wakeprobe)")
+                elif body == one:
+                    self.assertEqual(got, {"same_cpu_us": 3.0, "cross_cpu_us": None, "cross_busy_us": None})
                     self.assertIn("one CPU only", bench.describe_wakeups(got))
                 else:
                     self.assertIsNone(got, body)

@@ -388,15 +388,17 @@ def loadavg():
 
 
 WAKEPROBE = os.path.join(MESON_BUILD, "fabric", "netvm-wakeprobe")
+WAKEUP_KEYS = ("same_cpu_us", "cross_cpu_us", "cross_busy_us")
 
 
 def wakeups(path=None, round_trips=3000):
     """What waking a thread costs on this host (fabric/netvm-wakeprobe):
-    {"same_cpu_us": x, "cross_cpu_us": y (None with one CPU)}, the mean
-    socketpair round trip between two processes on one CPU and on two; it
-    tells which scheduling of the nodes takes frames fastest here
-    (docs/bench.md, "Another host").  None if the probe is missing or
-    failed: the figures do not depend on it."""
+    {"same_cpu_us": x, "cross_cpu_us": y, "cross_busy_us": z (y, z None
+    with one CPU)}, the mean socketpair round trip between two processes
+    on one CPU, on two, and on two with the second busy (as a spinning
+    vCPU keeps it); it tells which scheduling of the nodes takes frames
+    fastest here (docs/bench.md, "Another host").  None if the probe is
+    missing or failed: the figures do not depend on it."""
     path = path or os.environ.get("NETVM_WAKEPROBE") or WAKEPROBE
     try:
         r = subprocess.run([path, str(round_trips)], stdout=subprocess.PIPE,
@@ -410,7 +412,7 @@ def wakeups(path=None, round_trips=3000):
             out[key] = None if value == "-" else float(value)
         except ValueError:
             return None
-    if set(out) != {"same_cpu_us", "cross_cpu_us"} or out["same_cpu_us"] is None:
+    if set(out) != set(WAKEUP_KEYS) or out["same_cpu_us"] is None:
         return None
     return out
 
@@ -419,7 +421,11 @@ def describe_wakeups(w):
     """The probe's figures as bench prints them."""
     if not w:
         return "wake-ups not measured (netvm-wakeprobe missing or failed)"
-    cross = "%.1f us across two" % w["cross_cpu_us"] if w["cross_cpu_us"] is not None else "one CPU only"
+    if w["cross_cpu_us"] is None or w["cross_busy_us"] is None:
+        cross = "one CPU only"
+    else:
+        cross = "%.1f us across two, %.1f us across two to a busy CPU" % (w["cross_cpu_us"],
+                                                                         w["cross_busy_us"])
     return "a wake-up round trip %.1f us on one CPU, %s (netvm-wakeprobe)" % (w["same_cpu_us"], cross)
 
 
