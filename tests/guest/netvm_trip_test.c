@@ -515,12 +515,9 @@ static int client(unsigned int node, unsigned int port)
 		check(!err, "step %u: writes into F (%s)", go,
 		      netvm_strerror(err));
 	}
-	/* 11: after every access above (the server's "nothing late") */
-	wait_go(nv, 11);
-	err = netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 11);
-	check(!err, "step 11 (%s)", netvm_strerror(err));
-
-	/* our own accesses: an outgoing tripwire on the server's memory */
+	/* our own accesses: an outgoing tripwire on the server's memory,
+	 * away from its tripwires; before step 11, after which the server
+	 * may close its endpoint (and our writes would be refused) */
 	err = netvm_trip_set_remote(nv, seg, 40000, 16, NETVM_TRIP_WRITE, &o);
 	check(!err && o.n == 1, "set an outgoing tripwire (%s)",
 	      netvm_strerror(err));
@@ -539,6 +536,11 @@ static int client(unsigned int node, unsigned int port)
 	      netvm_strerror(err));
 	err = netvm_trip_clear(nv, &o);
 	check(!err, "clear it (%s)", netvm_strerror(err));
+	/* 11: after every access above (the server's "nothing late") */
+	wait_go(nv, 11);
+	err = netvm_writeFN(nv, seg, SYNC_OFF, buf, 8, 11);
+	check(!err, "step 11 (%s)", netvm_strerror(err));
+
 	netvm_close(nv);
 	return failures ? 1 : 0;
 }
