@@ -555,8 +555,10 @@ def cmd_bench(a, c):
     if a.libvirt:
         from . import libvirt
         libvirt.up(c, 2, "tcg", DEFAULT_MEM, DEFAULT_TIMEOUT, a.libvirt)
+        down = lambda: libvirt.down(c)   # noqa: E731
     else:
         c.up(2, "tcg", DEFAULT_MEM, DEFAULT_TIMEOUT)
+        down = c.down
     try:
         if a.fi:
             from . import bench_fi
@@ -583,10 +585,7 @@ def cmd_bench(a, c):
         if rc != 0:
             raise NetvmError("netvm-ktest bench failed on node 0 (exit %d)" % rc)
     finally:
-        if a.libvirt:
-            libvirt.down(c)
-        else:
-            c.down()
+        down()
     return 0
 
 

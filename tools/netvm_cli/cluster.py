@@ -260,12 +260,14 @@ class Cluster:
         # the Debian packages, read-only (docs/packages.md)
         return cmd + data + pkgdisk.drive_args() + list(extra)
 
-    def nic_link(self, i):
+    def nic_link(self, i, through_switch=None):
         """Node i's NIC link: the lanai device's link option and QEMU's
         arguments for it.  With link_thread() the device opens the socket
         itself and reads it in a thread, off the main loop; else a
-        -netdev stream."""
-        through_switch = bool((self.state or {}).get("fabric"))
+        -netdev stream.  through_switch: whether the node's link goes to
+        its switch port (default: whether the cluster has a fabric)."""
+        if through_switch is None:
+            through_switch = bool((self.state or {}).get("fabric"))
         if link_thread():
             if through_switch:
                 return "link-socket=%s" % self.abs_socket("node%d.sock" % i), []

@@ -131,7 +131,7 @@ class Groups:
             self._make(tids_by_cpu)
             if self.version == 2:
                 _attach(os.path.join(self.dir, "cgroup.procs"), pid)
-            for cpu, tids in sorted(tids_by_cpu.items(), key=lambda kv: -1 if kv[0] is None else kv[0]):
+            for cpu, tids in sorted(tids_by_cpu.items()):   # CPUs, or only None (pin-group)
                 d = self.cpu_dir(cpu)
                 for tid in tids:
                     try:

@@ -35,7 +35,7 @@ import xml.etree.ElementTree as ET
 from . import fabric, libvirt_remote, mapper, pkgdisk, vmsched
 from .build import require_built
 from .cluster import (AGENT_GUEST_PORT, BACK_TO_BACK_MAX, DATA_GROUP, MAX_NODES, check_memory,
-                      free_port, free_udp_port, link_thread, uses_switch)
+                      free_port, free_udp_port, uses_switch)
 from .command import Command
 from .common import (BUILD, DEFAULT_MEM, INITRAMFS, REPO, VMLINUZ, NetvmError, Timer,
                      qemu_binary, rel, say)
@@ -107,16 +107,13 @@ def passthrough_args(c, i, n, port, template=False, incoming=False):
     auth, inject = "", []
     switched = through_switch(c, n)
     remote_link = libvirt_remote.link_netdev(c, i)
-    # the NIC reads its link in a thread of its own, as ./netvm up's
-    # nodes (Cluster.nic_link); a link to another host is TCP, a netdev
-    threaded = link_thread() and not remote_link
-    if threaded:
-        link = "link-socket=%s" % (c.abs_socket("node%d.sock" % i) if switched else
-                                   c.abs_socket("link0.sock") + (",link-listen=on" if i == 0 else ""))
-        netdev = []
+    # the link as ./netvm up's nodes have it; one to another host is TCP,
+    # which only a netdev speaks
+    if remote_link:
+        link, netdev = "netdev=link0", ["-netdev", remote_link]
     else:
-        link = "netdev=link0"
-        netdev = ["-netdev", remote_link or c.link_netdev(i, switched)]
+        link, netdev = c.nic_link(i, switched)
+    threaded = not netdev
     if not switched and n == BACK_TO_BACK_MAX and not template:   # Cluster.link_auth's, with the FIFO's absolute path (up makes it)
         auth = ",peer-node=%d" % (1 - i)
         fifo = c.path("node%d.inject" % i)

@@ -233,6 +233,20 @@ def idle_vcpu_groups(pid, ts, found=None):
     return True
 
 
+def pin_threads(ts, cpus_of, idle, done):
+    """Each thread (tid, name) of ts onto the CPUs cpus_of(name), a vCPU
+    SCHED_IDLE if idle; what was done into done (as apply's)."""
+    for tid, name in ts:
+        try:
+            os.sched_setaffinity(tid, cpus_of(name))
+            done.add("pin")
+            if idle and is_vcpu(name):
+                os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+                done.add("idle-vcpu")
+        except OSError:
+            pass  # the thread is gone, or a policy we may not change
+
+
 def pin_group(pid, cluster, index, found, done):
     """pin-group for node INDEX's QEMU pid; False (nothing changed) where
     the cluster's group cannot be made."""
@@ -241,24 +255,16 @@ def pin_group(pid, cluster, index, found, done):
         return False
     done.add("cgroup")
     cpu, anywhere = node_cpu(cluster, index), os.sched_getaffinity(0)
-    for tid, name in ts:
-        try:
-            os.sched_setaffinity(tid, anywhere if name == LINK_THREAD else {cpu})
-            done.add("pin")
-            if is_vcpu(name):
-                os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
-                done.add("idle-vcpu")
-        except OSError:
-            pass  # the thread is gone, or a policy we may not change
+    pin_threads(ts, lambda name: anywhere if name == LINK_THREAD else {cpu}, True, done)
     return True
 
 
 def apply(pid, cluster="", index=0, found=None, own_cgroups=True):
     """Node QEMU pid's threads (node INDEX of its cluster) as policy() says
     (found: the cpu cgroup hierarchy, for tests; own_cgroups False: a
-    QEMU whose cgroups are another's, libvirt's, where pin-group and cross-cgroup pin
-    as pin-idle).  Returns what was done: a subset of {"pin", "cgroup",
-    "idle-vcpu", "idle-group", "short-main"}."""
+    QEMU whose cgroups are another's, libvirt's, where pin-group and
+    cross-cgroup pin as pin-idle).  Returns what was done: a subset of
+    {"pin", "cgroup", "idle-vcpu", "idle-group", "short-main"}."""
     p = policy()
     done = set()
     if p == "none":
@@ -285,16 +291,7 @@ def apply(pid, cluster="", index=0, found=None, own_cgroups=True):
         if not idle and idle_vcpu_groups(pid, ts, found):
             done.add("idle-group")
             idle = True
-        for tid, name in ts:
-            vcpu = is_vcpu(name)
-            try:
-                os.sched_setaffinity(tid, {vcpu_cpu if vcpu else other_cpu})
-                done.add("pin")
-                if idle and vcpu:
-                    os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
-                    done.add("idle-vcpu")
-            except OSError:
-                pass  # the thread is gone, or a policy we may not change
+        pin_threads(ts, lambda name: {vcpu_cpu if is_vcpu(name) else other_cpu}, idle, done)
     # the main loop is the process's first thread
     if set_slice(pid, MAIN_SLICE_NS):
         done.add("short-main")
