@@ -168,6 +168,7 @@ static const struct {
 	{ NETVM_IOC_EP_INFO,		netvm_ioc_ep },
 	{ NETVM_IOC_EXPORT,		netvm_ioc_ep },
 	{ NETVM_IOC_UNEXPORT,		netvm_ioc_ep },
+	{ NETVM_IOC_REKEY,		netvm_ioc_ep },
 	{ NETVM_IOC_PTBENCH,		netvm_ioc_ep },
 	{ NETVM_IOC_UNET_OPEN,		netvm_unet_ioctl },
 	{ NETVM_IOC_UNET_CHANNEL,	netvm_unet_ioctl },

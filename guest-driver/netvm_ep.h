@@ -168,6 +168,7 @@ void netvm_ep_release(struct netvm_file *nf);
 struct netvm_export *netvm_export_add(struct netvm_ep *ep, u64 addr, u64 len,
 				      bool ro, const char *name, bool fault);
 void netvm_export_del(struct netvm_ep *ep, struct netvm_export *exp);
+u64 netvm_export_rekey(struct netvm_export *exp, const char *name);
 __poll_t netvm_ep_poll(struct netvm_file *nf, struct file *file,
 		       struct poll_table_struct *wait);
 

@@ -2,7 +2,7 @@
 /*
  * netvm.ko: the NetVM endpoint ioctls: NETVM_IOC_EP_OPEN (a free port,
  * pinned coherent host areas and NVM_KOP_EP_OPEN), EP_INFO, EXPORT,
- * UNEXPORT and PTBENCH.
+ * UNEXPORT, REKEY and PTBENCH.
  *
  * Locking: see netvm_ep.h.
  */
@@ -138,6 +138,27 @@ static int ep_unexport(struct netvm_ep *ep, void __user *uarg)
 	return -ENOENT;
 }
 
+static int ep_rekey(struct netvm_ep *ep, void __user *uarg)
+{
+	struct netvm_rekey_req req;
+	struct netvm_export *exp;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	req.name[sizeof(req.name) - 1] = 0;
+	mutex_lock(&ep->lock);
+	list_for_each_entry(exp, &ep->exports, node) {
+		if (exp->start == (req.addr & PAGE_MASK)) {
+			req.key = netvm_export_rekey(exp, req.name);
+			mutex_unlock(&ep->lock);
+			return copy_to_user(uarg, &req, sizeof(req)) ?
+			       -EFAULT : 0;
+		}
+	}
+	mutex_unlock(&ep->lock);
+	return -ENOENT;
+}
+
 /* Called with nd->lifetime held for reading. */
 long netvm_ep_ioctl(struct netvm_file *nf, unsigned int cmd, void __user *u)
 {
@@ -168,6 +189,8 @@ long netvm_ep_ioctl(struct netvm_file *nf, unsigned int cmd, void __user *u)
 		ret = ep_export(ep, u);
 	} else if (cmd == NETVM_IOC_UNEXPORT) {
 		ret = ep_unexport(ep, u);
+	} else if (cmd == NETVM_IOC_REKEY) {
+		ret = ep_rekey(ep, u);
 	} else if (cmd == NETVM_IOC_PTBENCH) {
 		ret = netvm_ep_ptbench(ep, u);
 	} else {

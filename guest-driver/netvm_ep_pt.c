@@ -395,6 +395,39 @@ err:
 	return ERR_PTR(ret);
 }
 
+/*
+ * A new random key (and @name) for @exp, written into the PMAP entry of
+ * every page it has in the NIC; the translations themselves stay.  The
+ * low word goes first: in between, the entry matches neither key, so an
+ * access under the old one fails as it will after.  Returns the key.
+ * ep->lock held.
+ */
+u64 netvm_export_rekey(struct netvm_export *exp, const char *name)
+{
+	struct netvm_dev *nd = exp->ep->nd;
+	struct netvm_eps *eps = &nd->eps;
+	unsigned long i;
+	u64 key;
+
+	do {
+		key = get_random_u64();
+	} while (!key || key == exp->key);
+	mutex_lock(&eps->pt_lock);
+	exp->key = key;
+	strscpy(exp->name, name, sizeof(exp->name));
+	for (i = 0; i < exp->npages; i++) {
+		void __iomem *e;
+
+		if (!exp->ppn[i] || !eps->ready || READ_ONCE(nd->dead))
+			continue;
+		e = netvm_pmap_ent(nd, exp->ppn[i]);
+		writel(lower_32_bits(key), e + 8);
+		writel(upper_32_bits(key), e + 12);
+	}
+	mutex_unlock(&eps->pt_lock);
+	return key;
+}
+
 /* Take @exp off @ep and out of the NIC. */
 void netvm_export_del(struct netvm_ep *ep, struct netvm_export *exp)
 {

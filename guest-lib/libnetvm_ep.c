@@ -206,6 +206,37 @@ NETVM_PUBLIC int netvm_unexport(struct netvm *nv, int h)
 	return 0;
 }
 
+NETVM_PUBLIC int netvm_rekey(struct netvm *nv, int h, const char *new_name,
+			     uint64_t *key)
+{
+	struct netvm_rekey_req r;
+	int i, err;
+
+	if (!nv)
+		return -EINVAL;
+	if (nv->efd < 0)
+		return -ENXIO;
+	err = name_ok(new_name);
+	if (err)
+		return err;
+	if (h < 0 || h >= NVL_MAX_EXPORTS || !nv->exp[h].used)
+		return -EBADF;
+	for (i = 0; i < NVL_MAX_EXPORTS; i++)
+		if (i != h && nv->exp[i].used &&
+		    !strcmp(nv->exp[i].name, new_name))
+			return -EEXIST;
+	memset(&r, 0, sizeof(r));
+	r.addr = nv->exp[h].addr;
+	snprintf(r.name, sizeof(r.name), "%s", new_name);
+	if (ioctl(nv->efd, NETVM_IOC_REKEY, &r) < 0)
+		return -errno;
+	nv->exp[h].key = r.key;
+	snprintf(nv->exp[h].name, sizeof(nv->exp[h].name), "%s", new_name);
+	if (key)
+		*key = r.key;
+	return 0;
+}
+
 NETVM_PUBLIC int netvm_export_lookup(struct netvm *nv, const char *name,
 				     uint64_t *key)
 {

@@ -133,6 +133,15 @@ int netvm_export(struct netvm *nv, const char *name, void *addr, size_t size,
 		 unsigned int flags, uint64_t *key);
 /* Remove an export: -EBADF for a bad handle. */
 int netvm_unexport(struct netvm *nv, int handle);
+/*
+ * A fresh random key, and the name new_name, for export h: everything
+ * granted under its old key (and imports by its old name) fails from now
+ * on, while the NIC keeps its translations of the pages -- cheaper than
+ * netvm_unexport() and netvm_export() of the same buffer again.  The new
+ * key in *key if not NULL.  Errors: -EBADF (bad handle), -EEXIST (the name
+ * is another export's), -EINVAL, -ENAMETOOLONG, -ENXIO.
+ */
+int netvm_rekey(struct netvm *nv, int h, const char *new_name, uint64_t *key);
 /* The handle of this handle's export called name, or -ENOENT. */
 int netvm_export_lookup(struct netvm *nv, const char *name, uint64_t *key);
 

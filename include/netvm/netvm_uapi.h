@@ -181,10 +181,24 @@ struct netvm_unexport_req {
 	uint64_t reserved;
 };
 
+/*
+ * A fresh random key and a new name for the export at @addr: whatever was
+ * granted under the old key (and imports by the old name) fails from now
+ * on, while the NIC's translations of its pages stay.  A buffer exported
+ * again and again (a rendezvous's) then costs this instead of an unexport
+ * and an export, which unmap and fault every page again.
+ */
+struct netvm_rekey_req {
+	uint64_t addr;		/* as given to NETVM_IOC_EXPORT */
+	uint64_t key;		/* out */
+	char name[NETVM_EXPORT_NAME_LEN];	/* the new one, NUL-terminated */
+};
+
 #define NETVM_IOC_EP_OPEN	_IOR(NETVM_IOC_MAGIC, 0x20, struct netvm_ep_info)
 #define NETVM_IOC_EP_INFO	_IOR(NETVM_IOC_MAGIC, 0x21, struct netvm_ep_info)
 #define NETVM_IOC_EXPORT	_IOWR(NETVM_IOC_MAGIC, 0x22, struct netvm_export_req)
 #define NETVM_IOC_UNEXPORT	_IOW(NETVM_IOC_MAGIC, 0x23, struct netvm_unexport_req)
+#define NETVM_IOC_REKEY	_IOWR(NETVM_IOC_MAGIC, 0x26, struct netvm_rekey_req)
 
 /*
  * Import the export called @name of port @port on node @node: the driver

@@ -12,7 +12,10 @@
  *         notf N TIMEOUT_MS OFF LEN SEED (netvm_notf_wait, then check the
  *         data, netvm_notf_ack; "ok N pending") |
  *         spin N TIMEOUT_MS (netvm_notf_spin, netvm_notf_ack; "ok") |
- *         armfd (netvm_ep_fd(): "ok") | quit
+ *         armfd (netvm_ep_fd(): "ok") |
+ *         rekey ("ro" gets a new key and the name "ro2", netvm_rekey;
+ *         "ok" once a bad handle gave -EBADF and a taken name -EEXIST) |
+ *         quit
  *   netvm-lib-test client NODE PORT
  *       Imports "buf" and "ro" from (NODE, PORT) over the network and runs
  *       the sweep, atomics and error paths; one "ok - ..." or
@@ -21,6 +24,13 @@
  *       for the server to check.  Exit 1 if any failed.
  *   netvm-lib-test notify NODE PORT OFF LEN SEED NOTF
  *       Imports "buf" and writes the pattern with netvm_writeN, flushes.
+ *   netvm-lib-test describe NODE PORT
+ *       Imports "ro", reads it, and prints its description (netvm_segment:
+ *       node port addr len key flags pt_rows).
+ *   netvm-lib-test rekeyed NODE PORT DESCRIPTION...
+ *       After the server's "rekey": the old description reads nothing
+ *       (-EKEYREJECTED), the old name imports nothing (-ENOENT), "ro2"
+ *       has a new key and the same bytes.  "ok - " lines as the client.
  *
  * Pattern byte i: (((i + seed) * 0x9e3779b97f4a7c15) >> 56).
  */
@@ -101,16 +111,16 @@ static int serve(void)
 	struct netvm_info info;
 	uint8_t *buf = map(BUF_SIZE), *ro = map(RO_SIZE);
 	char line[256], msg[256];
-	int err;
+	int err, ro_h;
 	FILE *f;
 
 	tap_fill(ro, RO_SIZE, 99);
 	err = netvm_export(nv, "buf", buf, BUF_SIZE, 0, NULL);
 	if (err < 0)
 		die("export buf", err);
-	err = netvm_export(nv, "ro", ro, RO_SIZE, NETVM_EXPORT_RO, NULL);
-	if (err < 0)
-		die("export ro", err);
+	ro_h = netvm_export(nv, "ro", ro, RO_SIZE, NETVM_EXPORT_RO, NULL);
+	if (ro_h < 0)
+		die("export ro", ro_h);
 	netvm_info(nv, &info);
 	unlink(CTL);
 	unlink(RESP);
@@ -151,6 +161,14 @@ static int serve(void)
 				r = netvm_notf_disarm(nv, (uint32_t)a);
 			snprintf(msg, sizeof(msg), r ? "handler: %s\n" : "ok\n",
 				 netvm_strerror(r));
+		} else if (!strcmp(cmd, "rekey")) {
+			int bad = netvm_rekey(nv, 63, "x", NULL);
+			int taken = netvm_rekey(nv, ro_h, "buf", NULL);
+			int r = netvm_rekey(nv, ro_h, "ro2", NULL);
+
+			snprintf(msg, sizeof(msg), bad == -EBADF &&
+				 taken == -EEXIST && !r ? "ok\n" :
+				 "rekey: %d %d %d\n", bad, taken, r);
 		} else if (!strcmp(cmd, "armfd")) {
 			snprintf(msg, sizeof(msg), netvm_ep_fd(nv) >= 0 ?
 				 "ok\n" : "no descriptor\n");
@@ -500,6 +518,64 @@ static int notify(int argc, char **argv)
 	return err ? 1 : 0;
 }
 
+static int describe(unsigned int node, unsigned int port)
+{
+	struct netvm *nv = setup();
+	uint8_t *dst = map(4096);
+	struct netvm_segment d;
+	int seg = import(nv, node, port, "ro"), err;
+
+	if (netvm_export(nv, "dst", dst, 4096, 0, NULL) < 0)
+		die("export dst", -EIO);
+	err = netvm_import_info(nv, seg, &d);
+	if (!err)
+		err = netvm_readF(nv, seg, 0, dst, 64);
+	if (err || tap_first_bad(dst, 64, 99) >= 0)
+		die("read \"ro\"", err ? err : -EIO);
+	printf("%u %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %u %u\n", d.node,
+	       d.port, d.addr, d.len, d.key, d.flags, d.pt_rows);
+	netvm_close(nv);
+	return 0;
+}
+
+static int rekeyed(unsigned int node, unsigned int port, char **desc)
+{
+	struct netvm *nv = setup();
+	uint8_t *dst = map(8192);
+	struct netvm_segment old = {
+		.node = (uint32_t)strtoul(desc[0], NULL, 0),
+		.port = (uint32_t)strtoul(desc[1], NULL, 0),
+		.addr = strtoull(desc[2], NULL, 0),
+		.len = strtoull(desc[3], NULL, 0),
+		.key = strtoull(desc[4], NULL, 0),
+		.flags = (uint32_t)strtoul(desc[5], NULL, 0),
+		.pt_rows = (uint32_t)strtoul(desc[6], NULL, 0),
+	}, now;
+	int seg, err;
+
+	if (netvm_export(nv, "dst", dst, 8192, 0, NULL) < 0)
+		die("export dst", -EIO);
+	seg = netvm_import_segment(nv, &old, "ro-old");
+	err = seg < 0 ? seg : netvm_readF(nv, seg, 0, dst, 64);
+	check(seg >= 0 && err == -EKEYREJECTED,
+	   "after netvm_rekey: a read under the old key is -EKEYREJECTED "
+	   "(%s)", netvm_strerror(err));
+	err = netvm_import(nv, node, port, "ro");
+	check(err == -ENOENT, "... the old name imports nothing: -ENOENT (%s)",
+	   netvm_strerror(err));
+	seg = netvm_import(nv, node, port, "ro2");
+	err = seg < 0 ? seg : netvm_import_info(nv, seg, &now);
+	memset(dst, 0, 8192);
+	if (!err)
+		err = netvm_readF(nv, seg, 0, dst, 8192);
+	check(!err && now.key != old.key && now.addr == old.addr &&
+	   now.len == old.len && tap_first_bad(dst, 8192, 99) < 0,
+	   "... the new name imports it under a new key: 8 KiB read, "
+	   "byte-verified (%s)", netvm_strerror(err));
+	netvm_close(nv);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "serve"))
@@ -509,7 +585,15 @@ int main(int argc, char **argv)
 			      (unsigned int)strtoul(argv[3], NULL, 0));
 	if (argc == 8 && !strcmp(argv[1], "notify"))
 		return notify(argc, argv);
+	if (argc == 4 && !strcmp(argv[1], "describe"))
+		return describe((unsigned int)strtoul(argv[2], NULL, 0),
+				(unsigned int)strtoul(argv[3], NULL, 0));
+	if (argc == 11 && !strcmp(argv[1], "rekeyed"))
+		return rekeyed((unsigned int)strtoul(argv[2], NULL, 0),
+			       (unsigned int)strtoul(argv[3], NULL, 0),
+			       argv + 4);
 	fprintf(stderr, "usage: netvm-lib-test serve | client NODE PORT | "
-		"notify NODE PORT OFF LEN SEED NOTF\n");
+		"notify NODE PORT OFF LEN SEED NOTF | describe NODE PORT | "
+		"rekeyed NODE PORT DESCRIPTION...\n");
 	return 2;
 }

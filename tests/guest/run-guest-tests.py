@@ -537,6 +537,21 @@ def group_netvm_lib():
     T.ok(n is not None and n > 0,
          "node 1 spins on notification 9 after netvm_ep_fd(): interrupted (%s)" % n, why)
 
+    # netvm_rekey: what was granted under the old key and name ends
+    rc, out, err = nv("run", "0", "--", "netvm-lib-test", "describe", "1", port, timeout=60)
+    desc = out.decode(errors="replace").split()
+    if T.ok(rc == 0 and len(desc) == 7, "node 0: \"ro\" imported, read and described: %s"
+            % " ".join(desc), diag(rc, out, err)):
+        T.ok(ctl("rekey") == "ok", "node 1: netvm_rekey of \"ro\" as \"ro2\" (a bad handle "
+             "-EBADF, a taken name -EEXIST first)")
+        rc, out, err = nv("run", "0", "--", "netvm-lib-test", "rekeyed", "1", port, *desc, timeout=60)
+        lines = out.decode(errors="replace").splitlines()
+        for line in lines:
+            if line.startswith("ok - ") or line.startswith("not ok - "):
+                T.ok(line.startswith("ok - "), "node 0: " + line.split(" - ", 1)[1], diag(rc, out, err))
+        T.ok(rc == 0 and sum(x.startswith("ok - ") for x in lines) == 3,
+             "node 0: netvm-lib-test rekeyed exits 0, 3 checks passed", diag(rc, out, err))
+
     r = ctl("quit")
     src, sout, serr = srv.wait(60)
     T.ok(r == "bye" and src == 0, "node 1: the exporter exits", diag(src, sout, serr))
