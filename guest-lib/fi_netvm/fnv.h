@@ -100,6 +100,7 @@ struct fnv_domain {
 	void *bounce;
 	struct fnv_import imports[FNV_IMPORTS];
 	int nimports;
+	struct fnv_rdv_cache *rdv_cache;	/* fnv_rdv_cache.c */
 };
 int fnv_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fab,
 		    void *context);

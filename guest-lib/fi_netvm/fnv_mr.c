@@ -16,6 +16,7 @@
 #include <sys/random.h>
 
 #include "fnv_nvm.h"
+#include "fnv_rdm.h"
 
 struct fnv_mr {
 	struct fid_mr mr;
@@ -126,7 +127,9 @@ static int export_locked(struct fnv_domain *d, struct fnv_mr *m,
 		}
 		if (m->export != -EEXIST)
 			break;
-		/* the name taken (or the range already exported): again */
+		/* the name taken, or the range already exported: again, once
+		 * a rendezvous's idle exports on these pages gave way */
+		(void)fnv_rdv_cache_evict_locked(d, buf, len);
 	}
 	err = m->export;
 	m->export = -1;

@@ -13,8 +13,9 @@
  * calls): an RMA completes when the NIC reported it done.  The NIC does
  * not send to its own node: a region of this node is reached by the CPU
  * (this process's regions only, fnv_mr_local), atomics included.  Also
- * here: the NetVM side of rendezvous messages (fnv_rdm_rdv.c) and of the
- * RDM acks a sender pulls from its receiver's ack table (fnv_rdm_link.c).
+ * here: the NetVM side of rendezvous messages (fnv_rdm_rdv.c; their
+ * exports kept from message to message, fnv_rdv_cache.c) and of the RDM
+ * acks a sender pulls from its receiver's ack table (fnv_rdm_link.c).
  */
 #define _GNU_SOURCE	/* process_vm_readv */
 #include <errno.h>
@@ -64,6 +65,7 @@ void fnv_nvm_fini(struct fnv_domain *d)
 {
 	if (d->nvm_port > 0)
 		netvm_unregister(d->nv);	/* its exports and imports go */
+	fnv_rdv_cache_fini(d);
 	free(d->bounce);
 	d->bounce = NULL;
 	d->nvm_port = 0;
@@ -283,7 +285,7 @@ int fnv_nvm_cswap_locked(struct fnv_domain *d, uint16_t node, uint64_t key,
 /* ---- rendezvous (fnv_rdm_rdv.c): a send's buffers, read by the receiver
  * or written by the sender into the receiver's */
 
-int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
+int fnv_nvm_export_locked(struct fnv_domain *d, const void *buf, size_t len,
 			  bool writable, struct fnv_rdv_piece *out)
 {
 	int err = fnv_nvm_ready_locked(d);
@@ -317,9 +319,33 @@ int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
 	return h;
 }
 
-void fnv_rdv_unexport_locked(struct fnv_domain *d, int handle)
+void fnv_nvm_unexport_locked(struct fnv_domain *d, int handle)
 {
 	(void)netvm_unexport(d->nv, handle);
+}
+
+int fnv_nvm_rekey_locked(struct fnv_domain *d, int handle,
+			 struct fnv_rdv_piece *piece)
+{
+	int err = -EEXIST;
+
+	/* -EEXIST: the name another export's (48 random bits): again */
+	for (int tries = 0; tries < 4 && err == -EEXIST; tries++) {
+		char name[FNV_NVM_NAME];
+		uint64_t r, key, nvm_key;
+
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			return -EIO;
+		key = (uint64_t)d->nvm_port << FNV_KEY_PORT_SHIFT |
+		      (r & FNV_KEY_RAND_MASK);
+		fnv_nvm_key_name(key, name);
+		err = netvm_rekey(d->nv, handle, name, &nvm_key);
+		if (!err) {
+			piece->key = key;
+			piece->nvm_key = nvm_key;
+		}
+	}
+	return err;
 }
 
 /* The loop-back: the sender is a process of this node.  (The write

@@ -350,9 +350,23 @@ int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 int fnv_rdv_write_locked(struct fnv_domain *d, uint16_t node,
 			 const struct fnv_rdv_req *q,
 			 const struct fnv_rdv_cts *c);
+/* fnv_rdv_cache.c: the two above keep a rendezvous's exports for the next
+ * message on the same buffer (rekeyed at its end, idle); these make and
+ * remove one outright (fnv_nvm.c; the ack table's too), give one a fresh
+ * key and name (0 or a negative errno; piece's key and nvm_key follow),
+ * remove the idle ones kept on pages of [buf, +len) (how many), and
+ * forget them all once the domain's endpoint is gone. */
+int fnv_nvm_export_locked(struct fnv_domain *d, const void *buf, size_t len,
+			  bool writable, struct fnv_rdv_piece *out);
+void fnv_nvm_unexport_locked(struct fnv_domain *d, int handle);
+int fnv_nvm_rekey_locked(struct fnv_domain *d, int handle,
+			 struct fnv_rdv_piece *piece);
+int fnv_rdv_cache_evict_locked(struct fnv_domain *d, const void *buf,
+			       size_t len);
+void fnv_rdv_cache_fini(struct fnv_domain *d);
 /* fnv_nvm.c too: read slot's 8 bytes of the ack table key names on
  * another node (imported once, kept): 0 or a negative errno.  The table
- * itself is exported with fnv_rdv_export_locked. */
+ * itself is exported with fnv_nvm_export_locked. */
 int fnv_rdm_table_read_locked(struct fnv_domain *d, uint16_t node,
 			      uint64_t key, uint32_t slot, uint64_t *val);
 

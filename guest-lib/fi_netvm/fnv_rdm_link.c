@@ -87,7 +87,7 @@ void fnv_rdm_fini(struct fnv_ep *ep)
 	}
 	fnv_rdm_match_fini(ep);
 	if (r->acks_export >= 0)
-		fnv_rdv_unexport_locked(ep->dom, r->acks_export);
+		fnv_nvm_unexport_locked(ep->dom, r->acks_export);
 	free(r->acks);
 	free(r);
 	ep->rdm = NULL;
@@ -156,7 +156,7 @@ static bool table_ready(struct fnv_ep *ep)
 
 	if (r->acks_key || r->acks_failed)
 		return r->acks_key != 0;
-	h = fnv_rdv_export_locked(ep->dom, r->acks,
+	h = fnv_nvm_export_locked(ep->dom, r->acks,
 				  (size_t)sysconf(_SC_PAGESIZE), false, &table);
 	if (h < 0) {
 		FI_INFO(&fnv_prov, FI_LOG_EP_DATA,

@@ -8,7 +8,8 @@ Each is a dict:
   repl   what replaces it
   kills  the meson tests (by name) that should catch it, cheapest first:
          unit tests (firmware-netvm, firmware-raw, firmware-unet, libnetvm,
-         libnetvm-frag, libnetvm-sync, fi-netvm-rdm, fi-netvm-rdv-pipe), the qtests (lanai), then guest
+         libnetvm-frag, libnetvm-sync, fi-netvm-rdm, fi-netvm-rdv-pipe,
+         fi-netvm-rdv-cache), the qtests (lanai), then guest
          tests (guest-netvm-lib, guest-hardware, ...), which boot VMs
   why    the bug it stands for
 """
@@ -504,6 +505,20 @@ MUTANTS = [
          kills=["guest-netvm-unmap"],
          why="the page-table invalidation forgets to wait for the NIC: a page the NIC "
              "is inside is unmapped (and freed) under it"),
+    dict(name="drv-rekey-keys-stay",
+         file="guest-driver/netvm_ep_pt.c",
+         orig="\t\twritel(lower_32_bits(key), e + 8);\n\t\twritel(upper_32_bits(key), e + 12);",
+         repl="\t\t(void)e;",
+         kills=["guest-netvm-lib"],
+         why="netvm_rekey changes the key the driver reports but not the one the NIC checks: "
+             "the old key still opens the pages"),
+    dict(name="lib-fi-rdv-cache-no-rekey",
+         file="guest-lib/fi_netvm/fnv_rdv_cache.c",
+         orig="\t\tif (fnv_nvm_rekey_locked(d, handle, &k->piece))",
+         repl="\t\tif (0 && fnv_nvm_rekey_locked(d, handle, &k->piece))",
+         kills=["fi-netvm-rdv-cache"],
+         why="a rendezvous export kept for the next message keeps the key its peer was told: "
+             "the peer can read (or write) the buffer after the message ended"),
     dict(name="drv-raw-hold-unbounded",
          file="guest-driver/netvm_raw.c",
          orig="\t\t\tschedule_delayed_work(&raw->rx_hold_work,",
