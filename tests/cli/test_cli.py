@@ -1307,6 +1307,22 @@ class TestBenchReport(unittest.TestCase):
         self.assertEqual(bench_fi.pp_iters(1 << 20, 5000), 100)
         self.assertEqual(bench_fi.pp_iters(64, 3), 1000)
 
+    def test_fi_ratios_per_round(self):
+        # the targets against write_lat 64 B and write_bw 1 MiB; beside
+        # them the 1 MiB against NetVM's own write ping-pong, one way
+        from netvm_cli import bench_fi
+        mib = 1 << 20
+        rows = [{"path": "netvm-bench", "test": "write_lat", "size": 64, "rtt_us": 200.0},
+                {"path": "netvm-bench", "test": "write_bw", "size": mib, "mbps": 200.0},
+                {"path": "netvm-bench", "test": "write_lat", "size": mib, "rtt_us": 2 * mib / 160.0},
+                {"path": "netvm", "test": "fi_pingpong", "size": 64, "rtt_us": 260.0},
+                {"path": "netvm", "test": "fi_pingpong", "size": mib, "mbps": 150.0}]
+        got = {r["test"]: round(r["ratio"], 6) for r in bench_fi.ratio_rows(rows)}
+        self.assertEqual(got, {"ratio_rtt": 1.3, "ratio_bw": 0.75, "ratio_bw_pp": 0.9375})
+        # no NetVM ping-pong at 1 MiB in the round: no such ratio
+        got = [r["test"] for r in bench_fi.ratio_rows(rows[:2] + rows[3:])]
+        self.assertEqual(got, ["ratio_rtt", "ratio_bw"])
+
     def test_eth_ratios_with_the_loopback_floor(self):
         from netvm_cli import bench_eth
         rows = [{"path": p, "test": "tcp_lat", "size": 8, "median_us": m}
