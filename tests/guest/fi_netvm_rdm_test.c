@@ -38,7 +38,9 @@
  *       checked; 300000 B into a receive 100 B into a page (the partial
  *       pages read, the rest written), 8 KiB into pages the server maps
  *       read-only (the writes refused: FI_EKEYREJECTED on both sides),
- *       then 8 KiB written whole; the same flood over U-Net: the server learns the client from its
+ *       then 8 KiB written whole, after which the pages of that send and
+ *       of that receive each take a memory region (the provider's kept
+ *       exports give way); the same flood over U-Net: the server learns the client from its
  *       first message, waits (FI_PEEK) for the 256th, posts the 320
  *       receives newest first and checks each; then answers with remote
  *       CQ data, which the client checks.  Before the flood, a second
@@ -1338,6 +1340,24 @@ static void large_client(struct side *s, fi_addr_t srv)
 #define W_RO		(2 * 4096)
 
 /*
+ * A memory region on pages a rendezvous message just used: the provider
+ * keeps that message's export for the next one (rekeyed, idle), and a
+ * region on its pages must take them (docs/libfabric.md, Exports kept).
+ */
+static void region_after(void *buf, size_t len, uint64_t access,
+			 const char *whose)
+{
+	struct fid_mr *mr = NULL;
+	int err = fi_mr_reg(dom, buf, len, access, 0, 0, 0, &mr, NULL);
+
+	check(!err && mr && fi_mr_key(mr) != FI_KEY_NOTAVAIL,
+	      "%s buffer, its message over, takes a memory region at once (%d)",
+	      whose, err);
+	if (mr)
+		fi_close(&mr->fid);
+}
+
+/*
  * The client's messages W_TAG .. W_TAG + 2: W_LEN bytes into a receive
  * W_OFF bytes into a page (the client writes its whole pages, the server
  * reads the bytes before and after them), W_RO bytes into pages the
@@ -1374,6 +1394,7 @@ static void written_serve(struct side *s, fi_addr_t peer)
 	check(r == 1 && e.op_context == after && e.len == W_RO &&
 	      tap_filled(after, W_RO, 72) && after[W_RO] == 0,
 	      "server: then the next one written whole, byte for byte (%zd)", r);
+	region_after(after, W_RO, FI_REMOTE_READ | FI_REMOTE_WRITE, "server: the receive's");
 	munmap(page, W_LEN + 2 * 4096);
 	munmap(ro, W_RO);
 	munmap(after, W_RO + 1);
@@ -1399,6 +1420,8 @@ static void written_client(struct side *s, fi_addr_t srv)
 		     (r == 1 ? e.op_context : ee.op_context) == out[i];
 		if (r != want[i])
 			printf("# client: message %d: %zd\n", i, r);
+		if (i == 2)
+			region_after(out[i], len[i], FI_REMOTE_READ, "client: the send's");
 		munmap(out[i], len[i]);
 	}
 	check(ok, "client: %d B written into the server's whole pages, then %d B refused "

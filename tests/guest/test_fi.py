@@ -311,14 +311,15 @@ def check_rdm_native():
         else:
             res["c"] = (-1, addr, "the server wrote no address: " + err)
     run_parallel(lambda f: f(), {"s": (srv,), "c": (cli,)})
-    for k, who, n in (("s", "server (node 1)", 11), ("c", "client (node 0)", 10)):
+    for k, who, n in (("s", "server (node 1)", 12), ("c", "client (node 0)", 11)):
         rc, out, err = res[k]
         lines = tap_lines(out)
         T.ok(rc == 0 and len(lines) == n and all(l.startswith("ok") for l in lines),
              "fi-netvm-rdm-test %s: RMA and atomics over NetVM into dropped pages, a wrong "
              "key; rendezvous messages of 4057 B, 100000 B, 1 MiB and 200000 B in 3 pieces between "
              "dropped pages, checked; 300000 B into a receive 100 B into a page, 8 KiB into "
-             "read-only pages (FI_EKEYREJECTED both sides), 8 KiB after; two RDM endpoints "
+             "read-only pages (FI_EKEYREJECTED both sides), 8 KiB after, its pages then "
+             "taking a memory region on both sides; two RDM endpoints "
              "of node 0 and the server's one "
              "exchanging 24 tagged messages each way, each checked; "
              "320 tagged messages over U-Net, 256 unexpected, the rest resent, each "

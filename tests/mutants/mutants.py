@@ -519,6 +519,13 @@ MUTANTS = [
          kills=["fi-netvm-rdv-cache"],
          why="a rendezvous export kept for the next message keeps the key its peer was told: "
              "the peer can read (or write) the buffer after the message ended"),
+    dict(name="lib-fi-rdv-cache-region-blocked",
+         file="guest-lib/fi_netvm/fnv_mr.c",
+         orig="\t\t(void)fnv_rdv_cache_evict_locked(d, buf, len);",
+         repl="\t\t(void)d;",
+         kills=["guest-fi"],
+         why="a rendezvous export kept idle on a buffer's pages makes fi_mr_reg of that "
+             "buffer fail (-FI_EEXIST) instead of giving way"),
     dict(name="drv-raw-hold-unbounded",
          file="guest-driver/netvm_raw.c",
          orig="\t\t\tschedule_delayed_work(&raw->rx_hold_work,",
