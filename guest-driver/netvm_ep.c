@@ -46,6 +46,8 @@ const char * const netvm_ep_counter_names[EPC_MAX] = {
 	[EPC_BOUNCES] = "bounces",
 	[EPC_BOUNCE_REFUSED] = "bounce_refused",
 	[EPC_DIRTY] = "dirty",
+	[EPC_REKEY_WAITS] = "rekey_waits",
+	[EPC_REKEY_TIMEOUTS] = "rekey_timeouts",
 	[EPC_EVQ_OVERFLOW] = "evq_overflow",
 	[EPC_SIGNALS] = "signals",
 };

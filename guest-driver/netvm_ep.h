@@ -63,6 +63,8 @@ enum netvm_ep_counter {
 	EPC_BOUNCES,
 	EPC_BOUNCE_REFUSED,
 	EPC_DIRTY,
+	EPC_REKEY_WAITS,
+	EPC_REKEY_TIMEOUTS,
 	EPC_EVQ_OVERFLOW,	/* per device from here */
 	EPC_SIGNALS,
 	EPC_MAX

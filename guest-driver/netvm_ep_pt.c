@@ -396,11 +396,45 @@ err:
 }
 
 /*
+ * An access may have checked the old key before it was replaced: the NI
+ * locks a page, then checks the key, then moves the bytes.  Wait, after a
+ * full fence, until it holds none of @exp's pages (as unmapPPN waits for
+ * its lock): then no access under the old key is still going on.  Bounded
+ * like an unmap (a page the NIC keeps locked is left after ~1 s, warned).
+ * pt_lock held.
+ */
+static void rekey_drain(struct netvm_dev *nd, struct netvm_export *exp)
+{
+	struct netvm_eps *eps = &nd->eps;
+	const struct nvm_sram_layout *l = &nd->layout;
+	unsigned int tries = 0;
+	unsigned long i;
+
+	mb();	/* the new key written before we look at the locks */
+	for (i = 0; i < exp->npages; i++) {
+		u32 ppn = exp->ppn[i];
+
+		while (ppn && readb(nd->sram + l->pmap_lock + ppn)) {
+			netvm_ep_inc(eps, exp->ep, EPC_REKEY_WAITS);
+			if (++tries >= EP_UNMAP_TRIES) {
+				netvm_ep_inc(eps, exp->ep, EPC_REKEY_TIMEOUTS);
+				dev_warn_ratelimited(&nd->pdev->dev,
+						     "NetVM: page %#x still locked by the NIC 1 s after a rekey\n",
+						     ppn);
+				return;
+			}
+			usleep_range(20, 50);
+		}
+	}
+}
+
+/*
  * A new random key (and @name) for @exp, written into the PMAP entry of
  * every page it has in the NIC; the translations themselves stay.  The
  * low word goes first: in between, the entry matches neither key, so an
- * access under the old one fails as it will after.  Returns the key.
- * ep->lock held.
+ * access under the old one fails as it will after.  Returns once no
+ * access under the old key is in progress (rekey_drain).  Returns the
+ * key.  ep->lock held.
  */
 u64 netvm_export_rekey(struct netvm_export *exp, const char *name)
 {
@@ -424,6 +458,8 @@ u64 netvm_export_rekey(struct netvm_export *exp, const char *name)
 		writel(lower_32_bits(key), e + 8);
 		writel(upper_32_bits(key), e + 12);
 	}
+	if (eps->ready && !READ_ONCE(nd->dead))
+		rekey_drain(nd, exp);
 	mutex_unlock(&eps->pt_lock);
 	return key;
 }

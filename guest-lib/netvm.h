@@ -136,7 +136,8 @@ int netvm_unexport(struct netvm *nv, int handle);
 /*
  * A fresh random key, and the name new_name, for export h: everything
  * granted under its old key (and imports by its old name) fails from now
- * on, while the NIC keeps its translations of the pages -- cheaper than
+ * on (it returns once no access under the old key is still moving bytes),
+ * while the NIC keeps its translations of the pages -- cheaper than
  * netvm_unexport() and netvm_export() of the same buffer again.  The new
  * key in *key if not NULL.  Errors: -EBADF (bad handle), -EEXIST (the name
  * is another export's), -EINVAL, -ENAMETOOLONG, -ENXIO.

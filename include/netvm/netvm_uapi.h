@@ -184,7 +184,8 @@ struct netvm_unexport_req {
 /*
  * A fresh random key and a new name for the export at @addr: whatever was
  * granted under the old key (and imports by the old name) fails from now
- * on, while the NIC's translations of its pages stay.  A buffer exported
+ * on, and no access under it is still moving bytes when the call returns,
+ * while the NIC's translations of its pages stay.  A buffer exported
  * again and again (a rendezvous's) then costs this instead of an unexport
  * and an export, which unmap and fault every page again.
  */

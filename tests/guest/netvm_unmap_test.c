@@ -15,7 +15,11 @@
  *       A thread gives the page up (MADV_DONTNEED); the invalidation must
  *       wait for the NI (the endpoint's unmap_waits grows while the thread
  *       is still in the kernel) until the hold is released.  Then a new
- *       page at the same address goes to the server's page 1.
+ *       page at the same address goes to the server's page 1.  Then the
+ *       same hold on a write of that page into the server's page 2, and
+ *       a thread gives "src" a new key (netvm_rekey): it must wait for the
+ *       NI too (rekey_waits grows) until the hold is released, since the
+ *       held access may have checked the old key.
  *
  * One "ok - ..." or "not ok - ..." line per check; exit 1 if any failed.
  */
@@ -167,12 +171,68 @@ static void *give_up(void *arg)
 	return NULL;
 }
 
+struct rekeyer {
+	struct netvm *nv;
+	int handle;
+	int err;
+	int done;
+};
+
+static void *rekey(void *arg)
+{
+	struct rekeyer *r = arg;
+
+	r->err = netvm_rekey(r->nv, r->handle, "src2", NULL);
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A rekey of "src" while the NI holds one of its pages waits for it. */
+static void rekey_waits(struct netvm *nv, int handle, int port, int seg,
+			uint8_t *src)
+{
+	struct rekeyer r = { .nv = nv, .handle = handle };
+	long w0, w1, t0, t1;
+	char text[32];
+	pthread_t th;
+	int err, early;
+
+	snprintf(text, sizeof(text), "%d\n", port);
+	err = write_text(DBG "/lock_hold", text);
+	if (!err)
+		err = netvm_writeF(nv, seg, 2 * PAGE + 1024, src, 1024);
+	check(!err && pt_lock(port, (unsigned long)src) == 1,
+	      "the NI holds the source page of a write into page 2 (%s)",
+	      netvm_strerror(err));
+	w0 = ep_counter(port, "rekey_waits");
+	t0 = ep_counter(port, "rekey_timeouts");
+	err = -pthread_create(&th, NULL, rekey, &r);
+	if (err)
+		die("pthread_create", err);
+	for (int i = 0; i < WAIT_MS; i++) {
+		if (__atomic_load_n(&r.done, __ATOMIC_ACQUIRE) ||
+		    ep_counter(port, "rekey_waits") > w0)
+			break;
+		usleep(1000);
+	}
+	early = __atomic_load_n(&r.done, __ATOMIC_ACQUIRE);
+	err = write_text(DBG "/lock_hold", "release\n");
+	check(!err, "the hold released (%s)", netvm_strerror(err));
+	pthread_join(th, NULL);
+	w1 = ep_counter(port, "rekey_waits");
+	t1 = ep_counter(port, "rekey_timeouts");
+	check(!r.err && w0 >= 0 && w1 > w0 && (!early || t1 > t0),
+	      "netvm_rekey of the held page's export waited for the NI: %ld rekey waits, returned %s the release (%ld timeouts; %s)",
+	      w1 - w0, early ? "before" : "after", t1 - t0,
+	      netvm_strerror(r.err));
+}
+
 static int client(unsigned int node, unsigned int sport)
 {
 	uint8_t *src = buffer(2 * PAGE);
 	struct giver g = { .page = src };
 	long w0, t0, w1, t1, waits;
-	int port, seg, err, lock, early;
+	int port, seg, err, lock, early, handle;
 	struct netvm *nv;
 	pthread_t th;
 	char text[32];
@@ -185,9 +245,9 @@ static int client(unsigned int node, unsigned int sport)
 	port = netvm_register(nv, NETVM_PORT_ANY, 0);
 	if (port < 0)
 		die("register", port);
-	err = netvm_export(nv, "src", src, 2 * PAGE, 0, NULL);
-	if (err < 0)
-		die("export", err);
+	handle = netvm_export(nv, "src", src, 2 * PAGE, 0, NULL);
+	if (handle < 0)
+		die("export", handle);
 	seg = netvm_import_wait(nv, node, sport, "target", WAIT_MS);
 	if (seg < 0)
 		die("import", seg);
@@ -232,6 +292,7 @@ static int client(unsigned int node, unsigned int sport)
 		src[i] = pat(2, i);
 	err = netvm_writeF(nv, seg, PAGE, src, PAGE);
 	check(!err, "page 1 written from the new page (%s)", netvm_strerror(err));
+	rekey_waits(nv, handle, port, seg, src);
 	err = netvm_writeFN(nv, seg, 2 * PAGE, src, 8, DONE_NOTF);
 	check(!err, "done sent (%s)", netvm_strerror(err));
 	netvm_close(nv);

@@ -512,6 +512,13 @@ MUTANTS = [
          kills=["guest-netvm-lib"],
          why="netvm_rekey changes the key the driver reports but not the one the NIC checks: "
              "the old key still opens the pages"),
+    dict(name="drv-rekey-no-drain",
+         file="guest-driver/netvm_ep_pt.c",
+         orig="\tif (eps->ready && !READ_ONCE(nd->dead))\n\t\trekey_drain(nd, exp);",
+         repl="\tif (0)\n\t\trekey_drain(nd, exp);",
+         kills=["guest-netvm-unmap"],
+         why="netvm_rekey returns while the NIC may still be moving bytes under the old key "
+             "(an access that checked it before the change)"),
     dict(name="lib-fi-rdv-cache-no-rekey",
          file="guest-lib/fi_netvm/fnv_rdv_cache.c",
          orig="\t\tif (fnv_nvm_rekey_locked(d, handle, &k->piece))",
