@@ -116,6 +116,17 @@ static int ep_export(struct netvm_ep *ep, void __user *uarg)
 	return 0;
 }
 
+/* The export made at @addr (as given to NETVM_IOC_EXPORT); ep->lock held. */
+static struct netvm_export *ep_export_at(struct netvm_ep *ep, u64 addr)
+{
+	struct netvm_export *exp;
+
+	list_for_each_entry(exp, &ep->exports, node)
+		if (exp->start == (addr & PAGE_MASK))
+			return exp;
+	return NULL;
+}
+
 static int ep_unexport(struct netvm_ep *ep, void __user *uarg)
 {
 	struct netvm_unexport_req req;
@@ -126,16 +137,13 @@ static int ep_unexport(struct netvm_ep *ep, void __user *uarg)
 	if (req.reserved)
 		return -EINVAL;
 	mutex_lock(&ep->lock);
-	list_for_each_entry(exp, &ep->exports, node) {
-		if (exp->start == (req.addr & PAGE_MASK)) {
-			list_del(&exp->node);
-			netvm_export_drop(exp);
-			mutex_unlock(&ep->lock);
-			return 0;
-		}
+	exp = ep_export_at(ep, req.addr);
+	if (exp) {
+		list_del(&exp->node);
+		netvm_export_drop(exp);
 	}
 	mutex_unlock(&ep->lock);
-	return -ENOENT;
+	return exp ? 0 : -ENOENT;
 }
 
 static int ep_rekey(struct netvm_ep *ep, void __user *uarg)
@@ -147,16 +155,13 @@ static int ep_rekey(struct netvm_ep *ep, void __user *uarg)
 		return -EFAULT;
 	req.name[sizeof(req.name) - 1] = 0;
 	mutex_lock(&ep->lock);
-	list_for_each_entry(exp, &ep->exports, node) {
-		if (exp->start == (req.addr & PAGE_MASK)) {
-			req.key = netvm_export_rekey(exp, req.name);
-			mutex_unlock(&ep->lock);
-			return copy_to_user(uarg, &req, sizeof(req)) ?
-			       -EFAULT : 0;
-		}
-	}
+	exp = ep_export_at(ep, req.addr);
+	if (exp)
+		req.key = netvm_export_rekey(exp, req.name);
 	mutex_unlock(&ep->lock);
-	return -ENOENT;
+	if (!exp)
+		return -ENOENT;
+	return copy_to_user(uarg, &req, sizeof(req)) ? -EFAULT : 0;
 }
 
 /* Called with nd->lifetime held for reading. */

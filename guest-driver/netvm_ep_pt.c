@@ -109,6 +109,15 @@ void netvm_pt_unmap(struct netvm_dev *nd, struct netvm_export *exp,
 	netvm_ep_inc(eps, exp->ep, EPC_REMOVALS);
 }
 
+/* The protection key of @ppn's PMAP entry (pt_lock held). */
+static void pt_write_key(struct netvm_dev *nd, u32 ppn, u64 key)
+{
+	void __iomem *e = netvm_pmap_ent(nd, ppn);
+
+	writel(lower_32_bits(key), e + 8);
+	writel(upper_32_bits(key), e + 12);
+}
+
 /* mapPage: PMAP fields first, the PPN into its row last. */
 void netvm_pt_map(struct netvm_dev *nd, struct netvm_export *exp,
 		  unsigned long idx, u32 ppn)
@@ -148,8 +157,7 @@ void netvm_pt_map(struct netvm_dev *nd, struct netvm_export *exp,
 			return;
 	}
 
-	writel(lower_32_bits(exp->key), e + 8);
-	writel(upper_32_bits(exp->key), e + 12);
+	pt_write_key(nd, ppn, exp->key);
 	writeb(exp->ro ? NVM_PMAP_RO : 0, nd->sram + l->pmap_flags + ppn);
 	/* start clean: host bit = NI bit ^ 1 */
 	writeb(readb(nd->sram + l->pmap_ndirty + ppn) ^ 1,
@@ -441,6 +449,7 @@ u64 netvm_export_rekey(struct netvm_export *exp, const char *name)
 	struct netvm_dev *nd = exp->ep->nd;
 	struct netvm_eps *eps = &nd->eps;
 	unsigned long i;
+	bool live;
 	u64 key;
 
 	do {
@@ -449,16 +458,11 @@ u64 netvm_export_rekey(struct netvm_export *exp, const char *name)
 	mutex_lock(&eps->pt_lock);
 	exp->key = key;
 	strscpy(exp->name, name, sizeof(exp->name));
-	for (i = 0; i < exp->npages; i++) {
-		void __iomem *e;
-
-		if (!exp->ppn[i] || !eps->ready || READ_ONCE(nd->dead))
-			continue;
-		e = netvm_pmap_ent(nd, exp->ppn[i]);
-		writel(lower_32_bits(key), e + 8);
-		writel(upper_32_bits(key), e + 12);
-	}
-	if (eps->ready && !READ_ONCE(nd->dead))
+	live = eps->ready && !READ_ONCE(nd->dead);
+	for (i = 0; i < exp->npages && live; i++)
+		if (exp->ppn[i])
+			pt_write_key(nd, exp->ppn[i], key);
+	if (live)
 		rekey_drain(nd, exp);
 	mutex_unlock(&eps->pt_lock);
 	return key;

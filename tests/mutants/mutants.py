@@ -507,14 +507,14 @@ MUTANTS = [
              "is inside is unmapped (and freed) under it"),
     dict(name="drv-rekey-keys-stay",
          file="guest-driver/netvm_ep_pt.c",
-         orig="\t\twritel(lower_32_bits(key), e + 8);\n\t\twritel(upper_32_bits(key), e + 12);",
-         repl="\t\t(void)e;",
+         orig="\t\tif (exp->ppn[i])\n\t\t\tpt_write_key(nd, exp->ppn[i], key);",
+         repl="\t\tif (0)\n\t\t\tpt_write_key(nd, exp->ppn[i], key);",
          kills=["guest-netvm-lib"],
          why="netvm_rekey changes the key the driver reports but not the one the NIC checks: "
              "the old key still opens the pages"),
     dict(name="drv-rekey-no-drain",
          file="guest-driver/netvm_ep_pt.c",
-         orig="\tif (eps->ready && !READ_ONCE(nd->dead))\n\t\trekey_drain(nd, exp);",
+         orig="\tif (live)\n\t\trekey_drain(nd, exp);",
          repl="\tif (0)\n\t\trekey_drain(nd, exp);",
          kills=["guest-netvm-unmap"],
          why="netvm_rekey returns while the NIC may still be moving bytes under the old key "
