@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/random.h>
 
 #include "fnv_nvm.h"
 #include "fnv_rdm.h"
@@ -106,13 +105,10 @@ static int export_locked(struct fnv_domain *d, struct fnv_mr *m,
 		return err;
 	for (int tries = 0; tries < 4; tries++) {
 		char name[FNV_NVM_NAME];
-		uint64_t r;
 
-		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-			return -EIO;
-		m->mr.key = (uint64_t)d->nvm_port << FNV_KEY_PORT_SHIFT |
-			    (r & FNV_KEY_RAND_MASK);
-		fnv_nvm_key_name(m->mr.key, name);
+		err = fnv_nvm_fresh_key(d, &m->mr.key, name);
+		if (err)
+			return err;
 		m->export = netvm_export(d->nv, name, (void *)buf, len, flags,
 					 NULL);
 		if (m->export >= 0) {

@@ -36,6 +36,19 @@ void fnv_nvm_key_name(uint64_t key, char name[FNV_NVM_NAME])
 		 (uint64_t)(key & FNV_KEY_RAND_MASK));
 }
 
+int fnv_nvm_fresh_key(const struct fnv_domain *d, uint64_t *key,
+		      char name[FNV_NVM_NAME])
+{
+	uint64_t r;
+
+	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+		return -EIO;
+	*key = (uint64_t)d->nvm_port << FNV_KEY_PORT_SHIFT |
+	       (r & FNV_KEY_RAND_MASK);
+	fnv_nvm_key_name(*key, name);
+	return 0;
+}
+
 int fnv_nvm_ready_locked(struct fnv_domain *d)
 {
 	int port, h;
@@ -291,16 +304,13 @@ int fnv_nvm_export_locked(struct fnv_domain *d, const void *buf, size_t len,
 	int err = fnv_nvm_ready_locked(d);
 	struct netvm_segment me;
 	char name[FNV_NVM_NAME];
-	uint64_t r, key;
+	uint64_t key;
 	int h;
 
+	if (!err)
+		err = fnv_nvm_fresh_key(d, &key, name);
 	if (err)
 		return err;
-	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-		return -EIO;
-	key = (uint64_t)d->nvm_port << FNV_KEY_PORT_SHIFT |
-	      (r & FNV_KEY_RAND_MASK);
-	fnv_nvm_key_name(key, name);
 	/* -EEXIST: the pages overlap another export (a name taken by 48
 	 * random bits is as unlikely): the caller copies */
 	h = netvm_export(d->nv, name, (void *)buf, len,
@@ -332,13 +342,11 @@ int fnv_nvm_rekey_locked(struct fnv_domain *d, int handle,
 	/* -EEXIST: the name another export's (48 random bits): again */
 	for (int tries = 0; tries < 4 && err == -EEXIST; tries++) {
 		char name[FNV_NVM_NAME];
-		uint64_t r, key, nvm_key;
+		uint64_t key, nvm_key;
 
-		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-			return -EIO;
-		key = (uint64_t)d->nvm_port << FNV_KEY_PORT_SHIFT |
-		      (r & FNV_KEY_RAND_MASK);
-		fnv_nvm_key_name(key, name);
+		err = fnv_nvm_fresh_key(d, &key, name);
+		if (err)
+			return err;
 		err = netvm_rekey(d->nv, handle, name, &nvm_key);
 		if (!err) {
 			piece->key = key;

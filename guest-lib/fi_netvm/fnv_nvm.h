@@ -22,6 +22,10 @@ int fnv_mr_local(uint64_t key, uint64_t off, size_t len, bool write,
 
 /* The export name of a memory region's key. */
 void fnv_nvm_key_name(uint64_t key, char name[FNV_NVM_NAME]);
+/* A fresh key of the domain's NetVM port (48 random bits) and its name,
+ * for a memory region's or a rendezvous's export: 0 or -EIO. */
+int fnv_nvm_fresh_key(const struct fnv_domain *d, uint64_t *key,
+		      char name[FNV_NVM_NAME]);
 /* Register the domain's NetVM endpoint and bounce buffer, once. */
 int fnv_nvm_ready_locked(struct fnv_domain *d);
 void fnv_nvm_fini(struct fnv_domain *d);

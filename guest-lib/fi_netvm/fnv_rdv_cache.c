@@ -97,6 +97,14 @@ int fnv_rdv_cache_evict_locked(struct fnv_domain *d, const void *buf,
 	return n;
 }
 
+static struct fnv_rdv_kept *free_slot(struct fnv_rdv_cache *c)
+{
+	for (int i = 0; c && i < FNV_RDV_CACHE; i++)
+		if (c->kept[i].handle < 0)
+			return &c->kept[i];
+	return NULL;
+}
+
 /* Remove the idle export that went idle first: false if none is. */
 static bool evict_oldest(struct fnv_domain *d)
 {
@@ -118,7 +126,7 @@ int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
 			  bool writable, struct fnv_rdv_piece *out)
 {
 	struct fnv_rdv_cache *c = cache_of(d);
-	struct fnv_rdv_kept *slot = NULL;
+	struct fnv_rdv_kept *slot;
 	int h;
 
 	for (int i = 0; c && i < FNV_RDV_CACHE; i++) {
@@ -141,13 +149,9 @@ int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
 	}
 	if (h < 0)
 		return h;
-	for (int i = 0; c && i < FNV_RDV_CACHE && !slot; i++)
-		if (c->kept[i].handle < 0)
-			slot = &c->kept[i];
+	slot = free_slot(c);
 	if (!slot && evict_oldest(d))
-		for (int i = 0; i < FNV_RDV_CACHE && !slot; i++)
-			if (c->kept[i].handle < 0)
-				slot = &c->kept[i];
+		slot = free_slot(c);
 	if (slot)	/* else not kept: removed at the message's end */
 		*slot = (struct fnv_rdv_kept){
 			.handle = h, .writable = writable, .busy = true,
