@@ -41,7 +41,10 @@ has: busybox's ip, ping, ping6, arping, httpd, wget and sha256sum.
           iperf3 TCP and UDP both ways between nodes 0 and 3; an MPI ring
           and allreduce (mpi_check.py) on the 4 nodes with Open MPI and
           with MPICH through ./netvm mpirun --net nvm0, every rank's result
-          and transport settings exact, nvm0's counters carrying it.
+          and transport settings exact, nvm0's counters carrying it: that
+          part is the group eth4-mpi, on a cluster of its own (its ranks
+          spin on every vCPU, so it runs alone while eth4 shares the
+          machine).
 """
 import json
 import re
@@ -388,5 +391,18 @@ def group_eth4(g):
     for udp in (False, True):
         eth_apps.iperf3(g, 3, 0, udp)
         eth_apps.iperf3(g, 0, 3, udp)
+
+
+def group_eth4_mpi(g):
+    """eth4's MPI jobs on a cluster of their own: their ranks spin on every
+    vCPU, so this group runs alone and eth4 shares the machine."""
+    nodes = (0, 1, 2, 3)
+    identity(g, nodes)
+    bring_up(g, nodes, ipv6=False)
+    for dst in (1, 2, 3):
+        ping(g, 0, dst)
+    res = run_parallel(lambda n: g.sh(n, "netvm-pkgs", timeout=300), dict((n, (n,)) for n in nodes))
+    for n in nodes:
+        g.T.ok(res[n][0] == 0, "node %d: netvm-pkgs (the package disk)" % n, g.diag(*res[n]))
     for impl in ("openmpi", "mpich"):
         eth_apps.mpi(g, nodes, impl)

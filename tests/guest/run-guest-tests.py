@@ -8,7 +8,7 @@ front door, checks real behaviour in the guests, always tears it down.
                                                | unet | unet4 | unet-emu
                                                | unet-flow | unet-flow-emu: unet_flow_groups.py
                                                | dsm | dsm4 | dsm-emu: dsm_groups.py
-                                               | eth | eth4: eth_groups.py)
+                                               | eth | eth4 | eth4-mpi: eth_groups.py)
 
 Output is TAP (meson's protocol: 'tap').  The cluster is named
 't-guest-GROUP' so that a user's own cluster is never touched.
@@ -736,9 +736,11 @@ GROUPS = {"skeleton": group_skeleton, "frontdoor": group_frontdoor,
           "unet-flow": lambda: unet_flow_groups.group_unet_flow(helpers()),
           "unet-flow-emu": lambda: unet_flow_groups.group_unet_flow_emu(helpers()),
           "eth": lambda: eth_groups.group_eth(helpers()),
-          "eth4": lambda: eth_groups.group_eth4(helpers())}
+          "eth4": lambda: eth_groups.group_eth4(helpers()),
+          "eth4-mpi": lambda: eth_groups.group_eth4_mpi(helpers())}
 # groups that need more than 2 nodes (through netvm-switch)
-GROUP_NODES = {"netvm-trip4": "4", "unet4": "4", "dsm4": "4", "eth4": "4"}
+GROUP_NODES = {"netvm-trip4": "4", "unet4": "4", "dsm4": "4", "eth4": "4",
+               "eth4-mpi": "4"}
 
 
 def qemu_pids(cluster):
