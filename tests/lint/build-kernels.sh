@@ -18,8 +18,12 @@ rm -rf "$out"
 mkdir -p "$out"
 cp "$REPO"/guest-driver/*.c "$REPO"/guest-driver/*.h "$REPO"/guest-driver/Kbuild \
 	"$REPO"/guest-driver/Makefile "$out/"
+# through ccache when there is one: most runs build the same sources, and
+# ccache replays a cached compile's warnings, which is what this checks
+ccache=""
+command -v ccache >/dev/null 2>&1 && ccache=yes
 # BTF needs pahole and is not what this checks
-if ! make -C "$out" KDIR="$kdir" W=1 NETVM_INCLUDE="$REPO/include" \
+if ! make -C "$out" KDIR="$kdir" ${ccache:+"CC=ccache gcc"} W=1 NETVM_INCLUDE="$REPO/include" \
 	KCFLAGS=-Werror CONFIG_DEBUG_INFO_BTF_MODULES= >"$out/build.log" 2>&1; then
 	cat "$out/build.log"
 	echo "netvm.ko does not build against $kdir" >&2
