@@ -43,6 +43,10 @@
 #define FNV_DOMAINS		4	/* /dev/netvm0 .. 3 */
 #define FNV_SPIN_US		(-1)	/* FI_NETVM_SPIN_US (fnv_nap.c): never */
 #define FNV_NAP_US		1000	/* FI_NETVM_NAP_US */
+/* FI_NETVM_RDV_READ_MAX: rendezvous messages up to this many bytes are
+ * read into place, larger ones written (fnv_rdm_rdv.c, where the
+ * crossing was measured) */
+#define FNV_RDV_READ_MAX	(256 * 1024)
 
 /*
  * Every netvm endpoint's any-source channel carries this tag plus its
@@ -67,6 +71,8 @@ extern struct fi_provider fnv_prov;
 int fnv_tostr(const struct fid *fid, char *buf, size_t len);
 /* FI_NETVM_SPIN_US (ns here; < 0: never nap) and FI_NETVM_NAP_US */
 void fnv_nap_params(int64_t *spin_ns, int64_t *nap_us);
+/* FI_NETVM_RDV_READ_MAX in bytes (negative: 0) */
+size_t fnv_rdv_read_max_param(void);
 
 /* ---- fnv_info.c: what the provider offers, and matching hints ---- */
 int fnv_getinfo(uint32_t version, const char *node, const char *service,

@@ -340,6 +340,8 @@ int fnv_ep_open(struct fid_domain *fd, struct fi_info *info,
 		free(ep);
 		return -FI_ENOMEM;
 	}
+	if (ep->rdm)
+		ep->rdm->rdv_read_max = fnv_rdv_read_max_param();
 	ep->dom = d;
 	ep->w.lo_fd = -1;
 	ep->directed = info->caps & FI_DIRECTED_RECV;

@@ -459,6 +459,49 @@ int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 }
 
 /*
+ * The receiver's side of a rendezvous read into place: bytes [0, n) of
+ * q's pieces straight into dst (one piece, in an export of this process
+ * whose key the peer was not told), one netvm_read per piece, all
+ * queued, then one flush: no bounce area, no copy out, and no "clear to
+ * send" between the request and the bytes.
+ */
+int fnv_rdv_read_into_locked(struct fnv_domain *d, uint16_t node,
+			     const struct fnv_rdv_req *q, void *dst, size_t n)
+{
+	struct pipe_nic p = { .d = d, .node = node };
+	bool queued = false;
+	size_t done = 0;
+	int err;
+
+	if (node == d->node)
+		return FI_EINVAL;	/* the NIC does not reach its node */
+	err = fnv_nvm_ready_locked(d);
+	for (uint32_t i = 0; i < q->count && done < n && !err; i++) {
+		size_t k = q->piece[i].len < n - done ?
+			   (size_t)q->piece[i].len : n - done;
+		int seg = pipe_seg(&p, &q->piece[i]);
+
+		if (seg < 0) {
+			err = seg;
+			break;
+		}
+		err = netvm_read(d->nv, seg, 0, (uint8_t *)dst + done, k);
+		queued = true;
+		done += k;
+	}
+	if (queued) {
+		/* drained even after an error: a later flush must not see
+		 * these reads */
+		int f = netvm_flushR(d->nv);
+
+		err = err ? err : f;
+	}
+	for (int i = 0; i < p.nsegs; i++)
+		netvm_unimport(d->nv, p.segs[i]);	/* a fresh key each */
+	return err ? fnv_nvm_fi_err(err) : 0;
+}
+
+/*
  * The sender's side of a written rendezvous: c's export (the receiver's
  * whole pages) imported from its description, then one netvm_write per
  * run of the message that stays in one of the sender's exports (the

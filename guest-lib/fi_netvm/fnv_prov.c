@@ -46,6 +46,14 @@ void fnv_nap_params(int64_t *spin_ns, int64_t *nap_us)
 	*nap_us = nap < 1 ? 1 : nap;
 }
 
+size_t fnv_rdv_read_max_param(void)
+{
+	int max = FNV_RDV_READ_MAX;
+
+	fi_param_get_int(&fnv_prov, "rdv_read_max", &max);
+	return max < 0 ? 0 : (size_t)max;
+}
+
 static void fnv_cleanup(void)
 {
 }
@@ -61,11 +69,15 @@ struct fi_provider fnv_prov = {
 
 FI_EXT_INI
 {
-	/* listed by fi_info -e; read from FI_NETVM_SPIN_US and _NAP_US */
+	/* listed by fi_info -e; read from FI_NETVM_SPIN_US, _NAP_US and
+	 * _RDV_READ_MAX */
 	fi_param_define(&fnv_prov, "spin_us", FI_PARAM_INT,
 			"a completion queue read empty this long (us) in a row sleeps in the NIC's interrupt; -1: never (default %d)",
 			FNV_SPIN_US);
 	fi_param_define(&fnv_prov, "nap_us", FI_PARAM_INT,
 			"longest such sleep, us (default %d)", FNV_NAP_US);
+	fi_param_define(&fnv_prov, "rdv_read_max", FI_PARAM_INT,
+			"RDM messages from another node up to this many bytes are read into the receive buffer, larger ones written by their sender; 0: none read so (default %d)",
+			FNV_RDV_READ_MAX);
 	return &fnv_prov;
 }

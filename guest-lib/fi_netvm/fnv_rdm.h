@@ -238,7 +238,10 @@ struct fnv_rdm {
 	size_t done_n;
 	/* receives whose senders write (fnv_rdm_rdv.c) */
 	struct fnv_rdv_rx rdv_rx[FNV_RDV_RX];
-	uint64_t rdv_written, rdv_read;	/* for FI_LOG */
+	uint64_t rdv_written, rdv_read, rdv_in_place;	/* for FI_LOG */
+	/* FI_NETVM_RDV_READ_MAX (fnv_ep.c; 0 until set): messages up to
+	 * this long are read into place, not offered for writing */
+	size_t rdv_read_max;
 	/* the ack table (one slot per peer, a page of its own), exported
 	 * read-only at the first ack to another node's peer */
 	uint64_t *acks;
@@ -310,6 +313,12 @@ bool fnv_rdv_can_answer(const struct fnv_ep *ep);
 int fnv_rdv_pull_locked(struct fnv_ep *ep, const struct fnv_rdv_req *q,
 			const struct iovec *iov, size_t count, size_t cap,
 			uint16_t node, uint16_t port);
+/* Before both: read it straight into iov[0] (true, *fi_err the outcome,
+ * the "done" sent), if it is from another node, at most rdv_read_max
+ * bytes, iov[0] takes it all and can be written and exported. */
+bool fnv_rdv_in_place_locked(struct fnv_ep *ep, const struct fnv_rdv_req *q,
+			     const struct iovec *iov, size_t count, size_t cap,
+			     uint16_t node, uint16_t port, int *fi_err);
 /* Or ask its sender to write it (true): e, its completion (FI_ETRUNC
  * set if cut), waits for the sender's FNV_RDM_FIN; selected: a success
  * writes one too.  false: read it (fnv_rdv_pull_locked). */
@@ -350,6 +359,10 @@ int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 int fnv_rdv_write_locked(struct fnv_domain *d, uint16_t node,
 			 const struct fnv_rdv_req *q,
 			 const struct fnv_rdv_cts *c);
+/* Bytes [0, n) of q's pieces on node straight into dst, which lies in
+ * one of this process's exports (0 or FI_E*). */
+int fnv_rdv_read_into_locked(struct fnv_domain *d, uint16_t node,
+			     const struct fnv_rdv_req *q, void *dst, size_t n);
 /* fnv_rdv_cache.c: the two above keep a rendezvous's exports for the next
  * message on the same buffer (rekeyed at its end, idle); these make and
  * remove one outright (fnv_nvm.c; the ack table's too), give one a fresh

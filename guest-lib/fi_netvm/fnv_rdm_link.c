@@ -71,14 +71,15 @@ void fnv_rdm_fini(struct fnv_ep *ep)
 	if (!r)
 		return;
 	FI_INFO(&fnv_prov, FI_LOG_EP_DATA,
-		"RDM endpoint closed: %llu resent, %llu dropped out of order, %llu dropped (full), %llu acks deferred, %llu ack table reads, %llu rendezvous received written, %llu read\n",
+		"RDM endpoint closed: %llu resent, %llu dropped out of order, %llu dropped (full), %llu acks deferred, %llu ack table reads, %llu rendezvous received written, %llu read (%llu into place)\n",
 		(unsigned long long)r->resent,
 		(unsigned long long)r->dropped_order,
 		(unsigned long long)r->dropped_full,
 		(unsigned long long)r->acks_deferred,
 		(unsigned long long)r->pulled,
 		(unsigned long long)r->rdv_written,
-		(unsigned long long)r->rdv_read);
+		(unsigned long long)r->rdv_read,
+		(unsigned long long)r->rdv_in_place);
 	fnv_rdv_fini(ep);
 	for (int i = 0; i < r->nlive; i++) {
 		for (int k = 0; k < FNV_RDM_WIN; k++)

@@ -32,8 +32,9 @@ static bool rx_complete(const struct fnv_ep *ep, uint64_t flags, int err)
 }
 
 /* The message's bytes into rx's buffers, and its completion: m's bytes,
- * or (rendezvous) written by the sender, the completion then waiting for
- * its "finished", or read from the sender's export, which is then told. */
+ * or (rendezvous) read into place, or written by the sender, the
+ * completion then waiting for its "finished", or read from the sender's
+ * export through the bounce area; a read's sender is then told. */
 static void deliver(struct fnv_ep *ep, const struct fnv_rdm_rx *rx,
 		    bool tagged, const struct fnv_unexp *m)
 {
@@ -57,12 +58,17 @@ static void deliver(struct fnv_ep *ep, const struct fnv_rdm_rx *rx,
 		int err;
 
 		memcpy(&q, m->buf, sizeof(q));
-		if (fnv_rdv_offer_locked(ep, &q, rx->iov, rx->iov_count, got,
-					 m->node, m->port, &e,
-					 rx_complete(ep, rx->flags, 0)))
-			return;
-		err = fnv_rdv_pull_locked(ep, &q, rx->iov, rx->iov_count, got,
-					  m->node, m->port);
+		if (!fnv_rdv_in_place_locked(ep, &q, rx->iov, rx->iov_count,
+					     got, m->node, m->port, &err)) {
+			if (fnv_rdv_offer_locked(ep, &q, rx->iov,
+						 rx->iov_count, got, m->node,
+						 m->port, &e,
+						 rx_complete(ep, rx->flags, 0)))
+				return;
+			err = fnv_rdv_pull_locked(ep, &q, rx->iov,
+						  rx->iov_count, got, m->node,
+						  m->port);
+		}
 		if (err) {
 			e.err = err;
 			e.len = 0;

@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fnv_rdm.h"
@@ -195,7 +196,7 @@ static const void *overlapping;	/* exporting this fails -EEXIST */
 static bool reads_fail;		/* every read: FI_EKEYREJECTED */
 static bool writes_fail;	/* every write: FI_EKEYREJECTED */
 static bool no_writable;	/* writable exports: -ENOSPC */
-static unsigned long reads, writes;	/* calls */
+static unsigned long reads, writes, reads_into;	/* calls */
 /* An endpoint whose progress runs inside every read of another node's
  * export, as the sender's process runs beside the reader's: a sender
  * that has its "clear to send" writes and takes its exports back then */
@@ -209,9 +210,6 @@ int fnv_rdv_export_locked(struct fnv_domain *d, const void *buf, size_t len,
 		return -EEXIST;
 	if (writable && no_writable)
 		return -ENOSPC;
-	/* NetVM exports whole pages: a writable one must own its pages */
-	if (writable)
-		ck_assert(!((uintptr_t)buf % 4096) && !(len % 4096));
 	for (int i = 0; i < FAKE_EXPORTS; i++) {
 		if (exports[i].used)
 			continue;
@@ -303,6 +301,37 @@ int fnv_rdv_read_locked(struct fnv_domain *d, uint16_t node,
 
 /* The sender's writes: from its own exports (q) into c's, which must be
  * writable, and no further than c's piece. */
+/* A read into place: dst lies in one of the reader's writable exports
+ * (the NIC checks the target page's key too). */
+int fnv_rdv_read_into_locked(struct fnv_domain *d, uint16_t node,
+			     const struct fnv_rdv_req *q, void *dst, size_t n)
+{
+	uint8_t *to = dst;
+	bool in_export = false;
+	size_t pos = 0;
+
+	(void)d;
+	ck_assert_uint_ne(node, 0);	/* the NIC does not reach its node */
+	reads_into++;
+	for (int e = 0; e < FAKE_EXPORTS; e++)
+		in_export |= exports[e].used && exports[e].writable &&
+			     to >= exports[e].buf &&
+			     to + n <= exports[e].buf + exports[e].len;
+	ck_assert(in_export);
+	if (reads_fail)
+		return FI_EKEYREJECTED;
+	for (uint32_t k = 0; k < q->count && pos < n; k++) {
+		const struct fake_export *x = export_of(q->piece[k].key);
+		size_t len = q->piece[k].len < n - pos ? q->piece[k].len : n - pos;
+
+		if (!x || x->len < q->piece[k].len)
+			return FI_EKEYREJECTED;
+		memcpy(to + pos, x->buf, len);
+		pos += len;
+	}
+	return 0;
+}
+
 int fnv_rdv_write_locked(struct fnv_domain *d, uint16_t node,
 			 const struct fnv_rdv_req *q,
 			 const struct fnv_rdv_cts *c)
@@ -313,6 +342,9 @@ int fnv_rdv_write_locked(struct fnv_domain *d, uint16_t node,
 	(void)d;
 	ck_assert_uint_ne(node, 0);	/* the NIC does not reach its node */
 	writes++;
+	/* NetVM exports whole pages: one offered to a writer must own its
+	 * pages */
+	ck_assert(!to || (!((uintptr_t)to->buf % 4096) && !(to->len % 4096)));
 	if (writes_fail || !to || !to->writable ||
 	    to->len < c->piece.len || (uintptr_t)to->buf != c->piece.addr)
 		return FI_EKEYREJECTED;
@@ -1229,7 +1261,7 @@ static void remote_nodes(struct node **x, struct node **y)
 {
 	two_nodes(x, y);
 	peer_node = 1;
-	reads = writes = 0;
+	reads = writes = reads_into = 0;
 }
 
 /* The newest frame of h->type queued for port (acks may follow it): its
@@ -1317,6 +1349,153 @@ START_TEST(rdv_written)
 	ck_assert(!pop(y, &e));
 	free_nodes(x, y);
 	free(in);
+}
+END_TEST
+
+/* ---- read into place: short messages from another node ---- */
+
+START_TEST(rdv_in_place)
+{
+	static uint8_t out[3 * 4096 + 1000], in[3 * 4096 + 1002];
+	struct iovec ov = { out, sizeof(out) }, iv = { in + 1, sizeof(out) };
+	struct fnv_rdm_hdr h;
+	struct fnv_rdv_done d;
+	struct node *x, *y;
+	struct fnv_cqe e;
+
+	remote_nodes(&x, &y);
+	y->ep.rdm->rdv_read_max = sizeof(out);	/* as long as it, no more */
+	fill(out, sizeof(out), 17);
+	memset(in, 0xa5, sizeof(in));
+	/* a receive on no page boundary: read straight into it all the same */
+	ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, false, &iv, 1, FI_ADDR_UNSPEC,
+					     0, 0, in, 0), 0);
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 2, 0, 5,
+					     true, out, true), 0);
+	fnv_rdm_progress_locked(&y->ep);
+	/* no "clear to send", no write, no bounce: one read into place, the
+	 * receive complete at once, "done" to the sender */
+	ck_assert_uint_eq(frames_of[FNV_RDM_CTS], 0);
+	ck_assert_uint_eq(reads_into, 1);
+	ck_assert_uint_eq(reads, 0);
+	ck_assert_uint_eq(writable_total, 1);
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_ptr_eq(e.ctx, in);
+	ck_assert_uint_eq(e.len, sizeof(out));
+	ck_assert_uint_eq(e.data, 5);
+	ck_assert_int_eq(memcmp(in + 1, out, sizeof(out)), 0);
+	ck_assert_uint_eq(in[0], 0xa5);			/* nothing before */
+	ck_assert_uint_eq(in[sizeof(in) - 1], 0xa5);	/* nor past */
+	counts(y->rx, 1, 0);
+	h.type = FNV_RDM_DONE;
+	last_frame(1, &h, &d, sizeof(d));
+	ck_assert_uint_eq(d.id, 0);
+	ck_assert_uint_eq(d.status, 0);
+	fnv_rdm_progress_locked(&x->ep);
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_ptr_eq(e.ctx, out);
+	counts(x->tx, 1, 0);
+	ck_assert_uint_eq(writes, 0);
+	ck_assert_uint_eq(y->ep.rdm->rdv_in_place, 1);
+
+	/* one byte more than rdv_read_max: offered for writing instead */
+	y->ep.rdm->rdv_read_max = sizeof(out) - 1;
+	ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, false, &iv, 1, FI_ADDR_UNSPEC,
+					     0, 0, in, 0), 0);
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 2, 0, 0,
+					     false, out, true), 0);
+	fnv_rdm_progress_locked(&y->ep);
+	ck_assert_uint_eq(frames_of[FNV_RDM_CTS], 1);
+	ck_assert_uint_eq(reads_into, 1);
+	pump(x, y);
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_uint_eq(writes, 1);
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, 0);
+	free_nodes(x, y);
+}
+END_TEST
+
+START_TEST(rdv_in_place_fallbacks)
+{
+	static uint8_t out[9000], in[2][9000];
+	struct iovec ov = { out, sizeof(out) }, iv = { in[0], sizeof(out) };
+	struct iovec halves[2] = { { in[1], 4500 }, { in[1] + 4500, 4500 } }, riv;
+	struct node *x, *y;
+	uint8_t *ro;
+	struct fnv_cqe e;
+
+	remote_nodes(&x, &y);
+	y->ep.rdm->rdv_read_max = 1 << 20;
+	fill(out, sizeof(out), 23);
+	/* the receive buffer's pages overlap another export: offered for
+	 * writing (its whole pages), the rest read through the bounce */
+	overlapping = in[0];
+	ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, false, &iv, 1, FI_ADDR_UNSPEC,
+					     0, 0, in[0], 0), 0);
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 2, 0, 0,
+					     false, out, true), 0);
+	pump(x, y);
+	overlapping = NULL;
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_int_eq(memcmp(in[0], out, sizeof(out)), 0);
+	ck_assert_uint_eq(frames_of[FNV_RDM_CTS], 1);
+	ck_assert_uint_eq(writes, 1);
+	ck_assert_uint_eq(reads_into, 0);
+	ck_assert(pop(x, &e));
+	reads = 0;
+	/* a receive in two pieces: the bounce */
+	ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, false, halves, 2,
+					     FI_ADDR_UNSPEC, 0, 0, in[1], 0), 0);
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 2, 0, 0,
+					     false, out, true), 0);
+	pump(x, y);
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_int_eq(memcmp(in[1], out, sizeof(out)), 0);
+	ck_assert_uint_eq(reads, 1);
+	ck_assert_uint_eq(reads_into, 0);
+	ck_assert(pop(x, &e));
+	/* a receive into pages mapped read-only: not read into place (the
+	 * NIC would wait for a page it cannot map), offered for writing,
+	 * whose refusal both sides hear of */
+	ro = mmap(NULL, 3 * 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(ro, MAP_FAILED);
+	riv = (struct iovec){ ro, 3 * 4096 };
+	writes_fail = true;
+	ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, false, &riv, 1, FI_ADDR_UNSPEC,
+					     0, 0, ro, 0), 0);
+	ov.iov_len = 3 * 4096;
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 2, 0, 0,
+					     false, out, true), 0);
+	pump(x, y);
+	writes_fail = false;
+	ov.iov_len = sizeof(out);
+	ck_assert_uint_eq(reads_into, 0);
+	ck_assert_uint_eq(writes, 2);
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, FI_EKEYREJECTED);
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, FI_EKEYREJECTED);
+	munmap(ro, 3 * 4096);
+	/* a read into place that fails: both sides hear of it */
+	reads_fail = true;
+	ck_assert_int_eq(fnv_rdm_post_locked(&y->ep, false, &iv, 1, FI_ADDR_UNSPEC,
+					     0, 0, in[0], 0), 0);
+	ck_assert_int_eq(fnv_rdm_send_locked(&x->ep, FNV_RDM_MSG, &ov, 1, 2, 0, 0,
+					     false, out, true), 0);
+	pump(x, y);
+	reads_fail = false;
+	ck_assert_uint_eq(reads_into, 1);
+	ck_assert(pop(y, &e));
+	ck_assert_int_eq(e.err, FI_EKEYREJECTED);
+	ck_assert(pop(x, &e));
+	ck_assert_int_eq(e.err, FI_EKEYREJECTED);
+	free_nodes(x, y);
 }
 END_TEST
 
@@ -2080,7 +2259,8 @@ int main(void)
 			 pull_fails, timers_overdue, peer_gone, peer_restarts,
 			 unexpected_overflow, refusals, rdv_lossless, rdv_lossy,
 			 rdv_truncated, rdv_unexpected, rdv_pieces, rdv_read_fails,
-			 rdv_peer_gone, rdv_forged, rdv_written, rdv_written_cut,
+			 rdv_peer_gone, rdv_forged, rdv_written, rdv_in_place,
+			 rdv_in_place_fallbacks, rdv_written_cut,
 			 rdv_written_holes_fail, rdv_write_fails, rdv_write_fallback,
 			 rdv_cts_forged, rdv_writer_gone, cntr_open_refusals,
 			 cntr_calls);

@@ -33,12 +33,14 @@
  *   fi-netvm-rdm-test client ADDR   (node 0)
  *       RMA and atomics into the server's dropped pages; the rendezvous
  *       messages of 4057 B, 100000 B, 1 MiB and 200000 B in three pieces
- *       to the server (NetVM writes of the client's unmapped pages into
- *       the server's dropped ones; 4057 B, no whole page, read), each
- *       checked; 300000 B into a receive 100 B into a page (the partial
- *       pages read, the rest written), 8 KiB into pages the server maps
- *       read-only (the writes refused: FI_EKEYREJECTED on both sides),
- *       then 8 KiB written whole, after which the pages of that send and
+ *       from the client's unmapped pages to the server's dropped ones
+ *       (4057 B and 100000 B read into place, 1 MiB written by NetVM
+ *       writes, the 200000 B into a receive of two pieces read through
+ *       the bounce area), each checked; 300000 B into a receive 100 B
+ *       into a page (the partial pages read, the rest written), 8 KiB
+ *       into pages the server maps read-only (not read into place but
+ *       offered for writing, the writes refused: FI_EKEYREJECTED on both
+ *       sides), then 8 KiB read into place, after which the pages of that send and
  *       of that receive each take a memory region (the provider's kept
  *       exports give way); the same flood over U-Net: the server learns the client from its
  *       first message, waits (FI_PEEK) for the 256th, posts the 320
@@ -1262,8 +1264,17 @@ static void large_serve(struct side *s, fi_addr_t peer)
 	unsigned int got = 0, good = 0;
 
 	for (unsigned int i = 0; i < X_LARGE; i++) {
+		/* the last in two pieces: read through the bounce area */
+		struct iovec two[2] = {
+			{ NULL, x_len[i] / 3 }, { NULL, x_len[i] - x_len[i] / 3 },
+		};
+
 		in[i] = unmapped(x_len[i] + 1, false, 0);
-		if (fi_trecv(s->ep, in[i], x_len[i], NULL, peer, LARGE_TAG + i, 0, in[i]))
+		two[0].iov_base = in[i];
+		two[1].iov_base = in[i] + two[0].iov_len;
+		if (i == X_LARGE - 1 ?
+		    fi_trecvv(s->ep, two, NULL, 2, peer, LARGE_TAG + i, 0, in[i]) :
+		    fi_trecv(s->ep, in[i], x_len[i], NULL, peer, LARGE_TAG + i, 0, in[i]))
 			die("server: large trecv", -1);
 	}
 	for (; got < X_LARGE; got++) {
@@ -1280,8 +1291,9 @@ static void large_serve(struct side *s, fi_addr_t peer)
 			in[i][x_len[i]] == 0;
 	}
 	check(got == X_LARGE && good == X_LARGE, "server: rendezvous messages of 4057 B "
-	      "(read: no whole page), 100000 B, 1 MiB and 200000 B (3 pieces; written by the "
-	      "client) into dropped pages, byte for byte (%u of %d)", good, X_LARGE);
+	      "and 100000 B (read into place), 1 MiB (written by the client) and 200000 B "
+	      "(3 pieces, into 2: read through the bounce area) into dropped pages, byte for "
+	      "byte (%u of %d)", good, X_LARGE);
 	for (unsigned int i = 0; i < X_LARGE; i++)
 		munmap(in[i], x_len[i] + 1);
 }
@@ -1361,9 +1373,11 @@ static void region_after(void *buf, size_t len, uint64_t access,
  * The client's messages W_TAG .. W_TAG + 2: W_LEN bytes into a receive
  * W_OFF bytes into a page (the client writes its whole pages, the server
  * reads the bytes before and after them), W_RO bytes into pages the
- * server maps read-only (the client's writes are refused: an error on
- * both sides), then W_RO bytes again into writable pages (the endpoints
- * go on).
+ * server maps read-only (too short to be written, but not read into
+ * place either: the NIC would wait for a page it cannot map; offered for
+ * writing, the client's writes are refused: an error on both sides),
+ * then W_RO bytes again into writable pages, read into place (the
+ * endpoints go on).
  */
 static void written_serve(struct side *s, fi_addr_t peer)
 {
@@ -1393,7 +1407,7 @@ static void written_serve(struct side *s, fi_addr_t peer)
 	r = next(s->cq, &e, &src, &ee);
 	check(r == 1 && e.op_context == after && e.len == W_RO &&
 	      tap_filled(after, W_RO, 72) && after[W_RO] == 0,
-	      "server: then the next one written whole, byte for byte (%zd)", r);
+	      "server: then the next one read into place, byte for byte (%zd)", r);
 	region_after(after, W_RO, FI_REMOTE_READ | FI_REMOTE_WRITE, "server: the receive's");
 	munmap(page, W_LEN + 2 * 4096);
 	munmap(ro, W_RO);
@@ -1425,8 +1439,8 @@ static void written_client(struct side *s, fi_addr_t srv)
 		munmap(out[i], len[i]);
 	}
 	check(ok, "client: %d B written into the server's whole pages, then %d B refused "
-	      "by its read-only pages (FI_EKEYREJECTED), then %d B written", W_LEN, W_RO,
-	      W_RO);
+	      "by its read-only pages (FI_EKEYREJECTED), then %d B read by the server", W_LEN,
+	      W_RO, W_RO);
 }
 
 /* ---- two local endpoints, one remote peer ---- */

@@ -316,7 +316,8 @@ def check_rdm_native():
         lines = tap_lines(out)
         T.ok(rc == 0 and len(lines) == n and all(l.startswith("ok") for l in lines),
              "fi-netvm-rdm-test %s: RMA and atomics over NetVM into dropped pages, a wrong "
-             "key; rendezvous messages of 4057 B, 100000 B, 1 MiB and 200000 B in 3 pieces between "
+             "key; rendezvous messages of 4057 B, 100000 B (read into place), 1 MiB (written) "
+             "and 200000 B in 3 pieces (into 2, read through the bounce area) between "
              "dropped pages, checked; 300000 B into a receive 100 B into a page, 8 KiB into "
              "read-only pages (FI_EKEYREJECTED both sides), 8 KiB after, its pages then "
              "taking a memory region on both sides; two RDM endpoints "
@@ -324,14 +325,15 @@ def check_rdm_native():
              "exchanging 24 tagged messages each way, each checked; "
              "320 tagged messages over U-Net, 256 unexpected, the rest resent, each "
              "checked; remote CQ data back" % who, diag(rc, out, err))
-    # the server's endpoint at close: of its 7 rendezvous receives, the
-    # 4057-byte one (no whole page) read, the 6 others offered to the
-    # client's writes (the read-only one among them)
+    # the server's endpoint at close: of its 7 rendezvous receives, 1 MiB
+    # and 300000 B (over FI_NETVM_RDV_READ_MAX) and the read-only one
+    # offered to the client's writes; 4057 B, 100000 B and 8 KiB read into
+    # place, and 200000 B into two pieces read through the bounce area
     closed = re.findall(r"RDM endpoint closed: .*?(\d+) rendezvous received written, "
-                        r"(\d+) read", res["s"][2])
-    T.ok(closed == [("6", "1")],
-         "the server's rendezvous receives: 6 written by the client, 1 read (%s)" % closed,
-         res["s"][2][-2000:])
+                        r"(\d+) read \((\d+) into place\)", res["s"][2])
+    T.ok(closed == [("3", "4", "3")],
+         "the server's rendezvous receives: 3 written by the client, 4 read, 3 of them "
+         "into place (%s)" % closed, res["s"][2][-2000:])
 
 
 def naps(res):

@@ -526,6 +526,27 @@ MUTANTS = [
          kills=["fi-netvm-rdv-cache"],
          why="a rendezvous export kept for the next message keeps the key its peer was told: "
              "the peer can read (or write) the buffer after the message ended"),
+    dict(name="lib-fi-rdv-in-place-unlimited",
+         file="guest-lib/fi_netvm/fnv_rdm_rdv.c",
+         orig="\tif (node == ep->dom->node || !cap || cap > ep->rdm->rdv_read_max ||",
+         repl="\tif (node == ep->dom->node || !cap ||",
+         kills=["fi-netvm-rdm"],
+         why="FI_NETVM_RDV_READ_MAX is ignored: every message a receive can take whole is read "
+             "into place, the large ones too, which the sender writes faster"),
+    dict(name="lib-fi-rdv-in-place-unexported",
+         file="guest-lib/fi_netvm/fnv_rdm_rdv.c",
+         orig="\th = fnv_rdv_export_locked(ep->dom, iov[0].iov_base, cap, true, &p);",
+         repl="\th = 0; (void)p;",
+         kills=["fi-netvm-rdm"],
+         why="a read into place targets a receive buffer that lies in no export of the reader: "
+             "NetVM's NIC refuses it (the target page's key is checked too)"),
+    dict(name="lib-fi-rdv-in-place-read-only",
+         file="guest-lib/fi_netvm/fnv_rdm_rdv.c",
+         orig="\t    !writable_now(iov[0].iov_base, cap))",
+         repl="\t    !writable_now(iov[0].iov_base, 0))",
+         kills=["fi-netvm-rdm"],
+         why="a receive into pages mapped read-only is read into place: the NIC misses a page "
+             "netvm.ko cannot map for it, and the whole endpoint stalls until it is closed"),
     dict(name="lib-fi-rdv-cache-region-blocked",
          file="guest-lib/fi_netvm/fnv_mr.c",
          orig="\t\t(void)fnv_rdv_cache_evict_locked(d, buf, len);",
