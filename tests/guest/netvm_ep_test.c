@@ -18,6 +18,12 @@
  *       pattern to (reads and checks it from) the remote range, one
  *       command per page-bounded fragment.  Prints "ok" or one
  *       "error status S tag T" line per failed command (exit 3).
+ *   netvm-ep-test rekey
+ *       NETVM_IOC_REKEY given what a hostile caller would: an unmapped
+ *       request, an address with no export (or inside one, not its
+ *       start), a name with no NUL, another process's call on the same
+ *       file, an export removed; one "ok - ..." or "not ok - ..." line
+ *       per check (exit 1 if any failed).
  *
  * Pattern byte i: netvm_ktest_pattern(seed, i) (include/netvm/netvm_uapi.h).
  */
@@ -30,6 +36,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -374,6 +381,66 @@ static int serve(int argc, char **argv)
 	return 0;
 }
 
+static int failed;
+
+static void check(int ok, const char *what)
+{
+	printf("%s - %s\n", ok ? "ok" : "not ok", what);
+	failed |= !ok;
+}
+
+/* NETVM_IOC_REKEY of @addr with @name (any bytes): 0 or -errno. */
+static int rekey(struct ep *e, uint64_t addr, const char *name, size_t n,
+		 uint64_t *key)
+{
+	struct netvm_rekey_req r;
+
+	memset(&r, 0, sizeof(r));
+	r.addr = addr;
+	memcpy(r.name, name, n < sizeof(r.name) ? n : sizeof(r.name));
+	if (ioctl(e->fd, NETVM_IOC_REKEY, &r))
+		return -errno;
+	*key = r.key;
+	return 0;
+}
+
+static int rekey_hostile(void)
+{
+	static char buf[4 * 4096] __attribute__((aligned(4096)));
+	char full[NETVM_EXPORT_NAME_LEN];
+	struct netvm_unexport_req u = { 0 };
+	uint64_t key, k1 = 0, k2 = 0;
+	struct ep e;
+	pid_t pid;
+	int st;
+
+	ep_open(&e);
+	key = ep_export(&e, buf, sizeof(buf), 0, "rk");
+	memset(full, 'x', sizeof(full));
+	check(ioctl(e.fd, NETVM_IOC_REKEY, (void *)8) == -1 && errno == EFAULT,
+	      "REKEY with its request at an unmapped address: EFAULT");
+	check(rekey(&e, (uintptr_t)buf + 4096, "a", 1, &k1) == -ENOENT,
+	      "REKEY of an address inside an export, not where it was made: ENOENT");
+	check(rekey(&e, 0x1000, "a", 1, &k1) == -ENOENT,
+	      "REKEY of an address with no export: ENOENT");
+	check(rekey(&e, (uintptr_t)buf, full, sizeof(full), &k1) == 0 && k1 &&
+	      k1 != key, "REKEY with a name of 32 bytes and no NUL: done, a new key");
+	check(rekey(&e, (uintptr_t)buf, "rk2", 3, &k2) == 0 && k2 && k2 != k1 &&
+	      k2 != key, "REKEY again: another new key");
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(rekey(&e, (uintptr_t)buf, "c", 1, &k1) == -EACCES ? 0 : 1);
+	check(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	      WEXITSTATUS(st) == 0,
+	      "REKEY from a forked child on the same file: EACCES");
+	u.addr = (uintptr_t)buf;
+	check(ioctl(e.fd, NETVM_IOC_UNEXPORT, &u) == 0 &&
+	      rekey(&e, (uintptr_t)buf, "a", 1, &k1) == -ENOENT,
+	      "REKEY of an export removed: ENOENT");
+	return failed;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "serve") == 0)
@@ -382,6 +449,8 @@ int main(int argc, char **argv)
 		return xfer(argc, argv, 1);
 	if (argc >= 2 && strcmp(argv[1], "read") == 0)
 		return xfer(argc, argv, 0);
-	fprintf(stderr, "usage: netvm-ep-test serve SIZE | write|read NODE PORT ADDR KEY PT_ROWS LEN SEED\n");
+	if (argc == 2 && strcmp(argv[1], "rekey") == 0)
+		return rekey_hostile();
+	fprintf(stderr, "usage: netvm-ep-test serve SIZE | write|read NODE PORT ADDR KEY PT_ROWS LEN SEED | rekey\n");
 	return 2;
 }

@@ -512,6 +512,13 @@ MUTANTS = [
          kills=["guest-netvm-lib"],
          why="netvm_rekey changes the key the driver reports but not the one the NIC checks: "
              "the old key still opens the pages"),
+    dict(name="drv-export-at-inside",
+         file="guest-driver/netvm_ep_ioctl.c",
+         orig="\t\tif (exp->start == (addr & PAGE_MASK))",
+         repl="\t\tif (exp->start <= addr && addr < exp->end)",
+         kills=["guest-netvm-user"],
+         why="UNEXPORT and REKEY take an export by any address inside it, not the one it was "
+             "made at: a caller's stray pointer removes or rekeys an export it did not name"),
     dict(name="drv-rekey-no-drain",
          file="guest-driver/netvm_ep_pt.c",
          orig="\tif (live)\n\t\trekey_drain(nd, exp);",
