@@ -150,6 +150,35 @@ static uint32_t k_restart(struct fw *fw, uint32_t port, uint64_t page)
 	return NVM_ST_OK;
 }
 
+/*
+ * The kernel cannot map @page of @port for the local operations that
+ * missed it (outside every export, or the process cannot write it): they
+ * fail with BAD_ADDR, and the endpoint goes on.
+ */
+static uint32_t k_miss_fail(struct fw *fw, uint32_t port, uint64_t page)
+{
+	struct fw_nv_ep *e;
+	bool waiting = false;
+
+	if (port >= FW_NV_EPS || !fw->nv.ep[port].open)
+		return NVM_ST_BAD_CMD;
+	e = &fw->nv.ep[port];
+	page &= ~(uint64_t)(NVM_PAGE_SIZE - 1);
+	for (uint32_t i = 0; i < NVM_CMDQ_LEN; i++) {
+		struct fw_nv_op *op = &e->ops[i];
+		uint64_t va = (uint64_t)op->miss_va_hi << 32 | op->miss_va_lo;
+
+		if (op->state != FW_OP_MISS)
+			continue;
+		if ((va & ~(uint64_t)(NVM_PAGE_SIZE - 1)) == page)
+			fw_nv_complete(fw, port, i, NVM_ST_BAD_ADDR);
+		else
+			waiting = true;
+	}
+	e->missing = waiting;
+	return NVM_ST_OK;
+}
+
 uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 {
 	switch (c->op) {
@@ -183,6 +212,9 @@ uint32_t fw_nv_kernel_cmd(struct fw *fw, const struct nvm_cmd *c)
 	}
 	case NVM_KOP_LOCK_HOLD:
 		return fw_nv_pt_hold(fw, c->dst_port, c->arg[0]);
+	case NVM_KOP_MISS_FAIL:
+		return k_miss_fail(fw, c->dst_port,
+				   (uint64_t)c->arg[1] << 32 | c->arg[0]);
 	case NVM_KOP_ROUTE:
 		if (c->dst_node >= FW_NV_NODES || c->arg[0] > NVM_ROUTE_MAX ||
 		    (c->arg[1] & ~NVM_ROUTE_F_NONE) ||

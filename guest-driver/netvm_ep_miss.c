@@ -46,17 +46,25 @@ static void ep_page_miss(struct netvm_dev *nd, u32 port, u32 data, u64 va)
 	if (ret) {
 		/*
 		 * Not ours to map (outside every export, or the process no
-		 * longer has it): a restart would only miss again.  The
-		 * endpoint waits until it is closed, which aborts it.  (A
-		 * U-Net delivery that missed was diverted: nothing waits.)
+		 * longer has it, or cannot write it): a restart would only
+		 * miss again.  A local operation's miss (a source, a read's
+		 * target) fails what waits for it, BAD_ADDR, and the
+		 * endpoint goes on.  A remote one waits until the endpoint
+		 * is closed, which aborts it.  (A U-Net delivery that missed
+		 * was diverted: nothing waits.)
 		 */
 		netvm_ep_inc(eps, ep, EPC_MISS_ERRORS);
 		if (ep->unet)
 			return;
+		if (!(data & BIT(31))) {
+			nv_kcmd(nd, NVM_KOP_MISS_FAIL, 0, (u16)port,
+				lower_32_bits(va & PAGE_MASK),
+				upper_32_bits(va & PAGE_MASK), NULL, 0);
+			return;
+		}
 		dev_warn_ratelimited(&nd->pdev->dev,
-				     "NetVM: port %u: %s page miss at %#llx cannot be served (%d); endpoint stalled until closed\n",
-				     port, data & BIT(31) ? "remote" : "local",
-				     va, ret);
+				     "NetVM: port %u: remote page miss at %#llx cannot be served (%d); endpoint stalled until closed\n",
+				     port, va, ret);
 		return;
 	}
 	/* only what waits for this page retries (see NVM_KOP_RESTART) */

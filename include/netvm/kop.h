@@ -54,6 +54,11 @@ struct nvm_k_none {
 	 * still inside, until arg0 = 0 releases it (debugfs		\
 	 * lock_hold: the host's unmapPPN seen waiting) */		\
 	X(0xa1, LOCK_HOLD, struct nvm_k_none)				\
+	/* dst_port = endpoint; arg0/arg1 = low/high half of a page of	\
+	 * its own buffers the kernel cannot map (a miss of a local	\
+	 * operation: a source, a read's target): what waits for it	\
+	 * fails (BAD_ADDR) instead of waiting for the endpoint's close */ \
+	X(0xa2, MISS_FAIL, struct nvm_k_none)				\
 	/* U-Net (fw_unet.c, fw_unet_flow.c; netvm/unet_abi.h) */	\
 	X(0x86, UNET_OPEN, struct nvm_k_unet_open)			\
 	/* dst_port = endpoint */					\

@@ -18,6 +18,11 @@
  *       pattern to (reads and checks it from) the remote range, one
  *       command per page-bounded fragment.  Prints "ok" or one
  *       "error status S tag T" line per failed command (exit 3).
+ *   netvm-ep-test read-ro NODE PORT ADDR KEY PT_ROWS LEN SEED
+ *       The same read into a buffer the process maps read-only: the NIC
+ *       misses its pages, which netvm.ko cannot map for writing, and
+ *       each command fails with BAD_ADDR (one "error status 7" line
+ *       each, exit 3) instead of waiting for the endpoint's close.
  *   netvm-ep-test rekey
  *       NETVM_IOC_REKEY given what a hostile caller would: an unmapped
  *       request, an address with no export (or inside one, not its
@@ -170,6 +175,7 @@ static uint32_t page_left(uint64_t a)
 	return NVM_PAGE_SIZE - (uint32_t)(a & (NVM_PAGE_SIZE - 1));
 }
 
+/* is_write: 1 write, 0 read, -1 read into a read-only mapping */
 static int xfer(int argc, char **argv, int is_write)
 {
 	uint16_t node, port;
@@ -191,13 +197,14 @@ static int xfer(int argc, char **argv, int is_write)
 	len = strtoull(argv[7], NULL, 0);
 	seed = (uint32_t)strtoul(argv[8], NULL, 0);
 	ep_open(&e);
-	buf = mmap(NULL, len + NVM_PAGE_SIZE, PROT_READ | PROT_WRITE,
+	buf = mmap(NULL, len + NVM_PAGE_SIZE,
+		   is_write < 0 ? PROT_READ : PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
 		die("mmap buffer");
 	/* exported before it is touched: its pages come in by page misses */
 	lkey = ep_export(&e, buf, len + NVM_PAGE_SIZE, 0, "src");
-	if (is_write)
+	if (is_write > 0)
 		for (uint64_t i = 0; i < len; i++)
 			buf[i] = pat(seed, i);
 	errs0 = shadow(&e)->errors;
@@ -210,7 +217,7 @@ static int xfer(int argc, char **argv, int is_write)
 		if (n > page_left(addr + done))
 			n = page_left(addr + done);
 		memset(&c, 0, sizeof(c));
-		c.op = is_write ? NVM_OP_WRITE : NVM_OP_READ;
+		c.op = is_write > 0 ? NVM_OP_WRITE : NVM_OP_READ;
 		c.dst_node = node;
 		c.dst_port = port;
 		c.len = (uint32_t)n;
@@ -449,8 +456,10 @@ int main(int argc, char **argv)
 		return xfer(argc, argv, 1);
 	if (argc >= 2 && strcmp(argv[1], "read") == 0)
 		return xfer(argc, argv, 0);
+	if (argc >= 2 && strcmp(argv[1], "read-ro") == 0)
+		return xfer(argc, argv, -1);
 	if (argc == 2 && strcmp(argv[1], "rekey") == 0)
 		return rekey_hostile();
-	fprintf(stderr, "usage: netvm-ep-test serve SIZE | write|read NODE PORT ADDR KEY PT_ROWS LEN SEED | rekey\n");
+	fprintf(stderr, "usage: netvm-ep-test serve SIZE | write|read|read-ro NODE PORT ADDR KEY PT_ROWS LEN SEED | rekey\n");
 	return 2;
 }

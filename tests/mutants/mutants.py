@@ -519,6 +519,20 @@ MUTANTS = [
          kills=["guest-netvm-user"],
          why="UNEXPORT and REKEY take an export by any address inside it, not the one it was "
              "made at: a caller's stray pointer removes or rekeys an export it did not name"),
+    dict(name="drv-local-miss-stalls",
+         file="guest-driver/netvm_ep_miss.c",
+         orig="\t\tif (!(data & BIT(31))) {",
+         repl="\t\tif (0) {",
+         kills=["guest-netvm-user"],
+         why="a local operation's page netvm.ko cannot map (a read into a read-only mapping) "
+             "is not failed: the endpoint stalls until it is closed"),
+    dict(name="fw-miss-fail-ignored",
+         file="firmware-interp/fw_nv_kernel.c",
+         orig="\t\t\tfw_nv_complete(fw, port, i, NVM_ST_BAD_ADDR);\n\t\telse",
+         repl="\t\t\twaiting = true;\n\t\telse",
+         kills=["firmware-netvm"],
+         why="NVM_KOP_MISS_FAIL leaves the operations waiting for the page: they wait until "
+             "the endpoint is closed"),
     dict(name="drv-rekey-no-drain",
          file="guest-driver/netvm_ep_pt.c",
          orig="\tif (live)\n\t\trekey_drain(nd, exp);",

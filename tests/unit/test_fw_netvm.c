@@ -566,6 +566,62 @@ START_TEST(test_source_page_miss)
 }
 END_TEST
 
+/* The kernel cannot map a page a local operation missed (a source, a
+ * read's target): NVM_KOP_MISS_FAIL fails what waits for that page with
+ * BAD_ADDR, and the endpoint goes on. */
+static void miss_fail(uint64_t page)
+{
+	struct nvm_cmd c = { .op = NVM_KOP_MISS_FAIL, .dst_port = PA };
+
+	c.arg[0] = (uint32_t)page;
+	c.arg[1] = (uint32_t)(page >> 32);
+	sh_cmd(&ha, NVM_EP_KERNEL, &c);
+	settle();
+}
+
+START_TEST(test_local_miss_fails)
+{
+	ha.auto_fault = 0;
+	/* a write whose second source page is out and stays out */
+	sh_fill(&ha, PA, SRC, 2 * 4096, 31);
+	sh_page_out(&ha, PA, SRC + 4096);
+	sh_write(&ha, PA, 1, PB, SRC, DST, 2 * 4096, KEY_B, 0, 0);
+	settle();
+	ck_assert_uint_eq(ha.misses, 1);
+	ck_assert_uint_eq(ca.fw.nv.ep[PA].missing, 1);
+	/* another page's failure is not this one's */
+	miss_fail(SRC + 2 * 4096);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
+	ck_assert_uint_eq(ca.fw.nv.ep[PA].missing, 1);
+	miss_fail(SRC + 4096);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 1);
+	ck_assert_uint_eq(sh_err(&ha, PA, 0).status, NVM_ST_BAD_ADDR);
+	ck_assert_uint_eq(ca.fw.nv.ep[PA].missing, 0);
+	ck_assert(sh_check(&hb, PB, DST, 4096, 31));	/* the first page went */
+	/* a read whose target page is out and stays out */
+	sh_fill(&hb, PB, DST + 65536, 4096, 32);
+	sh_page_out(&ha, PA, SRC + 8 * 4096);
+	sh_read(&ha, PA, 1, PB, SRC + 8 * 4096, DST + 65536, 4096, KEY_B);
+	settle();
+	ck_assert_uint_eq(ha.misses, 2);
+	miss_fail(SRC + 8 * 4096);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 2);
+	ck_assert_uint_eq(sh_err(&ha, PA, 1).status, NVM_ST_BAD_ADDR);
+	/* the endpoint goes on: a write and a read, every byte */
+	ha.auto_fault = 1;
+	sh_fill(&ha, PA, SRC + 16 * 4096, 3 * 4096, 33);
+	sh_write(&ha, PA, 1, PB, SRC + 16 * 4096, DST + 32 * 4096, 3 * 4096,
+		 KEY_B, 0, 0);
+	sh_read(&ha, PA, 1, PB, SRC + 24 * 4096, DST + 65536, 4096, KEY_B);
+	finish(&ha, PA);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 2);
+	ck_assert(sh_check(&hb, PB, DST + 32 * 4096, 3 * 4096, 33));
+	ck_assert(sh_check(&ha, PA, SRC + 24 * 4096, 4096, 32));
+}
+END_TEST
+
 /* A write that misses a page in a command slot last used by a read
  * (found by the guest library test: the slot's stale read length made the
  * restart "deliver" instead of send, corrupting the source). */
@@ -1937,6 +1993,7 @@ static Suite *netvm_suite(void)
 	CASE(test_arm_at_landing, setup, 120);
 	CASE(test_write_answered_by_ack, setup, 120);
 	CASE(test_source_page_miss, setup, 120);
+	CASE(test_local_miss_fails, setup, 120);
 	CASE(test_dest_bounce, setup, 120);
 	CASE(test_miss_after_read_slot, setup, 120);
 	CASE(test_read_remote_miss, setup, 120);
