@@ -113,11 +113,11 @@ void fnv_rdv_answer_locked(struct fnv_ep *ep, uint16_t node, uint16_t port,
 
 /*
  * Whether this process can write [buf, +len) now: its pages are faulted
- * in for writing (they are about to be written anyway).  A page the NIC
- * cannot map for a read's data stalls the whole endpoint (netvm.ko waits
- * for it to close), so a receive into pages mapped read-only must not
- * be read into place; offered for writing instead, the writer's NIC is
- * refused them (FI_EKEYREJECTED on both sides).
+ * in for writing (they are about to be written anyway).  A NetVM read
+ * into a page netvm.ko cannot map for writing fails (FI_EFAULT), so a
+ * receive into pages mapped read-only is not read into place but
+ * offered for writing, where the writer's NIC is refused them
+ * (FI_EKEYREJECTED on both sides, as any written receive's refusal).
  */
 static bool writable_now(const void *buf, size_t len)
 {

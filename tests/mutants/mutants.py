@@ -567,7 +567,8 @@ MUTANTS = [
          repl="\t    !writable_now(iov[0].iov_base, 0))",
          kills=["fi-netvm-rdm"],
          why="a receive into pages mapped read-only is read into place: the NIC misses a page "
-             "netvm.ko cannot map for it, and the whole endpoint stalls until it is closed"),
+             "netvm.ko cannot map for it and the read fails (FI_EFAULT) where the written "
+             "offer's refusal is FI_EKEYREJECTED"),
     dict(name="lib-fi-rdv-cache-region-blocked",
          file="guest-lib/fi_netvm/fnv_mr.c",
          orig="\t\t(void)fnv_rdv_cache_evict_locked(d, buf, len);",
