@@ -343,16 +343,26 @@ def naps(res):
     return sum(int(k) for k in m) if m else None
 
 
+def rdv_paths(res):
+    """(written, read, read into place) an endpoint counted at close
+    (FI_LOG_LEVEL=info), or None."""
+    m = re.findall(r"(\d+) rendezvous received written, (\d+) read \((\d+) into place\)", res[2])
+    return tuple(int(k) for k in m[0]) if len(m) == 1 else None
+
+
 def check_naps():
     """FI_NETVM_SPIN_US=0: every read of an empty completion queue sleeps in
     the NIC's interrupt (fnv_nap.c).  The whole native sweep still arrives
     checked, both sides slept at least once an iteration, and with the
-    default neither slept at all."""
+    default neither slept at all.  The same runs show FI_NETVM_RDV_READ_MAX
+    taking effect: 0 in the napping one (nothing read into place), unset in
+    the other (4 KiB and 64 KiB read into place, 1 MiB written)."""
     iters = 10
     want = [(size, str(iters), str(iters)) for size in ("64", "256", "1k", "4k", "64k", "1m")]
     sweeps = {}
     for spin in ("0", None):
-        wrap = ["env", "FI_LOG_LEVEL=info"] + (["FI_NETVM_SPIN_US=" + spin] if spin else [])
+        wrap = ["env", "FI_LOG_LEVEL=info"] + (["FI_NETVM_SPIN_US=" + spin,
+                                                "FI_NETVM_RDV_READ_MAX=0"] if spin else [])
         sweeps[spin] = pingpong(1, 0, PEER_IP, ["-I", str(iters)], prov=NATIVE, ep="rdm",
                                 wrap=wrap)
     for spin, what in (("0", "FI_NETVM_SPIN_US=0 (a nap at every empty read)"),
@@ -365,6 +375,15 @@ def check_naps():
     T.ok(None not in slept and min(slept) >= n and spun == [0, 0],
          "FI_NETVM_SPIN_US=0: server and client slept %s times for %d iterations; with the "
          "default %s (never)" % (slept, n, spun),
+         "\n".join(r[2][-1500:] for r in sweeps["0"] + sweeps[None]))
+    off = [rdv_paths(r) for r in sweeps["0"]]
+    on = [rdv_paths(r) for r in sweeps[None]]
+    # each side receives iters messages of each rendezvous size (4 KiB,
+    # 64 KiB, 1 MiB), each into a page-aligned buffer of one piece
+    T.ok(off == [(3 * iters, 0, 0)] * 2 and on == [(iters, 2 * iters, 2 * iters)] * 2,
+         "FI_NETVM_RDV_READ_MAX=0: every rendezvous written, none read %s; unset: 4 KiB and "
+         "64 KiB read into place, 1 MiB written %s (written, read, into place: server, client)"
+         % (off, on),
          "\n".join(r[2][-1500:] for r in sweeps["0"] + sweeps[None]))
 
 

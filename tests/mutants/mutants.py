@@ -569,6 +569,13 @@ MUTANTS = [
          why="a receive into pages mapped read-only is read into place: the NIC misses a page "
              "netvm.ko cannot map for it and the read fails (FI_EFAULT) where the written "
              "offer's refusal is FI_EKEYREJECTED"),
+    dict(name="lib-fi-rdv-read-max-unread",
+         file="guest-lib/fi_netvm/fnv_prov.c",
+         orig="\tfi_param_get_int(&fnv_prov, \"rdv_read_max\", &max);",
+         repl="\t(void)fnv_prov;",
+         kills=["guest-fi"],
+         why="FI_NETVM_RDV_READ_MAX is never read: a user who sets it (0, to have every "
+             "message written) still gets the default"),
     dict(name="lib-fi-rdv-cache-region-blocked",
          file="guest-lib/fi_netvm/fnv_mr.c",
          orig="\t\t(void)fnv_rdv_cache_evict_locked(d, buf, len);",
