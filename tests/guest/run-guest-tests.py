@@ -575,15 +575,6 @@ def group_netvm_lib():
         T.ok(rc == 0 and sum(x.startswith("ok - ") for x in lines) == 3,
              "node 0: netvm-lib-test rekeyed exits 0, 3 checks passed", diag(rc, out, err))
 
-    # NETVM_IOC_REKEY given a hostile caller's values, straight on the ioctl
-    rc, out, err = nv("run", "0", "--", "netvm-ep-test", "rekey", timeout=60)
-    lines = [l for l in out.decode(errors="replace").splitlines() if "ok - " in l]
-    T.ok(rc == 0 and len(lines) == 7 and all(l.startswith("ok - ") for l in lines),
-         "node 0: NETVM_IOC_REKEY refuses an unmapped request (EFAULT), an address with no "
-         "export or inside one (ENOENT), another process on the same file (EACCES), a "
-         "removed export (ENOENT); a name with no NUL is cut, a new key each time (%d of 7)"
-         % sum(l.startswith("ok - ") for l in lines), diag(rc, out, err))
-
     r = ctl("quit")
     src, sout, serr = srv.wait(60)
     T.ok(r == "bye" and src == 0, "node 1: the exporter exits", diag(src, sout, serr))
