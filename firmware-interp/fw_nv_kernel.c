@@ -114,6 +114,13 @@ static uint32_t k_ep_close(struct fw *fw, uint32_t port)
 	return NVM_ST_OK;
 }
 
+/* The page @op missed (FW_OP_MISS). */
+static uint64_t op_miss_page(const struct fw_nv_op *op)
+{
+	return ((uint64_t)op->miss_va_hi << 32 | op->miss_va_lo) &
+	       ~(uint64_t)(NVM_PAGE_SIZE - 1);
+}
+
 /*
  * The kernel mapped @page (0: anything) for @port: retry what waits for it.
  * Retrying only those keeps one miss from waking every other waiter, which
@@ -131,11 +138,10 @@ static uint32_t k_restart(struct fw *fw, uint32_t port, uint64_t page)
 	fw_count(fw, FW_CNT_RESTARTS);
 	for (uint32_t i = 0; i < NVM_CMDQ_LEN; i++) {
 		struct fw_nv_op *op = &e->ops[i];
-		uint64_t va = (uint64_t)op->miss_va_hi << 32 | op->miss_va_lo;
 
 		if (op->state != FW_OP_MISS)
 			continue;
-		if (page && (va & ~(uint64_t)(NVM_PAGE_SIZE - 1)) != page) {
+		if (page && op_miss_page(op) != page) {
 			waiting = true;
 			continue;
 		}
@@ -165,12 +171,11 @@ static uint32_t k_miss_fail(struct fw *fw, uint32_t port, uint64_t page)
 	e = &fw->nv.ep[port];
 	page &= ~(uint64_t)(NVM_PAGE_SIZE - 1);
 	for (uint32_t i = 0; i < NVM_CMDQ_LEN; i++) {
-		struct fw_nv_op *op = &e->ops[i];
-		uint64_t va = (uint64_t)op->miss_va_hi << 32 | op->miss_va_lo;
+		const struct fw_nv_op *op = &e->ops[i];
 
 		if (op->state != FW_OP_MISS)
 			continue;
-		if ((va & ~(uint64_t)(NVM_PAGE_SIZE - 1)) == page)
+		if (op_miss_page(op) == page)
 			fw_nv_complete(fw, port, i, NVM_ST_BAD_ADDR);
 		else
 			waiting = true;

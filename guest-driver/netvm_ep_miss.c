@@ -17,6 +17,13 @@
 #include "netvm_compat.h"
 #include "netvm_ep_priv.h"
 
+/* Kernel command @op (RESTART, MISS_FAIL) for the page of @va of @port. */
+static int page_kcmd(struct netvm_dev *nd, u8 op, u32 port, u64 va)
+{
+	return nv_kcmd(nd, op, 0, (u16)port, lower_32_bits(va & PAGE_MASK),
+		       upper_32_bits(va & PAGE_MASK), NULL, 0);
+}
+
 static void ep_page_miss(struct netvm_dev *nd, u32 port, u32 data, u64 va)
 {
 	struct netvm_eps *eps = &nd->eps;
@@ -38,9 +45,7 @@ static void ep_page_miss(struct netvm_dev *nd, u32 port, u32 data, u64 va)
 	if (ret && ep->unet && !(data & BIT(31))) {
 		/* a U-Net send: its retry misses again and fails (FAULT) */
 		netvm_ep_inc(eps, ep, EPC_MISS_ERRORS);
-		nv_kcmd(nd, NVM_KOP_RESTART, 0, (u16)port,
-			lower_32_bits(va & PAGE_MASK),
-			upper_32_bits(va & PAGE_MASK), NULL, 0);
+		page_kcmd(nd, NVM_KOP_RESTART, port, va);
 		return;
 	}
 	if (ret) {
@@ -57,9 +62,7 @@ static void ep_page_miss(struct netvm_dev *nd, u32 port, u32 data, u64 va)
 		if (ep->unet)
 			return;
 		if (!(data & BIT(31))) {
-			nv_kcmd(nd, NVM_KOP_MISS_FAIL, 0, (u16)port,
-				lower_32_bits(va & PAGE_MASK),
-				upper_32_bits(va & PAGE_MASK), NULL, 0);
+			page_kcmd(nd, NVM_KOP_MISS_FAIL, port, va);
 			return;
 		}
 		dev_warn_ratelimited(&nd->pdev->dev,
@@ -68,9 +71,7 @@ static void ep_page_miss(struct netvm_dev *nd, u32 port, u32 data, u64 va)
 		return;
 	}
 	/* only what waits for this page retries (see NVM_KOP_RESTART) */
-	if (!nv_kcmd(nd, NVM_KOP_RESTART, 0, (u16)port,
-		     lower_32_bits(va & PAGE_MASK), upper_32_bits(va & PAGE_MASK),
-		     NULL, 0))
+	if (!page_kcmd(nd, NVM_KOP_RESTART, port, va))
 		netvm_ep_inc(eps, ep, EPC_RESTARTS);
 }
 
