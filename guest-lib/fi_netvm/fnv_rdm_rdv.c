@@ -111,6 +111,28 @@ void fnv_rdv_answer_locked(struct fnv_ep *ep, uint16_t node, uint16_t port,
 	answer(ep, node, port, FNV_RDM_DONE, id, status);
 }
 
+/* A read is over (fi_err: 0 or FI_E*): counted, an error logged, and
+ * the sender told with a "done". */
+static void read_over(struct fnv_ep *ep, const struct fnv_rdv_req *q,
+		      uint16_t node, uint16_t port, const char *how,
+		      int fi_err)
+{
+	ep->rdm->rdv_read++;
+	if (fi_err)
+		FI_WARN(&fnv_prov, FI_LOG_EP_DATA,
+			"rendezvous read of %llu B from %u:%u%s: error %d\n",
+			(unsigned long long)q->len, node, port, how, fi_err);
+	fnv_rdv_answer_locked(ep, node, port, q->id, (uint32_t)fi_err);
+}
+
+/* The NIC can move the message into iov itself: from another node, into
+ * one piece that takes all of it that fits. */
+static bool one_piece_remote(const struct fnv_ep *ep, const struct iovec *iov,
+			     size_t count, size_t cap, uint16_t node)
+{
+	return node != ep->dom->node && cap && count && iov[0].iov_len >= cap;
+}
+
 /*
  * Whether this process can write [buf, +len) now: its pages are faulted
  * in for writing (they are about to be written anyway).  A NetVM read
@@ -135,9 +157,8 @@ bool fnv_rdv_in_place_locked(struct fnv_ep *ep, const struct fnv_rdv_req *q,
 	struct fnv_rdv_piece p;
 	int h;
 
-	if (node == ep->dom->node || !cap || cap > ep->rdm->rdv_read_max ||
-	    !count || iov[0].iov_len < cap ||
-	    !writable_now(iov[0].iov_base, cap))
+	if (!one_piece_remote(ep, iov, count, cap, node) ||
+	    cap > ep->rdm->rdv_read_max || !writable_now(iov[0].iov_base, cap))
 		return false;
 	h = fnv_rdv_export_locked(ep->dom, iov[0].iov_base, cap, true, &p);
 	if (h < 0)
@@ -145,13 +166,8 @@ bool fnv_rdv_in_place_locked(struct fnv_ep *ep, const struct fnv_rdv_req *q,
 	*fi_err = fnv_rdv_read_into_locked(ep->dom, node, q, iov[0].iov_base,
 					   cap);
 	fnv_rdv_unexport_locked(ep->dom, h);
-	ep->rdm->rdv_read++;
 	ep->rdm->rdv_in_place++;
-	if (*fi_err)
-		FI_WARN(&fnv_prov, FI_LOG_EP_DATA,
-			"rendezvous read of %llu B from %u:%u into place: error %d\n",
-			(unsigned long long)q->len, node, port, *fi_err);
-	fnv_rdv_answer_locked(ep, node, port, q->id, (uint32_t)*fi_err);
+	read_over(ep, q, node, port, " into place", *fi_err);
 	return true;
 }
 
@@ -161,15 +177,10 @@ int fnv_rdv_pull_locked(struct fnv_ep *ep, const struct fnv_rdv_req *q,
 {
 	int fi_err = 0;
 
-	ep->rdm->rdv_read++;
 	if (cap)
 		fi_err = fnv_rdv_read_locked(ep->dom, node, q, iov, count, 0,
 					     cap);
-	if (fi_err)
-		FI_WARN(&fnv_prov, FI_LOG_EP_DATA,
-			"rendezvous read of %llu B from %u:%u: error %d\n",
-			(unsigned long long)q->len, node, port, fi_err);
-	fnv_rdv_answer_locked(ep, node, port, q->id, (uint32_t)fi_err);
+	read_over(ep, q, node, port, "", fi_err);
 	return fi_err;
 }
 
@@ -342,7 +353,7 @@ bool fnv_rdv_offer_locked(struct fnv_ep *ep, const struct fnv_rdv_req *q,
 	int h, err = 0;
 
 	/* the loop-back, nothing to take, several pieces: read */
-	if (node == ep->dom->node || !cap || !count || iov[0].iov_len < cap)
+	if (!one_piece_remote(ep, iov, count, cap, node))
 		return false;
 	buf = (uintptr_t)iov[0].iov_base;
 	head = (buf + page - 1) / page * page - buf;

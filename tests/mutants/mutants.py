@@ -321,8 +321,8 @@ MUTANTS = [
              "(n - off) wraps, and a waiting receive completes with bytes past the frame"),
     dict(name="lib-fi-rdv-no-done",
          file="guest-lib/fi_netvm/fnv_rdm_rdv.c",
-         orig="\tfnv_rdv_answer_locked(ep, node, port, q->id, (uint32_t)fi_err);\n\treturn fi_err;",
-         repl="\treturn fi_err;",
+         orig="\tfnv_rdv_answer_locked(ep, node, port, q->id, (uint32_t)fi_err);\n}",
+         repl="}",
          kills=["fi-netvm-rdm"],
          why="a rendezvous receiver never says \"done\": the sender's send never completes, its export stays"),
     dict(name="lib-fi-rdv-untruncated",
@@ -549,8 +549,8 @@ MUTANTS = [
              "the peer can read (or write) the buffer after the message ended"),
     dict(name="lib-fi-rdv-in-place-unlimited",
          file="guest-lib/fi_netvm/fnv_rdm_rdv.c",
-         orig="\tif (node == ep->dom->node || !cap || cap > ep->rdm->rdv_read_max ||",
-         repl="\tif (node == ep->dom->node || !cap ||",
+         orig="\t    cap > ep->rdm->rdv_read_max || !writable_now(iov[0].iov_base, cap))",
+         repl="\t    !writable_now(iov[0].iov_base, cap))",
          kills=["fi-netvm-rdm"],
          why="FI_NETVM_RDV_READ_MAX is ignored: every message a receive can take whole is read "
              "into place, the large ones too, which the sender writes faster"),
@@ -563,8 +563,8 @@ MUTANTS = [
              "NetVM's NIC refuses it (the target page's key is checked too)"),
     dict(name="lib-fi-rdv-in-place-read-only",
          file="guest-lib/fi_netvm/fnv_rdm_rdv.c",
-         orig="\t    !writable_now(iov[0].iov_base, cap))",
-         repl="\t    !writable_now(iov[0].iov_base, 0))",
+         orig="\t    cap > ep->rdm->rdv_read_max || !writable_now(iov[0].iov_base, cap))",
+         repl="\t    cap > ep->rdm->rdv_read_max || !writable_now(iov[0].iov_base, 0))",
          kills=["fi-netvm-rdm"],
          why="a receive into pages mapped read-only is read into place: the NIC misses a page "
              "netvm.ko cannot map for it and the read fails (FI_EFAULT) where the written "
