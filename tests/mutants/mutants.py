@@ -526,6 +526,13 @@ MUTANTS = [
          kills=["guest-netvm-user"],
          why="a local operation's page netvm.ko cannot map (a read into a read-only mapping) "
              "is not failed: the endpoint stalls until it is closed"),
+    dict(name="fw-miss-fail-closed-port",
+         file="firmware-interp/fw_nv_kernel.c",
+         orig="\tif (port >= FW_NV_EPS || !fw->nv.ep[port].open)\n\t\treturn NVM_ST_BAD_CMD;\n\te = &fw->nv.ep[port];\n\tpage &= ~(uint64_t)(NVM_PAGE_SIZE - 1);\n\tfor (uint32_t i = 0; i < NVM_CMDQ_LEN; i++) {\n\t\tconst",
+         repl="\tif (port >= FW_NV_EPS)\n\t\treturn NVM_ST_BAD_CMD;\n\te = &fw->nv.ep[port];\n\tpage &= ~(uint64_t)(NVM_PAGE_SIZE - 1);\n\tfor (uint32_t i = 0; i < NVM_CMDQ_LEN; i++) {\n\t\tconst",
+         kills=["firmware-netvm"],
+         why="NVM_KOP_MISS_FAIL for an endpoint that is not open is taken as done: a kernel's "
+             "stray command is not reported"),
     dict(name="fw-miss-fail-ignored",
          file="firmware-interp/fw_nv_kernel.c",
          orig="\t\t\tfw_nv_complete(fw, port, i, NVM_ST_BAD_ADDR);\n\t\telse",

@@ -569,9 +569,9 @@ END_TEST
 /* The kernel cannot map a page a local operation missed (a source, a
  * read's target): NVM_KOP_MISS_FAIL fails what waits for that page with
  * BAD_ADDR, and the endpoint goes on. */
-static void miss_fail(uint64_t page)
+static void miss_fail_on(uint16_t port, uint64_t page)
 {
-	struct nvm_cmd c = { .op = NVM_KOP_MISS_FAIL, .dst_port = PA };
+	struct nvm_cmd c = { .op = NVM_KOP_MISS_FAIL, .dst_port = port };
 
 	c.arg[0] = (uint32_t)page;
 	c.arg[1] = (uint32_t)(page >> 32);
@@ -579,8 +579,24 @@ static void miss_fail(uint64_t page)
 	settle();
 }
 
+static void miss_fail(uint64_t page)
+{
+	miss_fail_on(PA, page);
+}
+
 START_TEST(test_local_miss_fails)
 {
+	uint32_t kerr = sh_shadow(&ha, NVM_EP_KERNEL).errors;
+
+	/* a port out of range or not open: refused, nothing else happens */
+	miss_fail_on(FW_NV_EPS, SRC);
+	miss_fail_on(0xffff, SRC);
+	miss_fail_on(PA + 1, SRC);
+	ck_assert_uint_eq(sh_shadow(&ha, NVM_EP_KERNEL).errors, kerr + 3);
+	for (uint32_t i = 0; i < 3; i++)
+		ck_assert_uint_eq(sh_err(&ha, NVM_EP_KERNEL, kerr + i).status,
+				  NVM_ST_BAD_CMD);
+	ck_assert_uint_eq(sh_shadow(&ha, PA).errors, 0);
 	ha.auto_fault = 0;
 	/* a write whose second source page is out and stays out */
 	sh_fill(&ha, PA, SRC, 2 * 4096, 31);
