@@ -495,12 +495,19 @@ static bool step_once(struct sim_chip **chips)
 	return moved;
 }
 
+/* Every operation ends within the longest give-up; what still moves after
+ * twice that is a loop no timer ends (retransmissions to a node that is
+ * not there, an endpoint stalled on a page that stays out), and settling
+ * further would only spin. */
+#define SIM_SETTLE_NS_MAX	(2 * NVM_GIVEUP_MS_MAX * 1000000ull)
+
 int sim_settle(struct sim_chip *a, struct sim_chip *b)
 {
 	struct sim_chip *chips[2] = { a, b };
+	uint64_t start = a->now_ns;
 	int steps = 0;
 
-	while (steps < 2000000) {
+	while (steps < 2000000 && a->now_ns - start <= SIM_SETTLE_NS_MAX) {
 		steps++;
 		if (step_once(chips))
 			continue;
