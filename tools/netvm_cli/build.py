@@ -9,11 +9,15 @@ Steps, in order, each quick when its outputs are up to date:
   meson   meson setup/compile build/meson    -> libraries, tools, tests, agent
   image   images/mkimage.py                  -> build/image/initramfs.cpio.gz
   pkgdisk images/packages.list, apt, dpkg-deb -> build/pkgdisk/pkgs.squashfs (pkgdisk.py)
+
+kernel and pkgdisk run in a thread of their own beside qemu: they mostly
+wait on the archive and the disk while QEMU's compiles keep the CPUs busy.
 """
 import glob
 import os
 import shutil
 import subprocess
+import threading
 
 from .command import Command
 from .common import (BUILD, DOWNLOADS, DRIVER_DIR, DRIVER_KO, IMAGE_DIR, INITRAMFS,
@@ -138,8 +142,15 @@ def step_driver():
     kdir = headers_dir(abi)
     if not os.path.isdir(kdir):
         raise NetvmError("%s missing: run ./netvm deps" % kdir)
-    rc = run(["make", "-C", DRIVER_DIR, "KDIR=" + kdir],
-             log=os.path.join(LOGS, "driver.log"))
+    # every CPU (Kbuild builds one file at a time unless told), and through
+    # ccache when there is one, hashed relative to the checkout as QEMU's
+    # compiles are (build-qemu.sh), so that CI's fresh clone reuses them
+    cmd = ["make", "-C", DRIVER_DIR, "-j%d" % (os.cpu_count() or 1), "KDIR=" + kdir]
+    env = None
+    if shutil.which("ccache"):
+        cmd.append("CC=ccache gcc")
+        env = dict(os.environ, CCACHE_BASEDIR=REPO, CCACHE_NOHASHDIR="1")
+    rc = run(cmd, log=os.path.join(LOGS, "driver.log"), env=env)
     if rc != 0:
         raise NetvmError("building guest-driver/netvm.ko failed (log: %s)"
                          % rel(os.path.join(LOGS, "driver.log")))
@@ -196,16 +207,60 @@ STEP_FUNCS = {"deps": step_deps, "qemu": step_qemu, "kernel": step_kernel,
               "pkgdisk": step_pkgdisk}
 
 
+# Steps that mostly wait on the network and the disk, in their order: while
+# qemu builds they run in a thread (image needs kernel's modules, pkgdisk
+# needs them too; nothing else needs either)
+BESIDE_QEMU = ["kernel", "pkgdisk"]
+
+
+def run_step(name):
+    t = Timer()
+    say("[%s] ..." % name)
+    detail = STEP_FUNCS[name]()
+    say("[%s] done in %s%s" % (name, t, (": " + detail) if detail else ""))
+
+
+class Beside(threading.Thread):
+    """BESIDE_QEMU's steps, in order, in a thread; wait(name) returns once
+    that step is done and raises its error if it (or one before it) failed."""
+    def __init__(self, names):
+        super().__init__(name="build-beside", daemon=True)
+        self.names = names
+        self.done = dict((n, threading.Event()) for n in names)
+        self.error = None
+
+    def run(self):
+        for name in self.names:
+            try:
+                if self.error is None:
+                    run_step(name)
+            except BaseException as e:      # handed to the main thread by wait()
+                say("[%s] failed (the build stops when qemu is done): %s" % (name, e))
+                self.error = e
+            self.done[name].set()
+
+    def wait(self, name):
+        self.done[name].wait()
+        if self.error is not None:
+            raise self.error
+
+
 def build(skip=()):
     total = Timer()
+    beside = None
     for name in STEPS:
         if name in skip:
             say("[%s] skipped" % name)
             continue
-        t = Timer()
-        say("[%s] ..." % name)
-        detail = STEP_FUNCS[name]()
-        say("[%s] done in %s%s" % (name, t, (": " + detail) if detail else ""))
+        if name == "qemu":
+            names = [n for n in BESIDE_QEMU if n not in skip]
+            if names:
+                beside = Beside(names)
+                beside.start()
+        if beside and name in beside.names:
+            beside.wait(name)
+            continue
+        run_step(name)
     say("build complete in %s" % total)
 
 

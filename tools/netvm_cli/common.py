@@ -2,6 +2,7 @@
 import os
 import subprocess
 import sys
+import threading
 import time
 
 TOOLS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -41,7 +42,11 @@ class NetvmError(Exception):
 
 
 def say(msg):
-    print("netvm: " + msg, flush=True)
+    # from a thread beside a child's one updating line on a terminal
+    # (build.py's steps beside build-qemu's progress): over that line
+    over = "\r\033[K" if threading.current_thread() is not threading.main_thread() and \
+        sys.stdout.isatty() else ""
+    print(over + "netvm: " + msg, flush=True)
 
 
 def warn(msg):
