@@ -8,6 +8,7 @@ import os
 import pty
 import re
 import select
+import shlex
 import signal
 import subprocess
 import time
@@ -21,6 +22,27 @@ QEMU_CONF = "/etc/libvirt/qemu.conf"
 # started when it ends, which would pull them from under another test that
 # found them running and used them
 DAEMONS_LOCK = "/run/lock/netvm-test-libvirtd.lock"
+
+
+def ktests(nv, node, *cmds):
+    """netvm-ktest once per cmd (a tuple of its arguments), one after
+    another in one `./netvm run` (nv(*args, timeout=): the test's): each
+    run costs a front-door start and an agent round trip, a second and
+    more through an ssh tunnel.  -> [(rc, out, err)] per cmd (err: the
+    run's whole stderr); those a failed run did not reach failed too."""
+    # the status on a line of its own even after output without a newline
+    script = "".join("netvm-ktest %s; printf '\\n#ktest-rc %%d\\n' $?\n"
+                     % " ".join(shlex.quote(str(a)) for a in c) for c in cmds)
+    rc, out, err = nv("run", node, "--", "sh", "-c", script, timeout=120)
+    res, part = [], []
+    for line in out.splitlines():
+        m = re.match(r"^#ktest-rc (\d+)$", line)
+        if m:
+            res.append((int(m.group(1)), "\n".join(part[:-1] if part and not part[-1] else part), err))
+            part = []
+        else:
+            part.append(line)
+    return res + [(rc or 255, "\n".join(part), err)] * (len(cmds) - len(res))
 
 
 @contextlib.contextmanager

@@ -102,13 +102,13 @@ def check_netvm():
             roff = (5 + 3571 * (i + k)) % (W - size + 1)
             seed = 100 * src + 10 * dst + i
             r1 = ktest(src, "write", dst, hex(pa[dst] + roff), loff, size, seed)
-            r2 = ktest(dst, "check", roff, size, seed)
+            # the write's check and the read's fill at dst, then the read
+            # and its check at src
+            r2, r0 = lvd.ktests(nv, dst, ("check", roff, size, seed), ("fill", roff, size, seed + 50))
             T.ok(r1[0] == 0 and r2[0] == 0, "writeP %d B node %d -> node %d: every byte verified"
                  % (size, src, dst), "write: " + diag(*r1) + "\ncheck: " + diag(*r2))
-            seed += 50
-            r0 = ktest(dst, "fill", roff, size, seed)
-            r1 = ktest(src, "read", dst, hex(pa[dst] + roff), loff, size)
-            r2 = ktest(src, "check", loff, size, seed)
+            r1, r2 = lvd.ktests(nv, src, ("read", dst, hex(pa[dst] + roff), loff, size),
+                                ("check", loff, size, seed + 50))
             T.ok(r0[0] == 0 and r1[0] == 0 and r2[0] == 0,
                  "readP %d B node %d <- node %d: every byte verified" % (size, src, dst),
                  "fill: " + diag(*r0) + "\nread: " + diag(*r1) + "\ncheck: " + diag(*r2))

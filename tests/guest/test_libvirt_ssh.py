@@ -218,12 +218,13 @@ def check_netvm(what, sizes=(4097, W - 13)):
             roff = (5 + 3571 * (i + k)) % (W - size + 1)
             seed = 100 * src + 10 * dst + i + (50 if what else 0)
             r1 = ktest(src, "write", dst, hex(pa[dst] + roff), loff, size, seed)
-            r2 = ktest(dst, "check", roff, size, seed)
+            # the write's check and the read's fill at dst, then the read
+            # and its check at src
+            r2, r0 = lvd.ktests(nv, dst, ("check", roff, size, seed), ("fill", roff, size, seed + 7))
             T.ok(r1[0] == 0 and r2[0] == 0, "%swriteP %d B node %d -> node %d across the hosts: verified"
                  % (what, size, src, dst), "write: " + diag(*r1) + "\ncheck: " + diag(*r2))
-            r0 = ktest(dst, "fill", roff, size, seed + 7)
-            r1 = ktest(src, "read", dst, hex(pa[dst] + roff), loff, size)
-            r2 = ktest(src, "check", loff, size, seed + 7)
+            r1, r2 = lvd.ktests(nv, src, ("read", dst, hex(pa[dst] + roff), loff, size),
+                            ("check", loff, size, seed + 7))
             T.ok(r0[0] == 0 and r1[0] == 0 and r2[0] == 0,
                  "%sreadP %d B node %d <- node %d across the hosts: verified" % (what, size, src, dst),
                  "fill: " + diag(*r0) + "\nread: " + diag(*r1) + "\ncheck: " + diag(*r2))
