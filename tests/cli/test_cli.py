@@ -11,6 +11,7 @@ recorders.  The topology tests run netvm-switch --routes: NETVM_SWITCH
 (meson sets it), or build/meson/fabric/netvm-switch.
 """
 import errno
+import importlib
 import io
 import json
 import os
@@ -115,9 +116,33 @@ class TestWiring(StateDirCase):
         self.assertEqual([m.start() for m in where], sorted(m.start() for m in where))
 
     def test_every_module_command_is_wired(self):
-        declared = sorted(c.name for m in cli.MODULES for c in m.COMMANDS)
+        declared = sorted(c.name for m in cli.modules() for c in m.COMMANDS)
         self.assertEqual(declared, sorted(cli.HELP_ORDER))
         self.assertEqual(len(declared), 22)
+        # each in the module the table names, so that ./netvm CMD finds it
+        # loading that module alone
+        for cmd, name in cli.COMMAND_MODULES:
+            self.assertIn(cmd, [c.name for c in importlib.import_module("netvm_cli." + name).COMMANDS])
+
+    def test_one_command_loads_one_module(self):
+        """./netvm run parses as the whole parser does, and loads none of
+        the modules of booting, benchmarking or libvirt."""
+        argv = ["--cluster", "a", "run", "-e", "A=1", "--timeout", "3", "1", "--", "ls", "-l"]
+        self.assertEqual(cli.command_of(argv), "run")
+        one, whole = (vars(p.parse_args(argv)) for p in (cli.command_parser("run"), cli.parser()))
+        self.assertEqual(one.pop("func").__qualname__, whole.pop("func").__qualname__)
+        self.assertEqual(one, whole)
+        for argv in (["-h"], ["--cluster"], ["--cluster", "a"], ["nosuch"], [], ["--cluster=a", "-x", "run"]):
+            self.assertIsNone(cli.command_of(argv), argv)
+        self.assertEqual(cli.command_of(["--cluster=a", "status"]), "status")
+        code = ("import sys; sys.path.insert(0, %r); from netvm_cli import cli; "
+                "cli.command_parser('run'); print(' '.join(sorted(m for m in sys.modules "
+                "if m.startswith('netvm_cli.') and type(sys.modules[m]) is type(sys))))"
+                % os.path.join(REPO, "tools"))   # a lazy module is of its own type until loaded
+        r = subprocess.run([sys.executable, "-I", "-B", "-c", code], stdout=subprocess.PIPE, text=True, check=True)
+        self.assertEqual(r.stdout.split(), ["netvm_cli.agent", "netvm_cli.cli", "netvm_cli.cluster",
+                                            "netvm_cli.clustercmd", "netvm_cli.command", "netvm_cli.common",
+                                            "netvm_cli.fabric"])
 
     def test_order_must_match_declarations(self):
         a, b = self.fake("one", "two"), self.fake("three")

@@ -34,16 +34,18 @@ import time
 import tty
 
 from . import agent
-from . import cpugroups
 from . import fabric
-from . import fastboot
-from . import mapper
-from . import pkgdisk
-from . import vmsched
-from .build import require_built
-from .snapshot import Qmp
 from .common import (CLUSTERS, DRIVER_KO, INITRAMFS, REPO, VMLINUZ, NetvmError, Timer,
-                     proc_running, qemu_binary, rel, say)
+                     lazy_import, proc_running, qemu_binary, rel, say)
+
+# what booting, pinning and routing need, loaded when they run
+build = lazy_import("build")
+cpugroups = lazy_import("cpugroups")
+fastboot = lazy_import("fastboot")
+mapper = lazy_import("mapper")
+pkgdisk = lazy_import("pkgdisk")
+snapshot = lazy_import("snapshot")
+vmsched = lazy_import("vmsched")
 
 AGENT_GUEST_PORT = 7777
 # 16 single-vCPU TCG guests are what 2 host cores carry idle (docs/cluster.md);
@@ -397,7 +399,7 @@ class Cluster:
         if topology and not os.path.isfile(topology):
             raise NetvmError("--topology %s: no such file" % topology)
         use_switch = uses_switch(n, topology)
-        require_built()
+        build.require_built()
         if use_switch:
             fabric.switch_binary()
         if accel == "kvm" and not os.access("/dev/kvm", os.R_OK | os.W_OK):
@@ -635,7 +637,7 @@ class Cluster:
         source was not its peer-node; docs/security.md), read over QMP so
         that the guest cannot hide it; None if it cannot be read."""
         try:
-            q = Qmp(self.path("node%d.qmp" % node["id"]), timeout=5)
+            q = snapshot.Qmp(self.path("node%d.qmp" % node["id"]), timeout=5)
             try:
                 return q.cmd("qom-get", path="/machine/peripheral/nic", property="rx-bad-src")
             finally:

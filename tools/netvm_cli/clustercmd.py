@@ -3,11 +3,14 @@ reload-driver, down, logs (the Cluster they drive: cluster.py; a cluster
 started with up --libvirt: libvirt.py for up, status, console and down)."""
 import argparse
 
-from . import build as buildmod
-from . import libvirt, libvirt_remote
 from .cluster import BACK_TO_BACK_MAX, MAX_NODES
 from .command import Command
-from .common import DEFAULT_MEM, DEFAULT_TIMEOUT, NetvmError, say
+from .common import DEFAULT_MEM, DEFAULT_TIMEOUT, NetvmError, lazy_import, say
+
+# loaded by the commands that use them (run needs neither)
+buildmod = lazy_import("build")
+libvirt = lazy_import("libvirt")
+libvirt_remote = lazy_import("libvirt_remote")
 
 
 def add_up_args(sp):

@@ -37,6 +37,24 @@ def qemu_binary():
     return os.environ.get("NETVM_QEMU") or os.path.join(QEMU_BUILD, "qemu-system-x86_64")
 
 
+def lazy_import(name):
+    """The front door's module NAME (netvm_cli.NAME), loaded at its first
+    attribute use (importlib.util.LazyLoader): ./netvm run, which tests
+    call thousands of times, then loads only what running a command needs,
+    not what booting or benchmarking does."""
+    import importlib.util
+    full = __package__ + "." + name
+    if full in sys.modules:
+        return sys.modules[full]
+    spec = importlib.util.find_spec(full)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[full] = module
+    spec.loader.exec_module(module)
+    setattr(sys.modules[__package__], name, module)
+    return module
+
+
 class NetvmError(Exception):
     """A failure reported to the user as one line, exit status 1."""
 
