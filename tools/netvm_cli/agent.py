@@ -9,6 +9,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 
 
 class AgentError(Exception):
@@ -67,11 +68,13 @@ def ping(port, timeout=2.0):
     return data.decode(errors="replace")
 
 
-def run(port, argv, env=(), cwd=None, stdin=None, out=None, err=None, timeout=None):
+def run(port, argv, env=(), cwd=None, stdin=None, out=None, err=None, timeout=None, deadline=None):
     """Runs argv in the guest; streams its stdout/stderr to out/err (binary
     files, default the host's) as it comes.  stdin: a binary file to forward,
-    or None for an empty stdin.  Returns the exit status, shell style
-    (128+N if killed by signal N)."""
+    or None for an empty stdin.  timeout: seconds without a word from the
+    agent; deadline: time.monotonic() by which the command must have ended
+    (whatever it prints).  Returns the exit status, shell style (128+N if
+    killed by signal N)."""
     out = out if out is not None else sys.stdout.buffer
     err = err if err is not None else sys.stderr.buffer
     try:
@@ -93,6 +96,11 @@ def run(port, argv, env=(), cwd=None, stdin=None, out=None, err=None, timeout=No
             threading.Thread(target=_pump_stdin, args=(s, stdin), daemon=True).start()
         interrupted = False
         while True:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AgentError("command did not end by its deadline")
+                s.settimeout(left if timeout is None else min(left, timeout))
             try:
                 ftype, data = _recv(s)
             except KeyboardInterrupt:
@@ -105,6 +113,8 @@ def run(port, argv, env=(), cwd=None, stdin=None, out=None, err=None, timeout=No
                     return 130
                 continue
             except socket.timeout:
+                if deadline is not None and deadline <= time.monotonic():
+                    raise AgentError("command did not end by its deadline")
                 raise AgentError("command timed out after %s s" % timeout)
             except OSError as e:
                 raise AgentError("connection to the guest agent lost: %s" % e)

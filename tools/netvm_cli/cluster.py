@@ -646,13 +646,17 @@ class Cluster:
             return None
 
     # --- run -----------------------------------------------------------
-    def run(self, n, argv, env=(), cwd=None, stdin=False, timeout=None):
+    def run(self, n, argv, env=(), cwd=None, stdin=False, timeout=None, out=None, err=None,
+            deadline=None):
+        """./netvm run; out, err and deadline: agent.run's (the guest tests'
+        in-process run, guestlib.run_netvm)."""
         node = self.node(n)
         if not self.pid_alive(node):
             raise NetvmError("node %d is not running (./netvm status)" % node["id"])
         try:
             return agent.run(node["port"], argv, env=env, cwd=cwd,
-                             stdin=sys.stdin.buffer if stdin else None, timeout=timeout)
+                             stdin=sys.stdin.buffer if stdin else None, timeout=timeout,
+                             out=out, err=err, deadline=deadline)
         except agent.AgentError as e:
             raise NetvmError("node %d: %s" % (node["id"], e))
 
