@@ -651,13 +651,18 @@ class Cluster:
         """./netvm run; out, err and deadline: agent.run's (the guest tests'
         in-process run, guestlib.run_netvm)."""
         node = self.node(n)
-        if not self.pid_alive(node):
+        # a domain on another host is asked over ssh (a second or so): only
+        # when its agent cannot be reached
+        remote = "+ssh://" in node.get("uri", "")
+        if not remote and not self.pid_alive(node):
             raise NetvmError("node %d is not running (./netvm status)" % node["id"])
         try:
             return agent.run(node["port"], argv, env=env, cwd=cwd,
                              stdin=sys.stdin.buffer if stdin else None, timeout=timeout,
                              out=out, err=err, deadline=deadline)
         except agent.AgentError as e:
+            if remote and not self.pid_alive(node):
+                raise NetvmError("node %d is not running (./netvm status)" % node["id"])
             raise NetvmError("node %d: %s" % (node["id"], e))
 
     # --- reload-driver -------------------------------------------------
