@@ -61,7 +61,9 @@ bandwidth test's own account of its parts are noted.
 
 TAP output; the cluster is always torn down.
 Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT, NETVM_MPI_FI_PROVIDER, NETVM_TEST_HPCC,
-NETVM_TEST_RXD_ALL, NETVM_TEST_HPCC_RANKS.
+NETVM_TEST_RXD_ALL, NETVM_TEST_HPCC_RANKS, NETVM_TEST_HPCC_SPIN_US ("SPIN" or
+"SPIN,NAP": hpcc's ranks with those FI_NETVM_SPIN_US and FI_NETVM_NAP_US;
+unset: they spin).
 """
 import os
 import re
@@ -117,9 +119,13 @@ def napping(provider, np):
 
 
 def mpirun(provider, np, argv, verbose=False, timeout=600, nap=True):
+    """nap: True, the jobs' rule (naps()); False, none; "SPIN[,NAP]", those
+    FI_NETVM_SPIN_US and FI_NETVM_NAP_US."""
+    spin = naps(provider, np) if nap is True else [] if nap is False else \
+        [x for v, name in zip(nap.split(","), ("SPIN", "NAP"))
+         for x in ("-x", "FI_NETVM_%s_US=%d" % (name, int(v)))]
     return nv("mpirun", "--fi", provider, *(["--verbose-fi"] if verbose else []), "-n", np,
-              *(naps(provider, np) if nap else []), "--timeout", timeout, "--", *argv,
-              timeout=timeout + 60)
+              *spin, "--timeout", timeout, "--", *argv, timeout=timeout + 60)
 
 
 COUNTED = ("unet_tx", "unet_rx", "cmd_read", "rx_bytes")
@@ -349,8 +355,9 @@ def check_hpcc(provider, np):
     ok = rc == 0 and all(r[0] == 0 for r in res.values())
     before = counters(nodes)
     t0 = time.monotonic()
+    spin = os.environ.get("NETVM_TEST_HPCC_SPIN_US")
     rc, out, err = mpirun(provider, np, ["sh", "-c", "cd %s && exec hpcc" % HPCC_DIR], timeout=1200,
-                          nap=False)
+                          nap=False if spin is None else spin)
     T.note("%s, %d ranks, hpcc: %.1f s" % (provider, np, time.monotonic() - t0))
     after = counters(nodes)
     _, res_out, _ = sh(0, "cat %s/hpccoutf.txt" % HPCC_DIR)
