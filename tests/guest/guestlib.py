@@ -104,8 +104,8 @@ def front_door():
         if sys.pycache_prefix is None and not sys.dont_write_bytecode:
             sys.pycache_prefix = os.path.join(os.path.dirname(tools), "build", "pycache")
         sys.path.insert(0, tools)
-        _front_door.append((importlib.import_module("netvm_cli.cluster"),
-                            importlib.import_module("netvm_cli.common")))
+        _front_door.append(tuple(importlib.import_module("netvm_cli." + m)
+                                 for m in ("cluster", "common", "agent")))
     return _front_door[0]
 
 
@@ -122,7 +122,7 @@ def run_in_process(cluster, args, timeout, stdin):
     if not IN_PROCESS or stdin is not None or len(args) < 4 or args[0] != "run" or args[2] != "--" or \
             not str(args[1]).isdigit():
         return None
-    clustermod, common = front_door()
+    clustermod, common, agent = front_door()
     argv = [str(a) for a in args[3:]]
     out, err = io.BytesIO(), io.BytesIO()
     t0 = time.monotonic()
@@ -130,7 +130,7 @@ def run_in_process(cluster, args, timeout, stdin):
         c = clustermod.Cluster(clustermod.cluster_name(cluster))
         rc = c.run(str(args[1]), argv, out=out, err=err, deadline=t0 + timeout)
     except common.NetvmError as e:
-        if "did not end by its deadline" in str(e):
+        if isinstance(e.__cause__, agent.DeadlinePassed):
             rc = -1
             err.write(b"\n(timed out)")
         else:

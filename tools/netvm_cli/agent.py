@@ -16,6 +16,10 @@ class AgentError(Exception):
     pass
 
 
+class DeadlinePassed(AgentError):
+    """run()'s deadline came before the command ended."""
+
+
 class OutputClosed(Exception):
     """The host's stdout/stderr was closed while the command ran."""
 
@@ -99,7 +103,7 @@ def run(port, argv, env=(), cwd=None, stdin=None, out=None, err=None, timeout=No
             if deadline is not None:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise AgentError("command did not end by its deadline")
+                    raise DeadlinePassed("command did not end by its deadline")
                 s.settimeout(left if timeout is None else min(left, timeout))
             try:
                 ftype, data = _recv(s)
@@ -114,7 +118,7 @@ def run(port, argv, env=(), cwd=None, stdin=None, out=None, err=None, timeout=No
                 continue
             except socket.timeout:
                 if deadline is not None and deadline <= time.monotonic():
-                    raise AgentError("command did not end by its deadline")
+                    raise DeadlinePassed("command did not end by its deadline")
                 raise AgentError("command timed out after %s s" % timeout)
             except OSError as e:
                 raise AgentError("connection to the guest agent lost: %s" % e)

@@ -663,7 +663,7 @@ class Cluster:
         except agent.AgentError as e:
             if remote and not self.pid_alive(node):
                 raise NetvmError("node %d is not running (./netvm status)" % node["id"])
-            raise NetvmError("node %d: %s" % (node["id"], e))
+            raise NetvmError("node %d: %s" % (node["id"], e)) from e
 
     # --- reload-driver -------------------------------------------------
     def reload_driver(self):
