@@ -1358,5 +1358,37 @@ class TestBenchReport(unittest.TestCase):
         self.assertIsNone(s["tcp_rr_4096B_virtio_over_loopback"])
 
 
+class TestCpuProfile(unittest.TestCase):
+    """ci/cpu-profile.py: a command's CPU by cluster and by test, its
+    status passed on."""
+
+    def test_labels_and_status(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        out = os.path.join(tmp, "cpu.txt")
+        # two busy children of a CPU second each: one named by a cluster
+        # option, one under a test script; the command exits 3
+        spin = os.path.join(tmp, "tests", "guest", "fake-test.py")
+        os.makedirs(os.path.dirname(spin))
+        with open(spin, "w") as f:
+            # a second of CPU however loaded the host (no timing)
+            f.write("import time\nwhile time.process_time() < 1.0: pass\n")
+        script = "'{0}' '{1}' group &\n'{0}' '{1}' --cluster t-prof &\nwait; exit 3\n".format(sys.executable, spin)
+        r = subprocess.run([sys.executable, os.path.join(REPO, "ci", "cpu-profile.py"), "-o", out,
+                            "--interval", "0.2", "--", "bash", "-c", script])
+        self.assertEqual(r.returncode, 3)
+        with open(out) as f:
+            head, *rows = f.read().splitlines()
+        self.assertRegex(head, r"^\d+ s wall; host CPU [\d.]+ s; seen in samples [\d.]+ s; "
+                               r"too short-lived to be seen [\d.]+ s$")
+        got = dict((line.split(None, 1)[1], float(line.split()[0])) for line in rows)
+        self.assertGreater(got.get("test:tests/guest/fake-test.py group", 0), 0.5, rows)
+        self.assertGreater(got.get("cluster:t-prof", 0), 0.5, rows)
+        r = subprocess.run([sys.executable, os.path.join(REPO, "ci", "cpu-profile.py")],
+                           stderr=subprocess.PIPE, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("error: no command given", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0]] + sys.argv[1:], verbosity=2)

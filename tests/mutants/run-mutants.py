@@ -114,7 +114,7 @@ def parts_of(m):
         # libnetvm alike: rebuild whatever the killing tests run
         parts = ["meson"] + (["qemu"] if qemu_tests else []) + (
             ["driver", "image"] if guest else [])
-    elif not f.startswith(("tools/", "tests/guest/")) or not f.endswith(".py"):
+    elif not f.startswith(("tools/", "tests/guest/", "ci/")) or not f.endswith(".py"):
         # Python, run from the checkout (the front door, the guest tests' harness)
         raise RuntimeError("%s: no rule says what %s feeds (run-mutants.py, parts_of)"
                            % (m["name"], f))
