@@ -224,7 +224,7 @@ def check_netvm(what, sizes=(4097, W - 13)):
             T.ok(r1[0] == 0 and r2[0] == 0, "%swriteP %d B node %d -> node %d across the hosts: verified"
                  % (what, size, src, dst), "write: " + diag(*r1) + "\ncheck: " + diag(*r2))
             r1, r2 = lvd.ktests(nv, src, ("read", dst, hex(pa[dst] + roff), loff, size),
-                            ("check", loff, size, seed + 7))
+                                ("check", loff, size, seed + 7))
             T.ok(r0[0] == 0 and r1[0] == 0 and r2[0] == 0,
                  "%sreadP %d B node %d <- node %d across the hosts: verified" % (what, size, src, dst),
                  "fill: " + diag(*r0) + "\nread: " + diag(*r1) + "\ncheck: " + diag(*r2))

@@ -110,22 +110,21 @@ def prov_name(provider):
 
 
 def naps(provider, np):
-    """mpirun's -x for a job whose ranks sleep when they only wait."""
-    return ["-x", "FI_NETVM_SPIN_US=%d" % NAP_SPIN_US] if native(provider) and np > 2 else []
+    """mpirun's spin for a job whose ranks only wait (None: they spin)."""
+    return str(NAP_SPIN_US) if native(provider) and np > 2 else None
 
 
 def napping(provider, np):
     return ", ranks sleeping after %d us of empty reads" % NAP_SPIN_US if naps(provider, np) else ""
 
 
-def mpirun(provider, np, argv, verbose=False, timeout=600, nap=True):
-    """nap: True, the jobs' rule (naps()); False, none; "SPIN[,NAP]", those
-    FI_NETVM_SPIN_US and FI_NETVM_NAP_US."""
-    spin = naps(provider, np) if nap is True else [] if nap is False else \
-        [x for v, name in zip(nap.split(","), ("SPIN", "NAP"))
-         for x in ("-x", "FI_NETVM_%s_US=%d" % (name, int(v)))]
+def mpirun(provider, np, argv, verbose=False, timeout=600, spin=None):
+    """spin: "SPIN[,NAP]", the ranks' FI_NETVM_SPIN_US and FI_NETVM_NAP_US
+    (None: they spin)."""
+    env = [x for v, name in zip(spin.split(",") if spin else [], ("SPIN", "NAP"))
+           for x in ("-x", "FI_NETVM_%s_US=%d" % (name, int(v)))]
     return nv("mpirun", "--fi", provider, *(["--verbose-fi"] if verbose else []), "-n", np,
-              *spin, "--timeout", timeout, "--", *argv, timeout=timeout + 60)
+              *env, "--timeout", timeout, "--", *argv, timeout=timeout + 60)
 
 
 COUNTED = ("unet_tx", "unet_rx", "cmd_read", "rx_bytes")
@@ -235,7 +234,8 @@ def check_two_a_node(provider):
     every other: two local endpoints with common peers."""
     np = 2 * NODES
     t0 = time.monotonic()
-    rc, out, err = mpirun(provider, np, ["python3", "-c", MPI_ALL, ALL_N] + list(ALL_LENS))
+    rc, out, err = mpirun(provider, np, ["python3", "-c", MPI_ALL, ALL_N] + list(ALL_LENS),
+                          spin=naps(provider, np))
     T.note("%s, %d ranks, 2 a node, all to all: %.1f s" % (provider, np, time.monotonic() - t0))
     got = sorted((l for l in out.splitlines() if l.startswith("rank ")),
                  key=lambda l: int(l.split()[1]))
@@ -256,7 +256,7 @@ def check_mpi4py(provider, np):
     before = counters(nodes)
     t0 = time.monotonic()
     rc, out, err = mpirun(provider, np, ["python3", "-c", MPI4PY, RING_N, RING_LEN, MPI4PY_K],
-                          verbose=True)
+                          verbose=True, spin=naps(provider, np))
     T.note("%s, %d ranks, ring and allreduces: %.1f s" % (provider, np, time.monotonic() - t0))
     after = counters(nodes)
     got = sorted(l for l in out.splitlines() if l.startswith("rank "))
@@ -355,9 +355,8 @@ def check_hpcc(provider, np):
     ok = rc == 0 and all(r[0] == 0 for r in res.values())
     before = counters(nodes)
     t0 = time.monotonic()
-    spin = os.environ.get("NETVM_TEST_HPCC_SPIN_US")
     rc, out, err = mpirun(provider, np, ["sh", "-c", "cd %s && exec hpcc" % HPCC_DIR], timeout=1200,
-                          nap=False if spin is None else spin)
+                          spin=os.environ.get("NETVM_TEST_HPCC_SPIN_US"))
     T.note("%s, %d ranks, hpcc: %.1f s" % (provider, np, time.monotonic() - t0))
     after = counters(nodes)
     _, res_out, _ = sh(0, "cat %s/hpccoutf.txt" % HPCC_DIR)
