@@ -34,6 +34,15 @@ static ssize_t link_state_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(link_state);
 
+/* reads of the doorbell pages' yield word (netvm_unet_yield) */
+static ssize_t db_yields_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", netvm_rd(to_netvm(dev),
+						 NVM_REG_DB_YIELDS));
+}
+static DEVICE_ATTR_RO(db_yields);
+
 static ssize_t fw_version_show(struct device *dev,
 			       struct device_attribute *attr, char *buf)
 {
@@ -196,6 +205,7 @@ static ssize_t netvm_nv_counter_show(struct device *dev,
 static struct attribute *netvm_attrs[] = {
 	&dev_attr_node_id.attr,
 	&dev_attr_link_state.attr,
+	&dev_attr_db_yields.attr,
 	&dev_attr_fw_version.attr,
 	&dev_attr_abi_version.attr,
 	&dev_attr_sram_size.attr,

@@ -153,7 +153,9 @@ NETVM_PUBLIC int netvm_unet_openx(struct netvm *nv, size_t seg_size,
 	if (p == MAP_FAILED)
 		goto fail_errno;
 	u->sram = p;
-	p = mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, u->fd, NETVM_EP_MMAP_DB);
+	/* readable for netvm_unet_yield */
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, u->fd,
+		 NETVM_EP_MMAP_DB);
 	if (p == MAP_FAILED)
 		goto fail_errno;
 	u->db = p;
@@ -195,6 +197,12 @@ NETVM_PUBLIC int netvm_unet_close(struct netvm_unet *u)
 NETVM_PUBLIC int netvm_unet_fd(const struct netvm_unet *u)
 {
 	return u ? u->fd : -EINVAL;
+}
+
+NETVM_PUBLIC void netvm_unet_yield(struct netvm_unet *u)
+{
+	if (u && !(u->info.flags & NETVM_UNET_EMULATED))
+		(void)u->db[LANAI_DB_YIELD / sizeof(*u->db)];
 }
 
 NETVM_PUBLIC int netvm_unet_port(const struct netvm_unet *u)

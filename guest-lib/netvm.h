@@ -445,6 +445,14 @@ int netvm_unet_port(const struct netvm_unet *u);	/* >= 16: emulated */
  * each send costs a system call (the driver plays the NI).
  */
 int netvm_unet_emulated(const struct netvm_unet *u);
+/*
+ * The caller found nothing, again, and only waits: let the host give this
+ * vCPU's CPU to another that wants it (one uncached read of the endpoint's
+ * doorbell page, LANAI_DB_YIELD).  Cheap where the vCPU has a CPU to
+ * itself; call it now and then from a polling loop, not on every pass.
+ * A kernel-emulated endpoint has no NIC behind it: nothing is done.
+ */
+void netvm_unet_yield(struct netvm_unet *u);
 /* The segment and its size; the application's part starts at
  * NETVM_UNET_TX_AREA and ends at *app_end. */
 void *netvm_unet_segment(struct netvm_unet *u, size_t *size, size_t *app_end);

@@ -3,18 +3,39 @@
  * (offset, data) into a bounded FIFO that the firmware drains; the page of
  * the offset names the endpoint.  A write to a full FIFO is refused,
  * counted, flagged in DB_STATUS and reported by an event: never lost
- * silently.
+ * silently.  A read of one word of a page (LANAI_DB_YIELD) is the
+ * program's way to say it is only waiting: the vCPU's thread yields.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
+#include <sched.h>
+#include "qemu/main-loop.h"
 #include "lanai.h"
 #include "trace.h"
+
+/*
+ * Without the BQL: a thread that needs it (this QEMU's link thread, which
+ * is what the waiting program usually waits for) must not be scheduled
+ * only to block on it.  Nothing of the device is touched while it is out.
+ */
+static void lanai_doorbell_yield(LanaiState *s, uint32_t ep)
+{
+    s->db_yields++;
+    trace_lanai_doorbell_yield(ep, s->db_yields);
+    bql_unlock();
+    sched_yield();
+    bql_lock();
+}
 
 static uint64_t lanai_doorbell_read(void *opaque, hwaddr off, unsigned size)
 {
     LanaiState *s = opaque;
 
+    if (off % LANAI_DOORBELL_PAGE == LANAI_DB_YIELD) {
+        lanai_doorbell_yield(s, off / LANAI_DOORBELL_PAGE);
+        return 0;
+    }
     lanai_guest_error(s, "read of write-only doorbell 0x%" HWADDR_PRIx, off);
     return 0;
 }

@@ -263,6 +263,7 @@ static const LanaiReg lanai_regs[LANAI_REGS_SIZE / 4] = {
     REG_RW(NVM_REG_SCRATCH, "SCRATCH", lanai_write_scratch),
     REG_RO(NVM_REG_EVQ_LOST, "EVQ_LOST"),
     REG_RO(NVM_REG_ERRORS, "ERRORS"),
+    REG_RO(NVM_REG_DB_YIELDS, "DB_YIELDS"),
     REG_ENGINE(NVM_REG_HDMA_DESC, "HDMA_DESC", lanai_write_hdma_desc),
     REG_RO(NVM_REG_HDMA_STATUS, "HDMA_STATUS"),
     REG_ENGINE(NVM_REG_SEND_OFF, "SEND_OFF", lanai_write_send_off),
@@ -347,6 +348,8 @@ static uint32_t lanai_reg_value(LanaiState *s, hwaddr off)
         return s->evq_lost;
     case NVM_REG_ERRORS:
         return s->errors;
+    case NVM_REG_DB_YIELDS:
+        return s->db_yields;
     case NVM_REG_HDMA_DESC:
         return s->hdma_desc;
     case NVM_REG_HDMA_STATUS:

@@ -83,6 +83,7 @@ struct LanaiState {
     uint32_t db_head;
     uint32_t db_count;
     uint32_t db_overflows;
+    uint32_t db_yields;       /* not migrated: a statistic */
     bool db_overflow;
 
     /* host DMA engine (lanai-hostdma.c) */

@@ -43,6 +43,7 @@
 #define FNV_DOMAINS		4	/* /dev/netvm0 .. 3 */
 #define FNV_SPIN_US		(-1)	/* FI_NETVM_SPIN_US (fnv_nap.c): never */
 #define FNV_NAP_US		1000	/* FI_NETVM_NAP_US */
+#define FNV_YIELD		32	/* FI_NETVM_YIELD (fnv_cq.c) */
 /* FI_NETVM_RDV_READ_MAX: rendezvous messages up to this many bytes are
  * read into place, larger ones written (fnv_rdm_rdv.c, where the
  * crossing was measured) */
@@ -73,6 +74,7 @@ int fnv_tostr(const struct fid *fid, char *buf, size_t len);
 void fnv_nap_params(int64_t *spin_ns, int64_t *nap_us);
 /* FI_NETVM_RDV_READ_MAX in bytes (negative: 0) */
 size_t fnv_rdv_read_max_param(void);
+unsigned int fnv_yield_param(void);
 
 /* ---- fnv_info.c: what the provider offers, and matching hints ---- */
 int fnv_getinfo(uint32_t version, const char *node, const char *service,
@@ -155,6 +157,9 @@ struct fnv_cq {
 	int64_t spin_ns;	/* FI_NETVM_SPIN_US: poll this long, then nap */
 	int64_t nap_us;		/* FI_NETVM_NAP_US: a nap's longest sleep */
 	uint64_t naps, naps_woken;	/* logged at close (FI_LOG_LEVEL=info) */
+	unsigned int empties;	/* empty reads in a row */
+	unsigned int yield_every;	/* FI_NETVM_YIELD: 0 never */
+	uint64_t yields;	/* logged at close */
 };
 int fnv_cq_open(struct fid_domain *d, struct fi_cq_attr *attr,
 		struct fid_cq **cq, void *context);

@@ -108,6 +108,26 @@ static ssize_t read_locked(struct fnv_cq *cq, void *buf, size_t count,
 static ssize_t nap_locked(struct fnv_cq *cq, void *buf, size_t count,
 			  fi_addr_t *src);
 
+/*
+ * Every yield_every-th empty read in a row offers the host CPU to another
+ * vCPU (netvm_unet_yield): on a host with fewer CPUs than spinning vCPUs,
+ * the one this reader waits for may be queued behind it for a whole host
+ * time slice.  Unlike a nap it never delays the reader where it has its
+ * CPU to itself; the cost there is one exit every yield_every reads.
+ */
+static void yield_locked(struct fnv_cq *cq)
+{
+	if (!cq->yield_every || ++cq->empties % cq->yield_every)
+		return;
+	for (int i = 0; i < FNV_CQ_EPS; i++) {
+		if (cq->eps[i] && cq->eps[i]->w.u) {
+			netvm_unet_yield(cq->eps[i]->w.u);
+			cq->yields++;
+			return;
+		}
+	}
+}
+
 static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
 			   fi_addr_t *src)
 {
@@ -122,6 +142,10 @@ static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
 		r = nap_locked(cq, buf, count, src);
 	else
 		fnv_nap_busy(&cq->nap);
+	if (r == -FI_EAGAIN)
+		yield_locked(cq);
+	else
+		cq->empties = 0;
 	pthread_mutex_unlock(&cq->dom->lock);
 	return r;
 }
@@ -336,9 +360,10 @@ static int cq_close(struct fid *fid)
 	d->refs--;
 	pthread_mutex_unlock(&d->lock);
 	FI_INFO(&fnv_prov, FI_LOG_CQ,
-		"completion queue closed: %llu naps, %llu reads after a sleep or an armed endpoint found something\n",
+		"completion queue closed: %llu naps, %llu reads after a sleep or an armed endpoint found something, %llu yields\n",
 		(unsigned long long)cq->naps,
-		(unsigned long long)cq->naps_woken);
+		(unsigned long long)cq->naps_woken,
+		(unsigned long long)cq->yields);
 	free(cq->ring);
 	free(cq);
 	return 0;
@@ -400,6 +425,7 @@ int fnv_cq_open(struct fid_domain *fd, struct fi_cq_attr *attr,
 		     FI_CQ_FORMAT_CONTEXT : attr->format;
 	cq->wait = attr->wait_obj;
 	fnv_nap_params(&cq->spin_ns, &cq->nap_us);
+	cq->yield_every = fnv_yield_param();
 	cq->dom = d;
 	cq->cq.fid.fclass = FI_CLASS_CQ;
 	cq->cq.fid.context = context;

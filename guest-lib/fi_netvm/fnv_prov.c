@@ -54,6 +54,14 @@ size_t fnv_rdv_read_max_param(void)
 	return max < 0 ? 0 : (size_t)max;
 }
 
+unsigned int fnv_yield_param(void)
+{
+	int every = FNV_YIELD;
+
+	fi_param_get_int(&fnv_prov, "yield", &every);
+	return every < 0 ? 0 : (unsigned int)every;
+}
+
 static void fnv_cleanup(void)
 {
 }
@@ -79,5 +87,8 @@ FI_EXT_INI
 	fi_param_define(&fnv_prov, "rdv_read_max", FI_PARAM_INT,
 			"RDM messages from another node up to this many bytes are read into the receive buffer, larger ones written by their sender; 0: none read so (default %d)",
 			FNV_RDV_READ_MAX);
+	fi_param_define(&fnv_prov, "yield", FI_PARAM_INT,
+			"every this many empty completion queue reads in a row, offer the host CPU to another vCPU; 0: never (default %d)",
+			FNV_YIELD);
 	return &fnv_prov;
 }

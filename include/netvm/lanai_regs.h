@@ -31,6 +31,16 @@
 #define LANAI_DOORBELL_PAGE	4096
 #define LANAI_MAX_ENDPOINTS	64
 #define LANAI_DOORBELL_SIZE	(LANAI_MAX_ENDPOINTS * LANAI_DOORBELL_PAGE)
+/*
+ * A 4-byte read at this offset of an endpoint's doorbell page (any other
+ * read is a guest error) says "the program behind this endpoint is only
+ * waiting": the device gives the host CPU to whatever else wants it
+ * (sched_yield of the vCPU's thread), returns 0 and counts it in
+ * NVM_REG_DB_YIELDS.  Where the vCPU has its CPU to itself it costs one
+ * exit.  A guest that polls memory cannot otherwise tell the host it is
+ * waiting (under TCG there is no pause-loop exit).
+ */
+#define LANAI_DB_YIELD		0xffc
 
 #define LANAI_SRAM_MIN		(512u * 1024)
 #define LANAI_SRAM_DEFAULT	(2u * 1024 * 1024)
@@ -114,6 +124,7 @@
 #define NVM_REG_SCRATCH		0x25c	/* RW: reads back the value written */
 #define NVM_REG_EVQ_LOST	0x260	/* RO: events dropped (must stay 0) */
 #define NVM_REG_ERRORS		0x264	/* RO: guest errors logged */
+#define NVM_REG_DB_YIELDS	0x268	/* RO: LANAI_DB_YIELD reads */
 
 /*
  * Engine registers (debug port).  Reads always show the engine's state.

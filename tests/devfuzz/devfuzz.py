@@ -20,6 +20,7 @@ Sequences are text, one operation a line (tests/devfuzz/corpus/*.seq):
   r OFF            read register OFF
   s OFF VAL        write the SRAM dword at OFF (BAR2)
   d OFF VAL        doorbell write at OFF (BAR4)
+  b OFF            doorbell read at OFF (BAR4: a page's yield word, else an error)
   m ADDR HEX       write bytes to guest memory
   f HEX            a frame from the peer (the link's far end)
   c NS             advance the virtual clock
@@ -63,12 +64,14 @@ REGS = {
     "DB_OVERFLOWS": 0x238, "ST_ADDR_LO": 0x240, "ST_ADDR_HI": 0x244,
     "ST_LEN": 0x248, "ST_SEED": 0x24c, "ST_CMD": 0x250, "ST_STATUS": 0x254,
     "ST_IRQ": 0x258, "SCRATCH": 0x25c, "EVQ_LOST": 0x260, "ERRORS": 0x264,
+    "DB_YIELDS": 0x268,
     "HDMA_DESC": 0x300, "HDMA_STATUS": 0x304, "SEND_OFF": 0x310,
     "SEND_LEN": 0x314, "SEND_CTRL": 0x318, "SEND_COUNT": 0x31c,
     "RECV_RING": 0x320, "RECV_SLOTS": 0x324, "RECV_SLOT_SIZE": 0x328,
     "RECV_CTRL": 0x32c, "RECV_COUNT": 0x330, "RECV_DROPS": 0x334,
 }
 DB_RAW_TX, DB_RAW_RX = 0x52415754, 0x52415752
+DB_YIELD = 0xffc                # a page's yield word (LANAI_DB_YIELD)
 ID_MAGIC = 0x4e564d4c
 
 
@@ -324,6 +327,8 @@ def run_op(q, op):
         q.writel(BAR_SRAM + (num(w[1]) & (SRAM_SIZE - 4)), num(w[2]))
     elif k == "d":
         q.writel(BAR_DB + (num(w[1]) & (DB_SIZE - 4)), num(w[2]))
+    elif k == "b":
+        q.send("readl 0x%x" % (BAR_DB + (num(w[1]) & (DB_SIZE - 4))))
     elif k == "m":
         data = bytes.fromhex(w[2]) if len(w) > 2 else b""
         if data:
@@ -434,6 +439,9 @@ def rand_op(r, gen=None):
         page = r.randrange(0, 64) if r.random() < 0.3 else r.randrange(0, 4)
         val = r.choice([DB_RAW_TX, DB_RAW_RX, r.randrange(0, 64), rand_value(r)])
         return "d 0x%x 0x%x" % (page * 4096 + r.randrange(0, 64, 4), val)
+    if c < 0.72:
+        page = r.randrange(0, 64)
+        return "b 0x%x" % (page * 4096 + (DB_YIELD if r.random() < 0.8 else r.randrange(0, 4096, 4)))
     if c < 0.78:
         addr = GUEST_BUF + r.randrange(0, GUEST_SPAN, 8)
         n = r.choice([4, 8, 16, 32, 64])

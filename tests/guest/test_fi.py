@@ -13,7 +13,8 @@ under Debian's unmodified libfabric tools, on 2 VMs.
     exit 0, every size of its sweep (64 B .. 4 KiB, the largest U-Net
     message) done with all iterations acknowledged, and U-Net carried it
     (the NICs' U-Net counters moved by exactly that much, nothing dropped)
-  - 1 B and 4096 B alone (-S), checked
+  - 1 B and 4096 B alone (-S), checked, with FI_NETVM_YIELD=0: neither NIC
+    counted a yield (DB_YIELDS)
   - software loop-back: server and client on one node, checked, and the
     NIC's U-Net counters did not move
   - fi-netvm-test (tests/guest/fi_netvm_test.c), the provider against the
@@ -33,6 +34,10 @@ under Debian's unmodified libfabric tools, on 2 VMs.
     dropped pages, a wrong key; two RDM endpoints of one node both
     exchanging tagged messages with the server's one; a flood of 320
     tagged messages, 256 unexpected and the rest resent)
+  - the sweep again with every empty read napping (FI_NETVM_SPIN_US=0),
+    and with the defaults: the naps counted, the rendezvous paths, and the
+    yields of the spinning one (logged by the provider, at least as many
+    counted by each NIC)
 
 TAP output; the cluster 't-guest-fi' is always torn down.
 Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT.
@@ -195,10 +200,16 @@ def check_two_nodes():
              for c in ("unet_no_channel", "unet_dropped", "unet_diverted")),
          "U-Net carried it: exactly %d messages each way, every one received, none dropped "
          "(%s)" % (msgs, d), str(d))
+    # these two spin without a yield (FI_NETVM_YIELD=0): their NICs count none
+    before = db_yields()
     for size in ("1", "4096"):
-        s, c = pingpong(1, 0, PEER_IP, ["-I", "50", "-S", size])
+        s, c = pingpong(1, 0, PEER_IP, ["-I", "50", "-S", size], wrap=["env", "FI_NETVM_YIELD=0"])
         label = "4k" if size == "4096" else size
-        check_both(s, c, [(label, "50", "50")], "fi_pingpong -S %s" % size)
+        check_both(s, c, [(label, "50", "50")], "fi_pingpong -S %s, FI_NETVM_YIELD=0" % size)
+    after = db_yields()
+    T.ok(None not in list(before.values()) + list(after.values()) and before == after,
+         "FI_NETVM_YIELD=0: neither NIC counted a yield (DB_YIELDS before %s, after %s)"
+         % (before, after))
 
 
 def check_loopback():
@@ -343,6 +354,22 @@ def naps(res):
     return sum(int(k) for k in m) if m else None
 
 
+def yields(res):
+    """The yields the provider's completion queues counted (logged at close
+    with FI_LOG_LEVEL=info), summed; None if no queue said."""
+    m = re.findall(r"completion queue closed: .*, (\d+) yields", res[2])
+    return sum(int(k) for k in m) if m else None
+
+
+def db_yields():
+    """{node: the NIC's DB_YIELDS} for nodes 0 and 1, None where unread."""
+    out = {}
+    for n in (0, 1):
+        rc, text, _ = sh(n, "cat /sys/class/netvm/netvm0/db_yields")
+        out[n] = int(text) if rc == 0 and text.strip().isdigit() else None
+    return out
+
+
 def rdv_paths(res):
     """(written, read, read into place) an endpoint counted at close
     (FI_LOG_LEVEL=info), or None."""
@@ -356,15 +383,22 @@ def check_naps():
     checked, both sides slept at least once an iteration, and with the
     default neither slept at all.  The same runs show FI_NETVM_RDV_READ_MAX
     taking effect: 0 in the napping one (nothing read into place), unset in
-    the other (4 KiB and 64 KiB read into place, 1 MiB written)."""
+    the other (4 KiB and 64 KiB read into place, 1 MiB written).  With
+    the default, spinning, both sides yielded (FI_NETVM_YIELD) and every
+    yield reached the NIC of its node: its DB_YIELDS grew at least as
+    much."""
     iters = 10
     want = [(size, str(iters), str(iters)) for size in ("64", "256", "1k", "4k", "64k", "1m")]
-    sweeps = {}
+    sweeps, nic_yields = {}, {}
     for spin in ("0", None):
         wrap = ["env", "FI_LOG_LEVEL=info"] + (["FI_NETVM_SPIN_US=" + spin,
                                                 "FI_NETVM_RDV_READ_MAX=0"] if spin else [])
+        before = db_yields()
         sweeps[spin] = pingpong(1, 0, PEER_IP, ["-I", str(iters)], prov=NATIVE, ep="rdm",
                                 wrap=wrap)
+        after = db_yields()
+        nic_yields[spin] = [None if None in (before[n], after[n]) else after[n] - before[n]
+                            for n in (1, 0)]
     for spin, what in (("0", "FI_NETVM_SPIN_US=0 (a nap at every empty read)"),
                        (None, "the default (FI_NETVM_SPIN_US unset)")):
         check_both(*sweeps[spin], want, "%s: fi_pingpong -p '%s' -e rdm -c -I %d"
@@ -375,6 +409,12 @@ def check_naps():
     T.ok(None not in slept and min(slept) >= n and spun == [0, 0],
          "FI_NETVM_SPIN_US=0: server and client slept %s times for %d iterations; with the "
          "default %s (never)" % (slept, n, spun),
+         "\n".join(r[2][-1500:] for r in sweeps["0"] + sweeps[None]))
+    offered = [yields(r) for r in sweeps[None]]
+    T.ok(None not in offered + nic_yields[None] and min(offered) > 0 and
+         all(nic >= own for nic, own in zip(nic_yields[None], offered)),
+         "the default: server and client yielded %s times while they spun, their NICs "
+         "counted %s" % (offered, nic_yields[None]),
          "\n".join(r[2][-1500:] for r in sweeps["0"] + sweeps[None]))
     off = [rdv_paths(r) for r in sweeps["0"]]
     on = [rdv_paths(r) for r in sweeps[None]]

@@ -225,6 +225,7 @@ static void test_reset_values(void)
     g_assert_cmphex(rd(l, NVM_REG_EVQ_PROD), ==, 0);
     g_assert_cmphex(rd(l, NVM_REG_DB_STATUS), ==, 0);
     g_assert_cmphex(rd(l, NVM_REG_DB_OVERFLOWS), ==, 0);
+    g_assert_cmphex(rd(l, NVM_REG_DB_YIELDS), ==, 0);
     g_assert_cmphex(rd(l, NVM_REG_ST_STATUS), ==, NVM_ST_STATUS_IDLE);
     g_assert_cmphex(rd(l, NVM_REG_SCRATCH), ==, 0);
     g_assert_cmphex(rd(l, NVM_REG_EVQ_LOST), ==, 0);
@@ -287,6 +288,18 @@ static void test_access_rules(void)
     /* doorbell reads are refused and read 0 */
     g_assert_cmphex(qpci_io_readl(l->dev, l->db, 0), ==, 0);
     g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, 9);
+    g_assert_cmphex(qpci_io_readl(l->dev, l->db, LANAI_DB_YIELD - 4), ==, 0);
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, 10);
+    g_assert_cmpuint(rd(l, NVM_REG_DB_YIELDS), ==, 0);
+
+    /* ... but a page's yield word: 0, counted, no error, no doorbell */
+    g_assert_cmphex(qpci_io_readl(l->dev, l->db, LANAI_DB_YIELD), ==, 0);
+    g_assert_cmphex(qpci_io_readl(l->dev, l->db,
+                                  (LANAI_MAX_ENDPOINTS - 1) *
+                                  LANAI_DOORBELL_PAGE + LANAI_DB_YIELD), ==, 0);
+    g_assert_cmpuint(rd(l, NVM_REG_DB_YIELDS), ==, 2);
+    g_assert_cmpuint(rd(l, NVM_REG_ERRORS), ==, 10);
+    g_assert_cmphex(rd(l, NVM_REG_DB_STATUS), ==, 0);
     lanai_free(l);
 }
 
