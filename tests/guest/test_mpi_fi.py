@@ -50,18 +50,17 @@ datagrams ("netvm;ofi_rxd") and the provider's own RDM endpoints
 The paths are one parameter, NETVM_MPI_FI_PROVIDER: the providers to run,
 separated by spaces (default "netvm;ofi_rxd netvm;^ofi_rxd").
 
-With the argument "hpcc", group mpi-hpcc instead (its own cluster,
-'t-guest-mpi-hpcc', of as many VMs as the most ranks asked): the same
-short hpcc on the native path only, on 2 ranks (1 x 2;
-NETVM_TEST_HPCC_RANKS="2 4" adds 4 ranks, 2 x 2, after), each passing
-as above, every node's NIC
+With the arguments "hpcc NP", group mpi-hpcc (NP 2) or mpi-hpccNP
+instead (its own cluster of NP VMs, 't-guest-mpi-hpcc' or
+'t-guest-mpi-hpccNP'): the same short hpcc on the native path only, on
+NP ranks (1 x 2, or 2 x 2 for 4), passing as above, every node's NIC
 having issued NetVM reads and received at least one of hpcc's
 2,000,000-byte messages; hpcc's per-test times and its latency and
 bandwidth test's own account of its parts are noted.
 
 TAP output; the cluster is always torn down.
 Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT, NETVM_MPI_FI_PROVIDER, NETVM_TEST_HPCC,
-NETVM_TEST_RXD_ALL, NETVM_TEST_HPCC_RANKS, NETVM_TEST_HPCC_SPIN_US ("SPIN" or
+NETVM_TEST_RXD_ALL, NETVM_TEST_HPCC_SPIN_US ("SPIN" or
 "SPIN,NAP": hpcc's ranks with those FI_NETVM_SPIN_US and FI_NETVM_NAP_US;
 unset: they spin).
 """
@@ -400,24 +399,19 @@ def check_netpipe(provider):
     moved(provider, before, after, [n for n, _ in sizes], "%s, NetPIPE" % provider)
 
 
-def main_hpcc():
-    """Group mpi-hpcc: hpcc on the native path only, on 2 ranks (and on
-    4 when asked), on a cluster of its own."""
+def main_hpcc(np):
+    """Groups mpi-hpcc and mpi-hpcc4: hpcc on the native path only, on np
+    ranks, on a cluster of np VMs of its own (2 back to back: a cluster of
+    4 would put a switch between the 2 ranks' nodes and double their
+    run)."""
     global NODES
     provider = "netvm;^ofi_rxd"
-    # 2 ranks unless asked: on 4 VMs over 2 CPUs hpcc's ranks spin on
-    # twice as many vCPUs as there are CPUs, and its fixed latency and
-    # bandwidth test took 134 of its 156 s (2 ranks: 54 of 64 s), the
-    # longest group of the suite (docs/testing.md); guest-mpi-fi runs
-    # the native path on 4 ranks and 8
-    ranks = [int(k) for k in os.environ.get("NETVM_TEST_HPCC_RANKS", "2").split()]
-    NODES = max(ranks)
+    NODES = np
 
     def body():
         check_setup()
         check_fi_info(provider)
-        for np in ranks:
-            check_hpcc(provider, np)
+        check_hpcc(provider, np)
     return tap_cluster_main(T, CLUSTER, NODES, body)
 
 
@@ -450,7 +444,9 @@ def main():
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["hpcc"]:
-        CLUSTER = "t-guest-mpi-hpcc"
-        sys.exit(main_hpcc())
+    if sys.argv[1:2] == ["hpcc"]:
+        if sys.argv[2:] not in (["2"], ["4"]):
+            sys.exit("usage: test_mpi_fi.py [hpcc 2|4]")
+        CLUSTER = "t-guest-mpi-hpcc" + ("" if sys.argv[2] == "2" else sys.argv[2])
+        sys.exit(main_hpcc(int(sys.argv[2])))
     sys.exit(main())
