@@ -81,7 +81,7 @@ NETVM_PUBLIC int netvm_register(struct netvm *nv, int port,
 	if (p == MAP_FAILED)
 		goto fail_errno;
 	nv->sram = p;
-	p = mmap(NULL, nv->ep.db_size, PROT_WRITE, MAP_SHARED, fd,
+	p = mmap(NULL, nv->ep.db_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		 NETVM_EP_MMAP_DB);
 	if (p == MAP_FAILED)
 		goto fail_errno;
@@ -853,4 +853,10 @@ NETVM_PUBLIC int netvm_semV(struct netvm *nv, int seg, uint64_t off,
 			    uint32_t r[3])
 {
 	return atomic3(nv, seg, off, NVM_AT_SEMV, 0, r);
+}
+
+NETVM_PUBLIC void netvm_yield(struct netvm *nv)
+{
+	if (nv && nv->db)
+		(void)nv->db[LANAI_DB_YIELD / sizeof(*nv->db)];
 }

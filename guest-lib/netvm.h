@@ -453,6 +453,8 @@ int netvm_unet_emulated(const struct netvm_unet *u);
  * A kernel-emulated endpoint has no NIC behind it: nothing is done.
  */
 void netvm_unet_yield(struct netvm_unet *u);
+/* The same through a NetVM endpoint's doorbell page. */
+void netvm_yield(struct netvm *nv);
 /* The segment and its size; the application's part starts at
  * NETVM_UNET_TX_AREA and ends at *app_end. */
 void *netvm_unet_segment(struct netvm_unet *u, size_t *size, size_t *app_end);

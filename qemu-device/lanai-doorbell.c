@@ -11,20 +11,92 @@
 #include "qemu/osdep.h"
 #include <sched.h>
 #include "qemu/main-loop.h"
+#include "qemu/timer.h"
+#include "qemu/error-report.h"
 #include "lanai.h"
 #include "trace.h"
 
 /*
+ * The device wrote guest memory (data, a completion, an event): a vCPU
+ * waiting at a yield word looks again.  With the BQL.
+ */
+void lanai_landed(LanaiState *s)
+{
+    qatomic_inc(&s->landed_gen);
+    if (qatomic_read(&s->yield_waiters)) {
+        event_notifier_set(&s->landed);
+    }
+}
+
+/* Realize, last: without a notifier a yield only yields (said once). */
+void lanai_yield_init(LanaiState *s)
+{
+    if (s->yield_wait_us && event_notifier_init(&s->landed, false) < 0) {
+        warn_report("lanai: no event notifier: yield-wait-us ignored");
+        s->yield_wait_us = 0;
+    }
+}
+
+/*
+ * Unrealize, with the BQL: no vCPU may still be waiting on the notifier.
+ * A waiter counts itself out before it takes the BQL again, so this
+ * waits for it without letting the BQL go.
+ */
+void lanai_yield_exit(LanaiState *s)
+{
+    if (!s->yield_wait_us) {
+        return;
+    }
+    qatomic_set(&s->yield_closing, true);
+    event_notifier_set(&s->landed);
+    while (qatomic_read(&s->yield_waiters)) {
+        g_usleep(100);
+    }
+    event_notifier_cleanup(&s->landed);
+}
+
+/*
  * Without the BQL: a thread that needs it (this QEMU's link thread, which
  * is what the waiting program usually waits for) must not be scheduled
- * only to block on it.  Nothing of the device is touched while it is out.
+ * only to block on it.
+ *
+ * With yield-wait-us, the vCPU waits (at most that long) until the device
+ * next writes guest memory, unless it did since this endpoint's last
+ * yield (what landed between the program's last look and this read is
+ * not slept on).  Where a wake-up reaches an idle CPU sooner than a busy
+ * one, the frame's thread then runs sooner (docs/bench.md, "A spinner
+ * that sleeps in the device").  After the wait nothing of the device is
+ * touched once the BQL is back: it may have gone meanwhile.
  */
 static void lanai_doorbell_yield(LanaiState *s, uint32_t ep)
 {
+    uint32_t *seen = &s->yield_seen[ep % LANAI_MAX_ENDPOINTS];
+    uint32_t gen = qatomic_read(&s->landed_gen);
+
     s->db_yields++;
     trace_lanai_doorbell_yield(ep, s->db_yields);
+    if (!s->yield_wait_us) {
+        bql_unlock();
+        sched_yield();
+        bql_lock();
+        return;
+    }
+    if (gen != *seen) {
+        *seen = gen;
+        return;
+    }
+    qatomic_inc(&s->yield_waiters);
     bql_unlock();
-    sched_yield();
+    if (qatomic_read(&s->landed_gen) == gen &&
+        !qatomic_read(&s->yield_closing)) {
+        GPollFD pfd = { .fd = event_notifier_get_fd(&s->landed),
+                        .events = G_IO_IN };
+
+        qemu_poll_ns(&pfd, 1, (int64_t)s->yield_wait_us * SCALE_US);
+    }
+    event_notifier_test_and_clear(&s->landed);
+    qatomic_set(seen, qatomic_read(&s->landed_gen));
+    qatomic_dec(&s->yield_waiters);
     bql_lock();
 }
 

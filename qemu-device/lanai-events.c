@@ -91,6 +91,7 @@ void lanai_evq_flush(LanaiState *s)
         }
         trace_lanai_event(ev.type, ev.endpoint, ev.data, ev.arg, s->evq_prod);
         s->evq_prod++;
+        lanai_landed(s);
         if (ev.type < NVM_EV_TYPE_COUNT) {
             raised |= lanai_event_isr_bit[ev.type];
         }

@@ -164,6 +164,7 @@ void lanai_hdma_bh(void *opaque)
     }
     s->hdma_busy = false;
     s->hdma_chains++;
+    lanai_landed(s);
     trace_lanai_hdma_done(s->hdma_desc, n);
     lanai_set_isr(s, LANAI_ISR_WAKE0);
     lanai_fw_kick(s);

@@ -46,6 +46,11 @@ static void lanai_realize(PCIDevice *pci, Error **errp)
         error_setg(errp, "lanai: node-id must be below 65535");
         return;
     }
+    if (s->yield_wait_us > LANAI_YIELD_WAIT_MAX_US) {
+        error_setg(errp, "lanai: yield-wait-us must be at most %u, not %u",
+                   LANAI_YIELD_WAIT_MAX_US, s->yield_wait_us);
+        return;
+    }
     if (!lanai_linkauth_realize(s, errp)) {
         return;
     }
@@ -103,6 +108,7 @@ static void lanai_realize(PCIDevice *pci, Error **errp)
               LANAI_LINK_POLL_MS);
 
     lanai_fw_init(s);
+    lanai_yield_init(s);
     lanai_linksock_start(s);    /* last: it runs the firmware and timers */
 }
 
@@ -111,6 +117,7 @@ static void lanai_exit(PCIDevice *pci)
     LanaiState *s = LANAI(pci);
 
     lanai_linksock_stop(s);         /* first: its thread uses the rest */
+    lanai_yield_exit(s);
     qemu_del_vm_change_state_handler(s->vm_state);
     timer_free(s->link_timer);
     lanai_timers_free(s);
@@ -278,6 +285,7 @@ static const Property lanai_properties[] = {
     DEFINE_PROP_UINT32("node-id", LanaiState, node_id, 0),
     DEFINE_PROP_UINT32("peer-node", LanaiState, peer_node, LANAI_PEER_ANY),
     DEFINE_PROP_BOOL("doorbell-inline", LanaiState, doorbell_inline, true),
+    DEFINE_PROP_UINT32("yield-wait-us", LanaiState, yield_wait_us, 0),
     DEFINE_PROP_STRING("link-socket", LanaiState, link_socket),
     DEFINE_PROP_BOOL("link-listen", LanaiState, link_listen, false),
     DEFINE_PROP_STRING("link-inject", LanaiState, link_inject),

@@ -10,6 +10,7 @@
 #include "hw/pci/pci_device.h"
 #include "net/net.h"
 #include "qom/object.h"
+#include "qemu/event_notifier.h"
 
 #include "netvm/lanai_regs.h"
 #include "netvm/lanai_sram.h"
@@ -84,6 +85,19 @@ struct LanaiState {
     uint32_t db_count;
     uint32_t db_overflows;
     uint32_t db_yields;       /* not migrated: a statistic */
+    /*
+     * yield-wait-us (lanai-doorbell.c): a yield waits this long at most
+     * for the device's next write to guest memory; 0: sched_yield only.
+     * landed_gen counts those writes (atomic), yield_seen is each
+     * endpoint's count at its last yield, yield_waiters the vCPUs waiting
+     * (without the BQL) on landed.
+     */
+    uint32_t yield_wait_us;
+    uint32_t landed_gen;
+    uint32_t yield_waiters;
+    bool yield_closing;
+    uint32_t yield_seen[LANAI_MAX_ENDPOINTS];
+    EventNotifier landed;
     bool db_overflow;
 
     /* host DMA engine (lanai-hostdma.c) */
@@ -228,6 +242,11 @@ void lanai_linksock_stop(LanaiState *s);
 void lanai_linksock_free(LanaiState *s);
 QEMUTimerListGroup *lanai_linksock_timers(LanaiState *s);
 bool lanai_linksock_up(LanaiState *s);
+
+/* lanai-doorbell.c */
+void lanai_yield_init(LanaiState *s);
+void lanai_yield_exit(LanaiState *s);
+void lanai_landed(LanaiState *s);
 bool lanai_linksock_send(LanaiState *s, const uint8_t *frame, size_t len);
 void lanai_linksock_kick(LanaiState *s);
 void lanai_linksock_vm_state(LanaiState *s, bool running);

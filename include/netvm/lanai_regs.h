@@ -41,6 +41,8 @@
  * waiting (under TCG there is no pause-loop exit).
  */
 #define LANAI_DB_YIELD		0xffc
+/* the device property yield-wait-us: at most this (10 ms) */
+#define LANAI_YIELD_WAIT_MAX_US	10000
 
 #define LANAI_SRAM_MIN		(512u * 1024)
 #define LANAI_SRAM_DEFAULT	(2u * 1024 * 1024)

@@ -252,13 +252,28 @@ def client_server(nv, client_args):
     return rc, out, err, res.get("srv", (None, "", "no result"))
 
 
+def db_yields(nv):
+    """[node 0's, node 1's] NIC DB_YIELDS (sysfs db_yields), None unread."""
+    out = []
+    for n in (0, 1):
+        rc, text, _ = run(nv + ["run", str(n), "--", "cat", "/sys/class/netvm/netvm0/db_yields"])
+        out.append(int(text) if rc == 0 and text.strip().isdigit() else None)
+    return out
+
+
 def corrupt_pingpongs(nv):
     """-x on the NetVM ping-pongs between the two VMs: the server's
     byte-for-byte check must catch the byte the client flips, in the
     stamped write_lat (which polls only the last byte) as in the notifying
-    ones, and fail every row."""
+    ones, and fail every row.  write_lat's spinners read their doorbell
+    page's yield word as they poll (netvm_yield): both NICs count some."""
+    before = db_yields(nv)
     rc, out, err, src = client_server(nv, ["-P", "netvm", "-T", "write_lat,notf_spin,notf_handler",
                                            "-n", "20", "-s", "8,5000", "-x"])
+    after = db_yields(nv)
+    T.ok(None not in before + after and all(a > b for a, b in zip(after, before)),
+         "write_lat's spinners yielded through their NetVM endpoints: DB_YIELDS %s -> %s"
+         % (before, after))
     try:
         rows = bench.parse_csv(out)
     except Exception as e:

@@ -90,6 +90,17 @@ def cluster_name(args_name):
     return name
 
 
+
+def yield_wait():
+    """NETVM_YIELD_WAIT_US (experimental, docs/cluster.md): the NIC's
+    yield-wait-us, which QEMU checks against its limit."""
+    v = os.environ.get("NETVM_YIELD_WAIT_US", "")
+    if not v:
+        return ""
+    if not v.isdigit():
+        raise NetvmError("NETVM_YIELD_WAIT_US must be a number of microseconds, not %r" % v)
+    return ",yield-wait-us=%d" % int(v)
+
 class Cluster:
     def __init__(self, name):
         self.name = name
@@ -255,7 +266,8 @@ class Cluster:
                "-fsdev", "local,id=share,path=%s,security_model=none,readonly=on" % REPO,
                "-device", "virtio-9p-pci,fsdev=share,mount_tag=netvm",
                # our NIC and its link to the other node
-               "-device", "lanai,id=nic,%s,node-id=%d,sram-size=8388608%s" % (nic_link, i, auth)] + \
+               "-device", "lanai,id=nic,%s,node-id=%d,sram-size=8388608%s%s"
+                          % (nic_link, i, auth, yield_wait())] + \
             link_args + inject + [
                "-d", "guest_errors", "-D", "node%d.qemu.log" % i,
                "-pidfile", "node%d.pid" % i, "-daemonize"]
