@@ -4,7 +4,8 @@
  * the offset names the endpoint.  A write to a full FIFO is refused,
  * counted, flagged in DB_STATUS and reported by an event: never lost
  * silently.  A read of one word of a page (LANAI_DB_YIELD) is the
- * program's way to say it is only waiting: the vCPU's thread yields.
+ * program's way to say it is only waiting: the vCPU's thread yields (or,
+ * with yield-wait-us, waits for the device's next write to guest memory).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -65,7 +66,7 @@ void lanai_yield_exit(LanaiState *s)
  * yield (what landed between the program's last look and this read is
  * not slept on).  Where a wake-up reaches an idle CPU sooner than a busy
  * one, the frame's thread then runs sooner (docs/bench.md, "A spinner
- * that sleeps in the device").  After the wait nothing of the device is
+ * that waits in the device").  After the wait nothing of the device is
  * touched once the BQL is back: it may have gone meanwhile.
  */
 static void lanai_doorbell_yield(LanaiState *s, uint32_t ep)
@@ -82,7 +83,7 @@ static void lanai_doorbell_yield(LanaiState *s, uint32_t ep)
         return;
     }
     if (gen != *seen) {
-        *seen = gen;
+        qatomic_set(seen, gen);
         return;
     }
     qatomic_inc(&s->yield_waiters);

@@ -209,6 +209,9 @@ void lanai_evq_reset(LanaiState *s);
 extern const MemoryRegionOps lanai_doorbell_ops;
 bool lanai_doorbell_pop(LanaiState *s, uint32_t *offset, uint32_t *data);
 void lanai_doorbell_reset(LanaiState *s);
+void lanai_yield_init(LanaiState *s);
+void lanai_yield_exit(LanaiState *s);
+void lanai_landed(LanaiState *s);
 
 /* lanai-hostdma.c */
 void lanai_hdma_start(LanaiState *s, uint32_t desc);
@@ -242,11 +245,6 @@ void lanai_linksock_stop(LanaiState *s);
 void lanai_linksock_free(LanaiState *s);
 QEMUTimerListGroup *lanai_linksock_timers(LanaiState *s);
 bool lanai_linksock_up(LanaiState *s);
-
-/* lanai-doorbell.c */
-void lanai_yield_init(LanaiState *s);
-void lanai_yield_exit(LanaiState *s);
-void lanai_landed(LanaiState *s);
 bool lanai_linksock_send(LanaiState *s, const uint8_t *frame, size_t len);
 void lanai_linksock_kick(LanaiState *s);
 void lanai_linksock_vm_state(LanaiState *s, bool running);

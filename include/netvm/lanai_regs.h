@@ -35,9 +35,10 @@
  * A 4-byte read at this offset of an endpoint's doorbell page (any other
  * read is a guest error) says "the program behind this endpoint is only
  * waiting": the device gives the host CPU to whatever else wants it
- * (sched_yield of the vCPU's thread), returns 0 and counts it in
- * NVM_REG_DB_YIELDS.  Where the vCPU has its CPU to itself it costs one
- * exit.  A guest that polls memory cannot otherwise tell the host it is
+ * (sched_yield of the vCPU's thread; with the device property
+ * yield-wait-us, a wait of at most that long for its next write to guest
+ * memory), returns 0 and counts it in NVM_REG_DB_YIELDS.  Where the vCPU
+ * has its CPU to itself a sched_yield costs one exit.  A guest that polls memory cannot otherwise tell the host it is
  * waiting (under TCG there is no pause-loop exit).
  */
 #define LANAI_DB_YIELD		0xffc
