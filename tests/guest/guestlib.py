@@ -188,6 +188,13 @@ def sysfs_counters(sh, node, name="fw_counters"):
                 if len(l.split()) == 2 and l.split()[1].isdigit())
 
 
+def sysfs_number(sh, node, name):
+    """A one-number file of node's NIC in sysfs (db_yields, nv_bounces) as
+    an int through sh (ClusterShell.sh), or None if it cannot be read."""
+    rc, out, err = sh(node, "cat %s/%s" % (SYSFS, name))
+    return int(out) if rc == 0 and out.strip().isdigit() else None
+
+
 def tcp_listening(port):
     """A shell condition: a TCP socket listens on port in the node
     (/proc/net/tcp*, state 0A)."""

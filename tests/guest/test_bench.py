@@ -25,7 +25,7 @@ import threading
 import time
 
 import guestlib
-from guestlib import NETVM, REPO, Tap, cluster_processes
+from guestlib import NETVM, REPO, Tap, cluster_processes, sysfs_number
 
 sys.path.insert(0, os.path.join(REPO, "tools"))
 from netvm_cli import bench  # noqa: E402  (parse_csv, TESTS: one source of truth)
@@ -254,11 +254,9 @@ def client_server(nv, client_args):
 
 def db_yields(nv):
     """[node 0's, node 1's] NIC DB_YIELDS (sysfs db_yields), None unread."""
-    out = []
-    for n in (0, 1):
-        rc, text, _ = run(nv + ["run", str(n), "--", "cat", "/sys/class/netvm/netvm0/db_yields"])
-        out.append(int(text) if rc == 0 and text.strip().isdigit() else None)
-    return out
+    def sh(n, script):
+        return run(nv + ["run", str(n), "--", "sh", "-c", script])
+    return [sysfs_number(sh, n, "db_yields") for n in (0, 1)]
 
 
 def corrupt_pingpongs(nv):

@@ -45,7 +45,8 @@ Environment: NETVM, NETVM_TEST_BOOT_TIMEOUT.
 import re
 import sys
 
-from guestlib import Tap, diag, run_netvm, run_parallel, tap_cluster_main, tcp_listening, wait_guest
+from guestlib import (Tap, diag, run_netvm, run_parallel, sysfs_number, tap_cluster_main,
+                      tcp_listening, wait_guest)
 
 T = Tap()
 CLUSTER = "t-guest-fi"
@@ -363,11 +364,7 @@ def yields(res):
 
 def db_yields():
     """{node: the NIC's DB_YIELDS} for nodes 0 and 1, None where unread."""
-    out = {}
-    for n in (0, 1):
-        rc, text, _ = sh(n, "cat /sys/class/netvm/netvm0/db_yields")
-        out[n] = int(text) if rc == 0 and text.strip().isdigit() else None
-    return out
+    return {n: sysfs_number(sh, n, "db_yields") for n in (0, 1)}
 
 
 def rdv_paths(res):
