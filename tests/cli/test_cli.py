@@ -60,7 +60,8 @@ def netvm(*argv):
 
 class StateDirCase(unittest.TestCase):
     """Clusters live in a fresh directory; NETVM_CLUSTER and
-    NETVM_LINK_THREAD are unset (the link thread, the default)."""
+    NETVM_LINK_THREAD are unset (the link thread, the default), and so is
+    NETVM_YIELD_WAIT_US (the NIC only yields)."""
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="netvm-cli-test-")
@@ -74,6 +75,7 @@ class StateDirCase(unittest.TestCase):
             self.addCleanup(p.stop)
         os.environ.pop("NETVM_CLUSTER", None)
         os.environ.pop("NETVM_LINK_THREAD", None)
+        os.environ.pop("NETVM_YIELD_WAIT_US", None)
         self.addCleanup(shutil.rmtree, self.tmp, True)
         self.addCleanup(signal.signal, signal.SIGTERM, signal.getsignal(signal.SIGTERM))
         self.addCleanup(signal.signal, signal.SIGHUP, signal.getsignal(signal.SIGHUP))
@@ -922,6 +924,19 @@ class TestTopology(StateDirCase):
                 self.assertEqual(cmd[-1], "-extra")
                 # debug-threads: the vCPU thread is named "CPU 0/TCG" (perf sched, vmsched)
                 self.assertIn("guest=netvm-x-node%d,debug-threads=on" % i, cmd)
+
+    def test_yield_wait_env(self):
+        c = self.make_cluster("x", two_nodes())
+        nic = [a for a in self.qemu_cmd(c, 0, 2)[0] if a.startswith("lanai,")]
+        self.assertEqual(len(nic), 1)
+        self.assertNotIn("yield-wait-us", nic[0])
+        with mock.patch.dict(os.environ, {"NETVM_YIELD_WAIT_US": "1000"}):
+            nic = [a for a in self.qemu_cmd(c, 1, 2)[0] if a.startswith("lanai,")]
+            self.assertTrue(nic[0].endswith(",yield-wait-us=1000"), nic)
+        for bad in ("abc", "-5", "1e3"):
+            with mock.patch.dict(os.environ, {"NETVM_YIELD_WAIT_US": bad}):
+                with self.assertRaisesRegex(NetvmError, "NETVM_YIELD_WAIT_US must be a number"):
+                    self.qemu_cmd(c, 0, 2)
 
     def test_back_to_back_link_thread(self):
         c = self.make_cluster("x", two_nodes())
